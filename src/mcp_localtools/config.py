@@ -1,0 +1,238 @@
+"""The TOML configuration: pydantic models of every section, and ``load_config``.
+
+Every key is optional; unknown keys and bad values fail at start-up with the key path and the
+reason (``paths.allowed_roots[0]: ...``). Limits come in three tiers (``design.md`` rule 9):
+the hard maxima below are constants, the config sets defaults under them, and a call may ask
+for less (or, where a tool allows it, more up to the configured maximum).
+
+The keys and their defaults are those of ``shared/spec/decisions.md`` section 3;
+``config.example.toml`` documents each one.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+
+__all__ = [
+    "HARD_MAX_COMMANDS",
+    "HARD_MAX_COMMAND_LENGTH",
+    "HARD_MAX_OUTPUT_BYTES",
+    "HARD_MAX_READ_BYTES",
+    "HARD_MAX_READ_LINES",
+    "HARD_MAX_RESULT_CHARS",
+    "HARD_MAX_TIMEOUT_SECONDS",
+    "HARD_MAX_WRITE_BYTES",
+    "Config",
+    "ExecConfig",
+    "LimitsConfig",
+    "PathsConfig",
+    "ScriptsConfig",
+    "ServerConfig",
+    "ToolsConfig",
+    "load_config",
+    "parse_config",
+]
+
+MiB = 1024 * 1024
+
+HARD_MAX_READ_BYTES = 256 * MiB
+"""Largest file any tool reads into memory, whatever the config says (bytes)."""
+HARD_MAX_WRITE_BYTES = 256 * MiB
+"""Largest content any tool writes in one call (bytes)."""
+HARD_MAX_READ_LINES = 100_000
+"""Largest line window of one read (lines)."""
+HARD_MAX_RESULT_CHARS = 10_000_000
+"""Largest text budget of one result (characters)."""
+HARD_MAX_TIMEOUT_SECONDS = 3600
+"""Longest a single command may run (seconds)."""
+HARD_MAX_OUTPUT_BYTES = 4 * MiB
+"""Largest captured output per stream of one command (bytes); the seed's clamp."""
+HARD_MAX_COMMANDS = 64
+"""Most commands in one shellcommand call; the seed's clamp."""
+HARD_MAX_COMMAND_LENGTH = 64 * 1024
+"""Longest single command (bytes); the seed's clamp."""
+
+ShellName = Literal["auto", "bash", "zsh", "sh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PathsConfig(_Section):
+    """``[paths]``: where tools may touch the filesystem."""
+
+    allowed_roots: Annotated[list[str], Field(min_length=1)] = ["."]
+    """Existing directories; every path a tool touches must resolve inside one."""
+    work_base_dir: str | None = None
+    """Base for relative paths; default: the first root as written."""
+    block_symlinks: bool = False
+    """Refuse symlink components and symlink files."""
+
+    @field_validator("allowed_roots")
+    @classmethod
+    def _no_blank_roots(cls, roots: list[str]) -> list[str]:
+        for root in roots:
+            if not root.strip():
+                raise ValueError("a root must not be empty")
+            if "\x00" in root:
+                raise ValueError("a root must not contain a NUL byte")
+        return roots
+
+
+class ToolsConfig(_Section):
+    """``[tools]``: which tools are registered."""
+
+    enabled: list[str] = ["*"]
+    """Tool or group names, globs allowed (``"fs"``, ``"text.*"``, ``"readfile"``)."""
+    disabled: list[str] = []
+    """Removed after ``enabled`` is applied; same syntax."""
+    read_only: bool = False
+    """Register only the tools whose ``readOnlyHint`` is true."""
+
+
+class LimitsConfig(_Section):
+    """``[limits]``: defaults under the hard maxima."""
+
+    max_read_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_READ_BYTES)] = 16 * MiB
+    max_write_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_WRITE_BYTES)] = 16 * MiB
+    read_max_lines: Annotated[int, Field(ge=1, le=HARD_MAX_READ_LINES)] = 2000
+    max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 100_000
+
+
+class ScriptsConfig(_Section):
+    """``[exec.scripts]``: which script files runscript accepts."""
+
+    allowed_extensions: list[str] = [".sh", ".bash", ".zsh", ".ksh", ".dash", ".ps1", ".py"]
+
+
+class ExecConfig(_Section):
+    """``[exec]``: the execution policy of shellcommand and runscript."""
+
+    enabled: bool = True
+    timeout_seconds: Annotated[int, Field(ge=1, le=HARD_MAX_TIMEOUT_SECONDS)] = 60
+    max_timeout_seconds: Annotated[int, Field(ge=1, le=HARD_MAX_TIMEOUT_SECONDS)] = 600
+    max_output_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_OUTPUT_BYTES)] = 256 * 1024
+    max_commands: Annotated[int, Field(ge=1, le=HARD_MAX_COMMANDS)] = HARD_MAX_COMMANDS
+    max_command_length: Annotated[int, Field(ge=1, le=HARD_MAX_COMMAND_LENGTH)] = HARD_MAX_COMMAND_LENGTH
+    default_shell: ShellName = "auto"
+    blocked_commands: list[str] = []
+    allowed_commands: list[str] = []
+    deny_by_default: bool = False
+    denied_patterns: list[str] = []
+    allow_dangerous: bool = False
+    base_env: list[str] = []
+    session_ttl_seconds: Annotated[int, Field(ge=1)] = 1800
+    max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 256
+    scripts: ScriptsConfig = ScriptsConfig()
+
+    @field_validator("blocked_commands", "allowed_commands")
+    @classmethod
+    def _single_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name.strip() or any(ch.isspace() for ch in name) or "\x00" in name:
+                raise ValueError(f"{name!r} is not a single command name (no spaces, not empty)")
+        return names
+
+    @model_validator(mode="after")
+    def _timeout_under_max(self) -> ExecConfig:
+        if self.timeout_seconds > self.max_timeout_seconds:
+            raise ValueError(
+                f"timeout_seconds ({self.timeout_seconds}) exceeds max_timeout_seconds "
+                f"({self.max_timeout_seconds})"
+            )
+        return self
+
+
+class ServerConfig(_Section):
+    """``[server]``: the transport and its network settings."""
+
+    transport: Literal["stdio", "sse", "streamable-http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8765
+    auth_token_file: str = ""
+    allowed_hosts: list[str] = []
+    allowed_origins: list[str] = []
+
+
+class Config(_Section):
+    """The whole configuration file. ``Config()`` is the embedded default: the current
+    directory as the only root, every tool enabled."""
+
+    paths: PathsConfig = PathsConfig()
+    tools: ToolsConfig = ToolsConfig()
+    limits: LimitsConfig = LimitsConfig()
+    exec: ExecConfig = ExecConfig()
+    server: ServerConfig = ServerConfig()
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path | None = None) -> Config:
+    """Validate a decoded TOML document into a ``Config``.
+
+    Args:
+        data: the decoded TOML table.
+        source: how to name the document in error messages (usually its file path).
+        base_dir: directory that relative ``paths`` values are resolved against (the config
+            file's directory); ``None`` leaves them relative (to the current directory).
+
+    Raises:
+        ConfigError: an unknown key or a bad value; the message lists every problem with its
+            key path, e.g. ``config.toml: paths.alowed_roots: unknown key``.
+    """
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{_key_path(tuple(err['loc']))}: {reason}")
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from exc
+    if base_dir is None:
+        return config
+    paths = config.paths
+    anchored = paths.model_copy(
+        update={
+            "allowed_roots": [str(base_dir / Path(root).expanduser()) for root in paths.allowed_roots],
+            "work_base_dir": (
+                None
+                if paths.work_base_dir is None
+                else str(base_dir / Path(paths.work_base_dir).expanduser())
+            ),
+        }
+    )
+    return config.model_copy(update={"paths": anchored})
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate a TOML config file.
+
+    Relative paths in ``[paths]`` are resolved against the file's directory, so a config works
+    the same whatever directory the client starts the server in.
+
+    Raises:
+        ConfigError: the file cannot be read, is not valid TOML, or fails validation.
+    """
+    file = Path(path).expanduser()
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {file}") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+    return parse_config(data, source=str(file), base_dir=file.resolve().parent)

@@ -1,0 +1,174 @@
+"""The one exception hierarchy of mcp-localtools.
+
+Every error has a stable ``code`` (a short snake_case string) that tests, the JSON command
+line and clients can rely on; messages may be reworded, codes may not.
+
+::
+
+    LocalToolsError
+    ├── ConfigError                 start-up: bad config key or value, missing root, duplicate tool
+    ├── UnknownToolError            no tool of that name (a protocol error -32602 over MCP)
+    └── ToolError                   a tool call failed; becomes an ``isError`` result
+        ├── InvalidArguments        the arguments failed the tool's args model
+        ├── InvalidPath             empty path, NUL byte, unusable form
+        ├── NotFound                the path does not exist
+        ├── NotAFile                expected a regular file (got a directory, FIFO, device, ...)
+        ├── NotADirectory           expected a directory
+        ├── AlreadyExists           the destination exists and the call did not allow replacing it
+        ├── TooLarge                a size cap was exceeded
+        ├── UnsupportedContent      the content cannot be handled in the requested way
+        ├── Conflict                the file changed since it was read (``expectedSha256``)
+        ├── FileSystemError         an operating-system error, translated
+        ├── ToolTimeout             the call ran out of time
+        └── PolicyViolation         refused by policy (the command line exits 2)
+            ├── OutsideAllowedRoots the path resolves outside every allowed root
+            ├── SymlinkRefused      a symlink where the policy or the operation forbids one
+            └── CommandRefused      the execution policy refused a command
+
+Foreign exceptions (``OSError``, ``ValidationError``, ...) are translated into these at one
+boundary per tool group with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "CommandRefused",
+    "ConfigError",
+    "Conflict",
+    "FileSystemError",
+    "InvalidArguments",
+    "InvalidPath",
+    "LocalToolsError",
+    "NotADirectory",
+    "NotAFile",
+    "NotFound",
+    "OutsideAllowedRoots",
+    "PolicyViolation",
+    "SymlinkRefused",
+    "TooLarge",
+    "ToolError",
+    "ToolTimeout",
+    "UnknownToolError",
+    "UnsupportedContent",
+    "from_os_error",
+]
+
+
+class LocalToolsError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    code: ClassVar[str] = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(LocalToolsError):
+    """The configuration cannot be used; raised at start-up, before any connection is accepted.
+
+    The message names the offending key path (``paths.allowed_roots[0]``) or file and the reason.
+    """
+
+    code = "config_error"
+
+
+class UnknownToolError(LocalToolsError):
+    """No tool is registered under the requested name."""
+
+    code = "unknown_tool"
+
+
+class ToolError(LocalToolsError):
+    """A tool call failed in a way the caller can act on; the message says what and what to do."""
+
+    code = "tool_error"
+
+
+class InvalidArguments(ToolError):
+    code = "invalid_arguments"
+
+
+class InvalidPath(ToolError):
+    code = "invalid_path"
+
+
+class NotFound(ToolError):
+    code = "not_found"
+
+
+class NotAFile(ToolError):
+    code = "not_a_file"
+
+
+class NotADirectory(ToolError):
+    code = "not_a_directory"
+
+
+class AlreadyExists(ToolError):
+    code = "already_exists"
+
+
+class TooLarge(ToolError):
+    code = "too_large"
+
+
+class UnsupportedContent(ToolError):
+    code = "unsupported_content"
+
+
+class Conflict(ToolError):
+    code = "conflict"
+
+
+class FileSystemError(ToolError):
+    code = "os_error"
+
+
+class ToolTimeout(ToolError):
+    code = "timeout"
+
+
+class PolicyViolation(ToolError):
+    """A refusal by the path or execution policy (the JSON command line exits with 2)."""
+
+    code = "policy_violation"
+
+
+class OutsideAllowedRoots(PolicyViolation):
+    code = "outside_roots"
+
+
+class SymlinkRefused(PolicyViolation):
+    code = "symlink_refused"
+
+
+class CommandRefused(PolicyViolation):
+    code = "command_refused"
+
+
+def from_os_error(exc: OSError, path: str) -> ToolError:
+    """Translate an ``OSError`` raised while working on ``path`` into a ``ToolError``.
+
+    Returns (does not raise) the translated error so callers write ``raise from_os_error(e, p) from e``.
+    """
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.ENOENT:
+        return NotFound(f"path does not exist: {path}")
+    if exc.errno == errno.EISDIR:
+        return NotAFile(f"expected a file but got a directory: {path}")
+    if exc.errno == errno.ENOTDIR:
+        return NotADirectory(f"not a directory: {path}")
+    if exc.errno == errno.EEXIST:
+        return AlreadyExists(f"path already exists: {path}")
+    if exc.errno == errno.ELOOP:
+        return SymlinkRefused(f"refusing to follow a symlink at {path}")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return FileSystemError(f"permission denied: {path}")
+    if exc.errno == errno.ENOSPC:
+        return FileSystemError(f"no space left on device while writing {path}")
+    return FileSystemError(f"{reason}: {path}")

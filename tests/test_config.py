@@ -1,0 +1,104 @@
+"""Config loading: unknown keys and bad values fail naming the key; the example covers every key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from mcp_localtools.config import Config, load_config, parse_config
+from mcp_localtools.errors import ConfigError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_the_embedded_default_has_the_current_directory_as_the_only_root() -> None:
+    config = Config()
+    assert config.paths.allowed_roots == ["."]
+    assert config.tools.enabled == ["*"] and config.server.transport == "stdio"
+    assert config.limits.read_max_lines == 2000 and config.limits.max_result_chars == 100_000
+    assert config.exec.timeout_seconds == 60 and config.exec.max_output_bytes == 262_144
+
+
+def test_an_unknown_key_fails_naming_its_key_path() -> None:
+    with pytest.raises(ConfigError, match=r"paths\.alowed_roots: unknown key"):
+        parse_config({"paths": {"alowed_roots": ["."]}})
+
+
+def test_an_unknown_section_fails_naming_it() -> None:
+    with pytest.raises(ConfigError, match="pathz: unknown key"):
+        parse_config({"pathz": {}})
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"limits": {"max_read_bytes": 0}}, r"limits\.max_read_bytes"),
+        ({"limits": {"read_max_lines": "many"}}, r"limits\.read_max_lines"),
+        ({"server": {"transport": "websocket"}}, r"server\.transport"),
+        (
+            {"exec": {"timeout_seconds": 700, "max_timeout_seconds": 600}},
+            r"exec: .*exceeds max_timeout_seconds",
+        ),
+        ({"exec": {"blocked_commands": ["rm -rf"]}}, r"exec\.blocked_commands"),
+        ({"paths": {"allowed_roots": [""]}}, r"paths\.allowed_roots"),
+        ({"paths": {"allowed_roots": []}}, r"paths\.allowed_roots"),
+    ],
+)
+def test_a_bad_value_fails_naming_the_key_and_the_reason(data: dict[str, Any], where: str) -> None:
+    with pytest.raises(ConfigError, match=where):
+        parse_config(data)
+
+
+def test_relative_roots_in_a_file_are_taken_against_the_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    config_file = tmp_path / "conf" / "c.toml"
+    config_file.parent.mkdir()
+    config_file.write_text('[paths]\nallowed_roots = ["../project"]\n', encoding="utf-8")
+    config = load_config(config_file)
+    assert Path(config.paths.allowed_roots[0]).resolve() == tmp_path / "project"
+
+
+def test_invalid_toml_and_a_missing_file_are_config_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[paths\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.toml")
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys |= _keys(annotation, f"{prefix}{name}.")
+        else:
+            keys.add(prefix + name)
+    return keys
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for key, value in table.items():
+        keys |= _flatten(value, f"{prefix}{key}.") if isinstance(value, dict) else {prefix + key}
+    return keys
+
+
+def test_the_example_config_sets_every_key_and_loads() -> None:
+    example = REPO / "config.example.toml"
+    with example.open("rb") as handle:
+        data = tomllib.load(handle)
+    assert _flatten(data) == _keys(Config)
+    assert load_config(example).exec.scripts.allowed_extensions
+
+
+def test_every_key_of_the_example_has_a_comment() -> None:
+    lines = (REPO / "config.example.toml").read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        if "=" in line and not line.lstrip().startswith("#"):
+            assert "#" in line, f"no comment on: {line}"
