@@ -1,0 +1,291 @@
+"""PathPolicy: the allowed roots, the base directory for relative paths, and the symlink rules.
+
+Behaviour follows ``shared/spec/seed-tools.md`` POL-1..POL-12 with the fixes of
+``shared/spec/decisions.md``:
+
+* Roots are canonicalised once at start-up (``~`` expanded, absolute, symlinks resolved); a
+  missing root or one that is not a directory is a start-up error. Their order is kept, and
+  the base directory defaults to the first root *as written* (not the first after sorting).
+* A path is trimmed; empty paths and NUL bytes are refused. A relative path is joined to the
+  base directory, then ``..`` is collapsed lexically.
+* Containment is decided on the real path (symlinks resolved; for a path that does not exist
+  yet, its nearest existing ancestor is resolved and the rest re-joined), compared with
+  ``Path.is_relative_to`` so a sibling such as ``<root>_evil`` is outside.
+* With ``block_symlinks`` every existing component below the root, the final one included,
+  is ``lstat``-ed and a symlink is refused.
+* ``resolve()`` only checks names. To close the window between the check and the use, tools
+  open through ``open()``/``opened()``, which verify that the object actually opened lies inside
+  the roots (``/proc/self/fd`` on Linux, ``F_GETPATH`` on macOS, an inode comparison elsewhere).
+
+The policy is not an OS sandbox (POL-12): processes started by the exec tools are not confined.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_localtools.errors import (
+    ConfigError,
+    InvalidPath,
+    OutsideAllowedRoots,
+    SymlinkRefused,
+    ToolError,
+    from_os_error,
+)
+
+__all__ = ["PathPolicy", "ResolvedPath"]
+
+_F_GETPATH: int | None = getattr(fcntl, "F_GETPATH", None)  # macOS only
+_MACOS_ALIASES = ("/var", "/tmp", "/etc")  # noqa: S108 - symlinks to /private/... that POL-4 tolerates
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPath:
+    """A user-supplied path after the policy accepted it.
+
+    Attributes:
+        given: the path exactly as the caller wrote it (for messages).
+        path: the absolute, lexically normalised path the tool operates on and reports.
+        real: ``path`` with every symlink resolved (for a missing path: its nearest existing
+            ancestor resolved, the rest appended).
+        root: the allowed root that contains ``real``.
+    """
+
+    given: str
+    path: Path
+    real: Path
+    root: Path
+
+    @property
+    def is_root(self) -> bool:
+        """True when the path is one of the allowed roots itself."""
+        return self.real == self.root
+
+
+def _normalise(path: Path) -> Path:
+    text = os.path.normpath(path)
+    if text.startswith("//"):  # POSIX keeps a leading "//"; we do not treat it specially
+        text = "/" + text.lstrip("/")
+    return Path(text)
+
+
+def _fd_location(fd: int) -> Path | None:
+    """The path of the object behind ``fd`` as the kernel sees it, or None where unknown."""
+    if _F_GETPATH is not None:  # pragma: no cover - macOS only
+        try:
+            raw = fcntl.fcntl(fd, _F_GETPATH, b"\0" * 1024)
+        except OSError:
+            return None
+        return Path(os.fsdecode(raw.split(b"\0", 1)[0]))
+    try:  # Linux (and anything else with a /proc/self/fd)
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # pragma: no cover - no /proc
+        return None
+    if target.endswith(" (deleted)"):
+        target = target[: -len(" (deleted)")]
+    return Path(target) if target.startswith("/") else None
+
+
+@dataclass(frozen=True, slots=True)
+class PathPolicy:
+    """Decides which paths tools may touch. Build it with ``PathPolicy.create``.
+
+    Attributes:
+        roots: canonical allowed roots, in the order given, without duplicates.
+        base_dir: canonical directory that relative paths are joined to; inside a root.
+        block_symlinks: refuse symlink components and symlink files.
+    """
+
+    roots: tuple[Path, ...]
+    base_dir: Path
+    block_symlinks: bool = False
+
+    @classmethod
+    def create(
+        cls,
+        roots: Sequence[str | os.PathLike[str]],
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        block_symlinks: bool = False,
+    ) -> PathPolicy:
+        """Canonicalise ``roots`` and ``base_dir`` and build the policy (POL-1..POL-4).
+
+        Args:
+            roots: existing directories; relative ones are taken against the current directory.
+            base_dir: base for relative tool paths; default the first root as written.
+            block_symlinks: refuse symlink components below a root and symlink files.
+
+        Raises:
+            ConfigError: no roots, a root that is missing or not a directory, a base directory
+                outside the roots, or (with ``block_symlinks``) a root or base that contains a
+                symlink component.
+        """
+        if not roots:
+            raise ConfigError("no allowed roots configured; give at least one directory")
+        canonical: list[Path] = []
+        for raw in roots:
+            root = cls._canonical_dir(raw, "allowed root", block_symlinks)
+            if root not in canonical:
+                canonical.append(root)
+        base = (
+            canonical[0]
+            if base_dir is None
+            else cls._canonical_dir(base_dir, "work_base_dir", block_symlinks)
+        )
+        if not any(base.is_relative_to(root) for root in canonical):
+            raise ConfigError(
+                f"work_base_dir {base} is outside the allowed roots ({', '.join(map(str, canonical))})"
+            )
+        return cls(roots=tuple(canonical), base_dir=base, block_symlinks=block_symlinks)
+
+    @staticmethod
+    def _canonical_dir(raw: str | os.PathLike[str], what: str, block_symlinks: bool) -> Path:
+        text = os.fspath(raw)
+        if not text.strip() or "\x00" in text:
+            raise ConfigError(f"invalid {what}: {text!r}")
+        lexical = _normalise(Path(text).expanduser().absolute())
+        try:
+            real = lexical.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise ConfigError(f"invalid {what}: {text} does not exist") from exc
+        if not real.is_dir():
+            raise ConfigError(f"invalid {what}: {text} is not a directory")
+        if block_symlinks:
+            probe = Path("/")
+            for part in lexical.parts[1:]:
+                probe = probe / part
+                if probe.is_symlink() and str(probe) not in _MACOS_ALIASES:
+                    raise ConfigError(
+                        f"invalid {what}: {text} contains the symlink {probe}, and block_symlinks is on; "
+                        f"use the real path {real}"
+                    )
+        return real
+
+    def root_of(self, real: Path) -> Path | None:
+        """The allowed root containing the canonical path ``real`` (the deepest one), or None."""
+        inside = [root for root in self.roots if real.is_relative_to(root)]
+        return max(inside, key=lambda root: len(root.parts)) if inside else None
+
+    def resolve(self, path: str, *, field: str = "path") -> ResolvedPath:
+        """Check a user-supplied path and return where it points (POL-5..POL-9, POL-11).
+
+        Args:
+            path: absolute, or relative to ``base_dir``; surrounding whitespace is trimmed.
+            field: the argument name, used in error messages.
+
+        Raises:
+            InvalidPath: the path is empty or contains a NUL byte.
+            OutsideAllowedRoots: the path (or what it resolves to) is outside every root.
+            SymlinkRefused: ``block_symlinks`` is on and a component or the path itself is a symlink.
+        """
+        given = path.strip()
+        if not given:
+            raise InvalidPath(
+                f"invalid path: {field} is empty; give a path relative to {self.base_dir} "
+                "or an absolute path inside the allowed roots"
+            )
+        if "\x00" in given:
+            raise InvalidPath(f"invalid path: {field} contains a NUL byte: {given!r}")
+        candidate = Path(given)
+        lexical = _normalise(candidate if candidate.is_absolute() else self.base_dir / candidate)
+        real = Path(os.path.realpath(lexical))
+        root = self.root_of(real)
+        if root is None:
+            where = "" if str(real) == given else f" (resolves to {real})"
+            raise OutsideAllowedRoots(
+                f"path is outside allowed roots: {given}{where}; allowed roots: "
+                f"{', '.join(map(str, self.roots))}"
+            )
+        lexically_inside = any(lexical.is_relative_to(r) for r in self.roots)
+        if self.block_symlinks:
+            self._refuse_symlinks(given, lexical, lexically_inside)
+        # Work on the lexical form (so a later lstat still sees a final symlink, POL-9) unless
+        # the caller came in through a symlink outside the roots: then use where it lands.
+        return ResolvedPath(given=given, path=lexical if lexically_inside else real, real=real, root=root)
+
+    def _refuse_symlinks(self, given: str, lexical: Path, lexically_inside: bool) -> None:
+        if not lexically_inside:
+            raise SymlinkRefused(
+                f"symlinks are disallowed by policy: {given} reaches the allowed roots through a symlink"
+            )
+        root = max((r for r in self.roots if lexical.is_relative_to(r)), key=lambda r: len(r.parts))
+        probe = root
+        for part in lexical.relative_to(root).parts:
+            probe = probe / part
+            try:
+                mode = os.lstat(probe).st_mode
+            except FileNotFoundError:
+                return  # nothing below a missing component can be a symlink yet
+            except OSError as exc:
+                raise from_os_error(exc, given) from exc
+            if stat.S_ISLNK(mode):
+                raise SymlinkRefused(f"symlinks are disallowed by policy: {probe} (in {given}) is a symlink")
+
+    def verify_fd(self, fd: int, resolved: ResolvedPath) -> None:
+        """Check that the object open at ``fd`` lies inside the roots.
+
+        Closes the window between ``resolve()`` and ``open()``: whatever a racing process
+        swapped in, the kernel's view of the opened object decides.
+
+        Raises:
+            OutsideAllowedRoots: the opened object is outside every root.
+        """
+        location = _fd_location(fd)
+        if location is not None:
+            if self.root_of(location) is None:
+                raise OutsideAllowedRoots(
+                    f"path is outside allowed roots: {resolved.given} changed while it was opened and "
+                    f"now resolves to {location}"
+                )
+            return
+        # No kernel path available: the opened object must be the one the check saw.
+        opened = os.fstat(fd)
+        try:
+            checked = os.stat(resolved.real)
+        except OSError:
+            checked = None
+        if checked is None or (checked.st_dev, checked.st_ino) != (opened.st_dev, opened.st_ino):
+            raise OutsideAllowedRoots(
+                f"path is outside allowed roots: {resolved.given} changed while it was opened"
+            )
+
+    def open(self, resolved: ResolvedPath, flags: int, mode: int = 0o666) -> int:
+        """Open ``resolved.path`` with ``os.open`` and verify the result (``verify_fd``).
+
+        ``O_CLOEXEC`` is always added, ``O_NOFOLLOW`` when ``block_symlinks`` is on.
+
+        Returns:
+            An open file descriptor that the caller must close.
+
+        Raises:
+            ToolError: the open failed (translated ``OSError``) or the opened object is outside
+                the roots.
+        """
+        flags |= os.O_CLOEXEC
+        if self.block_symlinks:
+            flags |= os.O_NOFOLLOW
+        try:
+            fd = os.open(resolved.path, flags, mode)
+        except OSError as exc:
+            raise from_os_error(exc, str(resolved.path)) from exc
+        try:
+            self.verify_fd(fd, resolved)
+        except ToolError:
+            os.close(fd)
+            raise
+        return fd
+
+    @contextmanager
+    def opened(self, resolved: ResolvedPath, flags: int, mode: int = 0o666) -> Iterator[int]:
+        """``open()`` as a context manager that closes the descriptor."""
+        fd = self.open(resolved, flags, mode)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
