@@ -1,0 +1,287 @@
+"""The tool registry: specs, argument validation, timeouts and error results.
+
+Each tool is a ``ToolSpec``: its name, title and description, one pydantic arguments model (the
+single source of its input schema *and* its validation, ``design.md`` rule 6), a result model
+(its output schema), MCP-style annotations and an async handler. The registry refuses a bad
+spec when it is registered, not when it is called (duplicate name, a field without a
+description), and ``call()`` turns every failure into an error ``ToolResult``.
+
+Nothing here depends on MCP: the same registry serves the MCP adapter, the Python API and the
+JSON command line.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import GenerateJsonSchema
+
+from .errors import ConfigError, PolicyViolation, ToolError, UnknownToolError
+from .results import ToolResult
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT_SECONDS",
+    "READ_ONLY",
+    "CallContext",
+    "ProgressFn",
+    "Registry",
+    "ToolAnnotations",
+    "ToolArgs",
+    "ToolOutput",
+    "ToolSpec",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CALL_TIMEOUT_SECONDS = 600.0
+"""Every call is bounded; a hung filesystem cannot hang the server (decisions.md section 5)."""
+
+_NAME = re.compile(r"^[a-z][a-z0-9]*$")
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+"""``(progress, total, message)``: reports progress of a running call to whoever asked for it."""
+
+
+class ToolArgs(BaseModel):
+    """Base of every arguments model: camelCase names on the wire, unknown fields refused."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+    )
+
+
+class ToolOutput(BaseModel):
+    """Base of every result model: camelCase names on the wire."""
+
+    model_config = ConfigDict(
+        frozen=True, alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """MCP tool annotations (hints for clients; the server enforces nothing through them)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = False
+
+
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What a handler may use of the call beyond its arguments."""
+
+    progress: ProgressFn | None = None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send a progress update; a no-op when the caller did not ask for progress."""
+        if self.progress is not None:
+            await self.progress(progress, total, message)
+
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec(Generic[ArgsT]):
+    """Everything about one tool.
+
+    Attributes:
+        name: lowercase wire name (``readfile``).
+        group: the tool group (``fs``, ``exec``, ``text``, ``image``), used by ``[tools]`` filters.
+        title: short human-readable name.
+        description: the model's documentation: what it does, its limits, what to use instead.
+        args_model: the arguments model (input schema and validation).
+        result_model: the structured result model (output schema).
+        handler: ``async (args, ctx) -> ToolResult``; raises ``ToolError`` for failures.
+        annotations: MCP annotations.
+        timeout_seconds: this tool's call timeout, when it differs from the registry default.
+    """
+
+    name: str
+    group: str
+    title: str
+    description: str
+    args_model: type[ArgsT]
+    result_model: type[ToolOutput]
+    handler: Callable[[ArgsT, CallContext], Awaitable[ToolResult]]
+    annotations: ToolAnnotations
+    timeout_seconds: float | None = None
+
+
+class _SchemaWithoutTitles(GenerateJsonSchema):
+    """Pydantic's schema without the ``title`` noise on every field and model."""
+
+    def generate(self, schema: Any, mode: Any = "validation") -> Any:
+        return _strip_titles(super().generate(schema, mode=mode))
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: value if key in ("default", "const", "enum", "examples") else _strip_titles(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]
+    return node
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of an arguments model, wire names, no titles."""
+    return model.model_json_schema(by_alias=True, schema_generator=_SchemaWithoutTitles)
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a result model as serialised, wire names, no titles."""
+    return model.model_json_schema(by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles)
+
+
+def _format_validation_error(name: str, spec: ToolSpec[Any], exc: ValidationError) -> str:
+    known = sorted((f.alias or n) for n, f in spec.args_model.model_fields.items())
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown argument {where!r} (valid: {', '.join(known)})")
+        elif err["type"] == "missing":
+            problems.append(f"{where}: required")
+        else:
+            problems.append(f"{where}: {err['msg']}")
+    return f"invalid arguments for {name}: " + "; ".join(problems)
+
+
+@dataclass
+class Registry:
+    """The registered tools, looked up by name.
+
+    Args:
+        default_timeout: seconds a call may take unless its spec says otherwise.
+    """
+
+    default_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS
+    _specs: dict[str, ToolSpec[Any]] = field(default_factory=dict, init=False, repr=False)
+    _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def register(self, spec: ToolSpec[Any]) -> None:
+        """Add a tool.
+
+        Raises:
+            ConfigError: the name is taken or malformed, the description is empty, or a field
+                of the arguments model has no description.
+        """
+        if not _NAME.match(spec.name):
+            raise ConfigError(f"tool name {spec.name!r} must be lowercase letters and digits")
+        if spec.name in self._specs:
+            raise ConfigError(f"tool {spec.name!r} is registered twice")
+        if not spec.description.strip() or not spec.title.strip():
+            raise ConfigError(f"tool {spec.name!r} needs a title and a description")
+        for model in (spec.args_model, spec.result_model):
+            undocumented = [n for n, f in model.model_fields.items() if not f.description]
+            if undocumented:
+                raise ConfigError(
+                    f"tool {spec.name!r}: {model.__name__} fields without a description: "
+                    + ", ".join(undocumented)
+                )
+        self._schemas[spec.name] = (input_schema(spec.args_model), output_schema(spec.result_model))
+        self._specs[spec.name] = spec
+
+    def get(self, name: str) -> ToolSpec[Any]:
+        """The spec registered under ``name``.
+
+        Raises:
+            UnknownToolError: no such tool; the message lists the known names.
+        """
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise UnknownToolError(
+                f"unknown tool: {name!r}; known tools: {', '.join(self.names())}"
+            ) from None
+
+    def names(self) -> list[str]:
+        """Registered tool names, sorted."""
+        return sorted(self._specs)
+
+    def specs(self) -> list[ToolSpec[Any]]:
+        """Registered specs, sorted by name."""
+        return [self._specs[name] for name in self.names()]
+
+    def schemas(self, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(input_schema, output_schema)`` of a registered tool, computed once at registration."""
+        self.get(name)
+        return self._schemas[name]
+
+    def __iter__(self) -> Iterator[ToolSpec[Any]]:
+        return iter(self.specs())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressFn | None = None,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Validate ``arguments``, run the tool under its timeout and return its result.
+
+        Every failure of the call itself is an error ``ToolResult``: invalid arguments, a
+        ``ToolError`` from the handler (its message and code), a timeout, or an unexpected
+        exception (logged with its traceback on stderr; the result says only that it happened).
+
+        Args:
+            name: the tool's name.
+            arguments: the wire arguments (camelCase); ``None`` means all defaults.
+            progress: receives progress updates of long calls.
+            timeout: seconds; default the spec's, else the registry's.
+
+        Raises:
+            UnknownToolError: no tool of that name (a request error, not a tool failure).
+        """
+        spec = self.get(name)
+        try:
+            args = spec.args_model.model_validate(dict(arguments or {}))
+        except ValidationError as exc:
+            return ToolResult.failure("invalid_arguments", _format_validation_error(name, spec, exc))
+        limit = timeout or spec.timeout_seconds or self.default_timeout
+        try:
+            with anyio.fail_after(limit):
+                return await spec.handler(args, CallContext(progress=progress))
+        except ToolError as exc:
+            return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
+        except TimeoutError:
+            return ToolResult.failure(
+                "timeout", f"{name} did not finish within {limit:g} s and was stopped; narrow the request"
+            )
+        except Exception:
+            # The one place an unexpected exception is caught: log it, tell the caller no more.
+            logger.exception("tool %s failed unexpectedly", name)
+            return ToolResult.failure(
+                "internal_error", f"{name} failed with an internal error; the server log has the details"
+            )

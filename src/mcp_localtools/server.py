@@ -1,0 +1,146 @@
+"""The MCP adapter: a registry served by the SDK's ``MCPServer``.
+
+``tools/list`` comes from the registry's specs (the arguments model is the input schema, the
+result model the output schema, plus title and annotations), and ``tools/call`` goes to
+``Registry.call``. Results map onto MCP content: text → ``TextContent``, images →
+``ImageContent``, files → an embedded ``BlobResourceContents``, the typed result →
+``structuredContent``; failures → ``isError`` results. An unknown tool name is a protocol error
+(-32602). This module and ``transports.py`` are the only ones that import ``mcp``.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from mcp import MCPError
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import (
+    INVALID_PARAMS,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    Tool,
+)
+from mcp.types import ToolAnnotations as MCPToolAnnotations
+
+from ._version import __version__
+from .config import Config
+from .policy.paths import PathPolicy
+from .registry import Registry
+from .results import Content, FileContent, ToolResult
+from .results import ImageContent as ImageItem
+from .results import TextContent as TextItem
+from .tools import build_registry, path_policy
+
+__all__ = ["SERVER_NAME", "build_server", "create_server", "instructions_for", "to_call_tool_result"]
+
+SERVER_NAME = "mcp-localtools"
+
+
+def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResource:
+    if isinstance(item, TextItem):
+        return TextContent(type="text", text=item.text)
+    if isinstance(item, ImageItem):
+        return ImageContent(
+            type="image", data=base64.b64encode(item.data).decode("ascii"), mime_type=item.mime_type
+        )
+    assert isinstance(item, FileContent)
+    blob = BlobResourceContents(
+        uri=item.uri, mime_type=item.mime_type, blob=base64.b64encode(item.data).decode("ascii")
+    )
+    return EmbeddedResource(type="resource", resource=blob)
+
+
+def to_call_tool_result(result: ToolResult) -> CallToolResult:
+    """Map a registry result onto an MCP ``CallToolResult``."""
+    return CallToolResult(
+        content=[_content_block(item) for item in result.content],
+        structured_content=result.structured,
+        is_error=result.is_error,
+    )
+
+
+class _RegistryServer(MCPServer[Any]):
+    """``MCPServer`` whose tools are a registry's specs rather than decorated functions."""
+
+    def __init__(self, registry: Registry, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._registry = registry
+        self._tools = [self._describe(name) for name in registry.names()]
+
+    def _describe(self, name: str) -> Tool:
+        spec = self._registry.get(name)
+        schema_in, schema_out = self._registry.schemas(name)
+        hints = spec.annotations
+        return Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=schema_in,
+            output_schema=schema_out,
+            annotations=MCPToolAnnotations(
+                title=spec.title,
+                read_only_hint=hints.read_only,
+                destructive_hint=hints.destructive,
+                idempotent_hint=hints.idempotent,
+                open_world_hint=hints.open_world,
+            ),
+        )
+
+    async def list_tools(self) -> list[Tool]:
+        return list(self._tools)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult:
+        if name not in self._registry:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if context is not None:
+                await context.report_progress(done, total, message)
+
+        result = await self._registry.call(name, arguments, progress=progress)
+        return to_call_tool_result(result)
+
+
+def instructions_for(paths: PathPolicy) -> str:
+    """Server instructions for the model: where the tools may work and how paths resolve."""
+    roots = ", ".join(str(root) for root in paths.roots)
+    return (
+        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}. "
+        f"Relative paths resolve against {paths.base_dir}. Failed calls say what went wrong and what to do."
+    )
+
+
+def create_server(
+    registry: Registry, *, instructions: str | None = None, log_level: str = "WARNING"
+) -> MCPServer[Any]:
+    """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
+    ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``."""
+    return _RegistryServer(
+        registry,
+        name=SERVER_NAME,
+        title="mcp-localtools",
+        version=__version__,
+        instructions=instructions,
+        subscriptions=False,
+        log_level=log_level.upper(),
+    )
+
+
+def build_server(config: Config | None = None, *, log_level: str = "WARNING") -> MCPServer[Any]:
+    """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
+    the current directory as the only root).
+
+    Raises:
+        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
+    """
+    config = config or Config()
+    paths = path_policy(config)
+    registry = build_registry(config, paths=paths)
+    return create_server(registry, instructions=instructions_for(paths), log_level=log_level)

@@ -1,0 +1,32 @@
+"""Run a blocking tool body in a worker thread, so file work never blocks the event loop."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio.to_thread
+
+from mcp_localtools.registry import CallContext, ToolArgs
+from mcp_localtools.results import ToolResult
+
+__all__ = ["offload"]
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+
+def offload(body: Callable[[ArgsT], ToolResult]) -> Callable[[ArgsT, CallContext], Awaitable[ToolResult]]:
+    """Wrap a synchronous ``body(args) -> ToolResult`` as an async handler.
+
+    The body runs in anyio's worker thread pool. If the call is cancelled or times out, the
+    await returns at once (``abandon_on_cancel``) and the thread's eventual result is dropped:
+    a hung filesystem costs one thread, never the server. Bodies must therefore be safe to
+    abandon: they write nothing that a later call could observe half-done (writes go through
+    a temporary file and a rename).
+    """
+
+    async def handler(args: ArgsT, ctx: CallContext) -> ToolResult:
+        return await anyio.to_thread.run_sync(body, args, abandon_on_cancel=True)
+
+    handler.__name__ = getattr(body, "__name__", "handler")
+    return handler

@@ -1,0 +1,163 @@
+"""The registry: registration-time checks, validation, error results, timeouts, progress."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import Field
+
+from mcp_localtools.errors import ConfigError, OutsideAllowedRoots, ToolError, UnknownToolError
+from mcp_localtools.registry import READ_ONLY, CallContext, Registry, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools import build_registry
+from tests.helpers import config_for
+
+pytestmark = pytest.mark.anyio
+
+
+class EchoArgs(ToolArgs):
+    text: str = Field("hi", description="What to echo.")
+    sleep_seconds: float = Field(0, description="Seconds to wait first.")
+
+
+class EchoResult(ToolOutput):
+    text: str = Field(description="The text.")
+
+
+def spec(name: str = "echo", handler=None, args_model: type[ToolArgs] = EchoArgs) -> ToolSpec:  # type: ignore[no-untyped-def, type-arg]
+    async def echo(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        await anyio.sleep(args.sleep_seconds)
+        return ToolResult.of(EchoResult(text=args.text))
+
+    return ToolSpec(
+        name=name,
+        group="test",
+        title="Echo",
+        description="Echo text.",
+        args_model=args_model,
+        result_model=EchoResult,
+        handler=handler or echo,
+        annotations=READ_ONLY,
+    )
+
+
+def test_registering_a_name_twice_fails() -> None:
+    registry = Registry()
+    registry.register(spec())
+    with pytest.raises(ConfigError, match="registered twice"):
+        registry.register(spec())
+
+
+def test_a_field_without_a_description_fails_at_registration() -> None:
+    class Undocumented(ToolArgs):
+        path: str
+
+    with pytest.raises(ConfigError, match="without a description: path"):
+        Registry().register(spec(args_model=Undocumented))
+
+
+def test_an_uppercase_tool_name_fails_at_registration() -> None:
+    with pytest.raises(ConfigError, match="lowercase"):
+        Registry().register(spec(name="ReadFile"))
+
+
+def test_names_and_specs_are_sorted() -> None:
+    registry = Registry()
+    for name in ["zeta", "alpha", "mid"]:
+        registry.register(spec(name))
+    assert registry.names() == ["alpha", "mid", "zeta"]
+    assert [s.name for s in registry.specs()] == ["alpha", "mid", "zeta"]
+
+
+async def test_an_unknown_tool_raises_listing_the_known_ones() -> None:
+    registry = Registry()
+    registry.register(spec())
+    with pytest.raises(UnknownToolError, match="known tools: echo"):
+        await registry.call("nope", {})
+
+
+async def test_blank_arguments_mean_all_defaults() -> None:
+    registry = Registry()
+    registry.register(spec())
+    assert (await registry.call("echo")).structured == {"text": "hi"}
+
+
+async def test_invalid_arguments_become_an_error_result_without_the_input_value() -> None:
+    registry = Registry()
+    registry.register(spec())
+    result = await registry.call("echo", {"text": 42, "extra": "s3cret-value"})
+    assert result.error is not None and result.error.code == "invalid_arguments"
+    assert "unknown argument 'extra'" in result.error.message
+    assert "s3cret-value" not in result.error.message
+
+
+async def test_a_tool_error_becomes_an_error_result_with_its_code_and_message() -> None:
+    async def refuse(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        raise OutsideAllowedRoots("path is outside allowed roots: /x")
+
+    registry = Registry()
+    registry.register(spec(handler=refuse))
+    result = await registry.call("echo", {})
+    assert result.error is not None
+    assert (result.error.code, result.error.policy) == ("outside_roots", True)
+    assert result.content[0].text == "path is outside allowed roots: /x"  # type: ignore[union-attr]
+
+
+async def test_an_unexpected_exception_is_logged_and_reported_generically(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def crash(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        raise RuntimeError("internal detail /home/secret")
+
+    registry = Registry()
+    registry.register(spec(handler=crash))
+    with caplog.at_level(logging.ERROR):
+        result = await registry.call("echo", {})
+    assert result.error is not None and result.error.code == "internal_error"
+    assert "internal detail" not in result.error.message and "Traceback" not in result.error.message
+    assert "internal detail /home/secret" in caplog.text
+
+
+async def test_a_call_that_outlives_its_timeout_becomes_a_timeout_error() -> None:
+    registry = Registry(default_timeout=0.05)
+    registry.register(spec())
+    with anyio.fail_after(5):
+        result = await registry.call("echo", {"sleepSeconds": 10})
+    assert result.error is not None and result.error.code == "timeout"
+    assert "did not finish within 0.05 s" in result.error.message
+
+
+async def test_progress_reaches_the_caller_in_order() -> None:
+    async def steps(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        for n in range(1, 4):
+            await ctx.report_progress(n, 3, f"step {n}")
+        return ToolResult.of(EchoResult(text="done"))
+
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def record(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    registry = Registry()
+    registry.register(spec(handler=steps))
+    await registry.call("echo", {}, progress=record)
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_the_registry_serves_the_python_api_without_mcp(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    registry = build_registry(config_for(tmp_path))
+    result = await registry.call("readfile", {"path": "a.txt"})
+    assert result.structured is not None and result.structured["content"] == "hello\n"
+
+
+def test_a_tools_entry_that_matches_nothing_fails_at_start_up(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tools.disabled: 'redfile' matches no tool"):
+        build_registry(config_for(tmp_path, tools={"disabled": ["redfile"]}))
+
+
+def test_tool_error_is_the_base_of_every_call_failure() -> None:
+    assert issubclass(OutsideAllowedRoots, ToolError)
