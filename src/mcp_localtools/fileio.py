@@ -1,0 +1,137 @@
+"""File I/O under a PathPolicy: verified, bounded reads of regular files.
+
+Shared by every tool group that reads file content (fs, text, image). Files are opened through
+``PathPolicy.open`` (so the object read is the object checked) with ``O_NONBLOCK`` (so a FIFO
+cannot hang the call), and must be regular files within the size cap.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import NotADirectory, NotAFile, NotFound, TooLarge, UnsupportedContent, from_os_error
+from .policy.paths import PathPolicy, ResolvedPath
+
+__all__ = ["FileData", "decode_utf8", "kind_of", "read_regular_file", "sha256_hex", "stat_path"]
+
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FileData:
+    """A whole regular file read into memory.
+
+    Attributes:
+        path: the absolute path that was read.
+        data: the file's bytes.
+        stat: ``fstat`` of the opened file (size in bytes, mode, mtime, ...).
+    """
+
+    path: Path
+    data: bytes
+    stat: os.stat_result
+
+
+def kind_of(mode: int) -> str:
+    """A human word for a file type: ``file``, ``directory``, ``symlink``, ``FIFO``, ..."""
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    return "special file"
+
+
+def read_regular_file(paths: PathPolicy, resolved: ResolvedPath, *, max_bytes: int) -> FileData:
+    """Read a whole regular file of at most ``max_bytes`` bytes.
+
+    Raises:
+        NotFound: the file does not exist.
+        NotAFile: it is a directory or not a regular file (FIFO, socket, device).
+        TooLarge: it is larger than ``max_bytes`` (checked before reading, and again while
+            reading in case it grows).
+        OutsideAllowedRoots, SymlinkRefused: refused by the policy.
+        FileSystemError: any other OS error.
+    """
+    with paths.opened(resolved, os.O_RDONLY | os.O_NONBLOCK) as fd:
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise NotAFile(f"expected a file but got a directory: {resolved.path}")
+            if not stat.S_ISREG(info.st_mode):
+                raise NotAFile(f"expected a regular file: {resolved.path} is a {kind_of(info.st_mode)}")
+            if info.st_size > max_bytes:
+                raise TooLarge(
+                    f"file exceeds maximum allowed size: {resolved.path} is {info.st_size} bytes, "
+                    f"the limit is {max_bytes}"
+                )
+            chunks: list[bytes] = []
+            total = 0
+            while chunk := os.read(fd, _CHUNK):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise TooLarge(
+                        f"file exceeds maximum allowed size: {resolved.path} grew past {max_bytes} bytes"
+                    )
+                chunks.append(chunk)
+        except OSError as exc:
+            raise from_os_error(exc, str(resolved.path)) from exc
+    return FileData(path=resolved.path, data=b"".join(chunks), stat=info)
+
+
+def stat_path(paths: PathPolicy, resolved: ResolvedPath, *, follow: bool) -> os.stat_result | None:
+    """``stat`` (``follow``) or ``lstat`` of a resolved path; None when nothing is there.
+
+    On Linux the path is opened with ``O_PATH`` and verified first, so a component swapped for a
+    symlink after ``resolve()`` cannot make us report on an object outside the roots.
+
+    Raises:
+        OutsideAllowedRoots, SymlinkRefused: refused by the policy.
+        FileSystemError: any OS error other than "does not exist".
+    """
+    o_path = getattr(os, "O_PATH", None)
+    try:
+        if o_path is None:  # pragma: no cover - not Linux
+            return os.stat(resolved.path) if follow else os.lstat(resolved.path)
+        flags = o_path | (0 if follow else os.O_NOFOLLOW)
+        with paths.opened(resolved, flags) as fd:
+            return os.fstat(fd)
+    except (NotFound, NotADirectory):
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise from_os_error(exc, str(resolved.path)) from exc
+
+
+def decode_utf8(data: bytes, path: Path | str, *, hint: str = 'use encoding "binary"') -> str:
+    """Decode ``data`` as UTF-8 exactly (a BOM is kept as U+FEFF).
+
+    Raises:
+        UnsupportedContent: the bytes are not valid UTF-8; the message gives the byte offset.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedContent(
+            f"not valid UTF-8 text: {path} (invalid byte at offset {exc.start}); {hint}"
+        ) from exc
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` as 64 lowercase hex digits."""
+    return hashlib.sha256(data).hexdigest()

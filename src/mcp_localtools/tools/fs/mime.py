@@ -1,0 +1,291 @@
+"""MIME detection (``seed-tools.md`` 2.7) and the mimeforpath / mimeforextension tools (2.8, 2.9).
+
+Detection: an extension that maps to a specific MIME type with a text, image or document mode
+is answered from the table without touching the file (method ``extension``). Otherwise the first
+4096 bytes are sniffed (method ``sniff``): magic numbers through ``filetype``, then a "probably
+text" heuristic (no NUL byte, at most 10 % control characters), then the extension's own MIME
+type if it had one, then ``application/octet-stream``.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import stat
+from dataclasses import dataclass
+from functools import partial
+from pathlib import PurePath
+from typing import Any, Literal
+
+import filetype
+from pydantic import Field
+
+from mcp_localtools.errors import InvalidPath, NotAFile
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.offload import offload
+
+__all__ = [
+    "OCTET_STREAM",
+    "SNIFF_BYTES",
+    "MimeInfo",
+    "Mode",
+    "detect_mime",
+    "is_probably_text",
+    "lookup_extension",
+    "mime_specs",
+]
+
+Mode = Literal["text", "image", "document", "default"]
+
+SNIFF_BYTES = 4096
+OCTET_STREAM = "application/octet-stream"
+
+_UTF8_TEXT = "text/plain; charset=utf-8"
+_TABLE: dict[str, str] = {
+    **dict.fromkeys(
+        ".txt .log .ts .tsx .jsx .py .go .rs .java .c .cpp .h .hpp .cs .rb .php .scss .less .mod .sum "
+        ".jsonl .sh .swift .m .kt .pl .scala .hs .lua .dart .cmake .bazel".split(),
+        _UTF8_TEXT,
+    ),
+    ".md": "text/markdown; charset=utf-8",
+    ".markdown": "text/markdown; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".htm": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".xml": "application/xml",
+    ".yaml": "application/x-yaml",
+    ".yml": "application/x-yaml",
+    ".toml": "application/toml",
+    ".sql": "application/sql",
+    ".js": "application/javascript",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".png": "image/png",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".svg": "image/svg+xml",
+    ".pdf": "application/pdf",
+    ".doc": "application/msword",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".ppt": "application/vnd.ms-powerpoint",
+    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".xls": "application/vnd.ms-excel",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".odt": "application/vnd.oasis.opendocument.text",
+    ".ods": "application/vnd.oasis.opendocument.spreadsheet",
+}
+_TEXT_TYPES = {
+    "application/json",
+    "application/xml",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+    "application/sql",
+    "application/javascript",
+}
+_DOCUMENT_TYPES = {
+    "application/pdf",
+    "application/msword",
+    "application/vnd.ms-powerpoint",
+    "application/vnd.ms-excel",
+    "application/rtf",
+    "application/epub+zip",
+}
+# The interpreter's built-in table only: the OS files differ between machines.
+_BUILTIN = mimetypes.MimeTypes(filenames=())
+
+
+def mode_of(mime: str) -> Mode:
+    """The handling mode of a MIME type (parameters ignored)."""
+    base = mime.split(";", 1)[0].strip().lower()
+    if base in _TEXT_TYPES or base.startswith("text/"):
+        return "text"
+    if base.startswith("image/"):
+        return "image"
+    if base in _DOCUMENT_TYPES or base.startswith(
+        ("application/vnd.openxmlformats-officedocument.", "application/vnd.oasis.opendocument.")
+    ):
+        return "document"
+    if base.endswith(("+json", "+xml")):
+        return "text"
+    return "default"
+
+
+def normalise_extension(extension: str) -> str:
+    """``"PNG"`` / ``".png"`` → ``".png"``."""
+    ext = extension.strip().lower()
+    return ext if ext.startswith(".") else "." + ext
+
+
+def lookup_extension(extension: str) -> str | None:
+    """The MIME type for an extension (with or without the dot, any case), or None when unknown."""
+    ext = normalise_extension(extension)
+    if ext in _TABLE:
+        return _TABLE[ext]
+    guessed, _ = _BUILTIN.guess_type("x" + ext, strict=False)
+    return guessed
+
+
+def is_probably_text(sample: bytes) -> bool:
+    """No NUL byte and at most 10 % control characters other than tab, LF, CR, FF, ESC."""
+    if b"\x00" in sample:
+        return False
+    if not sample:
+        return True
+    controls = sum(1 for byte in sample if byte < 32 and byte not in (9, 10, 12, 13, 27))
+    return controls * 10 <= len(sample)
+
+
+@dataclass(frozen=True, slots=True)
+class MimeInfo:
+    """A detected MIME type and how it was found (``method`` is ``extension`` or ``sniff``)."""
+
+    mime_type: str
+    mode: Mode
+    method: Literal["extension", "sniff"]
+
+    @property
+    def base(self) -> str:
+        """The MIME type without parameters (``text/plain``)."""
+        return self.mime_type.split(";", 1)[0].strip()
+
+
+def from_extension(path: str | os.PathLike[str]) -> MimeInfo | None:
+    """The table's answer for ``path``'s extension when it needs no sniffing, else None."""
+    suffix = PurePath(path).suffix
+    mime = lookup_extension(suffix) if suffix else None
+    if mime is None or mime == OCTET_STREAM or mode_of(mime) == "default":
+        return None
+    return MimeInfo(mime, mode_of(mime), "extension")
+
+
+def sniff(sample: bytes, path: str | os.PathLike[str] = "") -> MimeInfo:
+    """Classify the first bytes of a file (at most ``SNIFF_BYTES`` are looked at)."""
+    sample = sample[:SNIFF_BYTES]
+    if not sample:
+        return MimeInfo("text/plain", "text", "sniff")
+    kind = filetype.guess(sample)
+    if kind is not None:
+        return MimeInfo(kind.mime, mode_of(kind.mime), "sniff")
+    if is_probably_text(sample):
+        return MimeInfo(_UTF8_TEXT, "text", "sniff")
+    suffix = PurePath(path).suffix
+    known = lookup_extension(suffix) if suffix else None
+    if known is not None:
+        return MimeInfo(known, mode_of(known), "extension")
+    return MimeInfo(OCTET_STREAM, "default", "sniff")
+
+
+def detect_mime(path: str | os.PathLike[str], sample: bytes) -> MimeInfo:
+    """Detect the MIME type of a file from its name and its first bytes."""
+    return from_extension(path) or sniff(sample, path)
+
+
+class MimeForPathArgs(ToolArgs):
+    path: str = Field(description="File path, absolute or relative to the base directory.")
+
+
+class MimeForPathResult(ToolOutput):
+    path: str = Field(description="Absolute path.")
+    extension: str | None = Field(None, description="The extension as found in the path, if any.")
+    normalized_extension: str | None = Field(None, description="Lower-case extension with its dot.")
+    mime_type: str = Field(description="MIME type, possibly with parameters (`text/plain; charset=utf-8`).")
+    base_mime_type: str = Field(alias="baseMIMEType", description="MIME type without parameters.")
+    mode: Mode = Field(description="How the tools treat it: text, image, document or default (binary).")
+    method: Literal["extension", "sniff"] = Field(
+        description="`extension` (from the name) or `sniff` (content)."
+    )
+
+
+class MimeForExtensionArgs(ToolArgs):
+    extension: str = Field(description="An extension such as `png` or `.PNG`; case and dot do not matter.")
+
+
+class MimeForExtensionResult(ToolOutput):
+    extension: str = Field(description="The extension as given, trimmed.")
+    normalized_extension: str = Field(description="Lower-case extension with its dot.")
+    mime_type: str = Field(description="MIME type; `application/octet-stream` when unknown.")
+    base_mime_type: str = Field(alias="baseMIMEType", description="MIME type without parameters.")
+    mode: Mode = Field(description="text, image, document or default.")
+    known: bool = Field(description="False when the extension is not in the table.")
+
+
+def mime_for_path(args: MimeForPathArgs, *, paths: PathPolicy) -> ToolResult:
+    """mimeforpath (MP-1..MP-4): from the extension table when it decides, else by sniffing."""
+    resolved = paths.resolve(args.path)
+    suffix = resolved.path.suffix
+    info = from_extension(resolved.path)
+    if info is None:
+        with paths.opened(resolved, os.O_RDONLY | os.O_NONBLOCK) as fd:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise NotAFile(f"expected a file but got a directory: {resolved.path}")
+            if not stat.S_ISREG(st.st_mode):
+                raise NotAFile(f"expected a regular file: {resolved.path}")
+            info = sniff(os.read(fd, SNIFF_BYTES), resolved.path)
+    result = MimeForPathResult(
+        path=str(resolved.path),
+        extension=suffix or None,
+        normalized_extension=suffix.lower() or None,
+        mime_type=info.mime_type,
+        base_mime_type=info.base,
+        mode=info.mode,
+        method=info.method,
+    )
+    return ToolResult.of(result)
+
+
+def mime_for_extension(args: MimeForExtensionArgs) -> ToolResult:
+    """mimeforextension (ME-1..ME-3): table lookup only; an unknown extension is not an error."""
+    given = args.extension.strip()
+    if not given or given == ".":
+        raise InvalidPath('invalid path: extension is empty; pass an extension such as "png" or ".png"')
+    mime = lookup_extension(given)
+    known = mime is not None
+    mime = mime or OCTET_STREAM
+    result = MimeForExtensionResult(
+        extension=given,
+        normalized_extension=normalise_extension(given),
+        mime_type=mime,
+        base_mime_type=mime.split(";", 1)[0].strip(),
+        mode=mode_of(mime) if known else "default",
+        known=known,
+    )
+    return ToolResult.of(result)
+
+
+def mime_specs(paths: PathPolicy) -> list[ToolSpec[Any]]:
+    """The mimeforpath and mimeforextension specs."""
+    return [
+        ToolSpec(
+            name="mimeforpath",
+            group="fs",
+            title="MIME type of a file",
+            description=(
+                "Detect a file's MIME type: from its extension when that decides, otherwise by sniffing "
+                "its first 4096 bytes. Also says how the tools treat it (mode: text, image, document, "
+                "default=binary)."
+            ),
+            args_model=MimeForPathArgs,
+            result_model=MimeForPathResult,
+            handler=offload(partial(mime_for_path, paths=paths)),
+            annotations=READ_ONLY,
+        ),
+        ToolSpec(
+            name="mimeforextension",
+            group="fs",
+            title="MIME type of an extension",
+            description=(
+                "Look up the MIME type of a file extension (`png`, `.md`); no file access. Unknown "
+                "extensions give application/octet-stream with known=false."
+            ),
+            args_model=MimeForExtensionArgs,
+            result_model=MimeForExtensionResult,
+            handler=offload(mime_for_extension),
+            annotations=READ_ONLY,
+        ),
+    ]

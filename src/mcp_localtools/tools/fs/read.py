@@ -1,0 +1,235 @@
+"""readfile (``seed-tools.md`` 2.1, RF-1..RF-11) with a line window, a result budget and PDF pages.
+
+Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
+lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and
+gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
+Binary mode returns image content for images and an embedded resource otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
+from mcp_localtools.errors import InvalidArguments, UnsupportedContent
+from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools.tools.offload import offload
+
+from .mime import detect_mime, is_probably_text
+from .pdf import extract_pdf_text
+
+__all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "read_specs", "text_window"]
+
+
+def _trimmed_lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+Encoding = Annotated[Literal["text", "binary"], BeforeValidator(_trimmed_lower)]
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File to read, absolute or relative to the base directory.")
+    encoding: Encoding = Field(
+        "text",
+        description=(
+            "`text`: UTF-8 text (a PDF gives its extracted text). `binary`: the raw bytes, as image "
+            "content for images and as an embedded resource otherwise."
+        ),
+    )
+    offset: int = Field(0, ge=0, description="Text only: number of lines to skip (0 = from the first line).")
+    limit: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_READ_LINES,
+        description="Text only: most lines to return; default the server's window (2000).",
+    )
+    pages: str | None = Field(
+        None, description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.'
+    )
+
+
+class ReadFileResult(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    encoding: Literal["text", "binary"] = Field(description="How the content was read.")
+    mime_type: str = Field(description="Detected MIME type.")
+    size_bytes: int = Field(description="File size in bytes.")
+    sha256: str = Field(description="SHA-256 of the whole file (pass it as expectedSha256 to later edits).")
+    content: str | None = Field(None, description="Text mode: the text of the returned lines, verbatim.")
+    total_lines: int | None = Field(None, description="Text mode: lines in the whole text.")
+    start_line: int | None = Field(None, description="Text mode: 1-based number of the first returned line.")
+    end_line: int | None = Field(None, description="Text mode: 1-based number of the last returned line.")
+    next_offset: int | None = Field(None, description="Set when lines remain: pass it as offset to continue.")
+    truncated: bool = Field(False, description="True when the text was cut by the line window or the budget.")
+    page_count: int | None = Field(None, description="PDF: pages in the document.")
+    pages: list[int] | None = Field(None, description="PDF: the pages extracted.")
+
+
+@dataclass(frozen=True, slots=True)
+class TextWindow:
+    """A window of lines cut from a text.
+
+    Attributes:
+        text: the window's text, verbatim (line endings kept).
+        total_lines: lines in the whole text (a final line without newline counts).
+        start_line: 1-based first line, or None when the window is empty.
+        end_line: 1-based last line (inclusive), or None when the window is empty.
+        next_offset: offset of the first line not returned, or None when the text ended.
+        cut_line: the 1-based line that was cut mid-line to fit the budget, if any.
+    """
+
+    text: str
+    total_lines: int
+    start_line: int | None
+    end_line: int | None
+    next_offset: int | None
+    cut_line: int | None = None
+
+
+def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindow:
+    """Cut ``text`` to ``limit`` lines after skipping ``offset``, within ``budget`` characters.
+
+    Lines are split on ``\\n`` only, so CRLF and stray CR bytes come back as they are. A single
+    line longer than the budget is cut mid-line (``cut_line`` says which).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line of a non-empty text.
+    """
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if offset and offset >= total:
+        raise InvalidArguments(
+            f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
+        )
+    parts = text.split("\n", offset + limit)
+    count = min(limit, total - offset)
+    used = 0
+    size = 0
+    for line in parts[offset : offset + count]:
+        if size + len(line) + 1 > budget and used:
+            break
+        size += len(line) + 1
+        used += 1
+    chunk = "\n".join(parts[offset : offset + used])
+    if used and offset + used < len(parts):  # the last returned line had its newline
+        chunk += "\n"
+    cut_line = None
+    if len(chunk) > budget:  # one line alone is over the budget
+        chunk = chunk[:budget]
+        cut_line = offset + 1
+    next_offset = offset + used if offset + used < total else None
+    first = offset + 1 if used else None
+    return TextWindow(chunk, total, first, offset + used if used else None, next_offset, cut_line)
+
+
+def _window_note(window: TextWindow, what: str) -> str | None:
+    notes = []
+    if window.cut_line is not None:
+        notes.append(
+            f"line {window.cut_line} is longer than the result budget and was cut after {len(window.text)} "
+            "characters"
+        )
+    if window.next_offset is not None:
+        notes.append(
+            f"showing lines {window.start_line}-{window.end_line} of {window.total_lines}; call {what} "
+            f"with offset={window.next_offset} to continue"
+        )
+    return f"[{'; '.join(notes)}]" if notes else None
+
+
+def read_file(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
+    """The readfile tool body (runs in a worker thread)."""
+    resolved = paths.resolve(args.path)
+    file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
+    mime = detect_mime(file.path, file.data[:4096])
+    common: dict[str, Any] = {
+        "path": str(file.path),
+        "size_bytes": len(file.data),
+        "sha256": sha256_hex(file.data),
+    }
+    if args.encoding == "binary":
+        mime_type = mime.base
+        result = ReadFileResult(encoding="binary", mime_type=mime_type, **common)
+        summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {common['sha256']}"
+        item: ImageContent | FileContent = (
+            ImageContent(file.data, mime_type)
+            if mime_type.startswith("image/") and mime_type != "image/svg+xml"
+            else FileContent(file.data, mime_type, file.path.as_uri())
+        )
+        return ToolResult.of(result, item, text=summary)
+
+    limit = args.limit or limits.read_max_lines
+    is_pdf = mime.base == "application/pdf" or file.path.suffix.lower() == ".pdf"
+    if is_pdf:
+        pdf = extract_pdf_text(file.data, pages=args.pages, name=str(file.path))
+        window = text_window(pdf.text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
+        result = ReadFileResult(
+            encoding="text",
+            mime_type="application/pdf",
+            content=window.text,
+            total_lines=window.total_lines,
+            start_line=window.start_line,
+            end_line=window.end_line,
+            next_offset=window.next_offset,
+            truncated=window.next_offset is not None or window.cut_line is not None,
+            page_count=pdf.page_count,
+            pages=list(pdf.pages),
+            **common,
+        )
+        notes = [n for n in [_window_note(window, "readfile")] if n]
+        if pdf.pages and len(pdf.empty_pages) == len(pdf.pages):
+            notes.append(
+                f"[no text layer: the selected pages of {file.path} contain no extractable text (a scanned "
+                'PDF?); read it with encoding "binary" to get the file itself]'
+            )
+        return ToolResult.of(result, *(TextContent(n) for n in notes), text=window.text)
+
+    if args.pages is not None:
+        raise InvalidArguments(f"pages applies to PDF files only; {file.path} is {mime.base}")
+    if mime.base != "image/svg+xml" and mime.mode in ("image", "document"):
+        raise UnsupportedContent(f'cannot read {file.path} as text: it is {mime.base}; use encoding "binary"')
+    if not is_probably_text(file.data[:4096]):
+        raise UnsupportedContent(f'cannot read {file.path} as text: it looks binary; use encoding "binary"')
+    text = decode_utf8(file.data, file.path)
+    window = text_window(text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
+    result = ReadFileResult(
+        encoding="text",
+        mime_type=mime.base,
+        content=window.text,
+        total_lines=window.total_lines,
+        start_line=window.start_line,
+        end_line=window.end_line,
+        next_offset=window.next_offset,
+        truncated=window.next_offset is not None or window.cut_line is not None,
+        **common,
+    )
+    note = _window_note(window, "readfile")
+    return ToolResult.of(result, *([TextContent(note)] if note else []), text=window.text)
+
+
+def read_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
+    """The readfile spec."""
+    return [
+        ToolSpec(
+            name="readfile",
+            group="fs",
+            title="Read a file",
+            description=(
+                f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
+                "per call (use offset/limit; the result gives nextOffset when more remains) and "
+                f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
+                "Binary mode returns images as image content and other files as an embedded resource. "
+                f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
+            ),
+            args_model=ReadFileArgs,
+            result_model=ReadFileResult,
+            handler=offload(partial(read_file, paths=paths, limits=limits)),
+            annotations=READ_ONLY,
+        )
+    ]

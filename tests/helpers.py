@@ -1,0 +1,91 @@
+"""Test helpers: configs rooted in a directory, the SDK's in-memory client, real test files."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from mcp_localtools.config import Config, parse_config
+from mcp_localtools.server import build_server
+
+
+def config_for(root: Path, **sections: dict[str, Any]) -> Config:
+    """A config whose only root is ``root``; ``sections`` add TOML tables (``paths={...}``)."""
+    data: dict[str, Any] = {name: dict(values) for name, values in sections.items()}
+    data.setdefault("paths", {}).setdefault("allowed_roots", [str(root)])
+    return parse_config(data)
+
+
+@asynccontextmanager
+async def connect(config: Config, *, mode: str = "auto") -> AsyncIterator[Client]:
+    """The SDK's real client, connected in memory to a server built from ``config``."""
+    async with Client(build_server(config), mode=mode, raise_exceptions=True) as client:
+        yield client
+
+
+def text_of(result: CallToolResult) -> str:
+    """All text content of a result, joined by newlines."""
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def make_png(width: int = 4, height: int = 3, color: str = "red") -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    """A real PDF whose pages carry the given text in a Helvetica text layer."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(
+        DictionaryObject(
+            {
+                NameObject("/Type"): NameObject("/Font"),
+                NameObject("/Subtype"): NameObject("/Type1"),
+                NameObject("/BaseFont"): NameObject("/Helvetica"),
+            }
+        )
+    )
+    for text in pages:
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
+        )
+        stream = DecodedStreamObject()
+        stream.set_data(f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode())
+        page[NameObject("/Contents")] = writer._add_object(stream)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def make_scanned_pdf() -> bytes:
+    """A PDF of one image page: no text layer, like a scan."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (60, 80), "white").save(buffer, "PDF")
+    return buffer.getvalue()
+
+
+def installed_command() -> str:
+    """The installed ``mcp-localtools`` console script of the interpreter running the tests."""
+    candidate = Path(sys.executable).parent / "mcp-localtools"
+    found = str(candidate) if candidate.exists() else shutil.which("mcp-localtools")
+    if found is None:
+        pytest.fail("the mcp-localtools console script is not installed; run pip install -e '.[test]'")
+    return found

@@ -1,0 +1,109 @@
+"""The MCP adapter: tool metadata, result mapping, unknown tools, [tools] selection, both eras."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import MCPError
+from mcp.types import INVALID_PARAMS
+
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+FS_TOOLS = ["listdirectory", "mimeforextension", "mimeforpath", "readfile", "statpath"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_every_tool_has_title_description_schemas_and_all_four_annotations(
+    tmp_path: Path, mode: str
+) -> None:
+    async with connect(config_for(tmp_path), mode=mode) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == sorted(tool.name for tool in tools)
+    assert set(FS_TOOLS) <= {tool.name for tool in tools}
+    for tool in tools:
+        assert tool.title and tool.description
+        schema = tool.input_schema
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert "title" not in schema
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        hints = tool.annotations
+        assert hints is not None
+        assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
+        assert hints.open_world_hint is False
+
+
+async def test_argument_names_are_camel_case_with_defaults_and_bounds(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    props = tools["listdirectory"].input_schema["properties"]
+    assert set(props) == {"path", "pattern", "details", "maxEntries"}
+    assert props["maxEntries"]["default"] == 1000 and props["maxEntries"]["maximum"] == 10_000
+    assert tools["readfile"].input_schema["required"] == ["path"]
+    assert tools["readfile"].input_schema["properties"]["encoding"]["enum"] == ["text", "binary"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_unknown_tool_is_a_protocol_error_invalid_params(tmp_path: Path, mode: str) -> None:
+    async with connect(config_for(tmp_path), mode=mode) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("nosuchtool", {})
+    assert caught.value.error.code == INVALID_PARAMS
+
+
+async def test_unknown_arguments_are_refused_naming_the_valid_ones(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("statpath", {"path": ".", "follow": True})
+    assert result.is_error
+    assert "unknown argument 'follow'" in text_of(result) and "valid: path" in text_of(result)
+
+
+async def test_snake_case_argument_names_are_refused(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("listdirectory", {"max_entries": 3})
+    assert result.is_error and "maxEntries" in text_of(result)
+
+
+async def test_results_carry_structured_content_and_a_text_rendering(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("abc", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("statpath", {"path": "a.txt"})
+    assert result.structured_content is not None and result.structured_content["sizeBytes"] == 3
+    assert '"sizeBytes":3' in text_of(result)
+
+
+async def test_an_error_result_has_no_traceback_and_no_structured_content(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("readfile", {"path": "missing.txt"})
+    assert result.is_error and result.structured_content is None
+    assert "Traceback" not in text_of(result)
+
+
+async def test_tools_enabled_and_disabled_select_by_name_group_and_glob(tmp_path: Path) -> None:
+    config = config_for(tmp_path, tools={"enabled": ["fs"], "disabled": ["mime*"]})
+    async with connect(config) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+    assert names == ["listdirectory", "readfile", "statpath"]
+    async with connect(config_for(tmp_path, tools={"enabled": ["fs.readfile"]})) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == ["readfile"]
+
+
+async def test_read_only_registers_only_read_only_tools(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path, tools={"read_only": True})) as client:
+        tools = (await client.list_tools()).tools
+    assert tools and all(tool.annotations and tool.annotations.read_only_hint for tool in tools)
+
+
+async def test_a_disabled_tool_is_unknown(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path, tools={"disabled": ["readfile"]})) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("readfile", {"path": "x"})
+
+
+async def test_the_server_instructions_name_the_roots(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path), mode="legacy") as client:
+        assert str(tmp_path) in (client.instructions or "")

@@ -1,0 +1,121 @@
+"""listdirectory through the SDK client: LD-1..LD-6 (seed-tools.md 2.5), details, maxEntries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def names(result: object) -> list[str]:
+    return [entry["name"] for entry in result.structured_content["entries"]]  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for name in ["b.txt", "a.txt", ".hidden", "B.md", "ä.txt", "x*y.txt"]:
+        (tmp_path / name).write_text(name, encoding="utf-8")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "nested.txt").write_text("n", encoding="utf-8")
+    return tmp_path
+
+
+async def test_ld1_immediate_children_sorted_by_name_dotfiles_included(client: Client, tree: Path) -> None:
+    result = await client.call_tool("listdirectory", {"path": "."})
+    assert names(result) == sorted([".hidden", "B.md", "a.txt", "b.txt", "dir", "x*y.txt", "ä.txt"])
+    assert "nested.txt" not in text_of(result)
+    assert result.structured_content["entries"][0] == {"name": ".hidden"}
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("*.txt", ["a.txt", "b.txt", "x*y.txt", "ä.txt"]),
+        ("?.txt", ["a.txt", "b.txt", "ä.txt"]),
+        ("[ab].txt", ["a.txt", "b.txt"]),
+        ("[!a].txt", ["b.txt", "ä.txt"]),
+        ("[^a].txt", ["b.txt", "ä.txt"]),
+        ("x\\*y.txt", ["x*y.txt"]),
+        ("b.*", ["b.txt"]),
+        ("*", [".hidden", "B.md", "a.txt", "b.txt", "dir", "x*y.txt", "ä.txt"]),
+        ("{a,b}.txt", []),
+        ("**.md", ["B.md"]),
+    ],
+)
+async def test_ld2_pattern_is_a_case_sensitive_glob_on_names(
+    client: Client, tree: Path, pattern: str, expected: list[str]
+) -> None:
+    result = await client.call_tool("listdirectory", {"path": ".", "pattern": pattern})
+    assert names(result) == expected
+
+
+@pytest.mark.parametrize("pattern", ["[", "a[b", "abc\\"])
+async def test_ld3_a_malformed_pattern_is_an_error(client: Client, tree: Path, pattern: str) -> None:
+    result = await client.call_tool("listdirectory", {"path": ".", "pattern": pattern})
+    assert result.is_error
+    assert "syntax error in pattern" in text_of(result)
+
+
+async def test_ld4_a_missing_path_is_not_found_and_a_file_is_not_a_directory(
+    client: Client, tree: Path
+) -> None:
+    missing = await client.call_tool("listdirectory", {"path": "nope"})
+    assert missing.is_error and "does not exist" in text_of(missing)
+    file = await client.call_tool("listdirectory", {"path": "a.txt"})
+    assert file.is_error and "not a directory" in text_of(file)
+
+
+async def test_ld5_the_default_path_is_the_base_directory(client: Client, tree: Path) -> None:
+    result = await client.call_tool("listdirectory", {})
+    assert result.structured_content["path"] == str(tree)
+    assert "a.txt" in names(result)
+
+
+async def test_ld6_a_symlinked_directory_is_refused_when_symlinks_are_blocked(tree: Path) -> None:
+    (tree / "link").symlink_to(tree / "dir")
+    async with connect(config_for(tree, paths={"block_symlinks": True})) as client:
+        result = await client.call_tool("listdirectory", {"path": "link"})
+    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+
+
+async def test_ld6_a_directory_outside_the_roots_is_refused(client: Client, tree: Path) -> None:
+    result = await client.call_tool("listdirectory", {"path": ".."})
+    assert result.is_error and "outside allowed roots" in text_of(result)
+
+
+async def test_details_give_type_size_and_mtime_without_following_symlinks(
+    client: Client, tree: Path
+) -> None:
+    (tree / "link").symlink_to(tree / "dir")
+    result = await client.call_tool("listdirectory", {"path": ".", "details": True})
+    entries = {entry["name"]: entry for entry in result.structured_content["entries"]}
+    assert entries["a.txt"]["type"] == "file" and entries["a.txt"]["sizeBytes"] == 5
+    assert entries["dir"]["type"] == "directory"
+    assert entries["link"]["type"] == "symlink"
+    assert entries["a.txt"]["modTime"].endswith("Z")
+
+
+async def test_max_entries_cuts_the_list_and_says_so(client: Client, tree: Path) -> None:
+    result = await client.call_tool("listdirectory", {"path": ".", "maxEntries": 2})
+    data = result.structured_content
+    assert len(data["entries"]) == 2 and data["truncated"] is True and data["totalEntries"] == 7
+    assert "truncated: 5 more" in text_of(result)
+
+
+async def test_the_text_rendering_marks_directories_with_a_slash(client: Client, tree: Path) -> None:
+    result = await client.call_tool("listdirectory", {"path": "."})
+    assert "\ndir/\n" in text_of(result)
+
+
+async def test_the_result_budget_bounds_a_huge_directory(tmp_path: Path) -> None:
+    for n in range(300):
+        (tmp_path / f"{'long-name-' * 5}{n:04}").touch()
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
+        result = await client.call_tool("listdirectory", {"path": "."})
+    assert result.structured_content["truncated"] is True
+    assert len(text_of(result)) <= 2000

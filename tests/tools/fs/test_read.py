@@ -1,0 +1,282 @@
+"""readfile through the SDK client: RF-1..RF-11 (seed-tools.md 2.1), line windows, PDFs, escapes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.types import EmbeddedResource, ImageContent
+
+from tests.helpers import config_for, connect, make_pdf, make_png, make_scanned_pdf, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_rf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "a.txt", "encoding": " TEXT "})
+    assert not result.is_error
+    assert result.structured_content["content"] == "hello\n"
+
+
+async def test_rf1_an_unknown_encoding_is_refused_naming_the_choices(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "a.txt", "encoding": "base64"})
+    assert result.is_error
+    assert "encoding" in text_of(result) and "'text' or 'binary'" in text_of(result)
+
+
+async def test_rf2_a_missing_file_is_an_error_naming_the_absolute_path(
+    client: Client, tmp_path: Path
+) -> None:
+    result = await client.call_tool("readfile", {"path": "nope.txt"})
+    assert result.is_error
+    assert f"path does not exist: {tmp_path / 'nope.txt'}" in text_of(result)
+
+
+async def test_rf2_a_directory_is_not_a_file(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    result = await client.call_tool("readfile", {"path": "d"})
+    assert result.is_error
+    assert "expected a file but got a directory" in text_of(result)
+
+
+async def test_rf2_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    result = await client.call_tool("readfile", {"path": "pipe"})
+    assert result.is_error
+    assert "expected a regular file" in text_of(result) and "FIFO" in text_of(result)
+
+
+async def test_rf3_rf4_an_image_in_text_mode_suggests_binary(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "p.png").write_bytes(make_png())
+    result = await client.call_tool("readfile", {"path": "p.png"})
+    assert result.is_error
+    assert 'use encoding "binary"' in text_of(result)
+
+
+async def test_rf4_binary_content_with_a_text_name_suggests_binary(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_bytes(bytes(range(256)) * 4)
+    result = await client.call_tool("readfile", {"path": "data.txt"})
+    assert result.is_error
+    assert 'use encoding "binary"' in text_of(result)
+
+
+async def test_rf5_invalid_utf8_is_refused_with_a_hint(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
+    result = await client.call_tool("readfile", {"path": "latin1.txt"})
+    assert result.is_error
+    assert "not valid UTF-8 text" in text_of(result)
+    assert 'use encoding "binary"' in text_of(result)
+
+
+async def test_rf6_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
+    client: Client, tmp_path: Path
+) -> None:
+    raw = "\ufeffline one\r\nline\ttwo  \r\n\r\nlast without newline".encode()
+    (tmp_path / "crlf.txt").write_bytes(raw)
+    result = await client.call_tool("readfile", {"path": "crlf.txt"})
+    data = result.structured_content
+    assert data["content"].encode() == raw
+    assert data["totalLines"] == 4
+    assert data["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert data["truncated"] is False and "nextOffset" not in data
+    assert result.content[0].text.encode() == raw
+
+
+async def test_rf6_a_file_over_the_read_cap_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * 5000, encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
+        result = await client.call_tool("readfile", {"path": "big.txt"})
+    assert result.is_error
+    assert "exceeds maximum allowed size" in text_of(result)
+
+
+async def test_rf7_a_pdf_gives_its_text_per_page_with_the_page_count(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["Alpha text", "Beta text", "Gamma text"]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf"})
+    data = result.structured_content
+    assert not result.is_error
+    assert data["pageCount"] == 3 and data["pages"] == [1, 2, 3]
+    assert "--- page 1 ---\nAlpha text" in data["content"]
+    assert data["content"].index("Beta") < data["content"].index("Gamma")
+
+
+async def test_rf7_pdf_pages_selects_ranges(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf([f"Page number {n}" for n in range(1, 9)]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "2-3,7"})
+    data = result.structured_content
+    assert data["pages"] == [2, 3, 7] and data["pageCount"] == 8
+    assert "Page number 7" in data["content"] and "Page number 1\n" not in data["content"]
+
+
+async def test_rf7_pdf_pages_out_of_range_names_the_page_count(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two"]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "3"})
+    assert result.is_error
+    assert "2 pages" in text_of(result)
+
+
+async def test_rf7_a_pdf_without_a_text_layer_says_so(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "scan.pdf").write_bytes(make_scanned_pdf())
+    result = await client.call_tool("readfile", {"path": "scan.pdf"})
+    assert not result.is_error
+    assert "no text layer" in text_of(result)
+
+
+async def test_rf7_a_malformed_pdf_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.7\n this is not really a pdf \n%%EOF")
+    result = await client.call_tool("readfile", {"path": "bad.pdf"})
+    assert result.is_error
+    assert "cannot read PDF" in text_of(result)
+
+
+async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path: Path) -> None:
+    png = make_png(5, 7)
+    (tmp_path / "p.png").write_bytes(png)
+    result = await client.call_tool("readfile", {"path": "p.png", "encoding": "binary"})
+    images = [block for block in result.content if isinstance(block, ImageContent)]
+    assert len(images) == 1
+    assert images[0].mime_type == "image/png"
+    assert base64.b64decode(images[0].data) == png
+    assert result.structured_content["sizeBytes"] == len(png)
+
+
+async def test_rf8_rf9_binary_on_an_unknown_file_is_an_embedded_resource_that_round_trips(
+    client: Client, tmp_path: Path
+) -> None:
+    payload = bytes(range(256)) * 3
+    (tmp_path / "blob.bin").write_bytes(payload)
+    result = await client.call_tool("readfile", {"path": "blob.bin", "encoding": "binary"})
+    resources = [block for block in result.content if isinstance(block, EmbeddedResource)]
+    assert len(resources) == 1
+    assert resources[0].resource.mime_type == "application/octet-stream"
+    assert resources[0].resource.uri == (tmp_path / "blob.bin").as_uri()
+    assert base64.b64decode(resources[0].resource.blob) == payload
+
+
+async def test_rf10_a_symlinked_file_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("real", encoding="utf-8")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "real.txt")
+    async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
+        result = await client.call_tool("readfile", {"path": "alias.txt"})
+    assert result.is_error
+    assert "symlinks are disallowed by policy" in text_of(result)
+
+
+async def test_rf11_an_empty_file_reads_as_empty_text(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_bytes(b"")
+    result = await client.call_tool("readfile", {"path": "empty.txt"})
+    data = result.structured_content
+    assert data["content"] == "" and data["totalLines"] == 0 and data["truncated"] is False
+
+
+async def test_offset_and_limit_return_a_window_and_the_next_offset(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "n.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)), encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "n.txt", "offset": 3, "limit": 4})
+    data = result.structured_content
+    assert data["content"] == "line 4\nline 5\nline 6\nline 7\n"
+    assert (data["startLine"], data["endLine"], data["nextOffset"], data["totalLines"]) == (4, 7, 7, 10)
+    assert data["truncated"] is True
+    assert "offset=7" in text_of(result)
+    last = await client.call_tool("readfile", {"path": "n.txt", "offset": 7})
+    assert last.structured_content["content"] == "line 8\nline 9\nline 10\n"
+    assert "nextOffset" not in last.structured_content
+
+
+async def test_the_default_window_is_the_configured_line_count(tmp_path: Path) -> None:
+    (tmp_path / "n.txt").write_text("x\n" * 50, encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"read_max_lines": 20})) as client:
+        result = await client.call_tool("readfile", {"path": "n.txt"})
+    assert result.structured_content["endLine"] == 20
+    assert result.structured_content["nextOffset"] == 20
+
+
+async def test_an_offset_past_the_end_is_an_error_with_the_line_count(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "n.txt").write_text("a\nb\n", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "n.txt", "offset": 5})
+    assert result.is_error
+    assert "2 lines" in text_of(result)
+
+
+async def test_the_result_budget_cuts_at_a_line_and_gives_the_next_offset(tmp_path: Path) -> None:
+    (tmp_path / "wide.txt").write_text(("y" * 99 + "\n") * 100, encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 1000})) as client:
+        result = await client.call_tool("readfile", {"path": "wide.txt"})
+    data = result.structured_content
+    assert len(data["content"]) <= 1000
+    assert data["content"].endswith("\n")
+    assert data["nextOffset"] == data["endLine"] == 10
+
+
+async def test_a_single_line_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "min.js").write_text("z" * 5000, encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 1000})) as client:
+        result = await client.call_tool("readfile", {"path": "min.js"})
+    assert len(result.structured_content["content"]) == 1000
+    assert result.structured_content["truncated"] is True
+    assert "line 1 is longer than the result budget" in text_of(result)
+
+
+async def test_an_svg_reads_as_text(client: Client, tmp_path: Path) -> None:
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>\n'
+    (tmp_path / "i.svg").write_text(svg, encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "i.svg"})
+    assert result.structured_content["content"] == svg
+
+
+async def test_pages_on_a_text_file_is_an_error(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "a.txt", "pages": "1"})
+    assert result.is_error and "PDF files only" in text_of(result)
+
+
+@pytest.fixture
+def escape_tree(tmp_path: Path) -> Path:
+    """root/ plus an outside secret, and every kind of link from inside the root to it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP-SECRET", encoding="utf-8")
+    (tmp_path / "root_evil").mkdir()
+    (tmp_path / "root_evil" / "secret.txt").write_text("TOP-SECRET", encoding="utf-8")
+    (root / "file-link").symlink_to(outside / "secret.txt")
+    (root / "dir-link").symlink_to(outside)
+    (root / "dangling").symlink_to(outside / "later.txt")
+    (root / "parent").mkdir()
+    (root / "parent" / "up").symlink_to(outside)
+    return root
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "../outside/secret.txt",
+        "parent/../../outside/secret.txt",
+        "{tmp}/outside/secret.txt",
+        "{tmp}/root_evil/secret.txt",
+        "../root_evil/secret.txt",
+        "file-link",
+        "dir-link/secret.txt",
+        "dangling",
+        "parent/up/secret.txt",
+    ],
+)
+async def test_escapes_are_refused_and_nothing_is_read(escape_tree: Path, given: str) -> None:
+    async with connect(config_for(escape_tree)) as client:
+        result = await client.call_tool("readfile", {"path": given.format(tmp=escape_tree.parent)})
+    assert result.is_error
+    assert "outside allowed roots" in text_of(result)
+    assert "TOP-SECRET" not in text_of(result)
+
+
+async def test_a_nul_byte_in_the_path_is_refused(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "a.txt\x00/../../etc/passwd"})
+    assert result.is_error
+    assert "NUL" in text_of(result)
