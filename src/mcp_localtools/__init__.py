@@ -1,0 +1,67 @@
+"""mcp-localtools: safe, fast local tools (files, search, edits, images, shell) for LLM agents over MCP.
+
+The public API::
+
+    from mcp_localtools import Config, load_config, build_registry, build_server
+
+    config = load_config("config.toml")           # or Config() for the embedded default
+    registry = build_registry(config)              # the tools, usable without MCP
+    result = await registry.call("readfile", {"path": "README.md", "limit": 20})
+    server = build_server(config)                  # an mcp MCPServer; server.run() serves stdio
+
+``build_server`` and ``create_server`` import the MCP SDK on first use, so the registry and the
+JSON command line stay light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+from .config import Config, load_config, parse_config
+from .errors import (
+    ConfigError,
+    LocalToolsError,
+    OutsideAllowedRoots,
+    PolicyViolation,
+    ToolError,
+    UnknownToolError,
+)
+from .policy.paths import PathPolicy, ResolvedPath
+from .registry import Registry, ToolAnnotations, ToolSpec
+from .results import ToolResult
+from .tools import build_registry, path_policy
+
+if TYPE_CHECKING:
+    from .server import build_server, create_server
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "LocalToolsError",
+    "OutsideAllowedRoots",
+    "PathPolicy",
+    "PolicyViolation",
+    "Registry",
+    "ResolvedPath",
+    "ToolAnnotations",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "UnknownToolError",
+    "__version__",
+    "build_registry",
+    "build_server",
+    "create_server",
+    "load_config",
+    "parse_config",
+    "path_policy",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("build_server", "create_server"):
+        from . import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module 'mcp_localtools' has no attribute {name!r}")

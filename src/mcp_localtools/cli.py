@@ -1,0 +1,268 @@
+"""The ``mcp-localtools`` command: serve over MCP, list the tools, or call one as JSON.
+
+This is the only module that reads argv, the environment and (through ``load_config``) files.
+
+Exit codes of ``call`` (the LLMC contract, ``seed-tools.md`` section 9): 0 the tool succeeded,
+1 bad input or a tool error, 2 a path-policy or command-policy refusal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ._version import __version__
+from .config import Config, load_config
+from .errors import ConfigError, UnknownToolError
+from .results import FileContent, ImageContent, TextContent, ToolResult
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_POLICY = 2
+LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
+
+_DESCRIPTION = """\
+An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
+inspect images and PDFs, run commands. Every path must resolve inside the allowed roots.
+
+Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start).
+With no --config and no --root, the current directory is the only root.
+"""
+
+_EPILOG = """\
+commands:
+  serve                 run the MCP server (the default)
+  tools [--json]        list the tools; --json prints their manifests (schemas, annotations)
+  call TOOL ARGS        call one tool with ARGS, a JSON object ('-' reads it from stdin), and
+                        print the result as JSON: {"success": ..., "structuredContent": ...,
+                        "content": [...]} or {"success": false, "error": {"code", "message"}}.
+                        Exit status: 0 success, 1 bad input or tool error, 2 refused by policy.
+
+examples:
+  mcp-localtools --root ~/projects
+  mcp-localtools --config config.toml --read-only
+  mcp-localtools tools --json
+  mcp-localtools --root . call readfile '{"path": "README.md", "limit": 20}'
+  echo '{"path": "."}' | mcp-localtools call listdirectory -
+
+environment:
+  MCP_LOCALTOOLS_LOG_LEVEL   DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr only
+"""
+
+
+def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--config", metavar="PATH", default=default, help="TOML config file (see config.example.toml)"
+    )
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        action="append",
+        default=default,
+        help="allowed root directory; repeat for several (replaces [paths] allowed_roots)",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="register only the tools that change nothing",
+    )
+    parser.add_argument(
+        "--transport", choices=["stdio", "sse", "streamable-http"], default=default, help="default: stdio"
+    )
+    parser.add_argument("--host", default=default, help="network transports: address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=default, help="network transports: port (8765)")
+    parser.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], default=default)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-localtools",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
+    _add_common(parser, suppress=False)
+    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call}")
+    serve = commands.add_parser("serve", help="run the MCP server (default)")
+    _add_common(serve, suppress=True)
+    tools = commands.add_parser("tools", help="list the tools")
+    _add_common(tools, suppress=True)
+    tools.add_argument("--json", action="store_true", help="print the manifests as JSON")
+    call = commands.add_parser("call", help="call one tool and print the result as JSON")
+    _add_common(call, suppress=True)
+    call.add_argument("tool", help="tool name, e.g. readfile")
+    call.add_argument("arguments", help="a JSON object of arguments, or - to read it from stdin")
+    return parser
+
+
+def _config(ns: argparse.Namespace) -> Config:
+    """The config file (or the embedded default) with the command-line overrides applied."""
+    config = load_config(ns.config) if ns.config else Config()
+    updates: dict[str, Any] = {}
+    if ns.root:
+        updates["paths"] = config.paths.model_copy(
+            update={"allowed_roots": list(ns.root), "work_base_dir": None}
+        )
+    if ns.read_only:
+        updates["tools"] = config.tools.model_copy(update={"read_only": True})
+    server = {
+        k: v for k, v in (("transport", ns.transport), ("host", ns.host), ("port", ns.port)) if v is not None
+    }
+    if server:
+        updates["server"] = config.server.model_copy(update=server)
+    return config.model_copy(update=updates)
+
+
+def _configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def _content_json(item: TextContent | ImageContent | FileContent) -> dict[str, Any]:
+    if isinstance(item, TextContent):
+        return {"type": "text", "text": item.text}
+    if isinstance(item, ImageContent):
+        return {
+            "type": "image",
+            "mimeType": item.mime_type,
+            "data": base64.b64encode(item.data).decode("ascii"),
+        }
+    return {
+        "type": "resource",
+        "uri": item.uri,
+        "mimeType": item.mime_type,
+        "blob": base64.b64encode(item.data).decode("ascii"),
+    }
+
+
+def _print_json(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _fail(tool: str, code: str, message: str, exit_code: int = EXIT_ERROR) -> int:
+    _print_json({"success": False, "tool": tool, "error": {"code": code, "message": message}})
+    return exit_code
+
+
+def _call(ns: argparse.Namespace) -> int:
+    import anyio
+
+    from .tools import build_registry
+
+    raw = sys.stdin.read() if ns.arguments == "-" else ns.arguments
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        return _fail(ns.tool, "invalid_json", f"arguments are not valid JSON: {exc}")
+    if not isinstance(arguments, dict):
+        return _fail(ns.tool, "invalid_json", 'arguments must be a JSON object such as \'{"path": "."}\'')
+    try:
+        registry = build_registry(_config(ns))
+        result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
+    except ConfigError as exc:
+        return _fail(ns.tool, exc.code, exc.message)
+    except UnknownToolError as exc:
+        return _fail(ns.tool, exc.code, exc.message)
+    if result.error is not None:
+        return _fail(
+            ns.tool,
+            result.error.code,
+            result.error.message,
+            EXIT_POLICY if result.error.policy else EXIT_ERROR,
+        )
+    _print_json(
+        {
+            "success": True,
+            "tool": ns.tool,
+            "structuredContent": result.structured,
+            "content": [_content_json(item) for item in result.content],
+        }
+    )
+    return EXIT_OK
+
+
+def _tools(ns: argparse.Namespace) -> int:
+    from .tools import build_registry
+
+    registry = build_registry(_config(ns))
+    if ns.json:
+        manifests = []
+        for spec in registry.specs():
+            schema_in, schema_out = registry.schemas(spec.name)
+            hints = spec.annotations
+            manifests.append(
+                {
+                    "name": spec.name,
+                    "group": spec.group,
+                    "title": spec.title,
+                    "description": spec.description,
+                    "inputSchema": schema_in,
+                    "outputSchema": schema_out,
+                    "annotations": {
+                        "readOnlyHint": hints.read_only,
+                        "destructiveHint": hints.destructive,
+                        "idempotentHint": hints.idempotent,
+                        "openWorldHint": hints.open_world,
+                    },
+                }
+            )
+        sys.stdout.write(json.dumps(manifests, indent=2) + "\n")
+        return EXIT_OK
+    width = max((len(spec.name) for spec in registry.specs()), default=4)
+    for spec in registry.specs():
+        kind = (
+            "read-only"
+            if spec.annotations.read_only
+            else ("destructive" if spec.annotations.destructive else "writes")
+        )
+        sys.stdout.write(f"{spec.name:<{width}}  {spec.group:<5}  {kind:<11}  {spec.title}\n")
+    return EXIT_OK
+
+
+def _serve(ns: argparse.Namespace, log_level: str) -> int:
+    from .server import build_server
+
+    config = _config(ns)
+    if config.server.transport != "stdio":
+        raise ConfigError(
+            f"transport {config.server.transport!r} is not available in this version; use --transport stdio"
+        )
+    server = build_server(config, log_level=log_level)
+    logging.getLogger(__name__).info("serving over stdio")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    ns = _parser().parse_args(argv)
+    log_level = ns.log_level or os.environ.get(LOG_LEVEL_ENV, "WARNING").upper()
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        log_level = "WARNING"
+    _configure_logging(log_level)
+    try:
+        if ns.command == "call":
+            return _call(ns)
+        if ns.command == "tools":
+            return _tools(ns)
+        return _serve(ns, log_level)
+    except ConfigError as exc:
+        sys.stderr.write(f"mcp-localtools: {exc.message}\n")
+        return EXIT_ERROR

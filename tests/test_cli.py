@@ -1,0 +1,110 @@
+"""The JSON command line, run as the installed console script: exit codes 0/1/2, tools, help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import installed_command
+
+
+def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [installed_command(), *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_call_prints_the_result_as_json_and_exits_0(project: Path) -> None:
+    done = run("call", "readfile", '{"path": "a.txt", "limit": 1}', cwd=project)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["success"] is True and out["tool"] == "readfile"
+    assert out["structuredContent"]["content"] == "alpha\n"
+    assert out["content"][0] == {"type": "text", "text": "alpha\n"}
+
+
+def test_call_reads_the_arguments_from_stdin_with_a_dash(project: Path) -> None:
+    done = run("--root", str(project), "call", "statpath", "-", cwd=Path("/"), stdin='{"path": "a.txt"}')
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["structuredContent"]["sizeBytes"] == 11
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["call", "readfile", '{"path": "missing.txt"}'], "not_found"),
+        (["call", "readfile", "{not json"], "invalid_json"),
+        (["call", "readfile", "[1, 2]"], "invalid_json"),
+        (["call", "readfile", "{}"], "invalid_arguments"),
+        (["call", "nosuchtool", "{}"], "unknown_tool"),
+    ],
+)
+def test_call_exits_1_on_bad_input_or_a_tool_error(project: Path, args: list[str], code: str) -> None:
+    done = run(*args, cwd=project)
+    assert done.returncode == 1
+    out = json.loads(done.stdout)
+    assert out["success"] is False and out["error"]["code"] == code and out["error"]["message"]
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../outside.txt"])
+def test_call_exits_2_on_a_path_policy_refusal(project: Path, path: str) -> None:
+    done = run("call", "readfile", json.dumps({"path": path}), cwd=project)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["code"] == "outside_roots"
+
+
+def test_an_unknown_config_key_fails_start_up_naming_the_key(project: Path) -> None:
+    (project / "c.toml").write_text("[paths]\nallowed_rots = ['.']\n", encoding="utf-8")
+    done = run("--config", "c.toml", cwd=project)
+    assert done.returncode == 1
+    assert "paths.allowed_rots: unknown key" in done.stderr
+    assert done.stdout == ""
+
+
+def test_a_missing_root_fails_start_up(project: Path) -> None:
+    done = run("--root", "nope", cwd=project)
+    assert done.returncode == 1 and "does not exist" in done.stderr
+
+
+def test_tools_lists_the_tools_and_json_gives_the_manifests(project: Path) -> None:
+    plain = run("tools", cwd=project)
+    assert plain.returncode == 0 and "readfile" in plain.stdout
+    manifests = json.loads(run("tools", "--json", cwd=project).stdout)
+    readfile = next(m for m in manifests if m["name"] == "readfile")
+    assert readfile["inputSchema"]["properties"]["path"]["description"]
+    assert readfile["annotations"]["readOnlyHint"] is True
+
+
+def test_read_only_and_config_options_apply_to_call(project: Path) -> None:
+    (project / "c.toml").write_text('[tools]\ndisabled = ["readfile"]\n', encoding="utf-8")
+    done = run("--config", "c.toml", "call", "readfile", '{"path": "a.txt"}', cwd=project)
+    assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "unknown_tool"
+
+
+def test_help_explains_the_commands_and_exit_codes(project: Path) -> None:
+    done = run("--help", cwd=project)
+    assert done.returncode == 0
+    for needle in [
+        "serve",
+        "tools",
+        "call TOOL ARGS",
+        "0 success, 1 bad input",
+        "2 refused by policy",
+        "--root",
+    ]:
+        assert needle in done.stdout
