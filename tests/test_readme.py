@@ -1,0 +1,32 @@
+"""The README's quick start is what CI runs, and what it promises exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def quick_start_commands() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "the quick start has no sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_quick_start_has_exactly_two_commands_a_server_and_the_tests() -> None:
+    serve, test = quick_start_commands()
+    assert serve.endswith(".venv/bin/mcp-localtools")
+    assert "pytest" in test
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    _, test = quick_start_commands()
+    assert f'TEST_COMMAND="{test}"' in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_files_the_readme_points_to_exist() -> None:
+    for name in ["config.example.toml", "Dockerfile", "LICENSE", ".ci/run", "src/mcp_localtools/py.typed"]:
+        assert (REPO / name).exists(), name
