@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -89,3 +90,16 @@ def installed_command() -> str:
     if found is None:
         pytest.fail("the mcp-localtools console script is not installed; run pip install -e '.[test]'")
     return found
+
+
+def other_device_dir(near: Path) -> Path | None:
+    """A fresh directory on a different filesystem than ``near`` (``/dev/shm``), or None.
+
+    The caller removes it (``shutil.rmtree``).
+    """
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == near.stat().st_dev:
+        return None
+    return Path(tempfile.mkdtemp(prefix="mcp-localtools-test-", dir=shm))
