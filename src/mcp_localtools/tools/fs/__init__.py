@@ -1,4 +1,4 @@
-"""The fs tool group: reading, listing, inspecting and typing files."""
+"""The fs tool group: read, list, inspect, type, write, trash, create, move and copy files."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
 from .listing import listing_specs
+from .manage import manage_specs
 from .mime import mime_specs
 from .read import read_specs
 from .stat import stat_specs
+from .trash import trash_specs
+from .write import write_specs
 
 __all__ = ["fs_specs"]
 
@@ -23,4 +26,7 @@ def fs_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
         *listing_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),
+        *write_specs(paths, limits),
+        *trash_specs(paths),
+        *manage_specs(paths),
     ]
