@@ -159,6 +159,9 @@ class ServerConfig(_Section):
     auth_token_file: str = ""
     allowed_hosts: list[str] = []
     allowed_origins: list[str] = []
+    max_request_body_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_WRITE_BYTES * 2)] = 4 * MiB
+    session_idle_timeout_seconds: Annotated[int, Field(ge=1)] = 1800
+    max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
 
 
 class Config(_Section):
@@ -185,8 +188,9 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
     Args:
         data: the decoded TOML table.
         source: how to name the document in error messages (usually its file path).
-        base_dir: directory that relative ``paths`` values are resolved against (the config
-            file's directory); ``None`` leaves them relative (to the current directory).
+        base_dir: directory that relative ``[paths]`` values and ``auth_token_file`` are resolved
+            against (the config file's directory); ``None`` leaves them relative (to the current
+            directory).
 
     Raises:
         ConfigError: an unknown key or a bad value; the message lists every problem with its
@@ -213,7 +217,12 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
             ),
         }
     )
-    return config.model_copy(update={"paths": anchored})
+    server = config.server
+    if server.auth_token_file:
+        server = server.model_copy(
+            update={"auth_token_file": str(base_dir / Path(server.auth_token_file).expanduser())}
+        )
+    return config.model_copy(update={"paths": anchored, "server": server})
 
 
 def load_config(path: str | Path) -> Config:

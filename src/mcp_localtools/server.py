@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp import MCPError
 from mcp.server import MCPServer
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context
 from mcp.types import (
     INVALID_PARAMS,
@@ -26,6 +27,7 @@ from mcp.types import (
     Tool,
 )
 from mcp.types import ToolAnnotations as MCPToolAnnotations
+from pydantic import AnyHttpUrl
 
 from ._version import __version__
 from .config import Config
@@ -35,6 +37,7 @@ from .results import Content, FileContent, ToolResult
 from .results import ImageContent as ImageItem
 from .results import TextContent as TextItem
 from .tools import build_registry, path_policy
+from .transports import StaticTokenVerifier
 
 __all__ = ["SERVER_NAME", "build_server", "create_server", "instructions_for", "to_call_tool_result"]
 
@@ -118,10 +121,30 @@ def instructions_for(paths: PathPolicy) -> str:
 
 
 def create_server(
-    registry: Registry, *, instructions: str | None = None, log_level: str = "WARNING"
+    registry: Registry,
+    *,
+    instructions: str | None = None,
+    log_level: str = "WARNING",
+    bearer_token: str | None = None,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
-    ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``."""
+    ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
+
+    Args:
+        registry: the tools.
+        instructions: server instructions for the model.
+        log_level: level of the SDK's loggers.
+        bearer_token: when set, the HTTP transports require ``Authorization: Bearer <token>``
+            (the SDK's resource-server auth with a static, constant-time token check; no OAuth
+            metadata is published). stdio is unaffected.
+    """
+    auth: dict[str, Any] = {}
+    if bearer_token is not None:
+        auth = {
+            "token_verifier": StaticTokenVerifier(bearer_token),
+            # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
+            "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None),
+        }
     return _RegistryServer(
         registry,
         name=SERVER_NAME,
@@ -130,12 +153,15 @@ def create_server(
         instructions=instructions,
         subscriptions=False,
         log_level=log_level.upper(),
+        **auth,
     )
 
 
-def build_server(config: Config | None = None, *, log_level: str = "WARNING") -> MCPServer[Any]:
+def build_server(
+    config: Config | None = None, *, log_level: str = "WARNING", bearer_token: str | None = None
+) -> MCPServer[Any]:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
-    the current directory as the only root).
+    the current directory as the only root); ``bearer_token`` as in ``create_server``.
 
     Raises:
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
@@ -143,4 +169,6 @@ def build_server(config: Config | None = None, *, log_level: str = "WARNING") ->
     config = config or Config()
     paths = path_policy(config)
     registry = build_registry(config, paths=paths)
-    return create_server(registry, instructions=instructions_for(paths), log_level=log_level)
+    return create_server(
+        registry, instructions=instructions_for(paths), log_level=log_level, bearer_token=bearer_token
+    )
