@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._version import __version__
-from .config import Config, load_config
+from .config import Config, load_config, parse_config
 from .errors import ConfigError, UnknownToolError
 from .results import FileContent, ImageContent, TextContent, ToolResult
 
@@ -28,12 +28,14 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_POLICY = 2
 LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
+TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
 
 _DESCRIPTION = """\
 An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
 inspect images and PDFs, run commands. Every path must resolve inside the allowed roots.
 
-Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start).
+Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start);
+--transport sse or streamable-http serves it over HTTP, which needs a bearer token.
 With no --config and no --root, the current directory is the only root.
 """
 
@@ -45,6 +47,13 @@ commands:
                         print the result as JSON: {"success": ..., "structuredContent": ...,
                         "content": [...]} or {"success": false, "error": {"code", "message"}}.
                         Exit status: 0 success, 1 bad input or tool error, 2 refused by policy.
+  token --file PATH     write a new random bearer token (256 bits) to PATH with mode 0600
+
+network transports:
+  Every request needs "Authorization: Bearer <token>"; the token comes from [server]
+  auth_token_file (a file only its owner can read) or MCP_LOCALTOOLS_TOKEN. Host and Origin are
+  checked (loopback names plus [server] allowed_hosts / allowed_origins); binding a non-loopback
+  address requires allowed_hosts. GET /healthz answers without a token.
 
 examples:
   mcp-localtools --root ~/projects
@@ -52,9 +61,12 @@ examples:
   mcp-localtools tools --json
   mcp-localtools --root . call readfile '{"path": "README.md", "limit": 20}'
   echo '{"path": "."}' | mcp-localtools call listdirectory -
+  mcp-localtools token --file ~/.config/mcp-localtools/token
+  mcp-localtools --transport streamable-http --auth-token-file ~/.config/mcp-localtools/token
 
 environment:
   MCP_LOCALTOOLS_LOG_LEVEL   DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr only
+  MCP_LOCALTOOLS_TOKEN       bearer token for the network transports (when no auth_token_file)
 """
 
 
@@ -81,6 +93,25 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
     parser.add_argument("--host", default=default, help="network transports: address to bind (127.0.0.1)")
     parser.add_argument("--port", type=int, default=default, help="network transports: port (8765)")
+    parser.add_argument(
+        "--auth-token-file",
+        metavar="PATH",
+        default=default,
+        help="network transports: file holding the bearer token, mode 0600 (sets [server] auth_token_file)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        metavar="HOST",
+        action="append",
+        default=default,
+        help="network transports: a Host name clients use, added to [server] allowed_hosts (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-unauthenticated-loopback",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="network transports on a loopback address only: serve without a token (for local test clients)",
+    )
     parser.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], default=default)
 
 
@@ -93,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     _add_common(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token}")
     serve = commands.add_parser("serve", help="run the MCP server (default)")
     _add_common(serve, suppress=True)
     tools = commands.add_parser("tools", help="list the tools")
@@ -103,25 +134,28 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(call, suppress=True)
     call.add_argument("tool", help="tool name, e.g. readfile")
     call.add_argument("arguments", help="a JSON object of arguments, or - to read it from stdin")
+    token = commands.add_parser("token", help="write a new bearer token file (mode 0600)")
+    _add_common(token, suppress=True)
+    token.add_argument("--file", metavar="PATH", help="where to write it (default: [server] auth_token_file)")
+    token.add_argument("--force", action="store_true", help="replace an existing file")
     return parser
 
 
 def _config(ns: argparse.Namespace) -> Config:
-    """The config file (or the embedded default) with the command-line overrides applied."""
+    """The config file (or the embedded default) with the command-line overrides applied and
+    validated by the same models, so a bad flag fails like a bad key (``server.port: ...``)."""
     config = load_config(ns.config) if ns.config else Config()
-    updates: dict[str, Any] = {}
+    data = config.model_dump()
     if ns.root:
-        updates["paths"] = config.paths.model_copy(
-            update={"allowed_roots": list(ns.root), "work_base_dir": None}
-        )
+        data["paths"].update(allowed_roots=list(ns.root), work_base_dir=None)
     if ns.read_only:
-        updates["tools"] = config.tools.model_copy(update={"read_only": True})
-    server = {
-        k: v for k, v in (("transport", ns.transport), ("host", ns.host), ("port", ns.port)) if v is not None
-    }
-    if server:
-        updates["server"] = config.server.model_copy(update=server)
-    return config.model_copy(update=updates)
+        data["tools"]["read_only"] = True
+    for key in ("transport", "host", "port", "auth_token_file"):
+        if getattr(ns, key) is not None:
+            data["server"][key] = getattr(ns, key)
+    if ns.allowed_host:
+        data["server"]["allowed_hosts"] += ns.allowed_host
+    return parse_config(data, source="command line")
 
 
 def _configure_logging(level: str) -> None:
@@ -233,20 +267,79 @@ def _tools(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _bearer_token(config: Config) -> str | None:
+    """The network token: ``[server] auth_token_file`` if set, else ``MCP_LOCALTOOLS_TOKEN``."""
+    from .transports import check_token, read_token_file
+
+    if config.server.auth_token_file:
+        return read_token_file(config.server.auth_token_file)
+    env = os.environ.get(TOKEN_ENV)
+    return check_token(env.strip(), TOKEN_ENV) if env else None
+
+
 def _serve(ns: argparse.Namespace, log_level: str) -> int:
     from .server import build_server
 
     config = _config(ns)
-    if config.server.transport != "stdio":
+    server_config = config.server
+    if server_config.transport == "stdio":
+        server = build_server(config, log_level=log_level)
+        logging.getLogger(__name__).info("serving over stdio")
+        try:
+            server.run()
+        except KeyboardInterrupt:
+            pass
+        return EXIT_OK
+
+    from .transports import NetworkSettings, serve_network
+
+    token = _bearer_token(config)
+    if token is None and not ns.allow_unauthenticated_loopback:
         raise ConfigError(
-            f"transport {config.server.transport!r} is not available in this version; use --transport stdio"
+            f"no auth token for the {server_config.transport} transport: make one with "
+            "'mcp-localtools token --file PATH' and set [server] auth_token_file = PATH, "
+            f"or set {TOKEN_ENV}"
         )
-    server = build_server(config, log_level=log_level)
-    logging.getLogger(__name__).info("serving over stdio")
+    settings = NetworkSettings(
+        transport=server_config.transport,
+        host=server_config.host,
+        port=server_config.port,
+        authenticated=token is not None,
+        allowed_hosts=tuple(server_config.allowed_hosts),
+        allowed_origins=tuple(server_config.allowed_origins),
+        max_request_body_bytes=server_config.max_request_body_bytes,
+        session_idle_timeout_seconds=server_config.session_idle_timeout_seconds,
+        max_sessions=server_config.max_sessions,
+    )
+    settings.check()  # refuse unsafe binds before building anything
+    serve_network(build_server(config, log_level=log_level, bearer_token=token), settings)
+    return EXIT_OK
+
+
+def _token(ns: argparse.Namespace) -> int:
+    import secrets
+    from pathlib import Path
+
+    config = _config(ns)
+    target = ns.file or config.server.auth_token_file
+    if not target:
+        raise ConfigError("say where to write the token: mcp-localtools token --file PATH")
+    path = Path(target).expanduser().absolute()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if ns.force else os.O_EXCL)
     try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise ConfigError(f"{path} exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from exc
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(secrets.token_urlsafe(32) + "\n")  # 32 random bytes: 256 bits
+    sys.stderr.write(
+        f'wrote a new token to {path} (mode 0600). Serve with [server] auth_token_file = "{path}" or '
+        f"{TOKEN_ENV}; clients send it as the header 'Authorization: Bearer <token>'.\n"
+    )
     return EXIT_OK
 
 
@@ -262,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _call(ns)
         if ns.command == "tools":
             return _tools(ns)
+        if ns.command == "token":
+            return _token(ns)
         return _serve(ns, log_level)
     except ConfigError as exc:
         sys.stderr.write(f"mcp-localtools: {exc.message}\n")
