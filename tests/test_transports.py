@@ -1,0 +1,309 @@
+"""SSE and Streamable HTTP: the installed entry point as a real subprocess on a free loopback port,
+driven by the SDK client in both protocol eras and by raw HTTP for the security checks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.helpers import installed_command, text_of
+
+TOKEN = "test-token-" + "x" * 40
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Served:
+    """A running server subprocess."""
+
+    transport: str
+    base: str
+    token: str | None
+    proc: subprocess.Popen[str]
+
+    @property
+    def url(self) -> str:
+        return self.base + ("/mcp" if self.transport == "streamable-http" else "/sse")
+
+    def connect(self, *, mode: str = "auto", token: str | None = "default") -> Client:
+        token = self.token if token == "default" else token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        target: AbstractAsyncContextManager[Any]
+        if self.transport == "streamable-http":
+            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+            target = streamable_http_client(self.url, http_client=http)
+        else:
+            target = sse_client(self.url, headers=headers)
+        return Client(target, mode=mode)
+
+
+def start(
+    transport: str, root: Path, *extra: str, env: dict[str, str] | None = None, token: str | None = TOKEN
+) -> Served:
+    port = free_port()
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), **(env or {})}
+    if token is not None:
+        environment.setdefault("MCP_LOCALTOOLS_TOKEN", token)
+    proc = subprocess.Popen(
+        [installed_command(), "--root", str(root), "--transport", transport, "--port", str(port), *extra],
+        cwd=root,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
+                return Served(transport, base, token, proc)
+        except httpx2.TransportError:
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail("server did not come up within 30 s")
+
+
+def stop(served: Served) -> str:
+    served.proc.terminate()
+    try:
+        _, err = served.proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        served.proc.kill()
+        _, err = served.proc.communicate()
+    return err
+
+
+@pytest.fixture(params=["streamable-http", "sse"])
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    (tmp_path / "hello.txt").write_text("hello over http\n", encoding="utf-8")
+    server = start(request.param, tmp_path)
+    yield server
+    stderr = stop(server)
+    assert TOKEN not in stderr  # never logged
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_real_client_lists_tools_and_reads_a_file_over_http(served: Served, mode: str) -> None:
+    async with served.connect(mode=mode) as client:
+        tools = (await client.list_tools()).tools
+        assert "readfile" in {tool.name for tool in tools}
+        result = await client.call_tool("readfile", {"path": "hello.txt"})
+        assert result.structured_content["content"] == "hello over http\n"
+        refused = await client.call_tool("readfile", {"path": "/etc/passwd"})
+        assert refused.is_error and "outside allowed roots" in text_of(refused)
+
+
+def test_no_token_or_a_wrong_token_gets_401(served: Served) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {TOKEN}"}):
+        if served.transport == "streamable-http":
+            response = httpx2.post(served.url, json=INIT, headers={**JSON_HEADERS, **headers}, timeout=10)
+        else:
+            response = httpx2.get(served.url, headers=headers, timeout=10)
+        assert response.status_code == 401, headers
+        assert "Bearer" in response.headers.get("www-authenticate", "")
+    if served.transport == "sse":
+        response = httpx2.post(
+            served.base + "/messages/?session_id=abc", json=INIT, headers=JSON_HEADERS, timeout=10
+        )
+        assert response.status_code == 401
+
+
+def test_a_token_in_the_url_is_not_accepted(served: Served) -> None:
+    if served.transport == "streamable-http":
+        response = httpx2.post(
+            f"{served.url}?access_token={TOKEN}", json=INIT, headers=JSON_HEADERS, timeout=10
+        )
+    else:
+        response = httpx2.get(f"{served.url}?access_token={TOKEN}&token={TOKEN}", timeout=10)
+    assert response.status_code == 401
+
+
+def _post_init(served: Served, **headers: str) -> httpx2.Response:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    if served.transport == "streamable-http":
+        return httpx2.post(served.url, json=INIT, headers={**JSON_HEADERS, **auth, **headers}, timeout=10)
+    with httpx2.stream("GET", served.url, headers={**auth, **headers}, timeout=10) as response:
+        return response
+
+
+def test_a_foreign_host_gets_421_and_a_foreign_origin_403(served: Served) -> None:
+    assert _post_init(served, Host="evil.example.com").status_code == 421
+    assert _post_init(served, Origin="http://evil.example.com").status_code == 403
+    assert _post_init(served, Origin=f"http://localhost:{served.base.rsplit(':', 1)[1]}").status_code == 200
+
+
+def test_an_oversized_body_gets_413(served: Served) -> None:
+    body = b'{"jsonrpc": "2.0", "pad": "' + b"a" * (5 * 1024 * 1024) + b'"}'
+    headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    url = served.url if served.transport == "streamable-http" else served.base + "/messages/?session_id=0"
+    response = httpx2.post(url, content=body, headers=headers, timeout=30)
+    assert response.status_code == 413
+
+
+def test_healthz_needs_no_token_and_says_only_ok_and_the_version(served: Served) -> None:
+    response = httpx2.get(served.base + "/healthz", timeout=10)
+    assert response.status_code == 200
+    assert set(response.json()) == {"status", "version"} and response.json()["status"] == "ok"
+
+
+@pytest.mark.anyio
+async def test_twenty_concurrent_sessions_of_fifty_calls_have_no_errors(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sessions, calls = 20, 50
+    errors: list[str] = []
+
+    async def session() -> None:
+        async with served.connect() as client:
+            for _ in range(calls):
+                result = await client.call_tool("statpath", {"path": "hello.txt"})
+                if result.is_error:
+                    errors.append(text_of(result))
+
+    started = time.perf_counter()
+    with anyio.fail_after(240):
+        async with anyio.create_task_group() as group:
+            for _ in range(sessions):
+                group.start_soon(session)
+    elapsed = time.perf_counter() - started
+    assert errors == []
+    with capsys.disabled():
+        print(
+            f"\n[load] {served.transport}: {sessions} sessions x {calls} calls = {sessions * calls} calls "
+            f"in {elapsed:.2f} s ({sessions * calls / elapsed:.0f} calls/s)"
+        )
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(cwd), **(env or {})}
+    return subprocess.run(
+        [installed_command(), *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_a_network_transport_refuses_to_start_without_a_token(tmp_path: Path, transport: str) -> None:
+    done = run_cli("--transport", transport, "--port", str(free_port()), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "no auth token" in done.stderr and "mcp-localtools token --file" in done.stderr
+
+
+def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN, encoding="utf-8")
+    token_file.chmod(0o644)
+    (tmp_path / "c.toml").write_text(f'[server]\nauth_token_file = "{token_file}"\n', encoding="utf-8")
+    done = run_cli("--config", "c.toml", "--transport", "sse", "--port", str(free_port()), cwd=tmp_path)
+    assert done.returncode == 1 and "chmod 600" in done.stderr
+
+
+def test_a_short_token_is_refused(tmp_path: Path) -> None:
+    done = run_cli(
+        "--transport", "sse", "--port", str(free_port()), cwd=tmp_path, env={"MCP_LOCALTOOLS_TOKEN": "short"}
+    )
+    assert done.returncode == 1 and "at least 32 characters" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_a_token_file_with_mode_0600_is_used(tmp_path: Path) -> None:
+    done = run_cli("token", "--file", "secret/token", cwd=tmp_path)
+    assert done.returncode == 0
+    token_file = tmp_path / "secret" / "token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    token = token_file.read_text(encoding="utf-8").strip()
+    assert len(token) >= 43  # 32 random bytes in URL-safe base64
+    assert token not in done.stderr + done.stdout
+    (tmp_path / "c.toml").write_text('[server]\nauth_token_file = "secret/token"\n', encoding="utf-8")
+    served = start("streamable-http", tmp_path, "--config", "c.toml", token=None)
+    served.token = token
+    try:
+        async with served.connect() as client:
+            assert (await client.list_tools()).tools
+    finally:
+        stop(served)
+
+
+def test_the_token_command_never_overwrites_without_force(tmp_path: Path) -> None:
+    assert run_cli("token", "--file", "t", cwd=tmp_path).returncode == 0
+    first = (tmp_path / "t").read_text(encoding="utf-8")
+    again = run_cli("token", "--file", "t", cwd=tmp_path)
+    assert again.returncode == 1 and "--force" in again.stderr
+    assert (tmp_path / "t").read_text(encoding="utf-8") == first
+    assert run_cli("token", "--file", "t", "--force", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "t").read_text(encoding="utf-8") != first
+
+
+def test_binding_a_non_loopback_address_requires_allowed_hosts(tmp_path: Path) -> None:
+    env = {"MCP_LOCALTOOLS_TOKEN": TOKEN}
+    done = run_cli(
+        "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "1", cwd=tmp_path, env=env
+    )
+    assert done.returncode == 1 and "allowed_hosts" in done.stderr
+
+
+def test_unauthenticated_mode_is_refused_off_loopback(tmp_path: Path) -> None:
+    done = run_cli(
+        "--transport",
+        "sse",
+        "--host",
+        "0.0.0.0",
+        "--allowed-host",
+        "example.lan",
+        "--allow-unauthenticated-loopback",
+        "--port",
+        "1",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1 and "loopback addresses only" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_unauthenticated_loopback_mode_serves_without_a_token_and_warns(tmp_path: Path) -> None:
+    served = start("streamable-http", tmp_path, "--allow-unauthenticated-loopback", token=None)
+    try:
+        async with served.connect(token=None) as client:
+            assert (await client.list_tools()).tools
+    finally:
+        stderr = stop(served)
+    assert "AUTHENTICATION IS OFF" in stderr
