@@ -148,7 +148,7 @@ class _Lexer:
             elif c == ";":
                 end()
                 self.i += 1
-                while self._peek() in (";", "&") and self._peek():  # case terminators ;; ;& ;;&
+                while self._peek() in (";", "&"):  # case terminators ;; ;& ;;&
                     self.i += 1
             elif c == "|":
                 end()

@@ -24,7 +24,7 @@ async def run(client: Client, *commands: str, **arguments: object) -> dict:  # t
     return result.structured_content  # type: ignore[return-value]
 
 
-async def test_a_command_runs_and_reports_its_output_shell_and_directory(
+async def test_sc19_a_command_reports_its_output_shell_path_and_directory(
     shell: Client, tmp_path: Path
 ) -> None:
     data = await run(shell, "echo hello; echo oops >&2")

@@ -177,7 +177,8 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
     if refusal is None:
         return ToolResult.of(result, text=text)
     ran = len(results) - 1
-    message = f"{refusal.message} (the {ran} command{'s' if ran != 1 else ''} before it ran; results above)"
+    plural = "s" if ran != 1 else ""
+    message = f"{refusal.message} (refused after {ran} earlier command{plural} ran; see their results)"
     return ToolResult(
         content=(TextContent(text + "\n" + message),),
         structured=dump_model(result),
