@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -107,3 +109,52 @@ async def test_sc12_a_missing_working_directory_at_spawn_gives_127(tmp_path: Pat
         RunRequest(["/bin/true"], tmp_path / "gone", {}, None, timeout=5, max_output_bytes=1024)
     )
     assert outcome.exit_code == 127 and "cannot start /bin/true in" in outcome.stderr.text
+
+
+_PROBE = """
+import importlib.util, os, subprocess, sys
+spec = importlib.util.spec_from_file_location("proctree", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+sys.modules["proctree"] = module
+spec.loader.exec_module(module)
+if sys.argv[2] == "hardened":
+    module.harden_server_process()
+me = os.getpid()
+script = f"echo FORGED > /proc/{me}/fd/1; cat /proc/{me}/environ >/dev/null && echo READ-ENV >&2"
+done = subprocess.run(["sh", "-c", script], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+sys.stderr.write(done.stderr)
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None or not Path("/usr/bin/python3").exists(),
+    reason="needs root to run the check as an unprivileged user (as root, /proc permissions prove nothing)",
+)
+@pytest.mark.parametrize("mode", ["plain", "hardened"])
+def test_a_non_dumpable_server_keeps_same_user_commands_out_of_its_stdout_and_environ(mode: str) -> None:
+    # The server and its command run as the same unprivileged user (nobody), the server's stdout
+    # is a pipe that user owns, as with a real client. "plain" shows the attack works at all.
+    import tempfile
+
+    source = Path(__file__).resolve().parents[3] / "src" / "mcp_localtools" / "tools" / "exec" / "proctree.py"
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chmod(scratch, 0o755)
+        shutil.copy(source, Path(scratch, "proctree.py"))
+        Path(scratch, "probe.py").write_text(_PROBE, encoding="utf-8")
+        done = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sh",
+                "-c",
+                f"/usr/bin/python3 {scratch}/probe.py {scratch}/proctree.py {mode} | cat",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=scratch,
+        )
+    forged, read_env = "FORGED" in done.stdout, "READ-ENV" in done.stderr
+    assert (forged, read_env) == ((True, True) if mode == "plain" else (False, False)), done
