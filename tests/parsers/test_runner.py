@@ -15,9 +15,13 @@ import anyio
 import pytest
 from PIL import Image
 
+from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import TooLarge, ToolTimeout, UnsupportedContent
 from mcp_localtools.parsers import ParserRunner
-from tests.helpers import make_large_png, make_png, parser_workers
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import Registry
+from mcp_localtools.tools.image import image_specs
+from tests.helpers import make_large_png, make_pdf, make_png, parser_workers
 
 pytestmark = pytest.mark.anyio
 
@@ -39,6 +43,19 @@ async def test_a_parse_over_its_time_is_stopped_with_a_clear_error_and_its_worke
     assert (
         "cannot read image huge.png: parsing took longer than 0.2 s and was stopped" in caught.value.message
     )
+    assert parser_workers() == []
+
+
+async def test_a_call_that_times_out_leaves_no_worker_behind(tmp_path: Path, huge_png: bytes) -> None:
+    (tmp_path / "huge.png").write_bytes(huge_png)
+    registry = Registry()
+    for spec in image_specs(PathPolicy.create([tmp_path]), LimitsConfig(), ParserRunner()):
+        registry.register(spec)
+    with anyio.fail_after(60):
+        result = await registry.call(
+            "readimage", {"path": "huge.png", "includeBase64Data": True}, timeout=0.5
+        )
+    assert result.error is not None and result.error.code == "timeout"
     assert parser_workers() == []
 
 
@@ -121,3 +138,25 @@ async def test_the_response_is_the_only_thing_on_the_worker_stdout(tmp_path: Pat
     answer = json.loads(header)
     assert answer["ok"] is True and answer["payloadSize"] == len(payload)
     assert b"noise" not in output
+
+
+def test_the_server_never_imports_pillow_or_pypdf(tmp_path: Path) -> None:
+    Image.new("RGB", (4, 4)).save(tmp_path / "p.png")
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["Hello"]))
+    script = textwrap.dedent(
+        f"""
+        import sys, anyio
+        from mcp_localtools import build_registry, parse_config
+        registry = build_registry(parse_config({{"paths": {{"allowed_roots": [{str(tmp_path)!r}]}}}}))
+        async def main():
+            image = await registry.call("readimage", {{"path": "p.png", "includeBase64Data": True}})
+            pdf = await registry.call("readfile", {{"path": "doc.pdf", "pages": "1"}})
+            assert not image.is_error and not pdf.is_error, (image, pdf)
+        anyio.run(main)
+        print(sorted(name for name in sys.modules if name.split(".")[0] in ("PIL", "pypdf")))
+        """
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path
+    )
+    assert output.stdout.strip() == "[]"
