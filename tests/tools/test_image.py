@@ -11,13 +11,14 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, ImageContent
 from PIL import Image
 
 from tests.helpers import (
     config_for,
     connect,
+    installed_command,
     make_bomb_png,
     make_large_png,
     make_png,
@@ -436,3 +437,17 @@ async def test_readimage_is_listed_in_the_image_group_and_can_be_disabled(tmp_pa
     async with connect(config_for(tmp_path, tools={"disabled": ["image"]})) as client:
         without = {tool.name for tool in (await client.list_tools()).tools}
     assert "readimage" in names and "readimage" not in without and "readfile" in without
+
+
+async def test_a_desktop_client_over_stdio_gets_a_photo_as_image_content_it_accepts(tmp_path: Path) -> None:
+    (tmp_path / "photo.png").write_bytes(make_large_png(3000, 2000))
+    params = StdioServerParameters(
+        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path)
+    )
+    with anyio.fail_after(120):
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool("readimage", {"path": "photo.png", "includeBase64Data": True})
+    [block] = images_of(result)
+    assert block.mime_type == "image/jpeg"
+    assert picture(block).size == (1568, 1045)
+    assert len(base64.b64decode(block.data)) <= MiB
