@@ -5,9 +5,14 @@ type, mode, frame count, DPI and EXIF orientation, for every format Pillow opens
 GIF, WebP, BMP, TIFF, ICO, ...); SVG gives width, height and viewBox only. With
 ``includeBase64Data`` the image comes back as MCP image content that clients accept (peers.md
 section 2 item 23): turned upright by its EXIF orientation, downscaled so the long side is at
-most ``maxDimension`` and the encoding at most ``maxBytes``, re-encoded only when needed (PNG
-for transparency or few colours, JPEG otherwise, or the ``format`` asked for). The result states
-both the original and the returned size. ``readfile`` in binary mode uses the same path.
+most ``maxDimension`` and the image as sent at most ``maxBytes``, re-encoded only when needed
+(PNG for transparency or few colours, JPEG otherwise, or the ``format`` asked for). The result
+states both the original and the returned size. ``readfile`` in binary mode uses the same path.
+
+``maxBytes`` counts the base64 form, because that is what clients measure: Claude Desktop
+refuses a result over 1,048,576 characters ("result exceeds maximum length", peers.md item 23)
+and the Anthropic API an image whose base64 is over 5 MiB. A 1 MiB JPEG is 1.4 MB of base64, so
+the default is 1,000,000, which leaves room for the result's text and structured parts.
 
 All decoding happens in a confined worker process (``parsers``); this module never imports Pillow.
 """
@@ -50,12 +55,13 @@ MiB = 1024 * 1024
 
 DEFAULT_MAX_DIMENSION = 1568
 """Long side of returned images (px): what Claude models see without downscaling themselves."""
-DEFAULT_MAX_IMAGE_BYTES = 1 * MiB
-"""Encoded size of returned images: Claude Desktop refuses tool results over about 1 MB."""
+DEFAULT_MAX_IMAGE_BYTES = 1_000_000
+"""Base64 size of returned images: Claude Desktop refuses tool results over 1,048,576 characters,
+and this leaves about 48 KB of that for the rest of the result."""
 HARD_MAX_DIMENSION = 8000
 """Most a call may ask for: the pixel limit of the strictest model API."""
 HARD_MAX_IMAGE_BYTES = 5 * MiB
-"""Most a call may ask for: the per-image limit of model APIs."""
+"""Most a call may ask for: the Anthropic API's per-image limit, measured on the base64."""
 
 ImageFormat = Literal["auto", "png", "jpeg", "webp"]
 
@@ -79,7 +85,10 @@ class ReadImageArgs(ToolArgs):
         DEFAULT_MAX_IMAGE_BYTES,
         ge=16 * 1024,
         le=HARD_MAX_IMAGE_BYTES,
-        description="Largest encoded size of the returned image in bytes; a larger one is re-encoded.",
+        description=(
+            "Largest size of the returned image as sent (base64, which clients count), in bytes; a larger "
+            "one is re-encoded or downscaled. The default keeps a whole result under 1 MiB."
+        ),
     )
     format: ImageFormat = Field(
         "auto",
@@ -93,7 +102,7 @@ class ReadImageArgs(ToolArgs):
 class ReturnedImage(ToolOutput):
     width: int = Field(description="Width of the returned image in pixels (upright).")
     height: int = Field(description="Height of the returned image in pixels (upright).")
-    size_bytes: int = Field(description="Encoded size of the returned image in bytes.")
+    size_bytes: int = Field(description="Size of the returned image file in bytes (before base64).")
     mime_type: str = Field(description="MIME type of the returned image.")
     reencoded: bool = Field(description="False when the file's own bytes were returned unchanged.")
     resized: bool = Field(description="True when the image was downscaled to fit the limits.")
@@ -161,7 +170,8 @@ async def fit_image(
     image_format: ImageFormat = "auto",
     hint: str = "",
 ) -> FittedImage:
-    """Decode ``data`` in a worker and fit it for a client (upright, within both limits).
+    """Decode ``data`` in a worker and fit it for a client: upright, long side at most
+    ``max_dimension``, base64 at most ``max_bytes`` characters.
 
     Raises:
         UnsupportedContent: not a readable image (corrupt, truncated, unknown format).
@@ -169,7 +179,8 @@ async def fit_image(
             memory than a worker may use.
         ToolTimeout: decoding took longer than the parser timeout.
     """
-    request = {"encode": True, "partial": False, "maxDimension": max_dimension, "maxBytes": max_bytes}
+    raw_budget = 3 * (max_bytes // 4)  # base64 of n bytes is 4 * ceil(n / 3) characters
+    request = {"encode": True, "partial": False, "maxDimension": max_dimension, "maxBytes": raw_budget}
     parsed = await parsers.run("image", data, {**request, "format": image_format}, failure=failure, hint=hint)
     meta = dict(parsed.result)
     returned = ReturnedImage.model_validate(meta.pop("returned"))
@@ -275,8 +286,8 @@ def image_specs(paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner) 
                 "orientation without decoding it (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO and every other "
                 "format Pillow reads; SVG: size and viewBox only). A missing file gives exists=false. With "
                 "includeBase64Data the image is returned as image content a model accepts: upright, long "
-                f"side at most maxDimension ({DEFAULT_MAX_DIMENSION} px) and at most maxBytes "
-                f"({DEFAULT_MAX_IMAGE_BYTES} bytes), re-encoded only when needed; the result gives the "
+                f"side at most maxDimension ({DEFAULT_MAX_DIMENSION} px) and at most maxBytes of base64 "
+                f"({DEFAULT_MAX_IMAGE_BYTES}), re-encoded only when needed; the result gives the "
                 "original and the returned size. Images declaring more than 134 million pixels are refused."
             ),
             args_model=ReadImageArgs,

@@ -5,8 +5,8 @@ lines skipped, at most ``limit`` lines) and to the result budget; when cut, the 
 gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
 Binary mode returns image content for images and an embedded resource otherwise. Images go
 through readimage's path (``tools/image.py``): upright and fitted to the limits clients accept
-(1568 px, 1 MiB), unless the call asks for the ``original`` bytes. PDFs and images are parsed in
-a confined worker process (``mcp_localtools.parsers``), never in the server.
+(1568 px, 1,000,000 bytes of base64), unless the call asks for the ``original`` bytes. PDFs and
+images are parsed in a confined worker process (``mcp_localtools.parsers``), never in the server.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class ReadFileArgs(ToolArgs):
         False,
         description=(
             "Binary mode, images only: return the file's bytes unchanged. By default an image is returned "
-            "upright and fitted to what clients accept (1568 px long side, 1 MiB)."
+            "upright and fitted to what clients accept (1568 px long side, 1,000,000 bytes of base64)."
         ),
     )
 
@@ -303,7 +303,7 @@ def read_specs(
                 f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
                 "per call (use offset/limit; the result gives nextOffset when more remains) and "
                 f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
-                "Binary mode returns images as image content, upright and fitted to 1568 px and 1 MiB "
+                "Binary mode returns images as image content, upright and fitted to 1568 px and under 1 MB "
                 "(original=true for the file's bytes), and other files as an embedded resource. "
                 f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
             ),
