@@ -180,6 +180,10 @@ async def test_ri5_metadata_has_frames_dpi_and_orientation_when_the_file_has_the
     assert anim["frameCount"] == 3 and anim["format"] == "gif" and "orientation" not in anim
     assert photo["dpi"] == [300.0, 300.0] and photo["orientation"] == 8
     assert (photo["width"], photo["height"]) == (30, 20)  # as stored; orientation says how to show it
+    as_webp = await client.call_tool(
+        "readimage", {"path": "anim.gif", "includeBase64Data": True, "format": "webp"}
+    )
+    assert as_webp.structured_content["note"] == "the image content is the first of 3 frames"
 
 
 async def test_ri5_a_png_name_with_garbage_bytes_is_a_clear_error(client: Client, tmp_path: Path) -> None:

@@ -44,9 +44,9 @@ MiB = 1024 * 1024
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 """Wall-clock time one parse may take (seconds); well under the registry's call timeout."""
-DEFAULT_MEMORY_BYTES = 1536 * MiB
-"""Address space of one worker: the largest image it accepts (2**27 pixels at 4 bytes) decoded,
-plus the interpreter and the library."""
+DEFAULT_MEMORY_BYTES = 1024 * MiB
+"""Address space of one worker: the largest image it accepts (2**27 pixels at 4 bytes, 512 MiB)
+decoded, plus the interpreter and the library; that worst case was measured to fit in 640 MiB."""
 DEFAULT_MAX_WORKERS = 2
 """Parses running at once; more calls wait their turn (within their own timeout)."""
 

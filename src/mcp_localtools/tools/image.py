@@ -253,7 +253,13 @@ async def read_image(
         max_bytes=args.max_bytes,
         image_format=args.format,
     )
-    result = ReadImageResult(**common, **_meta_fields(fitted.meta), returned=fitted.returned)
+    frames = fitted.meta["frameCount"] or 1
+    note = (
+        f"the image content is the first of {frames} frames"
+        if frames > 1 and fitted.returned.reencoded
+        else None
+    )
+    result = ReadImageResult(**common, **_meta_fields(fitted.meta), returned=fitted.returned, note=note)
     return ToolResult.of(result, ImageContent(fitted.data, fitted.returned.mime_type))
 
 
