@@ -14,10 +14,12 @@ from typing import Any
 
 from mcp_localtools.config import Config, ToolsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
 
 from .fs import fs_specs
+from .image import image_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
 
@@ -36,7 +38,8 @@ def path_policy(config: Config) -> PathPolicy:
 
 def all_specs(config: Config, paths: PathPolicy) -> list[ToolSpec[Any]]:
     """Every tool this server knows, enabled or not, bound to its policies."""
-    return [*fs_specs(paths, config.limits)]
+    parsers = ParserRunner()  # one per server: it bounds how many parser processes run at once
+    return [*fs_specs(paths, config.limits, parsers), *image_specs(paths, config.limits, parsers)]
 
 
 def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
