@@ -172,12 +172,15 @@ class PathPolicy:
         inside = [root for root in self.roots if real.is_relative_to(root)]
         return max(inside, key=lambda root: len(root.parts)) if inside else None
 
-    def resolve(self, path: str, *, field: str = "path") -> ResolvedPath:
+    def resolve(self, path: str, *, field: str = "path", follow_final: bool = True) -> ResolvedPath:
         """Check a user-supplied path and return where it points (POL-5..POL-9, POL-11).
 
         Args:
             path: absolute, or relative to ``base_dir``; surrounding whitespace is trimmed.
             field: the argument name, used in error messages.
+            follow_final: resolve a final symlink to its target (the default, for tools that use
+                what the path points at). False checks the link itself, for tools that act on the
+                directory entry (delete, move): its parent is resolved, its name kept.
 
         Raises:
             InvalidPath: the path is empty or contains a NUL byte.
@@ -194,7 +197,13 @@ class PathPolicy:
             raise InvalidPath(f"invalid path: {field} contains a NUL byte: {given!r}")
         candidate = Path(given)
         lexical = _normalise(candidate if candidate.is_absolute() else self.base_dir / candidate)
-        real = Path(os.path.realpath(lexical))
+        try:
+            if follow_final or lexical == lexical.parent:
+                real = Path(os.path.realpath(lexical))
+            else:
+                real = Path(os.path.realpath(lexical.parent)) / lexical.name
+        except OSError as exc:  # a component vanished or changed while it was being resolved
+            raise from_os_error(exc, given) from exc
         root = self.root_of(real)
         if root is None:
             where = "" if str(real) == given else f" (resolves to {real})"

@@ -14,11 +14,13 @@ from typing import Any
 
 from mcp_localtools.config import Config, ToolsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
 
 from .exec import exec_specs
 from .fs import fs_specs
+from .image import image_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
 
@@ -43,8 +45,10 @@ def all_specs(
     Args:
         environ: the server's environment, for the exec tools (None: empty).
     """
+    parsers = ParserRunner()  # one per server: it bounds how many parser processes run at once
     return [
-        *fs_specs(paths, config.limits),
+        *fs_specs(paths, config.limits, parsers),
+        *image_specs(paths, config.limits, parsers),
         *exec_specs(config.exec, paths, config.limits, environ or {}),
     ]
 

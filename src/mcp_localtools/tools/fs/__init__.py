@@ -1,26 +1,36 @@
-"""The fs tool group: reading, listing, inspecting and typing files."""
+"""The fs tool group: read, list, inspect, type, write, trash, create, move and copy files."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mcp_localtools.config import LimitsConfig
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
 from .listing import listing_specs
+from .manage import manage_specs
 from .mime import mime_specs
 from .read import read_specs
 from .stat import stat_specs
+from .trash import trash_specs
+from .write import write_specs
 
 __all__ = ["fs_specs"]
 
 
-def fs_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
-    """Every fs tool, bound to ``paths`` and ``limits``."""
+def fs_specs(
+    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner | None = None
+) -> list[ToolSpec[Any]]:
+    """Every fs tool, bound to ``paths`` and ``limits``; readfile parses PDFs and images with
+    ``parsers`` (shared with the image group)."""
     return [
-        *read_specs(paths, limits),
+        *read_specs(paths, limits, parsers),
         *listing_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),
+        *write_specs(paths, limits),
+        *trash_specs(paths),
+        *manage_specs(paths),
     ]
