@@ -7,7 +7,9 @@ import os
 import socket
 import stat
 import subprocess
+import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import installed_command, text_of
+from tests.helpers import installed_command, processes_with, text_of, wait_until_gone
 
 TOKEN = "test-token-" + "x" * 40
 INIT = {
@@ -307,3 +309,111 @@ async def test_unauthenticated_loopback_mode_serves_without_a_token_and_warns(tm
     finally:
         stderr = stop(served)
     assert "AUTHENTICATION IS OFF" in stderr
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_long_shellcommand_streams_progress_notifications_in_order(served: Served, mode: str) -> None:
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, message))
+
+    script = "for n in 1 2 3 4 5; do echo line-$n; sleep 0.2; done"
+    async with served.connect(mode=mode) as client:
+        with anyio.fail_after(60):
+            result = await client.call_tool(
+                "shellcommand", {"commands": [script]}, progress_callback=progress
+            )
+    assert not result.is_error, text_of(result)
+    lines = [message for _, message in seen if message and message.startswith("line-")]
+    assert lines == [f"line-{n}" for n in range(1, 6)]
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_call_kills_its_command_and_the_session_stays_usable(served: Served) -> None:
+    marker = f"mcpltmark{uuid.uuid4().hex}"
+    started = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        if message == "started":
+            started.set()
+
+    async with served.connect() as client:
+        async with anyio.create_task_group() as group:
+
+            async def call() -> None:
+                await client.call_tool(
+                    "shellcommand",
+                    {"commands": [f"echo started; exec -a {marker} sleep 60"]},
+                    progress_callback=progress,
+                )
+
+            group.start_soon(call)
+            with anyio.fail_after(30):
+                await started.wait()
+                while not processes_with(marker):
+                    await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+        await wait_until_gone(marker, seconds=15)
+        result = await client.call_tool("statpath", {"path": "hello.txt"})
+        assert not result.is_error
+
+
+DISCONNECTING_CLIENT = """
+import sys, anyio, httpx2
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+url, token, transport, marker = sys.argv[1:5]
+headers = {"Authorization": f"Bearer {token}"}
+async def main():
+    if transport == "sse":
+        target = sse_client(url, headers=headers)
+    else:
+        target = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    async with Client(target) as client:
+        async def progress(done, total, message):
+            print(message, flush=True)
+        command = f"echo started; exec -a {marker} sleep 60"
+        await client.call_tool("shellcommand", {"commands": [command]}, progress_callback=progress)
+anyio.run(main)
+"""
+
+
+def test_a_client_that_disconnects_mid_shellcommand_leaves_no_process(served: Served) -> None:
+    marker = f"mcpltmark{uuid.uuid4().hex}"
+    client = subprocess.Popen(
+        [sys.executable, "-c", DISCONNECTING_CLIENT, served.url, TOKEN, served.transport, marker],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert client.stdout is not None
+        deadline = time.monotonic() + 60
+        while client.stdout.readline().strip() != "started":
+            assert time.monotonic() < deadline and client.poll() is None, "the call never started"
+        while not processes_with(marker):
+            assert time.monotonic() < deadline, "the command never started"
+            time.sleep(0.05)
+        client.kill()  # no cancellation, no session teardown: the connection just drops
+        client.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while processes_with(marker):
+            assert time.monotonic() < deadline, "the command outlived its disconnected client"
+            time.sleep(0.1)
+    finally:
+        if client.poll() is None:
+            client.kill()
+
+
+@pytest.mark.anyio
+async def test_commands_never_see_the_servers_token(served: Served) -> None:
+    async with served.connect() as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ['printenv MCP_LOCALTOOLS_TOKEN || echo "no token here"']}
+        )
+    assert "no token here" in text_of(result)
+    assert TOKEN not in text_of(result)

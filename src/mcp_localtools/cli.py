@@ -205,7 +205,7 @@ def _call(ns: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         return _fail(ns.tool, "invalid_json", 'arguments must be a JSON object such as \'{"path": "."}\'')
     try:
-        registry = build_registry(_config(ns))
+        registry = build_registry(_config(ns), environ=os.environ)
         result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
     except ConfigError as exc:
         return _fail(ns.tool, exc.code, exc.message)
@@ -283,7 +283,7 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
     config = _config(ns)
     server_config = config.server
     if server_config.transport == "stdio":
-        server = build_server(config, log_level=log_level)
+        server = build_server(config, log_level=log_level, environ=os.environ)
         logging.getLogger(__name__).info("serving over stdio")
         try:
             server.run()
@@ -312,7 +312,7 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
         max_sessions=server_config.max_sessions,
     )
     settings.check()  # refuse unsafe binds before building anything
-    serve_network(build_server(config, log_level=log_level, bearer_token=token), settings)
+    serve_network(build_server(config, log_level=log_level, bearer_token=token, environ=os.environ), settings)
     return EXIT_OK
 
 

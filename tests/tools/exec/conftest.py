@@ -1,0 +1,43 @@
+"""Exec test helpers: a client whose server sees the real environment, and a process finder."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_localtools.server import build_server
+from tests.helpers import config_for, processes_with, wait_until_gone
+
+__all__ = ["exec_client", "processes_with", "wait_until_gone"]
+
+
+@asynccontextmanager
+async def exec_client(
+    root: Path, *, environ: dict[str, str] | None = None, **sections: dict[str, Any]
+) -> AsyncIterator[Client]:
+    """A client of a server rooted in ``root`` whose exec tools see ``environ`` (default: ours)."""
+    server = build_server(
+        config_for(root, **sections), environ=dict(os.environ) if environ is None else environ
+    )
+    async with Client(server, raise_exceptions=True) as client:
+        yield client
+
+
+@pytest.fixture
+async def shell(tmp_path: Path) -> AsyncIterator[Client]:
+    """A client with the default exec policy, rooted in ``tmp_path``."""
+    async with exec_client(tmp_path) as client:
+        yield client
+
+
+@pytest.fixture
+def marker() -> str:
+    """A unique word to find a test's processes by."""
+    return f"mcpltmark{uuid.uuid4().hex}"
