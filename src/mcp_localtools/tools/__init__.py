@@ -18,6 +18,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
 
 from .fs import fs_specs
+from .text import text_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
 
@@ -36,7 +37,7 @@ def path_policy(config: Config) -> PathPolicy:
 
 def all_specs(config: Config, paths: PathPolicy) -> list[ToolSpec[Any]]:
     """Every tool this server knows, enabled or not, bound to its policies."""
-    return [*fs_specs(paths, config.limits)]
+    return [*fs_specs(paths, config.limits), *text_specs(paths, config.limits)]
 
 
 def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
