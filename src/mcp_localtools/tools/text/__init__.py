@@ -12,15 +12,21 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
+from .blocks import block_specs
 from .find import find_specs
+from .insert import insert_specs
 from .read import read_specs
+from .textfile import EditLocks
 
 __all__ = ["text_specs"]
 
 
 def text_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
-    """Every text tool, bound to ``paths`` and ``limits``."""
+    """Every text tool, bound to ``paths`` and ``limits`` and sharing one set of edit locks."""
+    locks = EditLocks()
     return [
         *read_specs(paths, limits),
         *find_specs(paths, limits),
+        *insert_specs(paths, limits, locks),
+        *block_specs(paths, limits, locks),
     ]
