@@ -13,6 +13,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
 from .blocks import block_specs
+from .edit import edit_specs
 from .find import find_specs
 from .insert import insert_specs
 from .read import read_specs
@@ -29,4 +30,5 @@ def text_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
         *find_specs(paths, limits),
         *insert_specs(paths, limits, locks),
         *block_specs(paths, limits, locks),
+        *edit_specs(paths, limits, locks),
     ]
