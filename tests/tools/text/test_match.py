@@ -104,3 +104,16 @@ def test_the_diff_keeps_file_line_numbers_after_cutting_the_unchanged_head() -> 
 
 def test_the_diff_of_equal_texts_is_empty() -> None:
     assert unified_diff(["a"], ["a"], name="f") == ""
+
+
+def test_a_mistyped_fragment_of_a_long_line_finds_that_line() -> None:
+    lines = [f"    value_{n} = compute(price_{n}, quantity_{n})  # net of tax, rounded" for n in range(500)]
+    lines.append("x = 1")
+    with pytest.raises(NoMatch) as caught:
+        edit("\n".join(lines) + "\n", "compute(price_321, quantiy_321)", "x")
+    assert "closest region is line 322 " in caught.value.message
+
+
+def test_a_line_block_is_compared_as_whole_lines_not_as_a_fragment() -> None:
+    region = closest_region(["line 100: abc def", "other"], ["line 100:"])
+    assert region is not None and region.start == 0 and region.similarity < 1

@@ -173,8 +173,8 @@ def apply_edit(
     kind, spans = find_spans(body, old)
     if not spans:
         lines = _body_lines(body)
-        wanted = old.replace("\r\n", "\n").split("\n")
-        region = closest_region(lines, wanted)
+        wanted = old.replace("\r\n", "\n").removesuffix("\n").split("\n")
+        region = closest_region(lines, wanted, fragments=True)
         hint = (
             describe_region(lines, wanted, region)
             if region

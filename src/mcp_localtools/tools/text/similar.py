@@ -1,27 +1,30 @@
 """The region of a file closest to a block that was not found, so a failed edit can show the
 model what is really there (``seed-tools.md`` 11.9-11.11; DC's "closest match" in ``peers.md``).
 
-Pure functions on lines, built on ``difflib`` (stdlib). Scoring every window of a large file
-with ``SequenceMatcher`` would be quadratic, so candidate windows are found first: windows
-where some of the wanted lines occur exactly (after trimming), or, when none does, around the
-file lines most similar to the wanted block's longest line. Only those candidates are scored.
+Pure functions on lines. Candidate windows come from two sources: windows where some wanted
+lines occur exactly (after trimming), and windows around the file lines most similar to the
+wanted block's longest line. Only the candidates are scored as whole windows. Similarity is
+``rapidfuzz``'s normalised Indel ratio (difflib's ratio, in C++: a 16 MiB file is scanned in
+well under a second), and for editfile's text, which may be a fragment of a line, a text
+shorter than a line is aligned with the best part of it (``partial_ratio``).
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher, ndiff
+from difflib import ndiff
+
+from rapidfuzz import fuzz, process
 
 from .lines import format_numbered
 
-__all__ = ["Region", "closest_region", "describe_region"]
+__all__ = ["Region", "closest_region", "describe_region", "similarity"]
 
 _CANDIDATES = 24
-_FUZZY_LINES = 6
-_FUZZY_CUTOFF = 0.5
+_SIMILAR_LINES = 8
+_CUTOFF = 50.0
 _SHOWN_LINES = 30
 _SHOWN_CHARS = 300
 
@@ -29,23 +32,46 @@ _SHOWN_CHARS = 300
 @dataclass(frozen=True, slots=True)
 class Region:
     """A window of file lines: ``start`` and ``stop`` are 0-based (``stop`` exclusive);
-    ``similarity`` is difflib's ratio (0..1) against the wanted block."""
+    ``similarity`` is 0..1 against the wanted block."""
 
     start: int
     stop: int
     similarity: float
 
 
-def _score(file_trimmed: Sequence[str], start: int, size: int, wanted: str) -> float:
-    return SequenceMatcher(
-        None, "\n".join(file_trimmed[start : start + size]), wanted, autojunk=False
-    ).ratio()
+def similarity(wanted: str, found: str) -> float:
+    """0..100: how alike ``found`` is to ``wanted``; when ``found`` is longer, its best-aligned
+    part counts (a fragment of a line can match the line fully)."""
+    if len(found) > len(wanted):
+        return float(fuzz.partial_ratio(wanted, found))
+    return float(fuzz.ratio(wanted, found))
 
 
-def closest_region(file_lines: Sequence[str], wanted: Sequence[str]) -> Region | None:
+def _similar_lines(query: str, lines: Sequence[str]) -> list[int]:
+    """Indexes of the lines most similar to ``query`` (by ``similarity``), best first."""
+    longer = {i: line for i, line in enumerate(lines) if len(line) > len(query)}
+    other = {i: line for i, line in enumerate(lines) if line and len(line) <= len(query)}
+    found = [
+        *process.extract(
+            query, longer, scorer=fuzz.partial_ratio, limit=_SIMILAR_LINES, score_cutoff=_CUTOFF
+        ),
+        *process.extract(query, other, scorer=fuzz.ratio, limit=_SIMILAR_LINES, score_cutoff=_CUTOFF),
+    ]
+    found.sort(key=lambda hit: (-hit[1], hit[2]))
+    return [int(index) for _, _, index in found[:_SIMILAR_LINES]]
+
+
+def closest_region(
+    file_lines: Sequence[str], wanted: Sequence[str], *, fragments: bool = False
+) -> Region | None:
     """The window of ``len(wanted)`` lines of ``file_lines`` most similar to ``wanted``
     (both compared trimmed), or None when the file is empty, ``wanted`` is blank, or nothing
-    in the file resembles it."""
+    in the file resembles it.
+
+    Args:
+        fragments: ``wanted`` may be part of a line (editfile's oldText), so a window that
+            contains it counts as fully similar; otherwise (line blocks) whole lines are compared.
+    """
     file_trimmed = [line.strip() for line in file_lines]
     want = [line.strip() for line in wanted]
     if not file_trimmed or not any(want):
@@ -64,31 +90,17 @@ def closest_region(file_lines: Sequence[str], wanted: Sequence[str]) -> Region |
     for i, line in enumerate(file_trimmed):
         for j in wanted_at.get(line, ()):
             votes[clamp(i - j)] += 1
-    starts = [start for start, _ in votes.most_common(_CANDIDATES)]
-    if not starts:
-        key_index = max(range(len(want)), key=lambda j: len(want[j]))
-        matcher = SequenceMatcher(None, autojunk=False)
-        matcher.set_seq2(want[key_index])
-        best: list[tuple[float, int]] = []  # a min-heap of the best (ratio, line) pairs
-        for i, line in enumerate(file_trimmed):
-            if not line:
-                continue
-            floor = best[0][0] if len(best) == _FUZZY_LINES else _FUZZY_CUTOFF
-            matcher.set_seq1(line)
-            if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
-                continue
-            ratio = matcher.ratio()
-            if ratio >= floor:
-                heapq.heappush(best, (ratio, -i))
-                if len(best) > _FUZZY_LINES:
-                    heapq.heappop(best)
-        starts = sorted({clamp(-neg - key_index) for _, neg in best})
+    starts = {start for start, _ in votes.most_common(_CANDIDATES)}
+    key = max(range(len(want)), key=lambda j: len(want[j]))
+    starts.update(clamp(i - key) for i in _similar_lines(want[key], file_trimmed))
     if not starts:
         return None
     joined = "\n".join(want)
-    scored = [(_score(file_trimmed, start, size, joined), -start) for start in starts]
-    similarity, neg_start = max(scored)
-    return Region(start=-neg_start, stop=-neg_start + size, similarity=similarity)
+    score_of = similarity if fragments else fuzz.ratio
+    score, neg_start = max((score_of(joined, "\n".join(file_trimmed[s : s + size])), -s) for s in starts)
+    if score < _CUTOFF:
+        return None
+    return Region(start=-neg_start, stop=-neg_start + size, similarity=score / 100)
 
 
 def _clip(text: str) -> str:
