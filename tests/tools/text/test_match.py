@@ -117,3 +117,11 @@ def test_a_mistyped_fragment_of_a_long_line_finds_that_line() -> None:
 def test_a_line_block_is_compared_as_whole_lines_not_as_a_fragment() -> None:
     region = closest_region(["line 100: abc def", "other"], ["line 100:"])
     assert region is not None and region.start == 0 and region.similarity < 1
+
+
+def test_a_text_that_matches_thousands_of_places_is_refused_without_listing_them_all() -> None:
+    with pytest.raises(AmbiguousMatch) as caught:
+        edit("x\n" * 5000, "x", "y")
+    message = caught.value.message
+    assert "matches more than 200 places" in message and ", and more" in message
+    assert "expectedReplacements=" not in message  # the real count is unknown, so no count is suggested

@@ -40,6 +40,7 @@ __all__ = [
     "replace_text_lines",
 ]
 
+_LISTED = 200  # line numbers listed in a refusal
 _EDIT = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
 
 
@@ -101,17 +102,19 @@ def _find(
     before = line_list(args.before_lines or [])
     after = line_list(args.after_lines or [])
     file_trimmed = trimmed(doc.lines)
-    starts = context_starts(file_trimmed, block, before=before, after=after)
+    limit = expected + _LISTED
+    starts = context_starts(file_trimmed, block, before=before, after=after, limit=limit)
     check_no_overlap(starts, len(block), "matchLines")
     if len(starts) == expected:
         return block, starts
-    head = f"{verb} match count mismatch: expected {expected}, found {len(starts)}"
+    found = f"more than {limit - 1}" if len(starts) == limit else str(len(starts))
+    head = f"{verb} match count mismatch: expected {expected}, found {found}"
     if starts:
         raise AmbiguousMatch(
             f"{head} (at lines {_lines(starts)}) in {path}; provide tighter beforeLines/afterLines to "
             "disambiguate, or set the expected count"
         )
-    alone = block_starts(file_trimmed, block)
+    alone = block_starts(file_trimmed, block, limit=_LISTED)
     if alone:
         raise NoMatch(
             f"{head} in {path}: matchLines occurs at lines {_lines(alone)}, but not with the given "
@@ -123,8 +126,8 @@ def _find(
 
 
 def _lines(starts: Sequence[int]) -> str:
-    shown = ", ".join(str(s + 1) for s in starts[:200])
-    return shown + (f" and {len(starts) - 200} more" if len(starts) > 200 else "")
+    shown = ", ".join(str(s + 1) for s in starts[:_LISTED])
+    return shown + (" and more" if len(starts) > _LISTED else "")
 
 
 def replace_text_lines(

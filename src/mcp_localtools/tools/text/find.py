@@ -119,7 +119,7 @@ def _regex(pattern: str) -> Any:
 def _spans(args: FindTextArgs, file_trimmed: list[str]) -> Iterator[tuple[int, int]]:
     if args.query_type == "lineBlock":
         block = line_list(args.match_lines or [])
-        starts = block_starts(file_trimmed, block)
+        starts = block_starts(file_trimmed, block, limit=args.max_matches + 1)
         check_no_overlap(starts, len(block), "matchLines")
         yield from ((s, s + len(block) - 1) for s in starts)
     elif args.query_type == "substring":

@@ -16,9 +16,9 @@ The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
 
 from mcp_localtools.errors import AmbiguousMatch
 
@@ -106,19 +106,22 @@ def trimmed(lines: Sequence[str]) -> list[str]:
     return [line.strip() for line in lines]
 
 
-def block_starts(file_trimmed: Sequence[str], block: Sequence[str]) -> list[int]:
-    """0-based indexes where ``block`` matches ``file_trimmed`` line for line, after trimming
-    (TX-6). Every start is reported, overlapping ones included."""
+def _iter_block_starts(file_trimmed: Sequence[str], block: Sequence[str]) -> Iterator[int]:
     want = trimmed(block)
     size = len(want)
     if not size or size > len(file_trimmed):
-        return []
+        return
     first = want[0]
-    return [
-        i
-        for i in range(len(file_trimmed) - size + 1)
-        if file_trimmed[i] == first and list(file_trimmed[i : i + size]) == want
-    ]
+    for i in range(len(file_trimmed) - size + 1):
+        if file_trimmed[i] == first and list(file_trimmed[i : i + size]) == want:
+            yield i
+
+
+def block_starts(file_trimmed: Sequence[str], block: Sequence[str], *, limit: int | None = None) -> list[int]:
+    """0-based indexes where ``block`` matches ``file_trimmed`` line for line, after trimming
+    (TX-6), overlapping ones included; at most ``limit`` of them (a block of one blank line in
+    a huge file must not cost a list of millions)."""
+    return list(islice(_iter_block_starts(file_trimmed, block), limit))
 
 
 def context_starts(
@@ -127,20 +130,20 @@ def context_starts(
     *,
     before: Sequence[str] = (),
     after: Sequence[str] = (),
+    limit: int | None = None,
 ) -> list[int]:
     """Starts of ``block`` that have ``before`` immediately above and ``after`` immediately below
-    (RP-3: no gap, no blank-line tolerance; trimmed comparison)."""
+    (RP-3: no gap, no blank-line tolerance; trimmed comparison); at most ``limit`` of them."""
     above = trimmed(before)
     below = trimmed(after)
     size = len(block)
-    found = []
-    for i in block_starts(file_trimmed, block):
+
+    def fits(i: int) -> bool:
         if above and (i < len(above) or list(file_trimmed[i - len(above) : i]) != above):
-            continue
-        if below and list(file_trimmed[i + size : i + size + len(below)]) != below:
-            continue
-        found.append(i)
-    return found
+            return False
+        return not below or list(file_trimmed[i + size : i + size + len(below)]) == below
+
+    return list(islice(filter(fits, _iter_block_starts(file_trimmed, block)), limit))
 
 
 def check_no_overlap(starts: Sequence[int], size: int, what: str) -> None:

@@ -18,9 +18,9 @@ style of the region it replaces, so a CRLF file stays CRLF.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
 from typing import Literal
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
@@ -43,13 +43,11 @@ class Applied:
     lines: tuple[tuple[int, int], ...]
 
 
-def _occurrences(text: str, needle: str) -> list[int]:
-    found = []
+def _occurrences(text: str, needle: str) -> Iterator[int]:
     at = text.find(needle)
     while at != -1:
-        found.append(at)
+        yield at
         at = text.find(needle, at + 1)
-    return found
 
 
 def _splits_crlf(body: str, start: int, end: int) -> bool:
@@ -59,7 +57,7 @@ def _splits_crlf(body: str, start: int, end: int) -> bool:
     )
 
 
-def _line_ending_spans(body: str, old: str) -> list[tuple[int, int]]:
+def _line_ending_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
     norm_old = old.replace("\r\n", "\n")
     if "\r\n" not in body and norm_old == old:
         return []  # nothing to normalise: the exact rung already answered
@@ -71,7 +69,10 @@ def _line_ending_spans(body: str, old: str) -> list[tuple[int, int]]:
     def original(pos: int) -> int:
         return pos + bisect.bisect_left(removed, pos)
 
-    return [(original(at), original(at + len(norm_old))) for at in _occurrences(norm_body, norm_old)]
+    return [
+        (original(at), original(at + len(norm_old)))
+        for at in islice(_occurrences(norm_body, norm_old), limit)
+    ]
 
 
 def _body_lines(body: str) -> list[str]:
@@ -79,7 +80,7 @@ def _body_lines(body: str) -> list[str]:
     return raw[:-1] if raw[-1] == "" else raw
 
 
-def _whitespace_spans(body: str, old: str) -> list[tuple[int, int]]:
+def _whitespace_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
     norm_old = old.replace("\r\n", "\n")
     if not norm_old.strip():
         return []  # a blank oldText would match any blank region: too weak to guess
@@ -90,7 +91,7 @@ def _whitespace_spans(body: str, old: str) -> list[tuple[int, int]]:
     for line in raw:
         offsets.append(offsets[-1] + len(line) + 1)
     spans = []
-    for i in block_starts(trimmed(raw), wanted):
+    for i in block_starts(trimmed(raw), wanted, limit=limit):
         last = i + len(wanted) - 1
         if whole_lines:
             end = min(offsets[last + 1], len(body))
@@ -102,16 +103,20 @@ def _whitespace_spans(body: str, old: str) -> list[tuple[int, int]]:
     return spans
 
 
-def find_spans(body: str, old: str) -> tuple[MatchKind, list[tuple[int, int]]]:
-    """The first rung of the ladder that finds ``old`` in ``body``, with every match as a
-    ``(start, end)`` character span (overlapping ones included); ``("exact", [])`` when none does."""
-    exact = [at for at in _occurrences(body, old) if not _splits_crlf(body, at, at + len(old))]
+def find_spans(body: str, old: str, *, limit: int | None = None) -> tuple[MatchKind, list[tuple[int, int]]]:
+    """The first rung of the ladder that finds ``old`` in ``body``, with its matches (at most
+    ``limit``) as ``(start, end)`` character spans, overlapping ones included; ``("exact", [])``
+    when no rung finds it."""
+    most = limit if limit is not None else len(body) + 1
+    exact = list(
+        islice((at for at in _occurrences(body, old) if not _splits_crlf(body, at, at + len(old))), most)
+    )
     if exact:
         return "exact", [(at, at + len(old)) for at in exact]
-    spans = _line_ending_spans(body, old)
+    spans = _line_ending_spans(body, old, most)
     if spans:
         return "lineEndings", spans
-    spans = _whitespace_spans(body, old)
+    spans = _whitespace_spans(body, old, most)
     return ("whitespace", spans) if spans else ("exact", [])
 
 
@@ -126,10 +131,11 @@ def _line_ranges(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int,
     return ranges
 
 
-def _format_ranges(ranges: Sequence[tuple[int, int]]) -> str:
+def _format_ranges(ranges: Sequence[tuple[int, int]], *, capped: bool) -> str:
     shown = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:_LISTED]]
-    more = f" and {len(ranges) - _LISTED} more" if len(ranges) > _LISTED else ""
-    return ", ".join(shown) + more
+    if len(ranges) > _LISTED:
+        shown.append("and more" if capped else f"and {len(ranges) - _LISTED} more")
+    return ", ".join(shown)
 
 
 def _newline_of(region: str, default: str) -> str:
@@ -170,7 +176,8 @@ def apply_edit(
         AmbiguousMatch: the matches overlap or number other than ``expected``; the message
             lists the lines of each.
     """
-    kind, spans = find_spans(body, old)
+    limit = expected + _LISTED
+    kind, spans = find_spans(body, old, limit=limit)
     if not spans:
         lines = _body_lines(body)
         wanted = old.replace("\r\n", "\n").removesuffix("\n").split("\n")
@@ -187,15 +194,17 @@ def apply_edit(
     ranges = _line_ranges(body, spans)
     overlap = any(b[0] < a[1] for a, b in pairwise(spans))
     if overlap or len(spans) != expected:
-        found = f"{len(spans)} overlapping places" if overlap else f"{len(spans)} places"
+        count = f"more than {limit - 1}" if len(spans) == limit else str(len(spans))
+        found = f"{count} overlapping places" if overlap else f"{count} places"
         fix = (
             f"or set expectedReplacements={len(spans)} to replace them all"
-            if not overlap and len(spans) > expected
+            if not overlap and expected < len(spans) < limit
             else "or check expectedReplacements"
         )
         raise AmbiguousMatch(
             f"{what} matches {found}{_RUNG_WORDS[kind]} in {where}, expected {expected}: lines "
-            f"{_format_ranges(ranges)}. Add neighbouring lines to oldText to single one out, {fix}."
+            f"{_format_ranges(ranges, capped=len(spans) == limit)}. Add neighbouring lines to oldText to "
+            f"single one out, {fix}."
         )
     for start, end in reversed(spans):
         body = body[:start] + _literal(new, _newline_of(body[start:end], newline)) + body[end:]

@@ -102,16 +102,17 @@ def unique_block(
         NoMatch: no match; the message shows the closest region.
         AmbiguousMatch: several matches; the message lists their lines.
     """
-    starts = block_starts(file_trimmed, block)
+    starts = block_starts(file_trimmed, block, limit=201)
     if not starts:
         region = closest_region(file_lines, block)
         hint = f" {describe_region(file_lines, block, region)}" if region else ""
         raise NoMatch(f"no match found for {name} in {path}.{hint}")
     if len(starts) > 1:
         listed = ", ".join(str(s + 1) for s in starts[:200])
+        count = "more than 200" if len(starts) > 200 else str(len(starts))
         raise AmbiguousMatch(
-            f"ambiguous match for {name}: found {len(starts)} occurrences (at lines {listed}); provide a "
-            "more specific match"
+            f"ambiguous match for {name}: found {count} occurrences (at lines {listed}); provide a more "
+            "specific match"
         )
     return starts[0]
 
