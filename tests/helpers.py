@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import struct
 import sys
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,6 +46,46 @@ def make_png(width: int = 4, height: int = 3, color: str = "red") -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (width, height), color).save(buffer, "PNG")
     return buffer.getvalue()
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def make_large_png(width: int, height: int) -> bytes:
+    """A real RGB PNG of any size with many colours (a diagonal gradient), written row by row so
+    that even 10000 x 10000 costs no memory here: every row after the first is the PNG "Up"
+    filter with a constant difference, which compresses to almost nothing."""
+    compressor = zlib.compressobj(6)
+    first = b"\x00" + bytes((x * 3 + channel * 85) % 256 for x in range(width) for channel in range(3))
+    up = b"\x02" + b"\x01" * (3 * width)
+    idat = [compressor.compress(first)]
+    for _ in range((height - 1) // 64):
+        idat.append(compressor.compress(up * 64))
+    idat += [compressor.compress(up * ((height - 1) % 64)), compressor.flush()]
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", header),
+            _png_chunk(b"IDAT", b"".join(idat)),
+            _png_chunk(b"IEND", b""),
+        ]
+    )
+
+
+def make_bomb_png(width: int, height: int) -> bytes:
+    """A decompression bomb: a few hundred bytes whose header declares a width x height canvas."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\x00" * 4096)
+    return b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", header),
+            _png_chunk(b"IDAT", idat),
+            _png_chunk(b"IEND", b""),
+        ]
+    )
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -103,3 +145,21 @@ def other_device_dir(near: Path) -> Path | None:
     if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == near.stat().st_dev:
         return None
     return Path(tempfile.mkdtemp(prefix="mcp-localtools-test-", dir=shm))
+
+
+def parser_workers() -> list[int]:
+    """Pids of this process's live parser workers (``parsers/worker.py``), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8")
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        state, parent = fields[0], int(fields[1])
+        if parent == os.getpid() and state != "Z" and b"parsers/worker.py" in cmdline:
+            found.append(int(entry.name))
+    return found

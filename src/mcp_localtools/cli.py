@@ -171,7 +171,7 @@ def _call(ns: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         return _fail(ns.tool, "invalid_json", 'arguments must be a JSON object such as \'{"path": "."}\'')
     try:
-        registry = build_registry(_config(ns))
+        registry = build_registry(_config(ns), environ=os.environ)
         result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
     except ConfigError as exc:
         return _fail(ns.tool, exc.code, exc.message)
@@ -241,7 +241,7 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
         raise ConfigError(
             f"transport {config.server.transport!r} is not available in this version; use --transport stdio"
         )
-    server = build_server(config, log_level=log_level)
+    server = build_server(config, log_level=log_level, environ=os.environ)
     logging.getLogger(__name__).info("serving over stdio")
     try:
         server.run()

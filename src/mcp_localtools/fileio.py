@@ -56,33 +56,50 @@ def kind_of(mode: int) -> str:
     return "special file"
 
 
-def read_regular_file(paths: PathPolicy, resolved: ResolvedPath, *, max_bytes: int) -> FileData:
+def read_regular_file(
+    paths: PathPolicy,
+    resolved: ResolvedPath,
+    *,
+    max_bytes: int,
+    follow_symlinks: bool = True,
+    head_only: bool = False,
+) -> FileData:
     """Read a whole regular file of at most ``max_bytes`` bytes.
+
+    Args:
+        follow_symlinks: False refuses a final symlink even where the policy allows symlinks
+            (``O_NOFOLLOW``, so the check cannot be raced).
+        head_only: return the first ``max_bytes`` bytes of a larger file instead of refusing it
+            (``len(data) < stat.st_size`` then tells the caller).
 
     Raises:
         NotFound: the file does not exist.
         NotAFile: it is a directory or not a regular file (FIFO, socket, device).
         TooLarge: it is larger than ``max_bytes`` (checked before reading, and again while
-            reading in case it grows).
+            reading in case it grows), unless ``head_only``.
         OutsideAllowedRoots, SymlinkRefused: refused by the policy.
         FileSystemError: any other OS error.
     """
-    with paths.opened(resolved, os.O_RDONLY | os.O_NONBLOCK) as fd:
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    with paths.opened(resolved, flags) as fd:
         try:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
                 raise NotAFile(f"expected a file but got a directory: {resolved.path}")
             if not stat.S_ISREG(info.st_mode):
                 raise NotAFile(f"expected a regular file: {resolved.path} is a {kind_of(info.st_mode)}")
-            if info.st_size > max_bytes:
+            if info.st_size > max_bytes and not head_only:
                 raise TooLarge(
                     f"file exceeds maximum allowed size: {resolved.path} is {info.st_size} bytes, "
                     f"the limit is {max_bytes}"
                 )
             chunks: list[bytes] = []
             total = 0
-            while chunk := os.read(fd, _CHUNK):
+            while chunk := os.read(fd, min(_CHUNK, max_bytes + 1 - total)):
                 total += len(chunk)
+                if total > max_bytes and head_only:
+                    chunks.append(chunk[: len(chunk) - (total - max_bytes)])
+                    break
                 if total > max_bytes:
                     raise TooLarge(
                         f"file exceeds maximum allowed size: {resolved.path} grew past {max_bytes} bytes"

@@ -11,6 +11,7 @@ result model the output schema, plus title and annotations), and ``tools/call`` 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 from mcp import MCPError
@@ -133,14 +134,17 @@ def create_server(
     )
 
 
-def build_server(config: Config | None = None, *, log_level: str = "WARNING") -> MCPServer[Any]:
+def build_server(
+    config: Config | None = None, *, log_level: str = "WARNING", environ: Mapping[str, str] | None = None
+) -> MCPServer[Any]:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
-    the current directory as the only root).
+    the current directory as the only root). ``environ`` is the server's environment for the
+    exec tools (see ``build_registry``).
 
     Raises:
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
     """
     config = config or Config()
     paths = path_policy(config)
-    registry = build_registry(config, paths=paths)
+    registry = build_registry(config, paths=paths, environ=environ)
     return create_server(registry, instructions=instructions_for(paths), log_level=log_level)

@@ -8,16 +8,19 @@ must not silently enable or disable nothing).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
 from mcp_localtools.config import Config, ToolsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
 
+from .exec import exec_specs
 from .fs import fs_specs
+from .image import image_specs
 from .text import text_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
@@ -35,9 +38,21 @@ def path_policy(config: Config) -> PathPolicy:
     )
 
 
-def all_specs(config: Config, paths: PathPolicy) -> list[ToolSpec[Any]]:
-    """Every tool this server knows, enabled or not, bound to its policies."""
-    return [*fs_specs(paths, config.limits), *text_specs(paths, config.limits)]
+def all_specs(
+    config: Config, paths: PathPolicy, *, environ: Mapping[str, str] | None = None
+) -> list[ToolSpec[Any]]:
+    """Every tool this server knows, enabled or not, bound to its policies.
+
+    Args:
+        environ: the server's environment, for the exec tools (None: empty).
+    """
+    parsers = ParserRunner()  # one per server: it bounds how many parser processes run at once
+    return [
+        *fs_specs(paths, config.limits, parsers),
+        *image_specs(paths, config.limits, parsers),
+        *exec_specs(config.exec, paths, config.limits, environ or {}),
+        *text_specs(paths, config.limits),
+    ]
 
 
 def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
@@ -67,18 +82,23 @@ def select_tools(specs: Iterable[ToolSpec[Any]], tools: ToolsConfig) -> list[Too
     ]
 
 
-def build_registry(config: Config, *, paths: PathPolicy | None = None) -> Registry:
+def build_registry(
+    config: Config, *, paths: PathPolicy | None = None, environ: Mapping[str, str] | None = None
+) -> Registry:
     """A registry holding the tools ``config`` enables.
 
     Args:
         config: the whole configuration.
         paths: an already-built PathPolicy for ``config.paths`` (built here when omitted).
+        environ: the server's environment; the exec tools pass an allowlisted part of it to
+            commands. The command line passes ``os.environ``; None passes nothing.
 
     Raises:
         ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
     """
     policy = paths or path_policy(config)
     registry = Registry()
-    for spec in select_tools(all_specs(config, policy), config.tools):
-        registry.register(spec)
+    for spec in select_tools(all_specs(config, policy, environ=environ), config.tools):
+        if spec.group != "exec" or config.exec.enabled:
+            registry.register(spec)
     return registry

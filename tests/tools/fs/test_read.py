@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import os
+import zlib
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
+from PIL import Image
 
-from tests.helpers import config_for, connect, make_pdf, make_png, make_scanned_pdf, text_of
+from tests.helpers import (
+    config_for,
+    connect,
+    make_large_png,
+    make_pdf,
+    make_png,
+    make_scanned_pdf,
+    parser_workers,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -135,6 +148,108 @@ async def test_rf7_a_malformed_pdf_is_a_clear_error(client: Client, tmp_path: Pa
     assert "cannot read PDF" in text_of(result)
 
 
+def _encrypted_pdf(user_password: str, owner_password: str) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(["Secret text"]))))
+    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm="AES-256")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def _pdf_bomb() -> bytes:
+    """A 300 KB PDF whose one page's content stream inflates to 99 MB, past pypdf's 75 MB cap."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import EncodedStreamObject, NameObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf(["x"]))))
+    stream = EncodedStreamObject()
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    stream._data = zlib.compress(b"BT /F1 12 Tf 72 720 Td (x) Tj ET\n" * 3_000_000, 9)  # already encoded
+    writer.pages[0][NameObject("/Contents")] = writer._add_object(stream)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+async def test_rf7_a_pdf_encrypted_with_a_password_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "locked.pdf").write_bytes(_encrypted_pdf("open sesame", "owner"))
+    with anyio.fail_after(60):
+        result = await client.call_tool("readfile", {"path": "locked.pdf"})
+    assert result.is_error
+    assert f"cannot read PDF {tmp_path / 'locked.pdf'}: it is encrypted with a password" in text_of(result)
+
+
+async def test_rf7_a_pdf_with_only_an_owner_password_reads_normally(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "owned.pdf").write_bytes(_encrypted_pdf("", "owner"))
+    result = await client.call_tool("readfile", {"path": "owned.pdf"})
+    assert not result.is_error, text_of(result)
+    assert "Secret text" in result.structured_content["content"]
+
+
+async def test_rf7_a_pdf_that_inflates_past_the_parser_limits_is_a_clear_error(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "bomb.pdf").write_bytes(_pdf_bomb())
+    with anyio.fail_after(120):
+        result = await client.call_tool("readfile", {"path": "bomb.pdf"})
+    assert result.is_error
+    assert "exceeds a PDF parser safety limit" in text_of(result)
+    assert parser_workers() == []
+
+
+async def test_rf7_a_pdf_over_the_read_cap_is_refused_before_parsing(tmp_path: Path) -> None:
+    (tmp_path / "long.pdf").write_bytes(make_pdf([f"page {n}" for n in range(60)]))
+    async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
+        result = await client.call_tool("readfile", {"path": "long.pdf"})
+    assert result.is_error
+    assert "exceeds maximum allowed size" in text_of(result)
+
+
+@pytest.fixture(scope="module")
+def pdf_500_pages() -> bytes:
+    return make_pdf([f"Text of page {n} ends here" for n in range(1, 501)])
+
+
+async def test_rf7_a_500_page_pdf_gives_the_text_of_pages_10_to_12_only(
+    client: Client, tmp_path: Path, pdf_500_pages: bytes
+) -> None:
+    (tmp_path / "book.pdf").write_bytes(pdf_500_pages)
+    with anyio.fail_after(120):
+        result = await client.call_tool("readfile", {"path": "book.pdf", "pages": "10-12"})
+    data = result.structured_content
+    assert data["pageCount"] == 500 and data["pages"] == [10, 11, 12]
+    assert data["content"] == "".join(f"--- page {n} ---\nText of page {n} ends here\n" for n in (10, 11, 12))
+    assert data["truncated"] is False
+
+
+async def test_rf7_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continuation(
+    tmp_path: Path, pdf_500_pages: bytes
+) -> None:
+    (tmp_path / "book.pdf").write_bytes(pdf_500_pages)
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
+        with anyio.fail_after(120):
+            first = await client.call_tool("readfile", {"path": "book.pdf"})
+        data = first.structured_content
+        assert data["pageCount"] == 500 and len(data["pages"]) == 500 and data["totalLines"] == 1000
+        assert len(data["content"]) <= 2000 and data["truncated"] is True
+        assert data["content"].startswith("--- page 1 ---\nText of page 1 ends here\n")
+        later = await client.call_tool("readfile", {"path": "book.pdf", "offset": data["nextOffset"]})
+    assert later.structured_content["startLine"] == data["nextOffset"] + 1
+    assert "offset=" in text_of(first)
+
+
+@pytest.mark.parametrize("pages", ["3-1", "0", "1;2", "two"])
+async def test_rf7_malformed_pages_are_refused_with_the_expected_form(
+    client: Client, tmp_path: Path, pages: str
+) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two", "three"]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": pages})
+    assert result.is_error
+    assert f"invalid pages {pages!r}" in text_of(result)
+
+
 async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path: Path) -> None:
     png = make_png(5, 7)
     (tmp_path / "p.png").write_bytes(png)
@@ -144,6 +259,57 @@ async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path
     assert images[0].mime_type == "image/png"
     assert base64.b64decode(images[0].data) == png
     assert result.structured_content["sizeBytes"] == len(png)
+
+
+async def test_rf9_binary_on_a_large_image_is_fitted_to_client_limits_and_says_so(
+    client: Client, tmp_path: Path
+) -> None:
+    png = make_large_png(4000, 3000)
+    (tmp_path / "wide.png").write_bytes(png)
+    result = await client.call_tool("readfile", {"path": "wide.png", "encoding": "binary"})
+    data = result.structured_content
+    [block] = [block for block in result.content if isinstance(block, ImageContent)]
+    returned = data["returned"]
+    assert (data["width"], data["height"], data["sizeBytes"]) == (4000, 3000, len(png))
+    assert data["sha256"] == hashlib.sha256(png).hexdigest()
+    assert (returned["width"], returned["height"]) == (1568, 1176) and len(block.data) <= 1_000_000
+    assert (
+        len(base64.b64decode(block.data)) == returned["sizeBytes"] and block.mime_type == returned["mimeType"]
+    )
+    assert Image.open(io.BytesIO(base64.b64decode(block.data))).size == (1568, 1176)
+    assert "4000x3000" in text_of(result) and "original=true" in text_of(result)
+
+
+async def test_rf9_original_true_returns_the_image_file_bytes_unchanged(
+    client: Client, tmp_path: Path
+) -> None:
+    png = make_large_png(2000, 1600)
+    (tmp_path / "big.png").write_bytes(png)
+    result = await client.call_tool("readfile", {"path": "big.png", "encoding": "binary", "original": True})
+    [block] = [block for block in result.content if isinstance(block, ImageContent)]
+    assert base64.b64decode(block.data) == png and block.mime_type == "image/png"
+    assert "returned" not in result.structured_content
+
+
+async def test_original_applies_to_binary_mode_only(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    result = await client.call_tool("readfile", {"path": "a.txt", "original": True})
+    assert result.is_error and 'encoding "binary"' in text_of(result)
+
+
+async def test_rf9_a_truncated_image_in_binary_mode_is_an_error_that_offers_the_original(
+    client: Client, tmp_path: Path
+) -> None:
+    buffer = io.BytesIO()
+    Image.effect_noise((200, 200), 60).convert("RGB").save(buffer, "PNG")
+    (tmp_path / "cut.png").write_bytes(buffer.getvalue()[:3000])
+    result = await client.call_tool("readfile", {"path": "cut.png", "encoding": "binary"})
+    assert result.is_error
+    assert f"cannot read image {tmp_path / 'cut.png'}" in text_of(result) and "original=true" in text_of(
+        result
+    )
+    raw = await client.call_tool("readfile", {"path": "cut.png", "encoding": "binary", "original": True})
+    assert not raw.is_error
 
 
 async def test_rf8_rf9_binary_on_an_unknown_file_is_an_embedded_resource_that_round_trips(

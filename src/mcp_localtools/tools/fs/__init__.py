@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_localtools.config import LimitsConfig
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
@@ -19,10 +20,13 @@ from .write import write_specs
 __all__ = ["fs_specs"]
 
 
-def fs_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
-    """Every fs tool, bound to ``paths`` and ``limits``."""
+def fs_specs(
+    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner | None = None
+) -> list[ToolSpec[Any]]:
+    """Every fs tool, bound to ``paths`` and ``limits``; readfile parses PDFs and images with
+    ``parsers`` (shared with the image group)."""
     return [
-        *read_specs(paths, limits),
+        *read_specs(paths, limits, parsers),
         *listing_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),

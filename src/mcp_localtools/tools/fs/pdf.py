@@ -1,18 +1,22 @@
-"""PDF text extraction for readfile: page ranges, page count, per-page markers.
+"""PDF text for readfile: page ranges, page count, per-page markers, hostile files contained.
 
-pypdf is imported lazily: most sessions never read a PDF, and importing it costs start-up time.
+The text is extracted by pypdf in a confined worker process (``mcp_localtools.parsers``): an
+encrypted, malformed or enormous PDF gives a clear error within the parser timeout, and the
+server goes on answering other calls meanwhile. The server itself never imports pypdf.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 import re
 from dataclasses import dataclass
 
-from mcp_localtools.errors import InvalidArguments, UnsupportedContent
+from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.parsers import ParserRunner
 
-__all__ = ["PdfText", "extract_pdf_text", "parse_page_ranges"]
+__all__ = ["MAX_PDF_TEXT_CHARS", "PdfText", "extract_pdf_text", "parse_page_spec"]
+
+MAX_PDF_TEXT_CHARS = 16 * 1024 * 1024
+"""Extraction stops after the page that passes this many characters (the seed's 16 MiB cap)."""
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -22,25 +26,28 @@ class PdfText:
     """Extracted text.
 
     Attributes:
-        text: the selected pages' text, each page introduced by ``--- page N ---``.
+        text: the extracted pages' text, each page introduced by ``--- page N ---``.
         page_count: pages in the document.
         pages: the 1-based page numbers extracted, ascending.
-        empty_pages: the selected pages that had no text layer.
+        empty_pages: the extracted pages that had no text layer.
+        cut: True when extraction stopped at ``MAX_PDF_TEXT_CHARS`` before the last selected page.
     """
 
     text: str
     page_count: int
     pages: tuple[int, ...]
     empty_pages: tuple[int, ...]
+    cut: bool = False
 
 
-def parse_page_ranges(spec: str, page_count: int) -> tuple[int, ...]:
-    """``"1-3,7"`` → ``(1, 2, 3, 7)``: 1-based, inclusive, de-duplicated, ascending.
+def parse_page_spec(spec: str) -> list[tuple[int, int]]:
+    """``"1-3,7"`` → ``[(1, 3), (7, 7)]``: 1-based inclusive ranges, checked for form only (the
+    page count is checked against the document).
 
     Raises:
-        InvalidArguments: a malformed range or a page outside ``1..page_count``.
+        InvalidArguments: a malformed or descending range, or page 0.
     """
-    selected: set[int] = set()
+    ranges: list[tuple[int, int]] = []
     for part in spec.split(","):
         match = _RANGE.match(part)
         if match is None:
@@ -51,39 +58,27 @@ def parse_page_ranges(spec: str, page_count: int) -> tuple[int, ...]:
             raise InvalidArguments(
                 f"invalid pages {spec!r}: {part.strip()} is not an ascending 1-based range"
             )
-        if last > page_count:
-            raise InvalidArguments(f"invalid pages {spec!r}: the document has {page_count} pages")
-        selected.update(range(first, last + 1))
-    return tuple(sorted(selected))
+        ranges.append((first, last))
+    return ranges
 
 
-def extract_pdf_text(data: bytes, *, pages: str | None, name: str) -> PdfText:
-    """Extract the text layer of the selected pages (all pages when ``pages`` is None).
+async def extract_pdf_text(parsers: ParserRunner, data: bytes, *, pages: str | None, name: str) -> PdfText:
+    """Extract the text layer of the selected pages (all pages when ``pages`` is None or blank).
 
     Raises:
+        InvalidArguments: ``pages`` is malformed or goes past the last page.
         UnsupportedContent: the PDF is malformed or encrypted with a password.
-        InvalidArguments: ``pages`` is malformed or out of range.
+        TooLarge: the PDF trips a parser safety limit (stream sizes, memory).
+        ToolTimeout: extraction took longer than the parser timeout.
     """
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed files warn per object
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnsupportedContent(f"cannot read PDF {name}: it is encrypted with a password")
-        page_count = len(reader.pages)
-        selected = parse_page_ranges(pages, page_count) if pages else tuple(range(1, page_count + 1))
-        parts: list[str] = []
-        empty: list[int] = []
-        for number in selected:
-            text = (reader.pages[number - 1].extract_text() or "").strip()
-            if not text:
-                empty.append(number)
-                text = "[no text layer on this page]"
-            parts.append(f"--- page {number} ---\n{text}\n")
-    except (UnsupportedContent, InvalidArguments):
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
-        raise UnsupportedContent(f"cannot read PDF {name}: it is malformed ({exc})") from exc
-    return PdfText(text="".join(parts), page_count=page_count, pages=selected, empty_pages=tuple(empty))
+    ranges = parse_page_spec(pages) if pages and pages.strip() else None
+    request = {"ranges": ranges, "pages": pages, "maxChars": MAX_PDF_TEXT_CHARS}
+    parsed = await parsers.run("pdf", data, request, failure=f"cannot read PDF {name}")
+    result = parsed.result
+    return PdfText(
+        text=parsed.payload.decode("utf-8", errors="replace"),
+        page_count=result["pageCount"],
+        pages=tuple(result["pages"]),
+        empty_pages=tuple(result["emptyPages"]),
+        cut=bool(result["cut"]),
+    )

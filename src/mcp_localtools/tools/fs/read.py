@@ -3,7 +3,10 @@
 Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
 lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and
 gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
-Binary mode returns image content for images and an embedded resource otherwise.
+Binary mode returns image content for images and an embedded resource otherwise. Images go
+through readimage's path (``tools/image.py``): upright and fitted to the limits clients accept
+(1568 px, 1,000,000 bytes of base64), unless the call asks for the ``original`` bytes. PDFs and
+images are parsed in a confined worker process (``mcp_localtools.parsers``), never in the server.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any, Literal
 
+import anyio.to_thread
 from pydantic import BeforeValidator, Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent
-from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.fileio import FileData, decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
-from mcp_localtools.tools.offload import offload
+from mcp_localtools.tools.image import ReturnedImage, fit_image
 
-from .mime import detect_mime, is_probably_text
+from .mime import MimeInfo, detect_mime, is_probably_text
 from .pdf import extract_pdf_text
 
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "read_specs", "text_window"]
@@ -54,6 +59,13 @@ class ReadFileArgs(ToolArgs):
     pages: str | None = Field(
         None, description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.'
     )
+    original: bool = Field(
+        False,
+        description=(
+            "Binary mode, images only: return the file's bytes unchanged. By default an image is returned "
+            "upright and fitted to what clients accept (1568 px long side, 1,000,000 bytes of base64)."
+        ),
+    )
 
 
 class ReadFileResult(ToolOutput):
@@ -70,6 +82,11 @@ class ReadFileResult(ToolOutput):
     truncated: bool = Field(False, description="True when the text was cut by the line window or the budget.")
     page_count: int | None = Field(None, description="PDF: pages in the document.")
     pages: list[int] | None = Field(None, description="PDF: the pages extracted.")
+    width: int | None = Field(None, description="Binary images: width of the image in the file (pixels).")
+    height: int | None = Field(None, description="Binary images: height of the image in the file (pixels).")
+    returned: ReturnedImage | None = Field(
+        None, description="Binary images: the image content as returned (its size and encoding)."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,53 +160,107 @@ def _window_note(window: TextWindow, what: str) -> str | None:
     return f"[{'; '.join(notes)}]" if notes else None
 
 
-def read_file(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
-    """The readfile tool body (runs in a worker thread)."""
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    file: FileData
+    mime: MimeInfo
+    common: dict[str, Any]
+
+
+def _load(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
     resolved = paths.resolve(args.path)
     file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
-    mime = detect_mime(file.path, file.data[:4096])
-    common: dict[str, Any] = {
-        "path": str(file.path),
-        "size_bytes": len(file.data),
-        "sha256": sha256_hex(file.data),
-    }
+    common = {"path": str(file.path), "size_bytes": len(file.data), "sha256": sha256_hex(file.data)}
+    return _Loaded(file=file, mime=detect_mime(file.path, file.data[:4096]), common=common)
+
+
+async def read_file(
+    args: ReadFileArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner
+) -> ToolResult:
+    """The readfile tool body: file work in a worker thread, parsing in a worker process."""
+    if args.original and args.encoding != "binary":
+        raise InvalidArguments('original applies to encoding "binary" only')
+    loaded = await anyio.to_thread.run_sync(
+        partial(_load, args, paths=paths, limits=limits), abandon_on_cancel=True
+    )
     if args.encoding == "binary":
-        mime_type = mime.base
-        result = ReadFileResult(encoding="binary", mime_type=mime_type, **common)
-        summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {common['sha256']}"
-        item: ImageContent | FileContent = (
-            ImageContent(file.data, mime_type)
-            if mime_type.startswith("image/") and mime_type != "image/svg+xml"
-            else FileContent(file.data, mime_type, file.path.as_uri())
-        )
-        return ToolResult.of(result, item, text=summary)
+        return await _read_binary(args, loaded, parsers)
+    if loaded.mime.base == "application/pdf" or loaded.file.path.suffix.lower() == ".pdf":
+        return await _read_pdf(args, loaded, limits, parsers)
+    body = partial(_read_text, args, loaded, limits)
+    return await anyio.to_thread.run_sync(body, abandon_on_cancel=True)
 
+
+async def _read_binary(args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner) -> ToolResult:
+    file, mime_type = loaded.file, loaded.mime.base
+    summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {loaded.common['sha256']}"
+    if not mime_type.startswith("image/") or mime_type == "image/svg+xml":
+        result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
+        return ToolResult.of(result, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
+    if args.original:
+        result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
+        return ToolResult.of(
+            result, ImageContent(file.data, mime_type), text=summary + "; the file's own bytes"
+        )
+    fitted = await fit_image(
+        parsers,
+        file.data,
+        failure=f"cannot read image {file.path}",
+        hint="; pass original=true to get the file's bytes as they are",
+    )
+    returned = fitted.returned
+    width, height = fitted.meta["width"], fitted.meta["height"]
+    summary += f"; image {width}x{height}"
+    if returned.reencoded:
+        summary += (
+            f", returned as {returned.width}x{returned.height} {returned.mime_type} ({returned.size_bytes} "
+            "bytes) to fit what clients accept; original=true returns the file's bytes"
+        )
+    result = ReadFileResult(
+        encoding="binary", mime_type=mime_type, width=width, height=height, returned=returned, **loaded.common
+    )
+    return ToolResult.of(result, ImageContent(fitted.data, returned.mime_type), text=summary)
+
+
+async def _read_pdf(
+    args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig, parsers: ParserRunner
+) -> ToolResult:
+    file = loaded.file
+    pdf = await extract_pdf_text(parsers, file.data, pages=args.pages, name=str(file.path))
     limit = args.limit or limits.read_max_lines
-    is_pdf = mime.base == "application/pdf" or file.path.suffix.lower() == ".pdf"
-    if is_pdf:
-        pdf = extract_pdf_text(file.data, pages=args.pages, name=str(file.path))
-        window = text_window(pdf.text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
-        result = ReadFileResult(
-            encoding="text",
-            mime_type="application/pdf",
-            content=window.text,
-            total_lines=window.total_lines,
-            start_line=window.start_line,
-            end_line=window.end_line,
-            next_offset=window.next_offset,
-            truncated=window.next_offset is not None or window.cut_line is not None,
-            page_count=pdf.page_count,
-            pages=list(pdf.pages),
-            **common,
+    cut = partial(text_window, pdf.text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
+    window = await anyio.to_thread.run_sync(cut, abandon_on_cancel=True)
+    result = ReadFileResult(
+        encoding="text",
+        mime_type="application/pdf",
+        content=window.text,
+        total_lines=window.total_lines,
+        start_line=window.start_line,
+        end_line=window.end_line,
+        next_offset=window.next_offset,
+        truncated=window.next_offset is not None or window.cut_line is not None or pdf.cut,
+        page_count=pdf.page_count,
+        pages=list(pdf.pages),
+        **loaded.common,
+    )
+    notes = [n for n in [_window_note(window, "readfile")] if n]
+    if pdf.cut:
+        notes.append(
+            f"[text extraction stopped after page {pdf.pages[-1]} at the text size cap; pass pages to read "
+            "later pages]"
         )
-        notes = [n for n in [_window_note(window, "readfile")] if n]
-        if pdf.pages and len(pdf.empty_pages) == len(pdf.pages):
-            notes.append(
-                f"[no text layer: the selected pages of {file.path} contain no extractable text (a scanned "
-                'PDF?); read it with encoding "binary" to get the file itself]'
-            )
-        return ToolResult.of(result, *(TextContent(n) for n in notes), text=window.text)
+    if pdf.pages and len(pdf.empty_pages) == len(pdf.pages):
+        notes.append(
+            f"[no text layer: the selected pages of {file.path} contain no extractable text (a scanned "
+            'PDF?); read it with encoding "binary" to get the file itself]'
+        )
+    if pdf.page_count == 0:
+        notes.append(f"[the PDF {file.path} has no pages]")
+    return ToolResult.of(result, *(TextContent(n) for n in notes), text=window.text)
 
+
+def _read_text(args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig) -> ToolResult:
+    file, mime = loaded.file, loaded.mime
     if args.pages is not None:
         raise InvalidArguments(f"pages applies to PDF files only; {file.path} is {mime.base}")
     if mime.base != "image/svg+xml" and mime.mode in ("image", "document"):
@@ -197,6 +268,7 @@ def read_file(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
     if not is_probably_text(file.data[:4096]):
         raise UnsupportedContent(f'cannot read {file.path} as text: it looks binary; use encoding "binary"')
     text = decode_utf8(file.data, file.path)
+    limit = args.limit or limits.read_max_lines
     window = text_window(text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
     result = ReadFileResult(
         encoding="text",
@@ -207,14 +279,21 @@ def read_file(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
         end_line=window.end_line,
         next_offset=window.next_offset,
         truncated=window.next_offset is not None or window.cut_line is not None,
-        **common,
+        **loaded.common,
     )
     note = _window_note(window, "readfile")
     return ToolResult.of(result, *([TextContent(note)] if note else []), text=window.text)
 
 
-def read_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
-    """The readfile spec."""
+def read_specs(
+    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner | None = None
+) -> list[ToolSpec[Any]]:
+    """The readfile spec; PDFs and images are parsed by ``parsers`` (a runner of its own if None)."""
+    runner = parsers or ParserRunner()
+
+    async def handler(args: ReadFileArgs, ctx: CallContext) -> ToolResult:
+        return await read_file(args, ctx, paths=paths, limits=limits, parsers=runner)
+
     return [
         ToolSpec(
             name="readfile",
@@ -224,12 +303,13 @@ def read_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
                 f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
                 "per call (use offset/limit; the result gives nextOffset when more remains) and "
                 f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
-                "Binary mode returns images as image content and other files as an embedded resource. "
+                "Binary mode returns images as image content, upright and fitted to 1568 px and under 1 MB "
+                "(original=true for the file's bytes), and other files as an embedded resource. "
                 f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
             ),
             args_model=ReadFileArgs,
             result_model=ReadFileResult,
-            handler=offload(partial(read_file, paths=paths, limits=limits)),
+            handler=handler,
             annotations=READ_ONLY,
         )
     ]

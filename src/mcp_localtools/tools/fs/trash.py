@@ -172,9 +172,14 @@ def _system_trash(paths: PathPolicy, source: ParentDir, info: os.stat_result) ->
     except ImportError:  # pragma: no cover - not a freedesktop platform
         return None
     home_trash = Path(plat_other.HOMETRASH)
+    # os.path.expanduser leaves "~" as it is when there is no home directory (a container run
+    # as a uid without a passwd entry); Path.expanduser would raise.
+    home = os.path.expanduser("~")  # noqa: PTH111
+    if home == "~":
+        return None
     try:
         paths.resolve(str(home_trash))
-        home_dev = Path("~").expanduser().resolve().stat().st_dev
+        home_dev = os.stat(os.path.realpath(home)).st_dev
     except (ToolError, OSError):
         return None
     return home_trash if info.st_dev == home_dev else None

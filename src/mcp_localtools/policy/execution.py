@@ -1,0 +1,273 @@
+"""ExecutionPolicy: the limits and the command checks of shellcommand and runscript.
+
+Built once from ``[exec]`` (``decisions.md`` section 3) and frozen; a call can narrow what it
+gets (a shorter timeout) but never loosen the policy. Three tiers of limits (``design.md`` rule
+9): hard maxima in ``config.py``, the config's defaults under them, per-call values clamped.
+
+``check_command`` applies, in order: NUL and length limits (SC-10), the scanner
+(``scanner.scan``; a command it cannot read is refused, BL-1..BL-4), the hard blocklist of the
+seed's 40 names plus ``blocked_commands`` (BL-5; never shrinks), ``allowed_commands`` when
+``deny_by_default`` is on, ``denied_patterns`` (RE2 syntax, linear time), and unless
+``allow_dangerous`` the fork-bomb and background-``&`` heuristics (BL-6).
+
+This is a guardrail against accidents, not a sandbox: see ``shared/spec/security.md`` "What a
+denylist cannot do" and the README's security section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+import re2
+
+from mcp_localtools.config import ExecConfig
+from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
+
+from .scanner import Dialect, Invocation, ScanError, scan
+
+__all__ = [
+    "ALWAYS_ALLOWED",
+    "HARD_BLOCKLIST",
+    "KILL_GRACE_SECONDS",
+    "MAX_ENV_KEY_BYTES",
+    "MAX_ENV_TOTAL_BYTES",
+    "MAX_ENV_VALUE_BYTES",
+    "MAX_ENV_VARS",
+    "MAX_SCRIPT_ARGS",
+    "MAX_SCRIPT_ARG_BYTES",
+    "MAX_STDIN_BYTES",
+    "ExecutionPolicy",
+    "command_name",
+]
+
+HARD_BLOCKLIST = frozenset(
+    """sudo su rm mkfs shutdown reboot halt poweroff
+    vim vi nano emacs less more top htop
+    curl wget nc netcat ncat socat ssh scp sftp ftp tftp telnet
+    invoke-webrequest iwr invoke-restmethod irm
+    diskpart format.com del erase rmdir rd remove-item ri""".split()
+)
+"""The seed's 40 command names (``seed-tools.md`` 3.2): always blocked, whatever the config says."""
+
+ALWAYS_ALLOWED = frozenset(
+    "cd pwd echo printf true false test [ : export unset set shift exit return wait read".split()
+)
+"""Shell builtins that run no program; with ``deny_by_default`` they need no allowlist entry."""
+
+MAX_ENV_VARS = 256
+MAX_ENV_KEY_BYTES = 256
+MAX_ENV_VALUE_BYTES = 32 * 1024
+MAX_ENV_TOTAL_BYTES = 256 * 1024
+MAX_STDIN_BYTES = 1024 * 1024
+"""Largest ``stdin`` text a call may pass (bytes, UTF-8)."""
+MAX_SCRIPT_ARGS = 256
+MAX_SCRIPT_ARG_BYTES = 16 * 1024
+KILL_GRACE_SECONDS = 0.5
+"""Between SIGTERM and SIGKILL of a command's processes (``decisions.md`` section 5)."""
+
+_DELETE = "use the deletefile tool instead (it moves files to the trash, where they can be restored)"
+_EDIT = "use the readfile and writefile tools instead of an interactive editor"
+_PAGER = "use the readfile tool, or pipe into head/tail instead of a pager"
+_NETWORK = "commands get no network tools; fetch nothing, or ask the user to"
+_PRIVILEGE = "commands run as the server's user and cannot gain privileges; ask the user to run it"
+_SYSTEM = "changing the machine's state (power, disks) is not allowed; ask the user to do it"
+_ALTERNATIVES: dict[str, str] = {
+    **dict.fromkeys("rm rmdir rd del erase remove-item ri".split(), _DELETE),
+    **dict.fromkeys("vim vi nano emacs".split(), _EDIT),
+    **dict.fromkeys("less more".split(), _PAGER),
+    **dict.fromkeys("top htop".split(), "use `ps aux` for a one-shot process list"),
+    **dict.fromkeys(
+        "curl wget nc netcat ncat socat ssh scp sftp ftp tftp telnet "
+        "invoke-webrequest iwr invoke-restmethod irm".split(),
+        _NETWORK,
+    ),
+    **dict.fromkeys("sudo su".split(), _PRIVILEGE),
+    **dict.fromkeys("mkfs shutdown reboot halt poweroff diskpart format format.com".split(), _SYSTEM),
+}
+_FORK_BOMB = re.compile(r"([\w:.-]+)\(\)\{\1\|\1&\};?\1")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def command_name(entry: str) -> str:
+    """A ``blocked_commands``/``allowed_commands`` entry as the scanner names commands:
+    lowercased basename (``/bin/rm`` → ``rm``)."""
+    return re.split(r"[/\\]", entry.strip())[-1].lower()
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    key: str
+    source: str
+    regex: Any  # re2._Regexp (untyped)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionPolicy:
+    """The frozen execution policy. Build it with ``from_config``.
+
+    Attributes:
+        timeout_seconds: default per command.
+        max_timeout_seconds: most a call may ask for; larger requests are clamped.
+        max_output_bytes: per stream per command; head and tail are kept.
+        max_commands: most commands in one shellcommand call.
+        max_command_length: longest command (UTF-8 bytes).
+        blocked: command names refused (the hard list plus ``blocked_commands``).
+        allowed: ``allowed_commands``; with ``deny_by_default`` the only names that run.
+        deny_by_default: refuse every command not in ``allowed`` (or ``ALWAYS_ALLOWED``).
+        allow_dangerous: skip the fork-bomb and ``&`` heuristics (never the blocklist).
+    """
+
+    timeout_seconds: float = 60
+    max_timeout_seconds: float = 600
+    max_output_bytes: int = 256 * 1024
+    max_commands: int = 64
+    max_command_length: int = 64 * 1024
+    blocked: frozenset[str] = HARD_BLOCKLIST
+    allowed: frozenset[str] = frozenset()
+    deny_by_default: bool = False
+    allow_dangerous: bool = False
+    denied_patterns: tuple[_Pattern, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: ExecConfig) -> ExecutionPolicy:
+        """The policy of an ``[exec]`` section.
+
+        Raises:
+            ConfigError: a ``denied_patterns`` entry is not a valid RE2 regex (the message names
+                ``exec.denied_patterns[i]``).
+        """
+        options = re2.Options()
+        options.log_errors = False  # the ConfigError says it; RE2 would also log to stderr
+        patterns = []
+        for index, source in enumerate(config.denied_patterns):
+            key = f"exec.denied_patterns[{index}]"
+            try:
+                patterns.append(_Pattern(key, source, re2.compile(source, options)))
+            except re2.error as exc:
+                reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+                raise ConfigError(f"{key}: not a valid RE2 regex: {source!r} ({reason})") from exc
+        return cls(
+            timeout_seconds=config.timeout_seconds,
+            max_timeout_seconds=config.max_timeout_seconds,
+            max_output_bytes=config.max_output_bytes,
+            max_commands=config.max_commands,
+            max_command_length=config.max_command_length,
+            blocked=HARD_BLOCKLIST | {command_name(name) for name in config.blocked_commands},
+            allowed=frozenset(command_name(name) for name in config.allowed_commands),
+            deny_by_default=config.deny_by_default,
+            allow_dangerous=config.allow_dangerous,
+            denied_patterns=tuple(patterns),
+        )
+
+    def timeout_for(self, requested: float | None) -> float:
+        """The timeout of one command: ``requested`` clamped to ``max_timeout_seconds``, or the default."""
+        if requested is None or requested <= 0:
+            return self.timeout_seconds
+        return min(float(requested), self.max_timeout_seconds)
+
+    def check_command(self, command: str, dialect: Dialect, *, what: str = "command") -> str:
+        """Check one command string before it runs; returns it trimmed.
+
+        Raises:
+            InvalidArguments: it is blank or contains a NUL byte.
+            TooLarge: it is longer than ``max_command_length`` bytes.
+            CommandRefused: the scanner cannot read it, or the blocklist, allowlist, a denied
+                pattern or a heuristic refuses it.
+        """
+        text = command.strip()
+        if not text:
+            raise InvalidArguments(f"{what} is empty")
+        if "\x00" in text:
+            raise InvalidArguments(f"{what} contains NUL byte")
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.max_command_length:
+            raise TooLarge(f"{what} too long ({size} bytes; max {self.max_command_length})")
+        try:
+            found = scan(text, dialect)
+        except ScanError as exc:
+            raise CommandRefused(
+                f"cannot parse {what}: {exc}; commands the policy cannot read are refused, fix the quoting"
+            ) from exc
+        for invocation in found.invocations:
+            self._check_invocation(invocation, dialect)
+        for pattern in self.denied_patterns:
+            if pattern.regex.search(text):
+                raise CommandRefused(f"{what} matches a denied pattern ({pattern.key}: {pattern.source!r})")
+        if not self.allow_dangerous:
+            if _FORK_BOMB.search(_WHITESPACE.sub("", text)):
+                raise CommandRefused("blocked dangerous command pattern (fork bomb)")
+            if dialect == "sh" and found.background:
+                raise CommandRefused(
+                    "blocked backgrounding with '&' (leaks processes); run commands in the foreground, "
+                    "one after another (cmd1 && cmd2); every process of a command is stopped when it ends"
+                )
+        return text
+
+    def _check_invocation(self, invocation: Invocation, dialect: Dialect) -> None:
+        name = invocation.name
+        if invocation.dynamic:
+            if self.deny_by_default:
+                raise CommandRefused(
+                    f"command name computed at run time: {invocation.word}; deny_by_default allows only "
+                    f"literal command names from allowed_commands ({self._allowed_list()})"
+                )
+            return
+        blocked = self._blocked_name(name, invocation.glob, dialect)
+        if blocked is not None:
+            hint = _ALTERNATIVES.get(blocked, "this command is blocked by the server's policy")
+            spelled = "" if blocked == name else f" ({invocation.word} may run {blocked})"
+            raise CommandRefused(f"blocked command: {blocked}{spelled}; {hint}")
+        if self.deny_by_default and not invocation.wrapper and name not in self.allowed | ALWAYS_ALLOWED:
+            raise CommandRefused(
+                f"command not allowed: {name}; deny_by_default is on and only these run: "
+                + self._allowed_list()
+            )
+
+    def _blocked_name(self, name: str, glob: bool, dialect: Dialect) -> str | None:
+        if glob:
+            return next((b for b in sorted(self.blocked) if fnmatchcase(b, name)), None)
+        if name in self.blocked:
+            return name
+        if name.startswith("mkfs.") and "mkfs" in self.blocked:
+            return "mkfs"
+        if dialect == "cmd" and name == "format":
+            return "format"
+        return None
+
+    def _allowed_list(self) -> str:
+        return ", ".join(sorted(self.allowed)) or "none"
+
+    def check_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        """Validate per-call environment overrides (SC-6); returns them as a plain dict.
+
+        Raises:
+            InvalidArguments: an empty key, ``=`` or NUL in a key, NUL in a value, a key or value
+                over its limit, too many variables, or too many bytes in all.
+        """
+        if not env:
+            return {}
+        if len(env) > MAX_ENV_VARS:
+            raise InvalidArguments(f"too many env vars: {len(env)} (max {MAX_ENV_VARS})")
+        total = 0
+        for key, value in env.items():
+            if not key:
+                raise InvalidArguments('env "": the name is empty')
+            if "=" in key or "\x00" in key:
+                raise InvalidArguments(f"env {key!r}: the name contains '=' or a NUL byte")
+            if "\x00" in value:
+                raise InvalidArguments(f"env {key!r}: the value contains a NUL byte")
+            key_bytes, value_bytes = len(key.encode()), len(value.encode())
+            if key_bytes > MAX_ENV_KEY_BYTES:
+                raise InvalidArguments(
+                    f"env {key[:40]!r}...: the name is longer than {MAX_ENV_KEY_BYTES} bytes"
+                )
+            if value_bytes > MAX_ENV_VALUE_BYTES:
+                raise InvalidArguments(f"env {key!r}: the value is longer than {MAX_ENV_VALUE_BYTES} bytes")
+            total += key_bytes + value_bytes
+        if total > MAX_ENV_TOTAL_BYTES:
+            raise InvalidArguments(f"env overrides too large: {total} bytes (max {MAX_ENV_TOTAL_BYTES})")
+        return dict(env)

@@ -1,0 +1,195 @@
+"""The PowerShell and cmd.exe side of the command scanner (``seed-tools.md`` BL-1, BL-2).
+
+Both split a command string into simple commands (lists of ``Word``) the way the seed does:
+
+* PowerShell: separators ``;`` ``|`` ``||`` ``&&`` newline ``(`` ``)`` ``{`` ``}``; single quotes
+  (``''`` is a quote), double quotes (backtick escapes, ``""``), backtick escapes outside quotes;
+  ``#`` outside quotes comments out the rest of the line, ``<# ... #>`` is a block comment; ``$``
+  starts a variable or subexpression (a run-time value); a lone ``&`` at the start of a command is
+  the call operator and is dropped, elsewhere it is the background operator.
+* cmd: separators ``&`` ``&&`` ``|`` ``||`` ``(`` ``)`` newline; ``^`` escapes outside quotes;
+  double quotes only, no escapes inside; ``%VAR%`` and ``!VAR!`` are run-time values; a leading
+  ``@`` is dropped; no comments.
+
+Less thorough than the sh lexer on purpose: these shells cannot run on the machines the project
+tests on, and the seed's behaviour is the reference.
+"""
+
+from __future__ import annotations
+
+from .sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ScanError, ShCommands, Word
+
+__all__ = ["lex_cmd", "lex_powershell"]
+
+
+def lex_powershell(source: str) -> ShCommands:
+    """Split a PowerShell command string into simple commands.
+
+    Raises:
+        ScanError: an unterminated quote or block comment.
+    """
+    out = ShCommands()
+    command: list[Word] = []
+    word: Word | None = None
+    i, n = 0, len(source)
+
+    def end_word() -> None:
+        nonlocal word
+        if word is not None and word.chars:
+            command.append(word)
+        word = None
+
+    def end_command() -> None:
+        nonlocal command
+        end_word()
+        if command:
+            out.commands.append(command)
+        command = []
+
+    while i < n:
+        c = source[i]
+        nxt = source[i + 1] if i + 1 < n else ""
+        if c in " \t\r":
+            end_word()
+            i += 1
+        elif c == "<" and nxt == "#":
+            close = source.find("#>", i + 2)
+            if close == -1:
+                raise ScanError("unterminated <# block comment")
+            end_word()
+            i = close + 2
+        elif c == "#":
+            end_word()
+            newline = source.find("\n", i)
+            i = n if newline == -1 else newline
+        elif c in "\n;(){}":
+            end_command()
+            i += 1
+        elif c == "|":
+            end_command()
+            i += 2 if nxt == "|" else 1
+        elif c == "&":
+            if nxt == "&":
+                end_command()
+                i += 2
+            elif word is None and not command:
+                i += 1  # the call operator: "& 'C:\\tools\\x.exe' args"
+            else:
+                out.background = True
+                end_command()
+                i += 1
+        else:
+            if word is None:
+                word = Word()
+            if c == "`":
+                if nxt:
+                    word.add(nxt, QUOTED)
+                i += 2
+            elif c == "'":
+                i = _ps_single(source, i + 1, word)
+            elif c == '"':
+                i = _ps_double(source, i + 1, word)
+            elif c == "$":
+                word.add("$", DYNAMIC)
+                i += 1
+            else:
+                word.add(c, UNQUOTED)
+                i += 1
+    end_command()
+    return out
+
+
+def _ps_single(source: str, i: int, word: Word) -> int:
+    while i < len(source):
+        if source[i] == "'":
+            if source.startswith("''", i):
+                word.add("'", QUOTED)
+                i += 2
+                continue
+            return i + 1
+        word.add(source[i], QUOTED)
+        i += 1
+    raise ScanError("unterminated single quote")
+
+
+def _ps_double(source: str, i: int, word: Word) -> int:
+    while i < len(source):
+        c = source[i]
+        if c == "`" and i + 1 < len(source):
+            word.add(source[i + 1], QUOTED)
+            i += 2
+        elif c == '"':
+            if source.startswith('""', i):
+                word.add('"', QUOTED)
+                i += 2
+                continue
+            return i + 1
+        elif c == "$":
+            word.add("$", DYNAMIC)
+            i += 1
+        else:
+            word.add(c, QUOTED)
+            i += 1
+    raise ScanError("unterminated double quote")
+
+
+def lex_cmd(source: str) -> ShCommands:
+    """Split a cmd.exe command string into simple commands.
+
+    Raises:
+        ScanError: an unterminated double quote.
+    """
+    out = ShCommands()
+    command: list[Word] = []
+    word: Word | None = None
+    i, n = 0, len(source)
+
+    def end_word() -> None:
+        nonlocal word
+        if word is not None and word.chars:
+            command.append(word)
+        word = None
+
+    def end_command() -> None:
+        nonlocal command
+        end_word()
+        if command:
+            out.commands.append(command)
+        command = []
+
+    while i < n:
+        c = source[i]
+        nxt = source[i + 1] if i + 1 < n else ""
+        if c in " \t\r,=":
+            end_word()
+            i += 1
+        elif c in "\n()":
+            end_command()
+            i += 1
+        elif c in "&|":
+            end_command()
+            i += 2 if nxt == c else 1
+        elif c == "@" and word is None and not command:
+            i += 1
+        else:
+            if word is None:
+                word = Word()
+            if c == "^":
+                if nxt:
+                    word.add(nxt, QUOTED)
+                i += 2
+            elif c == '"':
+                close = source.find('"', i + 1)
+                if close == -1:
+                    raise ScanError("unterminated double quote")
+                word.add(source[i + 1 : close], QUOTED)
+                i = close + 1
+            elif c in "%!" and source.find(c, i + 1) > i + 1:
+                close = source.find(c, i + 1)
+                word.add(c, DYNAMIC)
+                i = close + 1
+            else:
+                word.add(c, UNQUOTED)
+                i += 1
+    end_command()
+    return out

@@ -1,0 +1,183 @@
+"""Find every process a command started, including those that left its process group.
+
+Each command runs as the leader of a new session and process group, so ``killpg`` reaches its
+ordinary children. A child that calls ``setsid`` or double-forks escapes that; on Linux we find
+it anyway:
+
+* the server makes itself a *child subreaper* (``PR_SET_CHILD_SUBREAPER``), so an orphaned
+  descendant is re-parented to the server instead of to init, and stays in the server's tree;
+* each command carries a random marker in its environment (``MCP_LOCALTOOLS_RUN``), inherited by
+  its descendants;
+* ``members()`` walks the server's process tree from ``/proc`` and returns every process that is
+  in the command's process group or session, carries its marker, or descends from one that does.
+
+Only processes below the server are ever considered, so nothing foreign is signalled. A process
+that leaves the session *and* clears its environment *and* is orphaned is invisible to this; the
+README says so, and that a container or PID namespace is the real boundary.
+
+Signals go through ``pidfd_send_signal`` after re-reading the start time, so a recycled pid is
+never hit. The server also marks itself non-dumpable (``PR_SET_DUMPABLE=0``), so that commands
+running as the same (non-root) user cannot open ``/proc/<server>/fd/1`` to forge protocol frames,
+read its environment or memory, or ptrace it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RUN_MARKER", "ProcessInfo", "ProcessTree", "harden_server_process"]
+
+logger = logging.getLogger(__name__)
+
+RUN_MARKER = "MCP_LOCALTOOLS_RUN"
+"""Environment variable that tags every process of one command run."""
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_PROC = "/proc"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """One line of the process table: ids, state and start time (clock ticks since boot)."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+    start: int
+
+
+def harden_server_process() -> bool:
+    """Make this process a child subreaper and non-dumpable (Linux; a no-op elsewhere).
+
+    Returns:
+        True when the subreaper is in place, so escaped descendants can be found.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        subreaper = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError) as exc:  # pragma: no cover - a libc without prctl
+        logger.warning("cannot make the server a child subreaper (%s); escaped processes may survive", exc)
+        return False
+    if not subreaper:  # pragma: no cover - kernels before 3.4
+        logger.warning("PR_SET_CHILD_SUBREAPER failed; escaped processes may survive")
+    return subreaper
+
+
+def _read_stat(pid: int) -> ProcessInfo | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp session ..."; comm may contain spaces and parentheses.
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        return ProcessInfo(
+            pid=pid,
+            ppid=int(fields[1]),
+            pgid=int(fields[2]),
+            sid=int(fields[3]),
+            state=fields[0].decode("ascii", "replace"),
+            start=int(fields[19]),
+        )
+    except (IndexError, ValueError):  # pragma: no cover - a malformed stat line
+        return None
+
+
+def _has_marker(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"{_PROC}/{pid}/environ", "rb") as handle:
+            return marker in handle.read()
+    except OSError:
+        return False
+
+
+class ProcessTree:
+    """The processes below this server, as ``/proc`` shows them (Linux only).
+
+    Attributes:
+        available: whether ``/proc`` can be read; elsewhere ``members`` returns nothing and only
+            the process group is signalled.
+    """
+
+    def __init__(self) -> None:
+        self.root = os.getpid()
+        self.available = sys.platform.startswith("linux") and Path(_PROC, "self").is_dir()
+
+    def members(self, leader: int, token: str) -> list[ProcessInfo]:
+        """The processes of the run whose shell is ``leader`` (also its group and session id)
+        and whose environment carries ``RUN_MARKER=token``, zombies included (``reap`` them)."""
+        if not self.available:
+            return []
+        table: dict[int, ProcessInfo] = {}
+        for entry in os.scandir(_PROC):
+            if entry.name.isdigit():
+                info = _read_stat(int(entry.name))
+                if info is not None:
+                    table[info.pid] = info
+        children: dict[int, list[ProcessInfo]] = defaultdict(list)
+        for info in table.values():
+            children[info.ppid].append(info)
+        marker = f"{RUN_MARKER}={token}\0".encode()
+        found: list[ProcessInfo] = []
+        stack: list[tuple[ProcessInfo, bool]] = [(child, False) for child in children[self.root]]
+        while stack:
+            info, inherited = stack.pop()
+            ours = (
+                inherited
+                or info.pid == leader
+                or info.pgid == leader
+                or info.sid == leader
+                or (info.state != "Z" and _has_marker(info.pid, marker))
+            )
+            if ours:
+                found.append(info)
+            stack.extend((child, ours) for child in children[info.pid])
+        return found
+
+    def signal(self, processes: list[ProcessInfo], signum: int) -> None:
+        """Send ``signum`` to each process that is still the one the table saw."""
+        for info in processes:
+            if info.state == "Z":
+                continue
+            try:
+                fd = os.pidfd_open(info.pid)
+            except ProcessLookupError:
+                continue
+            except OSError:  # pragma: no cover - no pidfd support: plain kill, same check
+                fd = -1
+            try:
+                current = _read_stat(info.pid)
+                if current is None or current.start != info.start:
+                    continue  # exited, and the pid may belong to someone else now
+                if fd >= 0:
+                    signal.pidfd_send_signal(fd, signum)
+                else:  # pragma: no cover
+                    os.kill(info.pid, signum)
+            except ProcessLookupError:
+                pass
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+
+    def reap(self, processes: list[ProcessInfo], leader: int) -> None:
+        """Collect exited orphans that were re-parented to this server (never ``leader``,
+        whose exit status belongs to the event loop's child watcher)."""
+        for info in processes:
+            if info.ppid == self.root and info.pid != leader:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(info.pid, os.WNOHANG)

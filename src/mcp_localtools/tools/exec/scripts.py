@@ -1,0 +1,260 @@
+"""runscript (``seed-tools.md`` 3.7, RS-1..RS-10): run a script file by its extension's interpreter.
+
+| extension | runs as |
+|---|---|
+| ``.sh`` | ``sh <script> <args>`` (no exec bit needed) |
+| ``.bash`` ``.zsh`` ``.ksh`` ``.dash`` | the same-named shell |
+| ``.py`` | ``python3 <script> <args>`` |
+| ``.ps1`` | ``pwsh`` (else ``powershell``) ``-NoProfile ... -Command "& '<script>' '<args>'"`` |
+
+Only ``[exec.scripts] allowed_extensions`` run (RS-3; ``""`` there allows extension-less files,
+which then need a mapping and have none by default, RS-4). The script is run directly from an
+argv, no shell parses the arguments; the equivalent command line, quoted for the wrapper shell
+(POSIX single quotes, PowerShell doubled single quotes, RS-6), is what the execution policy
+checks and the result reports (RS-7). The script's own content is not inspected: a script can
+do anything a command can, which is why the policy is a guardrail and not a sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import Field
+
+from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ScriptsConfig
+from mcp_localtools.errors import (
+    ConfigError,
+    InvalidArguments,
+    NotAFile,
+    NotFound,
+    UnsupportedContent,
+    from_os_error,
+)
+from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+from mcp_localtools.policy.scanner import Dialect
+from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
+from mcp_localtools.results import ToolResult, cut_text
+
+from .group import ExecGroup
+from .report import RunReport, render_run, report_fields
+from .shell import EXEC_ANNOTATIONS
+from .shells import Shell, find_shell
+from .streaming import OutputStreamer
+
+__all__ = [
+    "INTERPRETERS",
+    "Interpreter",
+    "RunScriptArgs",
+    "RunScriptResult",
+    "ScriptPolicy",
+    "run_script",
+    "script_specs",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Interpreter:
+    """How files of one extension run.
+
+    Attributes:
+        mode: ``shell`` (``<shell> <script> <args>``), ``interpreter`` (``<program> <script> <args>``)
+            or ``powershell`` (``& '<script>' '<args>'`` through ``-Command``).
+        programs: candidate program names, the first found on PATH is used.
+    """
+
+    mode: Literal["shell", "interpreter", "powershell"]
+    programs: tuple[str, ...]
+
+
+INTERPRETERS: dict[str, Interpreter] = {
+    ".sh": Interpreter("shell", ("sh",)),
+    ".bash": Interpreter("shell", ("bash",)),
+    ".zsh": Interpreter("shell", ("zsh",)),
+    ".ksh": Interpreter("shell", ("ksh",)),
+    ".dash": Interpreter("shell", ("dash",)),
+    ".py": Interpreter("interpreter", ("python3",)),
+    ".ps1": Interpreter("powershell", ("pwsh", "powershell")),
+}
+"""The seed's default extension → interpreter policy."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptPolicy:
+    """Which extensions run (normalised: lowercase, leading dot; ``""`` = no extension)."""
+
+    allowed_extensions: frozenset[str]
+
+    @classmethod
+    def from_config(cls, config: ScriptsConfig) -> ScriptPolicy:
+        """Raises: ConfigError: an entry contains a NUL byte or whitespace."""
+        allowed = set()
+        for index, raw in enumerate(config.allowed_extensions):
+            text = raw.strip().lower()
+            if "\x00" in text or any(ch.isspace() for ch in text):
+                raise ConfigError(f"exec.scripts.allowed_extensions[{index}]: not an extension: {raw!r}")
+            allowed.add("" if not text else text if text.startswith(".") else "." + text)
+        return cls(frozenset(allowed))
+
+    def interpreter(self, extension: str) -> Interpreter:
+        """Raises: UnsupportedContent: the extension is not allowed (RS-3) or has no mapping (RS-4)."""
+        if extension not in self.allowed_extensions:
+            allowed = ", ".join(sorted(e or '""' for e in self.allowed_extensions))
+            raise UnsupportedContent(f'script extension "{extension}" is not allowed; allowed: {allowed}')
+        mapping = INTERPRETERS.get(extension) or INTERPRETERS.get("")
+        if mapping is None:
+            raise UnsupportedContent(f'no interpreter mapping for extension "{extension}"')
+        return mapping
+
+
+class RunScriptArgs(ToolArgs):
+    path: str = Field(
+        description="Script file inside the allowed roots; relative to workDir when that is given."
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description=f"Arguments passed to the script as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
+    )
+    env: dict[str, str] | None = Field(None, description="Environment variables for this run.")
+    work_dir: str | None = Field(
+        None, description="Working directory inside the allowed roots; default the base dir."
+    )
+    stdin: str | None = Field(None, description="Text given on standard input; default none (reads see EOF).")
+    timeout_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_TIMEOUT_SECONDS,
+        description="Timeout in seconds; default and maximum are set by the server (clamped).",
+    )
+
+
+class RunScriptResult(RunReport):
+    path: str = Field(description="Absolute path of the script.")
+    work_dir: str = Field(description="Absolute working directory it ran in.")
+    command: str = Field(description="The equivalent command line, quoted for its shell.")
+    interpreter: str = Field(description="Absolute path of the program that ran the script.")
+
+
+def _check_args(args: list[str]) -> None:
+    if len(args) > MAX_SCRIPT_ARGS:
+        raise InvalidArguments(f"too many args: {len(args)} (max {MAX_SCRIPT_ARGS})")
+    for index, arg in enumerate(args):
+        if "\x00" in arg:
+            raise InvalidArguments(f"args[{index}] contains NUL byte")
+        if len(arg.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_ARG_BYTES:
+            raise InvalidArguments(f"args[{index}] too long (max {MAX_SCRIPT_ARG_BYTES} bytes)")
+
+
+def powershell_quote(text: str) -> str:
+    """``text`` as a PowerShell single-quoted string (``'`` doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def script_command(
+    interpreter: Interpreter, program: Shell, script: str, args: list[str]
+) -> tuple[list[str], str, str, Dialect]:
+    """``(argv, command line as checked and reported, command line the policy scans, dialect)`` (RS-6)."""
+    if interpreter.mode == "powershell":
+        call = " ".join(powershell_quote(part) for part in (script, *args))
+        argv = [program.path, "-NoLogo", "-NonInteractive", "-NoProfile", "-Command", f"& {call}"]
+        return argv, f"& {call}", call, "powershell"
+    words = [program.name, script, *args]
+    line = shlex.join(words)
+    return [program.path, script, *args], line, line, "sh"
+
+
+async def run_script(
+    args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
+) -> ToolResult:
+    """The runscript handler."""
+    if not args.path.strip():
+        raise InvalidArguments("path is required")
+    work = group.work_dir(args.work_dir)
+    given = Path(args.path.strip())
+    script = group.paths.resolve(
+        str(given if given.is_absolute() or args.work_dir is None else work.path / given), field="path"
+    )
+    try:
+        mode = os.stat(script.path).st_mode
+    except OSError as exc:
+        raise from_os_error(exc, str(script.path)) from exc
+    if not stat.S_ISREG(mode):
+        raise NotAFile(f"not a regular file: {script.path}; runscript runs script files")
+    interpreter = scripts.interpreter(script.path.suffix.lower())
+    _check_args(args.args)
+    call_env = group.policy.check_env(args.env)
+    env = {**(await group.environment.base()), **call_env}
+    program = next(
+        (found for name in interpreter.programs if (found := find_shell(name, env.get("PATH"))) is not None),
+        None,
+    )
+    if program is None:
+        raise NotFound(
+            f"{' or '.join(interpreter.programs)} not found on PATH; cannot run {script.path.name}"
+        )
+    argv, line, checked, dialect = script_command(interpreter, program, str(script.path), args.args)
+    group.policy.check_command(checked, dialect, what="constructed command")
+    stdin = group.stdin_bytes(args.stdin)
+    timeout = group.policy.timeout_for(args.timeout_seconds)
+    async with anyio.create_task_group() as tasks:
+        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+        if streamer is not None:
+            tasks.start_soon(streamer.send_all)
+            streamer.command(line)
+        outcome = await group.run(
+            argv,
+            cwd=work.path,
+            env=env,
+            stdin=stdin,
+            timeout=timeout,
+            on_output=streamer.feed if streamer is not None else None,
+        )
+        if streamer is not None:
+            await streamer.finish()
+    result = RunScriptResult.model_validate(
+        {
+            "path": str(script.path),
+            "work_dir": str(work.path),
+            "command": line,
+            "interpreter": program.path,
+            **report_fields(outcome),
+        }
+    )
+    text, cut = cut_text(render_run(line, result, timeout=timeout), group.limits.max_result_chars)
+    if cut:
+        text += "\n[text cut; structuredContent has the full output]"
+    return ToolResult.of(result, text=text)
+
+
+def script_specs(group: ExecGroup) -> list[ToolSpec[Any]]:
+    """The runscript spec.
+
+    Raises:
+        ConfigError: a bad ``[exec.scripts]`` entry.
+    """
+    scripts = ScriptPolicy.from_config(group.config.scripts)
+    allowed = ", ".join(sorted(e or '""' for e in scripts.allowed_extensions))
+    return [
+        ToolSpec(
+            name="runscript",
+            group="exec",
+            title="Run a script file",
+            description=(
+                f"Run a script file inside the allowed roots by its extension ({allowed}): .sh and other "
+                "shells with that shell, .py with python3, .ps1 with PowerShell; no exec bit needed. "
+                "Arguments are passed as they are. Timeout, output limits and process cleanup as for "
+                "shellcommand."
+            ),
+            args_model=RunScriptArgs,
+            result_model=RunScriptResult,
+            handler=partial(run_script, group=group, scripts=scripts),
+            annotations=EXEC_ANNOTATIONS,
+            timeout_seconds=group.call_timeout(1),
+        )
+    ]

@@ -1,0 +1,92 @@
+"""Shell sessions: a working directory and environment that later shellcommand calls reuse.
+
+A session holds only ``workDir`` and ``env``, never a live process (SS-1). Ids are ``sess_`` and
+32 random hex digits, so they cannot be guessed. Entries expire ``ttl`` seconds after their last
+use (sliding, SS-2) and the least recently used one is evicted when a new one would exceed the cap
+(SS-3); expiry is lazy, on each access.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Session", "SessionStore"]
+
+
+@dataclass(slots=True)
+class Session:
+    """What a session remembers.
+
+    Attributes:
+        id: ``sess_`` + 32 hex digits.
+        work_dir: the stored working directory (absolute), or None for the default.
+        env: environment overrides merged from every call.
+    """
+
+    id: str
+    work_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    last_used: float = 0.0
+
+
+class SessionStore:
+    """Sessions by id, with a sliding TTL and an LRU cap.
+
+    Args:
+        ttl_seconds: idle time after which a session is forgotten.
+        max_sessions: most sessions kept.
+        clock: monotonic seconds (tests pass a fake one).
+    """
+
+    def __init__(
+        self, *, ttl_seconds: float, max_sessions: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl_seconds = ttl_seconds
+        self.max_sessions = max_sessions
+        self._clock = clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+
+    def __len__(self) -> int:
+        self._expire()
+        return len(self._sessions)
+
+    def _expire(self) -> None:
+        cutoff = self._clock() - self.ttl_seconds
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if oldest.last_used > cutoff:
+                break
+            del self._sessions[oldest.id]
+
+    def create(self) -> Session:
+        """A new empty session; evicts the least recently used one when the store is full."""
+        self._expire()
+        while len(self._sessions) >= self.max_sessions:
+            self._sessions.popitem(last=False)
+        session = Session(id="sess_" + secrets.token_hex(16), last_used=self._clock())
+        self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> Session | None:
+        """The live session ``session_id`` (its use refreshed), or None when unknown or expired."""
+        self._expire()
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.last_used = self._clock()
+            self._sessions.move_to_end(session_id)
+        return session
+
+    def update(self, session: Session, *, work_dir: Path | None, env: Mapping[str, str]) -> None:
+        """Store ``work_dir`` (when given) and merge ``env`` into ``session`` (SC-8)."""
+        if work_dir is not None:
+            session.work_dir = work_dir
+        session.env.update(env)
+
+    def delete(self, session_id: str) -> None:
+        """Forget ``session_id`` (SC-4: a session created by a call that failed)."""
+        self._sessions.pop(session_id, None)

@@ -1,0 +1,146 @@
+"""Which shell runs a command, and the argv that runs it (SC-16..SC-18).
+
+Explicit names are looked up on the command environment's ``PATH``. ``auto`` takes the
+configured ``default_shell``, else the shell found by the bootstrap, else (Unix) ``$SHELL`` when
+its basename is a known shell, the account's login shell, then bash, zsh, sh, dash, ksh, fish;
+(Windows) pwsh, powershell, cmd.
+
+Invocation forms: sh-family ``<shell> -c <cmd>`` (not a login shell, not interactive);
+PowerShell ``-NoLogo -NonInteractive -NoProfile -Command <cmd>``; cmd ``/d /s /c <cmd>``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import get_args
+
+from mcp_localtools.config import ShellName
+from mcp_localtools.errors import InvalidArguments, NotFound
+from mcp_localtools.policy.scanner import Dialect
+
+__all__ = [
+    "SHELL_NAMES",
+    "Shell",
+    "account_shell",
+    "auto_candidates",
+    "command_argv",
+    "dialect_of",
+    "find_shell",
+    "lookup_shell",
+    "resolve_shell",
+]
+
+SHELL_NAMES: tuple[str, ...] = tuple(name for name in get_args(ShellName) if name != "auto")
+_UNIX_ORDER = ("bash", "zsh", "sh", "dash", "ksh", "fish")
+_WINDOWS_ORDER = ("pwsh", "powershell", "cmd")
+_POWERSHELL_FLAGS = ("-NoLogo", "-NonInteractive", "-NoProfile", "-Command")
+
+
+@dataclass(frozen=True, slots=True)
+class Shell:
+    """A shell binary: its name (``bash``), absolute path, and command dialect."""
+
+    name: str
+    path: str
+
+    @property
+    def dialect(self) -> Dialect:
+        return dialect_of(self.name)
+
+
+def dialect_of(name: str) -> Dialect:
+    """``powershell`` for pwsh/powershell, ``cmd`` for cmd, ``sh`` for the rest."""
+    if name in ("pwsh", "powershell"):
+        return "powershell"
+    return "cmd" if name == "cmd" else "sh"
+
+
+def command_argv(shell: Shell, command: str) -> list[str]:
+    """The argv that makes ``shell`` run ``command`` (SC-16)."""
+    if shell.dialect == "powershell":
+        return [shell.path, *_POWERSHELL_FLAGS, command]
+    if shell.dialect == "cmd":
+        return [shell.path, "/d", "/s", "/c", command]
+    return [shell.path, "-c", command]
+
+
+def _shell_name(path: str) -> str:
+    name = Path(path).name.lower()
+    return name[:-4] if name.endswith(".exe") else name
+
+
+def find_shell(name: str, search_path: str | None) -> Shell | None:
+    """``name`` on ``search_path`` (``os.defpath`` when None), or None."""
+    found = shutil.which(name, path=search_path or os.defpath)
+    return Shell(name, found) if found else None
+
+
+def account_shell() -> str | None:
+    """The login shell of the account running the server (``getent passwd`` / Directory
+    Services through NSS), or None."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_shell or None
+    except (KeyError, AttributeError):  # pragma: no cover - no passwd entry / Windows
+        return None
+
+
+def auto_candidates(env: Mapping[str, str], *, windows: bool | None = None) -> list[str]:
+    """Shell names or paths to try for ``auto``, in order (SC-18), before any is looked up."""
+    if sys.platform == "win32" if windows is None else windows:  # pragma: no cover - Windows
+        return list(_WINDOWS_ORDER)
+    candidates: list[str] = []
+    for path in (env.get("SHELL"), account_shell()):
+        if path and _shell_name(path) in SHELL_NAMES and path not in candidates:
+            candidates.append(path)
+    return candidates + [name for name in _UNIX_ORDER if name not in candidates]
+
+
+def lookup_shell(candidate: str, search_path: str | None) -> Shell | None:
+    """A shell given by absolute path (used when it exists) or by name (looked up), or None."""
+    if Path(candidate).is_absolute():
+        if Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Shell(_shell_name(candidate), candidate)
+        return find_shell(_shell_name(candidate), search_path)
+    return find_shell(candidate, search_path)
+
+
+def resolve_shell(requested: str, *, default: str, detected: Shell | None, env: Mapping[str, str]) -> Shell:
+    """The shell a call asked for.
+
+    Args:
+        requested: the call's ``shell`` (``auto`` or a name).
+        default: the config's ``default_shell`` (``auto`` or a name).
+        detected: the bootstrap's shell, used for ``auto`` when the config names none.
+        env: the command environment; its ``PATH`` is searched.
+
+    Raises:
+        InvalidArguments: an unknown shell name.
+        NotFound: the shell is not installed (or, for ``auto``, no shell at all).
+    """
+    search_path = env.get("PATH")
+    name = requested or "auto"
+    if name == "auto" and default != "auto":
+        name = default
+    if name != "auto":
+        if name not in SHELL_NAMES:
+            raise InvalidArguments(f"invalid shell: {name!r}; use one of auto, {', '.join(SHELL_NAMES)}")
+        shell = find_shell(name, search_path)
+        if shell is None:
+            problem = (
+                f"shell not found: {name}" if dialect_of(name) == "sh" else f"{name} requested but not found"
+            )
+            raise NotFound(f"{problem} on PATH; use shell=auto to take an installed shell")
+        return shell
+    if detected is not None:
+        return detected
+    for candidate in auto_candidates(env):
+        shell = lookup_shell(candidate, search_path)
+        if shell is not None:
+            return shell
+    raise NotFound("no shell found: none of bash, zsh, sh, dash, ksh, fish is on PATH")

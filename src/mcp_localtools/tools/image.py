@@ -1,0 +1,304 @@
+"""The image group: readimage (``seed-tools.md`` 5.1, RI-1..RI-9, with the ``decisions.md`` fixes).
+
+Metadata comes from the image header without decoding the pixels: width, height, format, MIME
+type, mode, frame count, DPI and EXIF orientation, for every format Pillow opens (PNG, JPEG,
+GIF, WebP, BMP, TIFF, ICO, ...); SVG gives width, height and viewBox only. With
+``includeBase64Data`` the image comes back as MCP image content that clients accept (peers.md
+section 2 item 23): turned upright by its EXIF orientation, downscaled so the long side is at
+most ``maxDimension`` and the image as sent at most ``maxBytes``, re-encoded only when needed
+(PNG for transparency or few colours, JPEG otherwise, or the ``format`` asked for). The result
+states both the original and the returned size. ``readfile`` in binary mode uses the same path.
+
+``maxBytes`` counts the base64 form, because that is what clients measure: Claude Desktop
+refuses a result over 1,048,576 characters ("result exceeds maximum length", peers.md item 23)
+and the Anthropic API an image whose base64 is over 5 MiB. A 1 MiB JPEG is 1.4 MB of base64, so
+the default is 1,000,000, which leaves room for the result's text and structured parts.
+
+All decoding happens in a confined worker process (``parsers``); this module never imports Pillow.
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import SymlinkRefused
+from mcp_localtools.fileio import FileData, read_regular_file, stat_path
+from mcp_localtools.parsers import ParserRunner
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ImageContent, ToolResult
+from mcp_localtools.tools.fs.mime import SNIFF_BYTES, detect_mime
+from mcp_localtools.tools.fs.stat import rfc3339
+
+__all__ = [
+    "DEFAULT_MAX_DIMENSION",
+    "DEFAULT_MAX_IMAGE_BYTES",
+    "HARD_MAX_DIMENSION",
+    "HARD_MAX_IMAGE_BYTES",
+    "FittedImage",
+    "ReadImageArgs",
+    "ReadImageResult",
+    "ReturnedImage",
+    "fit_image",
+    "image_specs",
+    "is_svg",
+]
+
+MiB = 1024 * 1024
+
+DEFAULT_MAX_DIMENSION = 1568
+"""Long side of returned images (px): what Claude models see without downscaling themselves."""
+DEFAULT_MAX_IMAGE_BYTES = 1_000_000
+"""Base64 size of returned images: Claude Desktop refuses tool results over 1,048,576 characters,
+and this leaves about 48 KB of that for the rest of the result."""
+HARD_MAX_DIMENSION = 8000
+"""Most a call may ask for: the pixel limit of the strictest model API."""
+HARD_MAX_IMAGE_BYTES = 5 * MiB
+"""Most a call may ask for: the Anthropic API's per-image limit, measured on the base64."""
+
+ImageFormat = Literal["auto", "png", "jpeg", "webp"]
+
+
+class ReadImageArgs(ToolArgs):
+    path: str = Field(description="Image file, absolute or relative to the base directory.")
+    include_base64_data: bool = Field(
+        False,
+        description=(
+            "Also return the image itself as image content, upright and fitted to maxDimension and "
+            "maxBytes (SVG: metadata only)."
+        ),
+    )
+    max_dimension: int = Field(
+        DEFAULT_MAX_DIMENSION,
+        ge=16,
+        le=HARD_MAX_DIMENSION,
+        description="Longest side of the returned image in pixels; larger images are downscaled.",
+    )
+    max_bytes: int = Field(
+        DEFAULT_MAX_IMAGE_BYTES,
+        ge=16 * 1024,
+        le=HARD_MAX_IMAGE_BYTES,
+        description=(
+            "Largest size of the returned image as sent (base64, which clients count), in bytes; a larger "
+            "one is re-encoded or downscaled. The default keeps a whole result under 1 MiB."
+        ),
+    )
+    format: ImageFormat = Field(
+        "auto",
+        description=(
+            "Encoding of the returned image: `auto` keeps a file that already fits and otherwise uses "
+            "PNG for transparency or few colours and JPEG for the rest; `png`, `jpeg`, `webp` force one."
+        ),
+    )
+
+
+class ReturnedImage(ToolOutput):
+    width: int = Field(description="Width of the returned image in pixels (upright).")
+    height: int = Field(description="Height of the returned image in pixels (upright).")
+    size_bytes: int = Field(description="Size of the returned image file in bytes (before base64).")
+    mime_type: str = Field(description="MIME type of the returned image.")
+    reencoded: bool = Field(description="False when the file's own bytes were returned unchanged.")
+    resized: bool = Field(description="True when the image was downscaled to fit the limits.")
+
+
+class ReadImageResult(ToolOutput):
+    path: str = Field(description="Absolute path of the image.")
+    name: str = Field(description="Base name of the file.")
+    exists: bool = Field(description="False when nothing is at the path (not an error).")
+    size_bytes: int | None = Field(None, description="File size in bytes.")
+    mod_time: str | None = Field(None, description="Last modification, RFC 3339 UTC.")
+    width: int | None = Field(None, description="Width in pixels as stored (before EXIF orientation).")
+    height: int | None = Field(None, description="Height in pixels as stored (before EXIF orientation).")
+    format: str | None = Field(
+        None, description="Format found in the content: png, jpeg, gif, webp, svg, ..."
+    )
+    mime_type: str | None = Field(None, description="MIME type of the format.")
+    mode: str | None = Field(None, description="Pixel mode: RGB, RGBA, L (grey), P (palette), CMYK, ...")
+    frame_count: int | None = Field(
+        None, description="Frames (animations, multi-page TIFF); 1 for still images."
+    )
+    dpi: list[float] | None = Field(
+        None, description="Horizontal and vertical resolution, when the file has one."
+    )
+    orientation: int | None = Field(
+        None, description="EXIF orientation (1-8) when present; 6 and 8 mean the stored image is on its side."
+    )
+    view_box: list[float] | None = Field(None, description="SVG: the viewBox (min-x, min-y, width, height).")
+    returned: ReturnedImage | None = Field(
+        None, description="With includeBase64Data: the image content as returned (its size and encoding)."
+    )
+    note: str | None = Field(None, description="Something the caller should know about this result.")
+
+
+@dataclass(frozen=True, slots=True)
+class FittedImage:
+    """An image fitted for a client.
+
+    Attributes:
+        meta: the worker's metadata (camelCase keys as in ``ReadImageResult``).
+        returned: the size and encoding of ``data``.
+        data: the bytes to send: the file's own, or the re-encoded image.
+    """
+
+    meta: dict[str, Any]
+    returned: ReturnedImage
+    data: bytes
+
+
+def is_svg(path: str | Any, head: bytes) -> bool:
+    """True for an SVG file: by extension or MIME sniffing, or XML text with an ``<svg`` root."""
+    mime = detect_mime(path, head[:SNIFF_BYTES])
+    if mime.base == "image/svg+xml":
+        return True
+    return mime.mode == "text" and b"<svg" in head[:SNIFF_BYTES]
+
+
+async def fit_image(
+    parsers: ParserRunner,
+    data: bytes,
+    *,
+    failure: str,
+    max_dimension: int = DEFAULT_MAX_DIMENSION,
+    max_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
+    image_format: ImageFormat = "auto",
+    hint: str = "",
+) -> FittedImage:
+    """Decode ``data`` in a worker and fit it for a client: upright, long side at most
+    ``max_dimension``, base64 at most ``max_bytes`` characters.
+
+    Raises:
+        UnsupportedContent: not a readable image (corrupt, truncated, unknown format).
+        TooLarge: the canvas is over the decompression-bomb limit, or decoding needs more
+            memory than a worker may use.
+        ToolTimeout: decoding took longer than the parser timeout.
+    """
+    raw_budget = 3 * (max_bytes // 4)  # base64 of n bytes is 4 * ceil(n / 3) characters
+    request = {"encode": True, "partial": False, "maxDimension": max_dimension, "maxBytes": raw_budget}
+    parsed = await parsers.run("image", data, {**request, "format": image_format}, failure=failure, hint=hint)
+    meta = dict(parsed.result)
+    returned = ReturnedImage.model_validate(meta.pop("returned"))
+    return FittedImage(meta=meta, returned=returned, data=parsed.payload if returned.reencoded else data)
+
+
+def _load(paths: PathPolicy, resolved: ResolvedPath, limits: LimitsConfig, whole: bool) -> FileData | None:
+    """Read the image (at most the read cap; for metadata only, the first that many bytes of a
+    larger file). None when nothing is at the path (RI-2). A symlink is refused even where the
+    policy allows symlinks (RI-4), and opened with ``O_NOFOLLOW`` so a swap cannot slip one in."""
+    link = stat_path(paths, resolved, follow=False)
+    if link is None:
+        return None
+    if stat.S_ISLNK(link.st_mode):
+        raise SymlinkRefused(f"refusing to operate on symlink file: {resolved.path}; pass the target's path")
+    return read_regular_file(
+        paths, resolved, max_bytes=limits.max_read_bytes, follow_symlinks=False, head_only=not whole
+    )
+
+
+async def read_image(
+    args: ReadImageArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner
+) -> ToolResult:
+    """The readimage tool body."""
+    resolved = paths.resolve(args.path)
+    loader = partial(_load, paths, resolved, limits, args.include_base64_data)
+    file = await anyio.to_thread.run_sync(loader, abandon_on_cancel=True)
+    if file is None:
+        return ToolResult.of(ReadImageResult(path=str(resolved.path), name=resolved.path.name, exists=False))
+    common: dict[str, Any] = {
+        "path": str(file.path),
+        "name": file.path.name,
+        "exists": True,
+        "size_bytes": file.stat.st_size,
+        "mod_time": rfc3339(file.stat.st_mtime),
+    }
+    failure = f"cannot read image {file.path}"
+    if is_svg(file.path, file.data):
+        parsed = await parsers.run("svg", file.data, {}, failure=failure)
+        note = (
+            "SVG is vector markup: no image content is returned; read the markup with readfile"
+            if args.include_base64_data
+            else None
+        )
+        meta = parsed.result
+        result = ReadImageResult(
+            **common,
+            format="svg",
+            mime_type="image/svg+xml",
+            width=meta.get("width"),
+            height=meta.get("height"),
+            view_box=meta.get("viewBox"),
+            note=note,
+        )
+        return ToolResult.of(result)
+    if not args.include_base64_data:
+        partial_read = len(file.data) < file.stat.st_size
+        parsed = await parsers.run(
+            "image", file.data, {"encode": False, "partial": partial_read}, failure=failure
+        )
+        note = (
+            f"metadata read from the first {len(file.data)} bytes of a larger file" if partial_read else None
+        )
+        return ToolResult.of(ReadImageResult(**common, **_meta_fields(parsed.result), note=note))
+    fitted = await fit_image(
+        parsers,
+        file.data,
+        failure=failure,
+        max_dimension=args.max_dimension,
+        max_bytes=args.max_bytes,
+        image_format=args.format,
+    )
+    frames = fitted.meta["frameCount"] or 1
+    note = (
+        f"the image content is the first of {frames} frames"
+        if frames > 1 and fitted.returned.reencoded
+        else None
+    )
+    result = ReadImageResult(**common, **_meta_fields(fitted.meta), returned=fitted.returned, note=note)
+    return ToolResult.of(result, ImageContent(fitted.data, fitted.returned.mime_type))
+
+
+def _meta_fields(meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": meta["format"],
+        "mime_type": meta["mimeType"],
+        "width": meta["width"],
+        "height": meta["height"],
+        "mode": meta["mode"],
+        "frame_count": meta["frameCount"],
+        "dpi": meta["dpi"],
+        "orientation": meta["orientation"],
+    }
+
+
+def image_specs(paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner) -> list[ToolSpec[Any]]:
+    """The readimage spec."""
+
+    async def handler(args: ReadImageArgs, ctx: CallContext) -> ToolResult:
+        return await read_image(args, ctx, paths=paths, limits=limits, parsers=parsers)
+
+    return [
+        ToolSpec(
+            name="readimage",
+            group="image",
+            title="Read an image",
+            description=(
+                "Report an image's width, height, format, MIME type, mode, frame count, DPI and EXIF "
+                "orientation without decoding it (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO and every other "
+                "format Pillow reads; SVG: size and viewBox only). A missing file gives exists=false. With "
+                "includeBase64Data the image is returned as image content a model accepts: upright, long "
+                f"side at most maxDimension ({DEFAULT_MAX_DIMENSION} px) and at most maxBytes of base64 "
+                f"({DEFAULT_MAX_IMAGE_BYTES}), re-encoded only when needed; the result gives the "
+                "original and the returned size. Images declaring more than 134 million pixels are refused."
+            ),
+            args_model=ReadImageArgs,
+            result_model=ReadImageResult,
+            handler=handler,
+            annotations=READ_ONLY,
+        )
+    ]

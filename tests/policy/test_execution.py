@@ -1,0 +1,279 @@
+"""ExecutionPolicy: BL-1..BL-7 as tables of command strings, the config knobs, SC-6 env limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_localtools.config import ExecConfig
+from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
+from mcp_localtools.policy.execution import HARD_BLOCKLIST, ExecutionPolicy, command_name
+from tests.helpers import config_for
+
+POLICY = ExecutionPolicy()
+
+
+def refusal(command: str, dialect: str = "sh", policy: ExecutionPolicy = POLICY) -> str | None:
+    """The refusal message, or None when the command is allowed."""
+    try:
+        policy.check_command(command, dialect)  # type: ignore[arg-type]
+    except (CommandRefused, InvalidArguments, TooLarge) as exc:
+        return exc.message
+    return None
+
+
+# BL-4's examples first, then what the seed missed and this scanner catches.
+BLOCKED_SH = [
+    ("X=1 sudo ls", "sudo"),
+    ("env -i FOO=bar sudo ls", "sudo"),
+    ("command sudo ls", "sudo"),
+    ("(sudo ls)", "sudo"),
+    ("echo x | sudo ls", "sudo"),
+    ("/usr/bin/sudo ls", "sudo"),
+    ("echo hi | less", "less"),
+    ("builtin rm x", "rm"),
+    ("ls; rm -rf build", "rm"),
+    ("ls\nrm -rf build", "rm"),
+    ("true && rm x || rm y", "rm"),
+    ("ls |& more", "more"),
+    ("echo hi # fine\nsudo ls", "sudo"),  # a comment ends the line, not the command string
+    ("RM x", "rm"),  # case-insensitive
+    ("r''m x", "rm"),
+    ("r\\m x", "rm"),
+    ('"rm" x', "rm"),
+    ("$'\\x72\\x6d' x", "rm"),
+    ("/bin/r? x", "r"),  # a glob that may run a blocked name
+    ("{rm,x}", "rm"),
+    ("$HOME/bin/rm x", "rm"),  # the basename is literal even if the directory is not
+    ("echo $(rm x)", "rm"),
+    ('echo "$(rm x)"', "rm"),
+    ("echo `rm x`", "rm"),
+    ("cat <(rm x)", "rm"),
+    ("bash -c 'rm x'", "rm"),
+    ("sh -ec 'echo ok; rm x'", "rm"),
+    ("eval rm x", "rm"),
+    ("env -S 'rm -rf x'", "rm"),
+    ("xargs rm", "rm"),
+    ("find . -name '*.o' | xargs -0 rm -f", "rm"),
+    ("timeout 5 rm x", "rm"),
+    ("nice -n 5 rm x", "rm"),
+    ("exec rm x", "rm"),
+    ("nohup rm x", "rm"),
+    ("time -p rm x", "rm"),
+    ("setsid rm x", "rm"),
+    ("busybox rm x", "rm"),
+    ("if true; then rm x; fi", "rm"),
+    ("for f in a b; do rm $f; done", "rm"),
+    ("case $x in a) rm x;; esac", "rm"),
+    ("{ rm x; }", "rm"),
+    ("! rm x", "rm"),
+    (">out.txt rm x", "rm"),
+    ("2>/dev/null sudo ls", "sudo"),
+    ("cat <<EOF\n$(rm x)\nEOF", "rm"),  # an unquoted heredoc expands substitutions
+    ("mkfs.ext4 /dev/sdz", "mkfs"),
+    ("curl https://example.com", "curl"),
+    ("ssh host", "ssh"),
+    ("vim notes.txt", "vim"),
+    ("shutdown -h now", "shutdown"),
+]
+
+
+@pytest.mark.parametrize(("command", "name"), BLOCKED_SH)
+def test_bl4_bl5_blocked_command_words_are_refused_naming_the_command(command: str, name: str) -> None:
+    message = refusal(command)
+    assert message is not None and message.startswith(f"blocked command: {name}"), message
+
+
+ALLOWED_SH = [
+    "echo sudo",
+    'echo "x; sudo ls"',
+    "echo rm",
+    "echo hi # sudo ls",
+    "grep -n 'rm -rf' notes.md",
+    'echo "sudo is blocked"',
+    "git status && git diff --stat",
+    "ls -la | sort | head -5",
+    "a && b",
+    "ls &>out.txt",
+    "ls 2>&1 | cat",
+    "ls |& cat",
+    "echo \\&",
+    "echo '&'",
+    'echo "&"',
+    "echo ${x:-rm}",
+    "x=$(ls) y",
+    "FOO='a b' make test",
+    "cat <<'EOF' > notes.txt\nrm is mentioned here\nless too\nEOF",  # heredoc bodies are data
+    "python3 -c 'import os'",  # BL-7: interpreters are not looked into
+    "$CMD x",  # BL-7: a name computed at run time is not known (allowed unless deny_by_default)
+    "echo a;;echo b",
+    "[[ -f x ]] && echo yes",
+    "printf '%s\\n' rm sudo",
+    "format-table",  # only cmd's `format` is the disk formatter
+]
+
+
+@pytest.mark.parametrize("command", ALLOWED_SH)
+def test_bl4_only_command_words_are_checked_so_these_are_allowed(command: str) -> None:
+    assert refusal(command) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "needle"),
+    [
+        ("sleep 10 &", "blocked backgrounding with '&'"),
+        ("make & make test", "blocked backgrounding with '&'"),
+        (":(){ :|:& };:", "fork bomb"),
+        ("bomb(){ bomb|bomb& };bomb", "fork bomb"),
+    ],
+)
+def test_bl6_heuristics_refuse_fork_bombs_and_backgrounding(command: str, needle: str) -> None:
+    message = refusal(command)
+    assert message is not None and needle in message
+
+
+def test_bl6_allow_dangerous_turns_off_the_heuristics_but_never_the_blocklist() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(allow_dangerous=True))
+    assert refusal("sleep 1 &", policy=policy) is None
+    assert refusal(":(){ :|:& };:", policy=policy) is None
+    assert refusal("rm x &", policy=policy) is not None
+
+
+@pytest.mark.parametrize(
+    ("command", "problem"),
+    [
+        ("echo 'unterminated", "unterminated single quote"),
+        ('echo "unterminated', "unterminated double quote"),
+        ("echo $(ls", "a closing ')' is missing"),
+        ("echo `ls", "unterminated backtick"),
+        ("echo ${x", "'}' is missing"),
+    ],
+)
+def test_a_command_the_scanner_cannot_read_is_refused_fail_closed(command: str, problem: str) -> None:
+    message = refusal(command)
+    assert message is not None and message.startswith("cannot parse command") and problem in message
+
+
+@pytest.mark.parametrize(
+    ("command", "dialect", "name"),
+    [
+        ("Remove-Item -Recurse x", "powershell", "remove-item"),
+        ("Get-ChildItem; ri x", "powershell", "ri"),
+        ("& 'C:\\tools\\curl.exe' https://x", "powershell", "curl"),
+        ("echo a | Invoke-WebRequest x", "powershell", "invoke-webrequest"),
+        ("(iwr x)", "powershell", "iwr"),
+        ("del x", "cmd", "del"),
+        ("dir & rd /s /q build", "cmd", "rd"),
+        ("@RMDIR x", "cmd", "rmdir"),
+        ("format c:", "cmd", "format"),
+        ("C:\\Windows\\System32\\curl.exe x", "cmd", "curl"),
+        ("r^m x", "cmd", "rm"),
+    ],
+)
+def test_bl1_bl3_powershell_and_cmd_dialects_find_the_command_word(
+    command: str, dialect: str, name: str
+) -> None:
+    message = refusal(command, dialect)
+    assert message is not None and message.startswith(f"blocked command: {name}"), message
+
+
+@pytest.mark.parametrize(
+    ("command", "dialect"),
+    [
+        ("Write-Output 'rm -rf'", "powershell"),
+        ("Get-Process # sudo ls", "powershell"),
+        ("Format-Table", "powershell"),
+        ("<# rm #> Get-Date", "powershell"),
+        ('echo "x & del y"', "cmd"),
+        ("echo del", "cmd"),
+    ],
+)
+def test_bl2_bl4_quotes_and_comments_per_dialect_are_allowed(command: str, dialect: str) -> None:
+    assert refusal(command, dialect) is None
+
+
+def test_the_hard_blocklist_has_the_seeds_40_names() -> None:
+    assert len(HARD_BLOCKLIST) == 40
+    assert {"sudo", "rm", "curl", "less", "remove-item", "format.com"} <= HARD_BLOCKLIST
+
+
+def test_a_refusal_suggests_the_safe_alternative() -> None:
+    assert "deletefile" in (refusal("rm -rf build") or "")
+    assert "readfile" in (refusal("less log.txt") or "")
+
+
+def test_blocked_commands_add_to_the_list_as_basenames_and_never_remove() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(blocked_commands=["/usr/bin/Docker", "make"]))
+    assert command_name("/usr/bin/Docker") == "docker"
+    assert (refusal("docker ps", policy=policy) or "").startswith("blocked command: docker")
+    assert (refusal("make", policy=policy) or "").startswith("blocked command: make")
+    assert refusal("rm x", policy=policy) is not None
+
+
+def test_deny_by_default_runs_only_allowed_commands_and_shell_builtins() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(deny_by_default=True, allowed_commands=["git", "ls"]))
+    assert refusal("git status && ls -la | ls", policy=policy) is None
+    assert refusal("cd src && echo ok && git log", policy=policy) is None
+    message = refusal("git status; python3 x.py", policy=policy) or ""
+    assert message.startswith("command not allowed: python3") and "git, ls" in message
+    assert "computed at run time" in (refusal("$TOOL x", policy=policy) or "")
+    assert refusal("FOO=1 env git status", policy=policy) is None  # wrappers: their command is judged
+    assert refusal("ls | xargs ls", policy=policy) is None
+    assert (refusal("xargs python3", policy=policy) or "").startswith("command not allowed: python3")
+    assert (refusal("bash -c 'git status'", policy=policy) or "").startswith("command not allowed: bash")
+
+
+def test_allowed_commands_never_override_the_blocklist() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(deny_by_default=True, allowed_commands=["rm"]))
+    assert (refusal("rm x", policy=policy) or "").startswith("blocked command: rm")
+
+
+def test_denied_patterns_refuse_matching_commands_naming_the_pattern() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(denied_patterns=[r"git\s+push\s+.*--force"]))
+    message = refusal("git push origin main --force", policy=policy) or ""
+    assert "exec.denied_patterns[0]" in message
+    assert refusal("git push origin main", policy=policy) is None
+
+
+def test_a_bad_denied_pattern_fails_at_start_up_naming_the_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from mcp_localtools.tools import build_registry
+
+    config = config_for(tmp_path, exec={"denied_patterns": ["ok", "(unclosed"]})
+    with pytest.raises(ConfigError, match=r"exec\.denied_patterns\[1\]: not a valid RE2 regex"):
+        build_registry(config)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("echo a\x00b", "command contains NUL byte"),
+        ("   ", "command is empty"),
+        ("echo " + "x" * 70_000, "command too long (70005 bytes; max 65536)"),
+    ],
+)
+def test_sc10_nul_blank_and_over_long_commands_are_refused(command: str, message: str) -> None:
+    assert refusal(command) == message
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"": "x"}, 'env "": the name is empty'),
+        ({"A=B": "x"}, "env 'A=B': the name contains '=' or a NUL byte"),
+        ({"A": "x\x00y"}, "env 'A': the value contains a NUL byte"),
+        ({"A": "x" * 40_000}, "env 'A': the value is longer than 32768 bytes"),
+        ({f"V{i}": "x" for i in range(257)}, "too many env vars: 257 (max 256)"),
+        ({f"V{i}": "x" * 30_000 for i in range(10)}, "env overrides too large"),
+    ],
+)
+def test_sc6_invalid_env_is_refused(env: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidArguments) as caught:
+        POLICY.check_env(env)
+    assert caught.value.message.startswith(message)
+
+
+def test_timeouts_default_and_clamp_to_the_maximum() -> None:
+    policy = ExecutionPolicy.from_config(ExecConfig(timeout_seconds=5, max_timeout_seconds=30))
+    assert policy.timeout_for(None) == 5
+    assert policy.timeout_for(0) == 5
+    assert policy.timeout_for(10) == 10
+    assert policy.timeout_for(3000) == 30

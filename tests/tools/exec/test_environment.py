@@ -1,0 +1,150 @@
+"""The command environment: the allowlist and BootstrapDefaults (BD-1..BD-3)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mcp_localtools.tools.exec.environment import (
+    BEGIN_MARKER,
+    END_MARKER,
+    CommandEnvironment,
+    filter_env,
+    parse_probe,
+    probe_argv,
+)
+from mcp_localtools.tools.exec.process import ProcessRunner
+from mcp_localtools.tools.exec.shells import Shell
+
+pytestmark = pytest.mark.anyio
+
+HOST = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/home/u",
+    "LC_MESSAGES": "C",
+    "GIT_AUTHOR_NAME": "me",
+    "NVM_DIR": "/home/u/.nvm",
+    "PS1": "$ ",
+    "PROMPT_COMMAND": "history -a",
+    "ZSH_THEME": "agnoster",
+    "AWS_SECRET_ACCESS_KEY": "s3cr3t",
+    "OPENAI_API_KEY": "sk-x",
+    "MCP_LOCALTOOLS_TOKEN": "t",
+}
+
+
+def test_bd_only_allowlisted_names_and_prefixes_pass_secrets_never_do() -> None:
+    assert filter_env(HOST) == {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/home/u",
+        "LC_MESSAGES": "C",
+        "GIT_AUTHOR_NAME": "me",
+        "NVM_DIR": "/home/u/.nvm",
+    }
+
+
+def test_bd_base_env_names_the_operator_lists_pass_too() -> None:
+    assert filter_env(HOST, ["OPENAI_API_KEY"])["OPENAI_API_KEY"] == "sk-x"
+    assert "AWS_SECRET_ACCESS_KEY" not in filter_env(HOST, ["OPENAI_API_KEY"])
+
+
+def test_bd_the_windows_allowlist_compares_upper_case_names() -> None:
+    env = {
+        "Path": "C:\\bin",
+        "SystemRoot": "C:\\Windows",
+        "GIT_X": "1",
+        "LC_ALL": "C",
+        "AWS_SECRET_ACCESS_KEY": "s",
+    }
+    assert filter_env(env, windows=True) == {"Path": "C:\\bin", "SystemRoot": "C:\\Windows", "GIT_X": "1"}
+
+
+@pytest.mark.parametrize(
+    ("shell", "head"),
+    [
+        (Shell("bash", "/bin/bash"), ["/bin/bash", "-lic"]),
+        (Shell("zsh", "/bin/zsh"), ["/bin/zsh", "-lic"]),
+        (Shell("fish", "/bin/fish"), ["/bin/fish", "-l", "-i", "-c"]),
+        (Shell("ksh", "/bin/ksh"), ["/bin/ksh", "-lc"]),
+        (Shell("dash", "/bin/dash"), ["/bin/dash", "-c"]),
+        (Shell("sh", "/bin/sh"), ["/bin/sh", "-c"]),
+        (Shell("pwsh", "/bin/pwsh"), ["/bin/pwsh", "-NoLogo", "-NonInteractive", "-Command"]),
+        (Shell("cmd", "cmd.exe"), ["cmd.exe", "/d", "/s", "/c"]),
+    ],
+)
+def test_bd2_each_shell_is_probed_as_a_login_shell_where_it_can_be(shell: Shell, head: list[str]) -> None:
+    argv = probe_argv(shell)
+    assert argv[: len(head)] == head and len(argv) == len(head) + 1
+    assert BEGIN_MARKER in argv[-1] and END_MARKER in argv[-1]
+
+
+def test_bd3_the_probe_output_is_parsed_between_the_markers() -> None:
+    output = f"motd\r\n{BEGIN_MARKER}\r\nA=1\r\nnot a variable\r\nB=x=y\r\n=nokey\r\n{END_MARKER}\r\nC=3\r\n"
+    assert parse_probe(output) == {"A": "1", "B": "x=y"}
+    with pytest.raises(ValueError, match="markers"):
+        parse_probe("A=1\n")
+
+
+def environment(host: dict[str, str], tmp_path: Path, **options: object) -> CommandEnvironment:
+    return CommandEnvironment(
+        host,
+        base_env=options.get("base_env", []),  # type: ignore[arg-type]
+        default_shell=str(options.get("default_shell", "auto")),
+        runner=ProcessRunner(),
+        cwd=tmp_path,
+    )
+
+
+async def test_bd1_bd2_the_login_environment_is_read_once_filtered_and_wins_over_the_servers(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text(
+        'export PATH="$HOME/tools/bin:$PATH"\n'
+        'export NVM_DIR="$HOME/.nvm"\n'
+        "export AWS_SECRET_ACCESS_KEY=from-profile PS1=prompt MY_TOOL=login\n"
+        'echo probed >> "$HOME/probes"\n',
+        encoding="utf-8",
+    )
+    host = {
+        "HOME": str(home),
+        "SHELL": "/bin/bash",
+        "PATH": "/usr/bin:/bin",
+        "AWS_SECRET_ACCESS_KEY": "server",
+        "MY_TOOL": "server",
+    }
+    env = environment(host, tmp_path, base_env=["MY_TOOL"])
+    first = await env.defaults()
+    assert await env.defaults() is first
+    assert (home / "probes").read_text(encoding="utf-8") == "probed\n"  # BD-1: once per server
+    assert first.problem is None and first.shell is not None and first.shell.name == "bash"
+    assert first.env["PATH"].startswith(f"{home}/tools/bin:")
+    assert first.env["NVM_DIR"] == f"{home}/.nvm" and first.env["MY_TOOL"] == "login"
+    assert "AWS_SECRET_ACCESS_KEY" not in first.env and "PS1" not in first.env
+    base = await env.base()
+    assert base["MY_TOOL"] == "login" and "AWS_SECRET_ACCESS_KEY" not in base
+
+
+async def test_bd1_a_failing_bootstrap_is_not_fatal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text("exit 3\n", encoding="utf-8")
+    env = environment({"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, tmp_path)
+    defaults = await env.defaults()
+    assert defaults.problem is not None and "markers" in defaults.problem
+    assert await env.base() == {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}
+
+
+async def test_bd3_a_probe_with_nothing_usable_is_reported(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "bash"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!/bin/sh\nprintf '%s\\n' {BEGIN_MARKER} PS1=x SECRET=y {END_MARKER}\n", encoding="utf-8"
+    )
+    fake.chmod(0o755)
+    env = environment({"SHELL": str(fake), "PATH": os.defpath}, tmp_path)
+    defaults = await env.defaults()
+    assert defaults.problem == "bootstrap env produced no usable variables" and defaults.env == {}

@@ -1,0 +1,167 @@
+"""runscript through the SDK client: RS-1..RS-10."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from mcp_localtools.config import ScriptsConfig
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.tools.exec.scripts import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
+from mcp_localtools.tools.exec.shells import Shell
+from tests.helpers import text_of
+from tests.tools.exec.conftest import exec_client
+
+pytestmark = pytest.mark.anyio
+
+HELLO = 'printf "NAME=%s\\n" "$1"\nprintf "ENV=%s\\n" "$MYVAR"\n'
+
+
+async def call(client: Client, **arguments: object) -> dict:  # type: ignore[type-arg]
+    result = await client.call_tool("runscript", arguments)
+    assert not result.is_error, text_of(result)
+    return result.structured_content  # type: ignore[return-value]
+
+
+async def test_rs10_a_script_runs_in_its_work_dir_with_args_and_env(shell: Client, tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "hello.sh").write_text(HELLO, encoding="utf-8")
+    data = await call(shell, path="hello.sh", workDir="scripts", args=["world"], env={"MYVAR": "hello"})
+    assert data["exitCode"] == 0
+    assert "NAME=world" in data["stdout"] and "ENV=hello" in data["stdout"]
+    assert data["path"] == str(tmp_path / "scripts" / "hello.sh")
+    assert data["workDir"] == str(tmp_path / "scripts")
+
+
+async def test_rs1_a_blank_path_or_a_bad_work_dir_is_an_error(shell: Client) -> None:
+    blank = await shell.call_tool("runscript", {"path": "  "})
+    assert blank.is_error and "path is required" in text_of(blank)
+    outside = await shell.call_tool("runscript", {"path": "x.sh", "workDir": "/etc"})
+    assert outside.is_error and "outside allowed roots" in text_of(outside)
+
+
+async def test_rs2_the_script_must_be_a_regular_file_inside_the_roots(shell: Client, tmp_path: Path) -> None:
+    (tmp_path / "dir.sh").mkdir()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.sh"
+    outside.write_text("echo escaped\n", encoding="utf-8")
+    (tmp_path / "link.sh").symlink_to(outside)
+    try:
+        for path, needle in [
+            ("dir.sh", "not a regular file"),
+            ("missing.sh", "does not exist"),
+            ("link.sh", "outside allowed roots"),
+            ("/etc/profile", "outside allowed roots"),
+        ]:
+            result = await shell.call_tool("runscript", {"path": path})
+            assert result.is_error and needle in text_of(result), path
+    finally:
+        outside.unlink()
+
+
+async def test_rs3_rs4_extensions_must_be_allowed_and_mapped(tmp_path: Path) -> None:
+    (tmp_path / "x.rb").write_text("puts 1\n", encoding="utf-8")
+    (tmp_path / "x.SH").write_text("echo upper\n", encoding="utf-8")
+    async with exec_client(tmp_path) as client:
+        ruby = await client.call_tool("runscript", {"path": "x.rb"})
+        upper = await call(client, path="x.SH")
+    assert ruby.is_error and 'script extension ".rb" is not allowed' in text_of(ruby)
+    assert upper["stdout"] == "upper\n"  # case-insensitive
+    async with exec_client(tmp_path, exec={"scripts": {"allowed_extensions": ["rb"]}}) as client:
+        unmapped = await client.call_tool("runscript", {"path": "x.rb"})
+    assert unmapped.is_error and 'no interpreter mapping for extension ".rb"' in text_of(unmapped)
+
+
+async def test_rs5_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
+    for arguments, needle in [
+        ({"args": ["x"] * 257}, "too many args: 257 (max 256)"),
+        ({"args": ["ok", "a\x00b"]}, "args[1] contains NUL byte"),
+        ({"args": ["x" * 20_000]}, "args[0] too long"),
+        ({"env": {"": "x"}}, 'env "": the name is empty'),
+    ]:
+        result = await shell.call_tool("runscript", {"path": "a.sh", **arguments})
+        assert result.is_error and needle in text_of(result), needle
+
+
+async def test_rs6_arguments_pass_through_exactly_and_the_command_is_quoted(
+    shell: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "args.sh").write_text('for a in "$@"; do printf "[%s]\\n" "$a"; done\n', encoding="utf-8")
+    tricky = ["it's a test", "$(rm -rf x)", "a;b", ""]
+    data = await call(shell, path="args.sh", args=tricky)
+    assert data["stdout"] == "[it's a test]\n[$(rm -rf x)]\n[a;b]\n[]\n"
+    assert data["command"] == f"sh {tmp_path / 'args.sh'} 'it'\"'\"'s a test' '$(rm -rf x)' 'a;b' ''"
+
+
+def test_rs6_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
+    pwsh = Shell("pwsh", "/usr/bin/pwsh")
+    argv, line, checked, dialect = script_command(INTERPRETERS[".ps1"], pwsh, "/w/x.ps1", ["it's"])
+    assert argv == [
+        "/usr/bin/pwsh",
+        "-NoLogo",
+        "-NonInteractive",
+        "-NoProfile",
+        "-Command",
+        "& '/w/x.ps1' 'it''s'",
+    ]
+    assert line == "& '/w/x.ps1' 'it''s'" and checked == "'/w/x.ps1' 'it''s'" and dialect == "powershell"
+    assert powershell_quote("a'b") == "'a''b'"
+
+
+async def test_rs7_the_constructed_command_goes_through_the_policy(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
+    (tmp_path / "a.py").write_text("print('ok')\n", encoding="utf-8")
+    async with exec_client(
+        tmp_path, exec={"deny_by_default": True, "allowed_commands": ["python3"]}
+    ) as client:
+        shell_script = await client.call_tool("runscript", {"path": "a.sh"})
+        python = await client.call_tool("runscript", {"path": "a.py"})
+    assert shell_script.is_error and text_of(shell_script).startswith("command not allowed: sh")
+    assert not python.is_error and python.structured_content["stdout"] == "ok\n"  # type: ignore[index]
+    async with exec_client(tmp_path, exec={"max_command_length": 20}) as client:
+        long = await client.call_tool("runscript", {"path": "a.sh", "args": ["x" * 30]})
+    assert long.is_error and "constructed command too long" in text_of(long)
+
+
+async def test_rs8_the_env_is_the_allowlisted_base_then_the_call(tmp_path: Path) -> None:
+    (tmp_path / "env.sh").write_text('echo "$MYVAR|$SECRET|${PATH:+path}"\n', encoding="utf-8")
+    import os
+
+    async with exec_client(tmp_path, environ={**os.environ, "SECRET": "s", "MYVAR": "host"}) as client:
+        data = await call(client, path="env.sh", env={"MYVAR": "call"})
+    assert data["stdout"] == "call||path\n"
+
+
+async def test_rs9_timeouts_exit_codes_and_spawn_failures(tmp_path: Path) -> None:
+    (tmp_path / "slow.sh").write_text("sleep 30\n", encoding="utf-8")
+    (tmp_path / "seven.py").write_text("import sys; sys.exit(7)\n", encoding="utf-8")
+    fake = tmp_path / "bin" / "python3"
+    fake.parent.mkdir()
+    fake.write_bytes(b"\x7fELF not really")
+    fake.chmod(0o755)
+    async with exec_client(tmp_path, exec={"timeout_seconds": 1}) as client:
+        with anyio.fail_after(10):
+            slow = await call(client, path="slow.sh")
+        seven = await call(client, path="seven.py")
+        broken = await call(client, path="seven.py", env={"PATH": str(fake.parent)})
+    assert slow["timedOut"] is True and slow["exitCode"] == 124
+    assert seven["exitCode"] == 7 and seven["interpreter"].endswith("python3")
+    assert broken["exitCode"] == 127 and "Exec format error" in broken["stderr"]
+
+
+def test_script_policy_normalises_extensions_and_refuses_bad_ones() -> None:
+    policy = ScriptPolicy.from_config(ScriptsConfig(allowed_extensions=["SH", ".Py", ""]))
+    assert policy.allowed_extensions == {".sh", ".py", ""}
+    with pytest.raises(ConfigError, match=r"exec\.scripts\.allowed_extensions\[0\]"):
+        ScriptPolicy.from_config(ScriptsConfig(allowed_extensions=[".s h"]))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells")
+async def test_a_bash_script_runs_with_bash(shell: Client, tmp_path: Path) -> None:
+    (tmp_path / "b.bash").write_text('echo "${BASH_VERSION:+bash}"\n', encoding="utf-8")
+    data = await call(shell, path="b.bash")
+    assert data["stdout"] == "bash\n" and data["command"].startswith("bash ")

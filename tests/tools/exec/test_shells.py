@@ -1,0 +1,110 @@
+"""Shell selection (SC-17, SC-18) and invocation forms (SC-16), PowerShell and cmd included."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mcp_localtools.errors import InvalidArguments, NotFound
+from mcp_localtools.tools.exec.shells import (
+    SHELL_NAMES,
+    Shell,
+    account_shell,
+    auto_candidates,
+    command_argv,
+    dialect_of,
+    resolve_shell,
+)
+
+PATH = {"PATH": os.environ.get("PATH", os.defpath)}
+
+
+@pytest.mark.parametrize(
+    ("shell", "argv"),
+    [
+        (Shell("bash", "/bin/bash"), ["/bin/bash", "-c", "echo hi"]),
+        (Shell("sh", "/bin/sh"), ["/bin/sh", "-c", "echo hi"]),
+        (Shell("fish", "/usr/bin/fish"), ["/usr/bin/fish", "-c", "echo hi"]),
+        (
+            Shell("pwsh", "/opt/microsoft/powershell/7/pwsh"),
+            [
+                "/opt/microsoft/powershell/7/pwsh",
+                "-NoLogo",
+                "-NonInteractive",
+                "-NoProfile",
+                "-Command",
+                "echo hi",
+            ],
+        ),
+        (
+            Shell("powershell", "C:\\Windows\\powershell.exe"),
+            [
+                "C:\\Windows\\powershell.exe",
+                "-NoLogo",
+                "-NonInteractive",
+                "-NoProfile",
+                "-Command",
+                "echo hi",
+            ],
+        ),
+        (
+            Shell("cmd", "C:\\Windows\\System32\\cmd.exe"),
+            ["C:\\Windows\\System32\\cmd.exe", "/d", "/s", "/c", "echo hi"],
+        ),
+    ],
+)
+def test_sc16_each_shell_family_has_its_non_interactive_invocation(shell: Shell, argv: list[str]) -> None:
+    assert command_argv(shell, "echo hi") == argv
+
+
+def test_sc16_dialects_follow_the_shell_family() -> None:
+    assert [dialect_of(n) for n in ("bash", "zsh", "dash", "fish", "pwsh", "powershell", "cmd")] == [
+        "sh",
+        "sh",
+        "sh",
+        "sh",
+        "powershell",
+        "powershell",
+        "cmd",
+    ]
+
+
+def test_sc17_an_explicit_installed_shell_is_found_on_path() -> None:
+    shell = resolve_shell("sh", default="auto", detected=None, env=PATH)
+    assert shell.name == "sh" and os.path.isabs(shell.path)
+
+
+def test_sc17_missing_and_invalid_shells_are_errors_naming_them() -> None:
+    with pytest.raises(NotFound, match="shell not found: fish"):
+        resolve_shell("fish", default="auto", detected=None, env={"PATH": "/nonexistent"})
+    with pytest.raises(NotFound, match="pwsh requested but not found"):
+        resolve_shell("pwsh", default="auto", detected=None, env={"PATH": "/nonexistent"})
+    with pytest.raises(InvalidArguments, match="invalid shell: 'tcsh'"):
+        resolve_shell("tcsh", default="auto", detected=None, env=PATH)
+
+
+def test_sc18_auto_prefers_the_configured_default_then_the_detected_shell() -> None:
+    assert resolve_shell("auto", default="sh", detected=Shell("bash", "/bin/bash"), env=PATH).name == "sh"
+    detected = Shell("dash", "/usr/bin/dash")
+    assert resolve_shell("auto", default="auto", detected=detected, env=PATH) is detected
+
+
+def test_sc18_auto_order_is_shell_env_then_account_shell_then_the_list() -> None:
+    account = account_shell()
+    login = (
+        [account]
+        if account and os.path.basename(account) in SHELL_NAMES and account != "/usr/bin/dash"
+        else []
+    )
+    candidates = auto_candidates({"SHELL": "/usr/bin/dash"}, windows=False)
+    assert candidates == ["/usr/bin/dash", *login, "bash", "zsh", "sh", "dash", "ksh", "fish"]
+    assert auto_candidates({"SHELL": "/usr/bin/python3"}, windows=False)[0] != "/usr/bin/python3"
+    assert auto_candidates({}, windows=True) == ["pwsh", "powershell", "cmd"]
+
+
+def test_sc18_auto_falls_back_to_a_shell_on_path() -> None:
+    shell = resolve_shell(
+        "auto", default="auto", detected=None, env={"PATH": PATH["PATH"], "SHELL": "/nope/zsh"}
+    )
+    assert shell.name in ("zsh", "bash", "sh", "dash", "ksh", "fish")
