@@ -18,6 +18,8 @@ line and clients can rely on; messages may be reworded, codes may not.
         ├── TooLarge                a size cap was exceeded
         ├── UnsupportedContent      the content cannot be handled in the requested way
         ├── Conflict                the file changed since it was read (``expectedSha256``)
+        ├── NoMatch                 an edit's text or line block was not found in the file
+        ├── AmbiguousMatch          it was found a different number of times than expected
         ├── FileSystemError         an operating-system error, translated
         ├── ToolTimeout             the call ran out of time
         └── PolicyViolation         refused by policy (the command line exits 2)
@@ -36,6 +38,7 @@ from typing import ClassVar
 
 __all__ = [
     "AlreadyExists",
+    "AmbiguousMatch",
     "CommandRefused",
     "ConfigError",
     "Conflict",
@@ -43,6 +46,7 @@ __all__ = [
     "InvalidArguments",
     "InvalidPath",
     "LocalToolsError",
+    "NoMatch",
     "NotADirectory",
     "NotAFile",
     "NotFound",
@@ -123,6 +127,18 @@ class UnsupportedContent(ToolError):
 
 class Conflict(ToolError):
     code = "conflict"
+
+
+class NoMatch(ToolError):
+    """The text or line block an edit names is not in the file; the message shows the closest region."""
+
+    code = "no_match"
+
+
+class AmbiguousMatch(ToolError):
+    """The text or block matches more (or fewer) places than expected; the message lists them."""
+
+    code = "ambiguous_match"
 
 
 class FileSystemError(ToolError):

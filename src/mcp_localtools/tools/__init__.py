@@ -21,6 +21,7 @@ from mcp_localtools.registry import Registry, ToolSpec
 from .exec import exec_specs
 from .fs import fs_specs
 from .image import image_specs
+from .text import text_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
 
@@ -50,6 +51,7 @@ def all_specs(
         *fs_specs(paths, config.limits, parsers),
         *image_specs(paths, config.limits, parsers),
         *exec_specs(config.exec, paths, config.limits, environ or {}),
+        *text_specs(paths, config.limits),
     ]
 
 

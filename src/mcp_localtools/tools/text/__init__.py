@@ -1,0 +1,34 @@
+"""The text group: read, find and edit lines of UTF-8 text files, and editfile's exact-text edits.
+
+``lines.py`` holds the pure line model (no I/O); ``textfile.py`` loads a file and saves it back;
+each tool module holds one tool or one close family.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import ToolSpec
+
+from .blocks import block_specs
+from .edit import edit_specs
+from .find import find_specs
+from .insert import insert_specs
+from .read import read_specs
+from .textfile import EditLocks
+
+__all__ = ["text_specs"]
+
+
+def text_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
+    """Every text tool, bound to ``paths`` and ``limits`` and sharing one set of edit locks."""
+    locks = EditLocks()
+    return [
+        *read_specs(paths, limits),
+        *find_specs(paths, limits),
+        *insert_specs(paths, limits, locks),
+        *block_specs(paths, limits, locks),
+        *edit_specs(paths, limits, locks),
+    ]

@@ -1,0 +1,205 @@
+"""replacetextlines and deletetextlines (``seed-tools.md`` 4.5 RP-1..RP-8, 4.6 DL-1..DL-5).
+
+A block matches where its lines equal the file's after trimming, with ``beforeLines`` directly
+above and ``afterLines`` directly below when given. The number of matches must be exactly the
+expected one (default 1), or nothing is written and the error lists every match's line (or, with
+none, the closest region). All matches are changed, from the bottom up; the reported lines are
+1-based and count in the file before the edit. Deleting every line leaves an empty file (DL-4
+fixed); replacement lines are written verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.offload import offload
+
+from .lines import TextLines, block_starts, check_no_overlap, context_starts, line_list, splice, trimmed
+from .report import EditedFile, edit_result, expected_sha256_field
+from .similar import closest_region, describe_region
+from .textfile import EditLocks, edit_text
+
+__all__ = [
+    "DeleteTextLinesArgs",
+    "DeleteTextLinesResult",
+    "ReplaceTextLinesArgs",
+    "ReplaceTextLinesResult",
+    "block_specs",
+    "delete_text_lines",
+    "replace_text_lines",
+]
+
+_LISTED = 200  # line numbers listed in a refusal
+_EDIT = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
+
+
+class _BlockArgs(ToolArgs):
+    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    match_lines: list[str] = Field(min_length=1, description="The block of lines to find, compared trimmed.")
+    before_lines: list[str] | None = Field(
+        None, min_length=1, description="Lines that must sit directly above the block (context, not changed)."
+    )
+    after_lines: list[str] | None = Field(
+        None, min_length=1, description="Lines that must sit directly below the block (context, not changed)."
+    )
+    expected_sha256: str | None = expected_sha256_field()
+
+
+class ReplaceTextLinesArgs(_BlockArgs):
+    replace_with_lines: list[str] = Field(
+        json_schema_extra={"minItems": 1},
+        description='The new lines, verbatim ([""] leaves one blank line; to delete use deletetextlines).',
+    )
+    expected_replacements: int = Field(
+        1, ge=1, description="Exact number of matches required; all are replaced."
+    )
+
+    @field_validator("replace_with_lines")
+    @classmethod
+    def _not_a_deletion(cls, lines: list[str]) -> list[str]:
+        if not lines:
+            raise PydanticCustomError(
+                "deletion",
+                "an empty replaceWithLines would delete: deletion is not supported here, use deletetextlines",
+                {},
+            )
+        return lines
+
+
+class DeleteTextLinesArgs(_BlockArgs):
+    expected_deletions: int = Field(1, ge=1, description="Exact number of matches required; all are deleted.")
+
+
+class ReplaceTextLinesResult(EditedFile):
+    replacements_made: int = Field(description="Number of blocks replaced.")
+    replaced_at_lines: list[int] = Field(
+        description="1-based first line of each replaced block, before the edit."
+    )
+
+
+class DeleteTextLinesResult(EditedFile):
+    deletions_made: int = Field(description="Number of blocks deleted.")
+    deleted_at_lines: list[int] = Field(
+        description="1-based first line of each deleted block, before the edit."
+    )
+
+
+def _find(
+    doc: TextLines, args: _BlockArgs, expected: int, verb: str, path: Path
+) -> tuple[list[str], list[int]]:
+    block = line_list(args.match_lines)
+    before = line_list(args.before_lines or [])
+    after = line_list(args.after_lines or [])
+    file_trimmed = trimmed(doc.lines)
+    limit = expected + _LISTED
+    starts = context_starts(file_trimmed, block, before=before, after=after, limit=limit)
+    check_no_overlap(starts, len(block), "matchLines")
+    if len(starts) == expected:
+        return block, starts
+    found = f"more than {limit - 1}" if len(starts) == limit else str(len(starts))
+    head = f"{verb} match count mismatch: expected {expected}, found {found}"
+    if starts:
+        raise AmbiguousMatch(
+            f"{head} (at lines {_lines(starts)}) in {path}; provide tighter beforeLines/afterLines to "
+            "disambiguate, or set the expected count"
+        )
+    alone = block_starts(file_trimmed, block, limit=_LISTED)
+    if alone:
+        raise NoMatch(
+            f"{head} in {path}: matchLines occurs at lines {_lines(alone)}, but not with the given "
+            "beforeLines/afterLines directly around it"
+        )
+    region = closest_region(doc.lines, block)
+    hint = f" {describe_region(doc.lines, block, region)}" if region else ""
+    raise NoMatch(f"{head}: matchLines is not in {path}.{hint}")
+
+
+def _lines(starts: Sequence[int]) -> str:
+    shown = ", ".join(str(s + 1) for s in starts[:_LISTED])
+    return shown + (" and more" if len(starts) > _LISTED else "")
+
+
+def replace_text_lines(
+    args: ReplaceTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks
+) -> ToolResult:
+    """The replacetextlines tool body (runs in a worker thread)."""
+    replacement = line_list(args.replace_with_lines)
+    with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
+        block, starts = _find(target.doc, args, args.expected_replacements, "replace", target.path)
+        new = target.doc
+        for start in reversed(starts):
+            new = splice(new, start, start + len(block), replacement)
+        return edit_result(
+            ReplaceTextLinesResult,
+            target,
+            new,
+            budget=limits.max_result_chars,
+            summary=f"replaced {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
+            replacements_made=len(starts),
+            replaced_at_lines=[s + 1 for s in starts],
+        )
+
+
+def delete_text_lines(
+    args: DeleteTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks
+) -> ToolResult:
+    """The deletetextlines tool body (runs in a worker thread)."""
+    with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
+        block, starts = _find(target.doc, args, args.expected_deletions, "delete", target.path)
+        new = target.doc
+        for start in reversed(starts):
+            new = splice(new, start, start + len(block), [])
+        return edit_result(
+            DeleteTextLinesResult,
+            target,
+            new,
+            budget=limits.max_result_chars,
+            summary=f"deleted {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
+            deletions_made=len(starts),
+            deleted_at_lines=[s + 1 for s in starts],
+        )
+
+
+def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> list[ToolSpec[Any]]:
+    """The replacetextlines and deletetextlines specs."""
+    common = (
+        "(compared trimmed), optionally with beforeLines/afterLines directly around it. The number of "
+        "matches must equal {count} (default 1) or nothing changes and the error lists them. Line endings, "
+        "BOM and final newline are kept; the write is atomic. Returns the diff and the new sha256."
+    )
+    return [
+        ToolSpec(
+            name="replacetextlines",
+            group="text",
+            title="Replace lines in a text file",
+            description="Replace a block of lines in a UTF-8 text file with new lines (verbatim). The block "
+            + common.format(count="expectedReplacements")
+            + " For a substring edit use editfile.",
+            args_model=ReplaceTextLinesArgs,
+            result_model=ReplaceTextLinesResult,
+            handler=offload(partial(replace_text_lines, paths=paths, limits=limits, locks=locks)),
+            annotations=_EDIT,
+        ),
+        ToolSpec(
+            name="deletetextlines",
+            group="text",
+            title="Delete lines from a text file",
+            description="Delete a block of lines from a UTF-8 text file. The block "
+            + common.format(count="expectedDeletions"),
+            args_model=DeleteTextLinesArgs,
+            result_model=DeleteTextLinesResult,
+            handler=offload(partial(delete_text_lines, paths=paths, limits=limits, locks=locks)),
+            annotations=_EDIT,
+        ),
+    ]

@@ -1,0 +1,207 @@
+"""findtext (``seed-tools.md`` 4.3, FT-1..FT-8) with the ``decisions.md`` fixes.
+
+``substring`` and ``regex`` test each line after trimming it (one match per line); ``regex`` is
+RE2 syntax run by RE2 (``google-re2``), so matching is linear in the line's length whatever the
+pattern: no catastrophic backtracking. ``lineBlock`` matches a block of lines compared trimmed.
+``contextLines`` defaults to 5 when omitted; ``reachedMaxMatches`` is true only when more
+matches exist than were returned (FT-6 fixed). Output over the result budget, or over 4000
+window lines (FT-5), is cut and says so instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from itertools import islice
+from typing import Annotated, Any, Literal, Self
+
+import re2
+from pydantic import BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.tools.offload import offload
+
+from .lines import block_starts, check_no_overlap, line_list, trimmed
+from .read import NumberedLine
+from .textfile import read_text
+
+__all__ = ["FindTextArgs", "FindTextResult", "find_specs", "find_text"]
+
+MAX_CONTEXT_LINES = 2000
+MAX_MATCHES = 500
+MAX_WINDOW_LINES = 4000
+_RESERVE = 400
+_QUERY_TYPES = {"substring": "substring", "regex": "regex", "lineblock": "lineBlock"}
+
+
+def _query_type(value: Any) -> Any:
+    return _QUERY_TYPES.get(value.strip().lower(), value) if isinstance(value, str) else value
+
+
+QueryType = Annotated[Literal["substring", "regex", "lineBlock"], BeforeValidator(_query_type)]
+
+
+class FindTextArgs(ToolArgs):
+    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    query_type: QueryType = Field(
+        "substring",
+        description=(
+            "`substring`: the trimmed query inside a trimmed line (case-sensitive). `regex`: RE2 syntax "
+            "on each trimmed line. `lineBlock`: consecutive lines equal to matchLines, compared trimmed."
+        ),
+    )
+    query: str = Field("", description="The text or RE2 pattern (substring and regex).")
+    match_lines: list[str] | None = Field(
+        None, min_length=1, description="The block of lines (lineBlock only)."
+    )
+    context_lines: int = Field(
+        5, ge=0, le=MAX_CONTEXT_LINES, description="Lines of context before and after each match."
+    )
+    max_matches: int = Field(10, ge=1, le=MAX_MATCHES, description="Stop after this many matches.")
+
+    @model_validator(mode="after")
+    def _query_or_lines(self) -> Self:
+        if self.query_type == "lineBlock":
+            if self.query.strip():
+                raise PydanticCustomError("conflict", "query must be empty for queryType lineBlock", {})
+            if self.match_lines is None:
+                raise PydanticCustomError(
+                    "argument_missing", "matchLines is required for queryType lineBlock", {}
+                )
+        else:
+            if self.match_lines is not None:
+                raise PydanticCustomError(
+                    "conflict", f"matchLines is only for queryType lineBlock, not {self.query_type}", {}
+                )
+            if not self.query.strip():
+                raise PydanticCustomError(
+                    "argument_missing", f"query is required for queryType {self.query_type}", {}
+                )
+        return self
+
+
+class TextMatch(ToolOutput):
+    match_start_line: int = Field(description="1-based first line of the match.")
+    match_end_line: int = Field(description="1-based last line of the match.")
+    matched_lines_with_context: list[NumberedLine] = Field(description="The match with its context lines.")
+
+
+class FindTextResult(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    sha256: str = Field(description="SHA-256 of the file (pass it as expectedSha256 to an edit).")
+    matches_returned: int = Field(description="Number of matches returned.")
+    reached_max_matches: bool = Field(description="True when more matches exist than maxMatches allowed.")
+    truncated: bool = Field(
+        description="True when matches were left out to fit the result budget (reduce contextLines)."
+    )
+    matches: list[TextMatch] = Field(description="The matches in file order.")
+
+
+def _regex(pattern: str) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = (
+            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        )
+        raise InvalidArguments(
+            f"invalid regex {pattern!r}: {reason} (RE2 syntax: no backreferences or lookaround)"
+        ) from exc
+
+
+def _spans(args: FindTextArgs, file_trimmed: list[str]) -> Iterator[tuple[int, int]]:
+    if args.query_type == "lineBlock":
+        block = line_list(args.match_lines or [])
+        starts = block_starts(file_trimmed, block, limit=args.max_matches + 1)
+        check_no_overlap(starts, len(block), "matchLines")
+        yield from ((s, s + len(block) - 1) for s in starts)
+    elif args.query_type == "substring":
+        query = args.query.strip()
+        yield from ((i, i) for i, line in enumerate(file_trimmed) if query in line)
+    else:
+        regex = _regex(args.query)
+        yield from ((i, i) for i, line in enumerate(file_trimmed) if regex.search(line))
+
+
+def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
+    """The findtext tool body (runs in a worker thread)."""
+    file = read_text(paths, args.path, limits)
+    lines = file.doc.lines
+    spans = list(islice(_spans(args, trimmed(lines)), args.max_matches + 1))
+    more = len(spans) > args.max_matches
+    spans = spans[: args.max_matches]
+    width = len(str(max(len(lines), 1)))
+    budget = max(limits.max_result_chars - _RESERVE, 100)
+    used = window_lines = 0
+    matches: list[TextMatch] = []
+    blocks: list[str] = []
+    for first, last in spans:
+        lo = max(0, first - args.context_lines)
+        hi = min(len(lines) - 1, last + args.context_lines)
+        rows = [f"{n + 1:>{width}}{':' if first <= n <= last else '-'} {lines[n]}" for n in range(lo, hi + 1)]
+        where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+        block = "\n".join([f"-- match {len(matches) + 1}: {where}", *rows])
+        if matches and (used + len(block) > budget or window_lines + len(rows) > MAX_WINDOW_LINES):
+            break
+        used += len(block) + 1
+        window_lines += len(rows)
+        blocks.append(block)
+        matches.append(
+            TextMatch(
+                match_start_line=first + 1,
+                match_end_line=last + 1,
+                matched_lines_with_context=[
+                    NumberedLine(line_number=n + 1, text=lines[n]) for n in range(lo, hi + 1)
+                ],
+            )
+        )
+    truncated = len(matches) < len(spans)
+    result = FindTextResult(
+        path=str(file.path),
+        sha256=file.sha256,
+        matches_returned=len(matches),
+        reached_max_matches=more,
+        truncated=truncated,
+        matches=matches,
+    )
+    head = f"{file.path}: {len(matches)} match{'es' if len(matches) != 1 else ''}"
+    notes = []
+    if truncated:
+        notes.append(
+            f"{len(spans) - len(matches)} more matches were left out to fit the result; reduce contextLines "
+            "or maxMatches"
+        )
+    if more:
+        notes.append(f"more matches exist after the first {args.max_matches}; raise maxMatches to see them")
+    text, cut = cut_text("\n".join([head, *blocks]), budget)
+    if cut:
+        notes.append("the first match's window is longer than the result budget and was cut")
+    return ToolResult.of(result, text="\n".join([text, *(f"[{note}]" for note in notes)]))
+
+
+def find_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
+    """The findtext spec."""
+    return [
+        ToolSpec(
+            name="findtext",
+            group="text",
+            title="Find text in a file",
+            description=(
+                "Find lines in one UTF-8 text file: a substring, an RE2 regex (each tested on the trimmed "
+                "line), or a block of consecutive lines (lineBlock). Returns each match's line numbers with "
+                "contextLines (default 5) around it, at most maxMatches (default 10). To search many files "
+                "use searchfiles."
+            ),
+            args_model=FindTextArgs,
+            result_model=FindTextResult,
+            handler=offload(partial(find_text, paths=paths, limits=limits)),
+            annotations=READ_ONLY,
+        )
+    ]

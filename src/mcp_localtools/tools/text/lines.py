@@ -1,0 +1,197 @@
+"""Pure functions on the lines of a text file: parsing, rendering, block matching, splicing. No I/O.
+
+The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
+
+* A leading UTF-8 BOM (U+FEFF) is set aside as a flag and written back; line 1 starts after it.
+* Lines are split on ``\\n``; a ``\\r`` right before it belongs to that line's ending. Every line
+  keeps its own ending (``\\r\\n``, ``\\n``, or none for a last line without a final newline),
+  and a lone ``\\r`` is ordinary text, so a rewrite reproduces every byte it was not asked to
+  change, even in a file with mixed endings.
+* Lines that an edit adds take the file's newline style: the more common ending, CRLF on a tie.
+* Whether the file ends with a newline is kept by every edit (an empty result stays empty).
+* Blocks match when every line equals the file's line after trimming leading and trailing
+  whitespace on both sides (TX-5); case and inner whitespace matter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice, pairwise
+
+from mcp_localtools.errors import AmbiguousMatch
+
+__all__ = [
+    "BOM",
+    "TextLines",
+    "block_starts",
+    "check_no_overlap",
+    "context_starts",
+    "format_numbered",
+    "line_list",
+    "parse_text",
+    "splice",
+    "trimmed",
+]
+
+BOM = "\ufeff"
+_INPUT_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class TextLines:
+    """A text file as lines.
+
+    Attributes:
+        lines: the lines without their endings (a lone ``\\r`` stays in the text).
+        ends: each line's ending: ``"\\r\\n"``, ``"\\n"``, or ``""`` (only the last line, when the
+            file does not end with a newline).
+        bom: the file starts with a UTF-8 BOM.
+        newline: the ending given to lines an edit adds.
+    """
+
+    lines: tuple[str, ...]
+    ends: tuple[str, ...]
+    bom: bool
+    newline: str
+
+    @property
+    def final_newline(self) -> bool:
+        """True when the last line has an ending (an empty file has none)."""
+        return bool(self.ends) and self.ends[-1] != ""
+
+    def render(self) -> str:
+        """The whole text, BOM and endings included, exactly as it is to be written."""
+        body = "".join(line + end for line, end in zip(self.lines, self.ends, strict=True))
+        return BOM + body if self.bom else body
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def parse_text(text: str) -> TextLines:
+    """Split decoded file text into ``TextLines`` (``render()`` gives back ``text`` exactly)."""
+    bom = text.startswith(BOM)
+    parts = (text[1:] if bom else text).split("\n")
+    lines: list[str] = []
+    ends: list[str] = []
+    for part in parts[:-1]:
+        if part.endswith("\r"):
+            lines.append(part[:-1])
+            ends.append("\r\n")
+        else:
+            lines.append(part)
+            ends.append("\n")
+    if parts[-1]:
+        lines.append(parts[-1])
+        ends.append("")
+    crlf = ends.count("\r\n")
+    newline = "\r\n" if crlf and crlf >= ends.count("\n") else "\n"
+    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=bom, newline=newline)
+
+
+def line_list(items: Sequence[str]) -> list[str]:
+    """Normalise a caller's line array (TX-4): an item with embedded ``\\n``, ``\\r\\n`` or ``\\r``
+    becomes several lines, trailing line breaks of an item are dropped (``"a\\n"`` is one line
+    ``a``), and ``""`` is one empty line."""
+    out: list[str] = []
+    for item in items:
+        out.extend(_INPUT_BREAK.split(item.rstrip("\r\n")))
+    return out
+
+
+def trimmed(lines: Sequence[str]) -> list[str]:
+    """The lines with leading and trailing whitespace removed, for matching (TX-5)."""
+    return [line.strip() for line in lines]
+
+
+def _iter_block_starts(file_trimmed: Sequence[str], block: Sequence[str]) -> Iterator[int]:
+    want = trimmed(block)
+    size = len(want)
+    if not size or size > len(file_trimmed):
+        return
+    first = want[0]
+    for i in range(len(file_trimmed) - size + 1):
+        if file_trimmed[i] == first and list(file_trimmed[i : i + size]) == want:
+            yield i
+
+
+def block_starts(file_trimmed: Sequence[str], block: Sequence[str], *, limit: int | None = None) -> list[int]:
+    """0-based indexes where ``block`` matches ``file_trimmed`` line for line, after trimming
+    (TX-6), overlapping ones included; at most ``limit`` of them (a block of one blank line in
+    a huge file must not cost a list of millions)."""
+    return list(islice(_iter_block_starts(file_trimmed, block), limit))
+
+
+def context_starts(
+    file_trimmed: Sequence[str],
+    block: Sequence[str],
+    *,
+    before: Sequence[str] = (),
+    after: Sequence[str] = (),
+    limit: int | None = None,
+) -> list[int]:
+    """Starts of ``block`` that have ``before`` immediately above and ``after`` immediately below
+    (RP-3: no gap, no blank-line tolerance; trimmed comparison); at most ``limit`` of them."""
+    above = trimmed(before)
+    below = trimmed(after)
+    size = len(block)
+
+    def fits(i: int) -> bool:
+        if above and (i < len(above) or list(file_trimmed[i - len(above) : i]) != above):
+            return False
+        return not below or list(file_trimmed[i + size : i + size + len(below)]) == below
+
+    return list(islice(filter(fits, _iter_block_starts(file_trimmed, block)), limit))
+
+
+def check_no_overlap(starts: Sequence[int], size: int, what: str) -> None:
+    """Refuse overlapping matches of a ``size``-line block (TX-6: ``[x, x]`` in ``x, x, x``).
+
+    Raises:
+        AmbiguousMatch: two starts are closer than ``size`` lines; the message gives the lines.
+    """
+    for a, b in pairwise(starts):
+        if b - a < size:
+            raise AmbiguousMatch(
+                f"overlapping matches for {what}: the block matches at lines {a + 1} and {b + 1}, which "
+                "share lines; make the block longer or add beforeLines/afterLines"
+            )
+
+
+def splice(doc: TextLines, start: int, stop: int, new: Sequence[str]) -> TextLines:
+    """Replace lines ``start:stop`` (0-based, ``stop`` exclusive) with ``new`` lines.
+
+    ``start == stop`` inserts, an empty ``new`` deletes. Endings: replaced lines hand their
+    endings to the new lines in order, the last new line takes the last replaced line's ending,
+    and any other new line gets ``doc.newline``. Lines outside the span keep theirs, except
+    that the file's final-newline state is restored when the edit reaches the end.
+    """
+    old_ends = doc.ends[start:stop]
+    count = len(new)
+    new_ends = []
+    for t in range(count):
+        if t == count - 1 and old_ends:
+            new_ends.append(old_ends[-1])
+        elif t < len(old_ends) - 1:
+            new_ends.append(old_ends[t])
+        else:
+            new_ends.append(doc.newline)
+    lines = [*doc.lines[:start], *new, *doc.lines[stop:]]
+    ends = [*doc.ends[:start], *new_ends, *doc.ends[stop:]]
+    if lines:
+        for i in (start - 1, start + count - 1):  # the only places a line may have lost its ending
+            if 0 <= i < len(lines) - 1 and not ends[i]:
+                ends[i] = doc.newline
+        if doc.final_newline:
+            ends[-1] = ends[-1] or doc.newline
+        else:
+            ends[-1] = ""
+    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=doc.bom, newline=doc.newline)
+
+
+def format_numbered(lines: Sequence[tuple[int, str]], *, mark: str = "\t") -> str:
+    """Lines as ``"  12\\ttext"`` (``cat -n`` style), one per row."""
+    width = max((len(str(n)) for n, _ in lines), default=1)
+    return "\n".join(f"{n:>{width}}{mark}{text}" for n, text in lines)

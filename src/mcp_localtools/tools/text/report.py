@@ -1,0 +1,93 @@
+"""What every editing tool returns: the file's new SHA-256 and the unified diff of the change,
+cut to the result budget, so the model can check the edit without reading the file again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import Field
+
+from mcp_localtools.registry import ToolOutput
+from mcp_localtools.results import ToolResult, cut_text
+
+from .diff import unified_diff
+from .lines import TextLines
+from .textfile import EditableText
+
+__all__ = ["EditedFile", "edit_result", "expected_sha256_field"]
+
+_SHA256_PATTERN = r"^[0-9a-fA-F]{64}$"
+_RESERVE = 2000  # room in the result budget for the summary and notes
+
+
+def expected_sha256_field() -> Any:
+    """The ``expectedSha256`` argument every editing tool takes."""
+    return Field(
+        None,
+        pattern=_SHA256_PATTERN,
+        description="Refuse unless the file's SHA-256 is this one (from readfile or readtextrange): no lost "
+        "updates.",
+    )
+
+
+class EditedFile(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    changed: bool = Field(description="True when the file's bytes changed (false for a dry run or a no-op).")
+    sha256: str = Field(
+        description="SHA-256 of the file after the call (unchanged for a dry run): pass it as expectedSha256."
+    )
+    size_bytes: int = Field(
+        description="Size of the file after the call, in bytes (a dry run: as it would be)."
+    )
+    diff: str = Field(description="Unified diff of the change; line numbers are the file's.")
+    diff_truncated: bool = Field(description="True when the diff was cut to fit the result budget.")
+
+
+ResultT = TypeVar("ResultT", bound=EditedFile)
+
+
+def edit_result(
+    model: type[ResultT],
+    target: EditableText,
+    new: TextLines,
+    *,
+    budget: int,
+    summary: str,
+    notes: Sequence[str] = (),
+    dry_run: bool = False,
+    **fields: Any,
+) -> ToolResult:
+    """Save ``new`` (unless ``dry_run``) and build the tool's result: ``summary`` and ``notes``,
+    then the diff.
+
+    Raises:
+        the errors of ``EditableText.save``.
+    """
+    text = new.render()
+    if dry_run:
+        sha256, size, changed = target.file.sha256, len(target.encode(text)), False
+    else:
+        saved = target.save(text)
+        sha256, size, changed = saved.sha256, saved.size_bytes, saved.changed
+    diff, cut = cut_text(
+        unified_diff(target.doc.lines, new.lines, name=target.path.name), max(budget - _RESERVE, 1000)
+    )
+    if "dry_run" in model.model_fields:
+        fields["dry_run"] = dry_run
+    result = model(
+        path=str(target.path),
+        changed=changed,
+        sha256=sha256,
+        size_bytes=size,
+        diff=diff,
+        diff_truncated=cut,
+        **fields,
+    )
+    state = "dry run, nothing written" if dry_run else (f"sha256 {sha256}" if changed else "no change")
+    rendered = "\n".join([f"{summary} ({state})", *(f"[{note}]" for note in notes)])
+    if diff:
+        rendered += "\n" + diff.rstrip("\n")
+    if cut:
+        rendered += "\n[diff cut to fit the result budget; readtextrange shows the edited lines]"
+    return ToolResult.of(result, text=rendered)

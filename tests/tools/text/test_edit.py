@@ -1,0 +1,197 @@
+"""editfile through the SDK client: exact edits, the tolerant ladder, refusals that explain
+themselves, all-or-nothing multi-edits, dryRun, expectedSha256 and byte fidelity."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+CODE = (
+    "def total(items):\n    result = 0\n    for item in items:\n        result += item\n    return result\n"
+)
+
+
+async def edit(client: Client, *edits: tuple[str, str] | dict[str, Any], **arguments: Any) -> Any:
+    items = [e if isinstance(e, dict) else {"oldText": e[0], "newText": e[1]} for e in edits]
+    return await client.call_tool("editfile", {"path": "f.py", "edits": items, **arguments})
+
+
+async def test_a_unique_exact_match_is_replaced_and_the_result_has_diff_and_sha(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, ("result += item", "result += item * 2"))
+    expected = CODE.replace("result += item", "result += item * 2").encode()
+    assert (tmp_path / "f.py").read_bytes() == expected
+    data = result.structured_content
+    assert data["changed"] and data["sha256"] == hashlib.sha256(expected).hexdigest()
+    assert data["edits"] == [{"match": "exact", "replacements": 1, "lines": [{"startLine": 4, "endLine": 4}]}]
+    assert "-        result += item\n+        result += item * 2" in data["diff"]
+    assert "@@ -1,5 +1,5 @@" in text_of(result)
+
+
+async def test_an_ambiguous_match_is_refused_listing_every_candidate(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, ("result", "total"))
+    assert result.is_error
+    assert "matches 3 places" in text_of(result) and "lines 2, 4, 5" in text_of(result)
+    assert "expectedReplacements=3" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
+
+
+async def test_expected_replacements_replaces_every_match(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, {"oldText": "result", "newText": "acc", "expectedReplacements": 3})
+    assert not result.is_error and result.structured_content["edits"][0]["replacements"] == 3
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE.replace("result", "acc")
+
+
+async def test_a_missing_text_shows_the_closest_region_with_line_numbers(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, ("for item in item:\n    result += item", "x"))
+    assert result.is_error
+    message = text_of(result)
+    assert "was not found" in message and "closest region is lines 3-4" in message
+    assert "3\t    for item in items:" in message and "- for item in item:" in message
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
+
+
+async def test_a_whitespace_tolerant_unique_match_is_used_and_reported(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(
+        client, ("for item in items:\n  result += item\n", "for item in items:\n        result -= item\n")
+    )
+    assert not result.is_error
+    assert result.structured_content["edits"][0]["match"] == "whitespace"
+    assert "no exact match" in text_of(result) and "check the diff" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE.replace(
+        "    for item in items:\n        result += item\n", "for item in items:\n        result -= item\n"
+    )
+
+
+async def test_an_ambiguous_tolerant_match_is_refused(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("  x = 1\nx = 1 \n", encoding="utf-8")
+    result = await edit(client, ("\tx = 1\t", "y"))
+    assert result.is_error and "ignoring leading/trailing whitespace" in text_of(result)
+    assert "lines 1, 2" in text_of(result)
+
+
+async def test_multi_edits_apply_in_order_on_the_edited_text(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, ("def total", "def sum_all"), ("def sum_all(items)", "def sum_all(values)"))
+    assert not result.is_error
+    assert (tmp_path / "f.py").read_text(encoding="utf-8").startswith("def sum_all(values):\n")
+
+
+async def test_a_failing_third_edit_leaves_the_file_unchanged(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    before = (tmp_path / "f.py").stat()
+    result = await edit(client, ("def total", "def t"), ("return result", "return 0"), ("no such text", "x"))
+    assert result.is_error
+    assert "edits[2].oldText was not found" in text_of(result) and "No edit was applied" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
+    assert (tmp_path / "f.py").stat().st_ino == before.st_ino  # not even rewritten
+
+
+async def test_dry_run_returns_the_diff_and_writes_nothing(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, ("return result", "return -result"), dryRun=True)
+    data = result.structured_content
+    assert data["dryRun"] and not data["changed"] and "+    return -result" in data["diff"]
+    assert data["sha256"] == hashlib.sha256(CODE.encode()).hexdigest()
+    assert "dry run, nothing written" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.py"]
+
+
+async def test_expected_sha256_mismatch_is_refused(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    stale = hashlib.sha256(b"older content").hexdigest()
+    result = await edit(client, ("return result", "return 0"), expectedSha256=stale)
+    assert result.is_error and "changed since it was read" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
+    fresh = hashlib.sha256(CODE.encode()).hexdigest().upper()
+    assert not (await edit(client, ("return result", "return 0"), expectedSha256=fresh)).is_error
+
+
+async def test_new_text_is_inserted_literally(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 'a'\n", encoding="utf-8")
+    await edit(client, ("'a'", r"r'\1 \g<0> $& $1'"))
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == "x = r'\\1 \\g<0> $& $1'\n"
+
+
+async def test_a_crlf_file_stays_crlf_when_the_model_sends_lf(client: Client, tmp_path: Path) -> None:
+    crlf = CODE.replace("\n", "\r\n").encode()
+    (tmp_path / "f.py").write_bytes(crlf)
+    result = await edit(
+        client, ("    for item in items:\n        result += item\n", "    result = sum(items)\n")
+    )
+    assert result.structured_content["edits"][0]["match"] == "lineEndings"
+    assert (tmp_path / "f.py").read_bytes() == crlf.replace(
+        b"    for item in items:\r\n        result += item\r\n", b"    result = sum(items)\r\n"
+    )
+
+
+async def test_bom_final_newline_state_and_mode_are_kept(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_bytes(b"\xef\xbb\xbfa = 1\nb = 2")
+    os.chmod(tmp_path / "f.py", 0o640)
+    await edit(client, ("b = 2", "b = 3\n"))
+    assert (tmp_path / "f.py").read_bytes() == b"\xef\xbb\xbfa = 1\nb = 3"
+    assert (tmp_path / "f.py").stat().st_mode & 0o777 == 0o640
+    await edit(client, ("\ufeffa = 1", "a = 0"))
+    assert (tmp_path / "f.py").read_bytes() == b"\xef\xbb\xbfa = 0\nb = 3"
+
+
+async def test_removing_the_last_line_break_keeps_the_final_newline(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_bytes(b"a\nb\n")
+    await edit(client, ("b\n", "c"))
+    assert (tmp_path / "f.py").read_bytes() == b"a\nc\n"
+
+
+async def test_an_edit_that_changes_nothing_does_not_rewrite_the_file(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    inode = (tmp_path / "f.py").stat().st_ino
+    result = await edit(client, ("return result", "return result"))
+    assert not result.is_error and not result.structured_content["changed"]
+    assert (tmp_path / "f.py").stat().st_ino == inode
+
+
+async def test_the_diff_is_cut_to_the_result_budget(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("".join(f"value_{n} = {n}\n" for n in range(2000)), encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
+        result = await client.call_tool(
+            "editfile",
+            {"path": "f.py", "edits": [{"oldText": " = ", "newText": " := ", "expectedReplacements": 2000}]},
+        )
+    data = result.structured_content
+    assert not result.is_error and data["diffTruncated"] and len(data["diff"]) <= 3000
+    assert "diff cut to fit" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8").count(" := ") == 2000
+
+
+async def test_argument_errors_are_explained(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    empty = await edit(client, ("", "x"))
+    assert empty.is_error and "oldText must not be empty" in text_of(empty)
+    none = await client.call_tool("editfile", {"path": "f.py", "edits": []})
+    assert none.is_error and "edits" in text_of(none)
+    extra = await edit(client, {"oldText": "a", "newText": "b", "replaceAll": True})
+    assert extra.is_error and "replaceAll" in text_of(extra)
+
+
+async def test_a_missing_file_points_to_writefile(client: Client, tmp_path: Path) -> None:
+    result = await edit(client, ("a", "b"))
+    assert result.is_error and "path does not exist" in text_of(result) and "writefile" in text_of(result)

@@ -1,0 +1,155 @@
+"""findtext through the SDK client: FT-1..FT-8 (seed-tools.md 4.3) with the decisions.md fixes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+DOC = "".join(f"line {n}\n" for n in range(1, 21)) + "  TODO: fix  \nend\n"
+
+
+def starts(result: Any) -> list[int]:
+    return [m["matchStartLine"] for m in result.structured_content["matches"]]
+
+
+async def test_ft1_a_trimmed_substring_is_found_once_per_line(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a TODO TODO\nnone\n\tTODO\n", encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "query": "  TODO "})
+    assert starts(result) == [1, 3]
+
+
+async def test_ft1_substring_is_case_sensitive(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("todo\nTODO\n", encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "query": "TODO"})
+    assert starts(result) == [2]
+
+
+async def test_ft2_regex_applies_to_each_trimmed_line(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("    def f():\nx = 1\n  def g():\n", encoding="utf-8")
+    result = await client.call_tool(
+        "findtext", {"path": "f.txt", "queryType": "regex", "query": r"^def \w+\("}
+    )
+    assert starts(result) == [1, 3]
+
+
+async def test_ft2_a_bad_regex_is_an_error_naming_the_syntax(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "regex", "query": "(unclosed"})
+    assert result.is_error and "invalid regex" in text_of(result) and "RE2" in text_of(result)
+
+
+async def test_ft2_regex_runs_in_linear_time_on_a_pathological_pattern(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("a" * 100_000 + "b\n", encoding="utf-8")
+    began = time.monotonic()
+    result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "REGEX", "query": "^(a+)+$"})
+    assert not result.is_error and starts(result) == []
+    assert time.monotonic() - began < 20  # a backtracking engine would not finish at all
+
+
+async def test_ft3_line_block_matches_trimmed_lines_and_spans_them(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a\n  b\nc\nb\nc\n", encoding="utf-8")
+    result = await client.call_tool(
+        "findtext", {"path": "f.txt", "queryType": "lineblock", "matchLines": ["b", "c"], "contextLines": 0}
+    )
+    matches = result.structured_content["matches"]
+    assert [(m["matchStartLine"], m["matchEndLine"]) for m in matches] == [(2, 3), (4, 5)]
+
+
+async def test_ft3_overlapping_line_blocks_are_refused(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
+    result = await client.call_tool(
+        "findtext", {"path": "f.txt", "queryType": "lineBlock", "matchLines": ["x", "x"]}
+    )
+    assert result.is_error and "overlapping matches" in text_of(result)
+
+
+async def test_ft4_context_defaults_to_five_lines_clamped_to_the_file(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text(DOC, encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "query": "TODO"})
+    window = result.structured_content["matches"][0]["matchedLinesWithContext"]
+    assert [line["lineNumber"] for line in window] == [16, 17, 18, 19, 20, 21, 22]
+    assert window[5]["text"] == "  TODO: fix  "
+    assert "21: TODO" not in text_of(result) and "21:   TODO: fix" in text_of(result)
+
+
+async def test_ft4_windows_of_nearby_matches_may_repeat_lines(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("m\nx\nm\n", encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "query": "m", "contextLines": 1})
+    windows = [
+        [ln["lineNumber"] for ln in m["matchedLinesWithContext"]]
+        for m in result.structured_content["matches"]
+    ]
+    assert windows == [[1, 2], [2, 3]]
+
+
+async def test_ft5_limits_on_context_and_max_matches(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
+    context = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "contextLines": 2001})
+    assert context.is_error and "contextLines" in text_of(context)
+    many = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 501})
+    assert many.is_error and "maxMatches" in text_of(many)
+
+
+async def test_ft5_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("".join(f"hit {n} {'z' * 80}\n" for n in range(200)), encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
+        result = await client.call_tool("findtext", {"path": "f.txt", "query": "hit", "maxMatches": 100})
+    data = result.structured_content
+    assert not result.is_error and data["truncated"] and 0 < data["matchesReturned"] < 100
+    assert "reduce contextLines" in text_of(result) and len(text_of(result)) < 3500
+
+
+async def test_ft6_reached_max_matches_only_when_more_exist(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
+    exact = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 3})
+    assert (
+        exact.structured_content["matchesReturned"] == 3 and not exact.structured_content["reachedMaxMatches"]
+    )
+    fewer = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 2})
+    assert fewer.structured_content["matchesReturned"] == 2 and fewer.structured_content["reachedMaxMatches"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": "  "}, "query is required for queryType substring"),
+        ({"queryType": "regex"}, "query is required for queryType regex"),
+        ({"query": "x", "matchLines": ["x"]}, "matchLines is only for queryType lineBlock"),
+        ({"queryType": "lineBlock", "query": "x", "matchLines": ["x"]}, "query must be empty"),
+        ({"queryType": "lineBlock"}, "matchLines is required"),
+        ({"queryType": "fuzzy", "query": "x"}, "queryType"),
+    ],
+)
+async def test_ft7_argument_mixes_are_refused(
+    client: Client, tmp_path: Path, arguments: dict[str, Any], message: str
+) -> None:
+    (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", **arguments})
+    assert result.is_error and message in text_of(result)
+
+
+async def test_ft8_an_empty_file_or_no_match_is_an_empty_result(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "e.txt").write_bytes(b"")
+    (tmp_path / "f.txt").write_text("abc\n", encoding="utf-8")
+    for name in ("e.txt", "f.txt"):
+        result = await client.call_tool("findtext", {"path": name, "query": "zzz"})
+        assert not result.is_error
+        assert (
+            result.structured_content["matchesReturned"] == 0 and result.structured_content["matches"] == []
+        )
+
+
+async def test_findtext_refuses_a_file_that_is_not_utf8(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "l1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    result = await client.call_tool("findtext", {"path": "l1.txt", "query": "caf"})
+    assert result.is_error and "not valid UTF-8" in text_of(result)

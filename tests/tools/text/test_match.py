@@ -1,0 +1,127 @@
+"""editfile's matching ladder, the closest-region finder and the diff, as pure functions."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.tools.text.diff import unified_diff
+from mcp_localtools.tools.text.match import apply_edit, find_spans
+from mcp_localtools.tools.text.similar import closest_region
+
+
+def edit(body: str, old: str, new: str, expected: int = 1, newline: str = "\n") -> str:
+    return apply_edit(body, old, new, expected=expected, newline=newline, what="oldText", where="f")[0]
+
+
+def test_an_exact_match_is_replaced_and_nothing_else_changes() -> None:
+    assert edit("a = 1\nb = 2\n", "b = 2", "b = 3") == "a = 1\nb = 3\n"
+    assert find_spans("xyz", "y") == ("exact", [(1, 2)])
+
+
+def test_new_text_is_literal_not_a_replacement_pattern() -> None:
+    assert edit("x\n", "x", r"\1 \g<0> $& $1") == "\\1 \\g<0> $& $1\n"
+
+
+def test_lf_old_text_matches_a_crlf_file_and_the_replacement_gets_crlf() -> None:
+    body = "a\r\nb\r\nc\r\n"
+    assert find_spans(body, "a\nb\n")[0] == "lineEndings"
+    assert edit(body, "a\nb\n", "x\ny\nz\n", newline="\r\n") == "x\r\ny\r\nz\r\nc\r\n"
+
+
+def test_a_match_that_starts_or_ends_at_a_line_break_takes_the_whole_crlf() -> None:
+    body = "a\r\nb\r\n"
+    assert edit(body, "a\nb", "q", newline="\r\n") == "q\r\n"
+    assert edit(body, "\nb", "", newline="\r\n") == "a\r\n"
+
+
+def test_crlf_in_new_text_becomes_lf_in_an_lf_file() -> None:
+    assert edit("a\nb\n", "a", "x\r\ny") == "x\ny\nb\n"
+
+
+def test_whitespace_tolerant_match_compares_whole_lines_trimmed() -> None:
+    body = "def f():\n    return 1\n"
+    kind, spans = find_spans(body, "def f():\n  return 1")
+    assert kind == "whitespace" and spans == [(0, len(body) - 1)]
+    assert edit(body, "def f():\n  return 1\n", "def f():\n    return 2\n") == "def f():\n    return 2\n"
+
+
+def test_a_blank_old_text_never_matches_tolerantly() -> None:
+    with pytest.raises(NoMatch):
+        edit("a\n\nb\n", "  \n", "x")
+
+
+def test_ambiguous_matches_are_refused_listing_every_line() -> None:
+    body = "x\ny\nx\nz\nx\n"
+    with pytest.raises(AmbiguousMatch) as caught:
+        edit(body, "x", "q")
+    assert "lines 1, 3, 5" in caught.value.message and "expectedReplacements=3" in caught.value.message
+    assert edit(body, "x", "q", expected=3) == "q\ny\nq\nz\nq\n"
+
+
+def test_fewer_matches_than_expected_are_refused() -> None:
+    with pytest.raises(AmbiguousMatch, match="expected 2"):
+        edit("x\ny\n", "x", "q", expected=2)
+
+
+def test_overlapping_matches_are_refused() -> None:
+    with pytest.raises(AmbiguousMatch, match="overlapping"):
+        edit("aaa", "aa", "b")
+
+
+def test_a_miss_shows_the_closest_region_with_line_numbers() -> None:
+    body = "".join(f"line {n}\n" for n in range(1, 50)) + "    total = price * qty\n    return total\n"
+    with pytest.raises(NoMatch) as caught:
+        edit(body, "total = price * quantity\nreturn total", "x")
+    message = caught.value.message
+    assert "lines 50-51" in message and "total = price * qty" in message
+    assert "- total = price * quantity" in message
+
+
+def test_a_miss_with_no_line_in_common_still_finds_the_most_similar_lines() -> None:
+    lines = [f"value_{n} = compute({n})" for n in range(200)]
+    region = closest_region(lines, ["value_120 = compute(12O)"])
+    assert region is not None and region.start == 120
+
+
+def test_the_closest_region_of_a_large_file_is_found_quickly() -> None:
+    lines = [f"item {n}: {'x' * (n % 50)}" for n in range(100_000)]
+    began = time.monotonic()
+    region = closest_region(lines, ["item 77777: " + "x" * 27 + "y"])
+    assert region is not None and region.start == 77777
+    assert time.monotonic() - began < 30  # generous: CI machines are shared
+
+
+def test_the_diff_keeps_file_line_numbers_after_cutting_the_unchanged_head() -> None:
+    old = [f"l{n}" for n in range(1, 101)]
+    new = [*old[:59], "changed", *old[60:]]
+    diff = unified_diff(old, new, name="f.txt")
+    assert diff.splitlines()[:3] == ["--- a/f.txt", "+++ b/f.txt", "@@ -57,7 +57,7 @@"]
+    assert "-l60\n+changed\n" in diff
+
+
+def test_the_diff_of_equal_texts_is_empty() -> None:
+    assert unified_diff(["a"], ["a"], name="f") == ""
+
+
+def test_a_mistyped_fragment_of_a_long_line_finds_that_line() -> None:
+    lines = [f"    value_{n} = compute(price_{n}, quantity_{n})  # net of tax, rounded" for n in range(500)]
+    lines.append("x = 1")
+    with pytest.raises(NoMatch) as caught:
+        edit("\n".join(lines) + "\n", "compute(price_321, quantiy_321)", "x")
+    assert "closest region is line 322 " in caught.value.message
+
+
+def test_a_line_block_is_compared_as_whole_lines_not_as_a_fragment() -> None:
+    region = closest_region(["line 100: abc def", "other"], ["line 100:"])
+    assert region is not None and region.start == 0 and region.similarity < 1
+
+
+def test_a_text_that_matches_thousands_of_places_is_refused_without_listing_them_all() -> None:
+    with pytest.raises(AmbiguousMatch) as caught:
+        edit("x\n" * 5000, "x", "y")
+    message = caught.value.message
+    assert "matches more than 200 places" in message and ", and more" in message
+    assert "expectedReplacements=" not in message  # the real count is unknown, so no count is suggested
