@@ -1,4 +1,4 @@
-"""The fs tool group: reading, listing, inspecting and typing files."""
+"""The fs tool group: reading, listing, searching, inspecting and typing files."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from mcp_localtools.registry import ToolSpec
 from .listing import listing_specs
 from .mime import mime_specs
 from .read import read_specs
+from .search import search_specs
 from .stat import stat_specs
 
 __all__ = ["fs_specs"]
@@ -21,6 +22,7 @@ def fs_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
     return [
         *read_specs(paths, limits),
         *listing_specs(paths, limits),
+        *search_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),
     ]
