@@ -87,7 +87,7 @@ async def test_tools_enabled_and_disabled_select_by_name_group_and_glob(tmp_path
     config = config_for(tmp_path, tools={"enabled": ["fs"], "disabled": ["mime*"]})
     async with connect(config) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-    assert names == ["listdirectory", "readfile", "statpath"]
+    assert names == ["directorytree", "globfiles", "listdirectory", "readfile", "searchfiles", "statpath"]
     async with connect(config_for(tmp_path, tools={"enabled": ["fs.readfile"]})) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["readfile"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcp_localtools.tools.fs.search import NativeEngine, RipgrepEngine
+from mcp_localtools.tools.fs.search import Engine
 from mcp_localtools.tools.fs.search.engine import ContentQuery, FileHits, WalkFilters
-from mcp_localtools.tools.fs.search.rg import find_ripgrep
+from tests.tools.fs.search.engines import make_engine
 from tests.tools.fs.search.trees import make_tree
 
 pytestmark = pytest.mark.anyio
@@ -40,11 +40,8 @@ PATTERNS = [
 MODES = [(False, 0), (True, 0), (True, 2)]  # (with_lines, context_lines)
 
 
-def ripgrep() -> RipgrepEngine:
-    executable = find_ripgrep()
-    if executable is None:
-        pytest.fail("the ripgrep wheel is a dependency: rg 14+ must be installed with the package")
-    return RipgrepEngine(executable)
+def ripgrep() -> Engine:
+    return make_engine("ripgrep")
 
 
 async def _no_progress(count: int, message: str) -> None:
@@ -76,7 +73,7 @@ async def test_both_engines_list_the_same_files(tmp_path: Path, seed: int) -> No
     for filters in FILTERS:
         for max_size in (None, 50_000):
             rg_files, rg_report = await listing(ripgrep(), root, filters, max_size)
-            py_files, py_report = await listing(NativeEngine(), root, filters, max_size)
+            py_files, py_report = await listing(make_engine("python"), root, filters, max_size)
             assert rg_files == py_files, (filters, max_size)
             assert rg_report.oversize == py_report.oversize, (filters, max_size)
             assert rg_files or filters != FILTERS[0], "the tree should not be empty"
@@ -99,5 +96,5 @@ async def test_both_engines_find_the_same_lines_and_counts(tmp_path: Path, seed:
                     context_lines=context,
                 )
                 rg_result = await search(ripgrep(), query)
-                py_result = await search(NativeEngine(), query)
+                py_result = await search(make_engine("python"), query)
                 assert rg_result == py_result, query

@@ -37,6 +37,7 @@ class TopResults:
         self.limit = limit
         self.total_files = 0
         self.total_units = 0
+        self.total_lines = 0
         self._keys: list[tuple[str, ...]] = []
         self._kept: dict[tuple[str, ...], tuple[FileHits, int]] = {}
         self._kept_units = 0
@@ -52,6 +53,7 @@ class TopResults:
                 self._seen.add(hits.path)
             self.total_files += 1
             self.total_units += units
+            self.total_lines += hits.count
             key = path_key(hits.path)
             if self._kept_units >= self.limit and key > self._keys[-1]:
                 return

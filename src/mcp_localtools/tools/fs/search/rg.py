@@ -25,7 +25,7 @@ from mcp_localtools.errors import InvalidArguments, ToolError
 
 from .engine import LINE_WIDTH, ContentQuery, FileHits, Line, ListingReport, Progress, Skipped, WalkFilters
 
-__all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep"]
+__all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep", "version_ok"]
 
 MIN_VERSION = 14
 _PROGRESS_EVERY = 0.25  # seconds
@@ -54,7 +54,8 @@ _CONTEXT = re.compile(rb"(\d+)-(\d+)-(.*)", re.DOTALL)
 _OMITTED = re.compile(rb"\[Omitted long (?:context |matching )?line(?: with \d+ matches)?\]")
 
 
-def _version_ok(executable: str) -> bool:
+def version_ok(executable: str) -> bool:
+    """Whether ``executable`` runs and says it is ripgrep 14 or later."""
     try:
         done = subprocess.run(
             [executable, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=10, check=False
@@ -71,7 +72,7 @@ def find_ripgrep() -> str | None:
     name = "rg.exe" if os.name == "nt" else "rg"
     bundled = Path(sysconfig.get_path("scripts")) / name
     for candidate in (str(bundled) if bundled.is_file() else None, shutil.which("rg")):
-        if candidate and os.access(candidate, os.X_OK) and _version_ok(candidate):
+        if candidate and os.access(candidate, os.X_OK) and version_ok(candidate):
             return candidate
     return None
 

@@ -134,6 +134,10 @@ class SearchFilesResult(ToolOutput):
     )
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _cut_lines(lines: tuple[Line, ...], take: int, context: int) -> list[Line]:
     """The lines of a file that belong to its first ``take`` matches (with their context)."""
     numbers = [line.number for line in lines if line.is_match]
@@ -259,12 +263,10 @@ def _result(
     truncated = top.truncated or render.cut
     unit = "matching lines" if mode == "matches" else "files"
     total = top.total_units if mode == "matches" else top.total_files
-    if mode == "matches":
-        head = f"{top.total_units} matching lines in {top.total_files} files"
-    elif mode == "count":
-        head = f"{top.total_files} files with {top.total_units} matching lines"
+    if mode == "files":
+        head = f"{_plural(top.total_files, 'file')} match"
     else:
-        head = f"{top.total_files} files match"
+        head = f"{_plural(top.total_lines, 'matching line')} in {_plural(top.total_files, 'file')}"
     head += f" under {root.real}" + (f" (showing {shown})" if truncated else "")
     notes = []
     if truncated:
@@ -279,8 +281,8 @@ def _result(
         )
     if oversize:
         notes.append(
-            f"[{oversize} files over {args.max_file_size_bytes or limits.max_read_bytes} bytes were not "
-            "searched; raise maxFileSizeBytes to include them]"
+            f"[{_plural(oversize, 'file')} over {args.max_file_size_bytes or limits.max_read_bytes} bytes "
+            "not searched; raise maxFileSizeBytes to include them]"
         )
     if note := skipped_note(skipped):
         notes.append(note)
@@ -291,7 +293,7 @@ def _result(
         matches=matches if mode == "matches" else None,
         counts=counts if mode == "count" else None,
         total_files=top.total_files,
-        total_matches=top.total_units if mode != "files" else None,
+        total_matches=top.total_lines if mode != "files" else None,
         truncated=truncated,
         skipped=skipped,
         oversize_files=oversize,
