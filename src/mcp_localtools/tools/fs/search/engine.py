@@ -9,7 +9,7 @@ What both engines agree on, so the tools can rely on it:
 * The walk starts at a real directory and follows no symlink at all: symlinked files and
   directories are not searched or listed, so nothing outside the allowed roots is read.
 * Entries are filtered as ripgrep does: the ``--glob`` overrides first (include globs, then
-  exclude globs, then ``!.git`` unless hidden entries are wanted; the last matching glob wins),
+  exclude globs, then ``!.git`` if include globs could reach it; the last matching glob wins),
   then the ignore files ``.rgignore`` > ``.ignore`` > ``.gitignore`` of the directories from the
   walk root down (the deepest match wins within a kind; no ignore files above the walk root, no
   global or ``.git/info/exclude`` rules), then hidden names (a leading dot).
@@ -68,8 +68,13 @@ class WalkFilters:
     include_hidden: bool = False
 
     def override_globs(self) -> tuple[str, ...]:
-        """The filters as ripgrep ``--glob`` values, in order (a later match wins)."""
-        hidden = () if self.include_hidden else ("!.git",)
+        """The filters as ripgrep ``--glob`` values, in order (a later match wins).
+
+        Without ``include_hidden``, ``.git`` is skipped as any hidden name is; an include glob
+        could match into it, so ``!.git`` comes last when there are include globs (only then:
+        every override costs ripgrep a glob match per entry).
+        """
+        hidden = ("!.git",) if self.include and not self.include_hidden else ()
         return (*self.include, *(f"!{glob}" for glob in self.exclude), *hidden)
 
 
