@@ -9,6 +9,7 @@ RE2 and shows ``EXCERPT_BYTES`` bytes starting ``EXCERPT_LEAD`` bytes before it,
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from mcp_localtools.errors import ToolError
@@ -17,7 +18,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from .engine import Line
 from .regex import ContentRegex
 
-__all__ = ["EXCERPT_BYTES", "EXCERPT_LEAD", "FileReader", "decode_line"]
+__all__ = ["EXCERPT_BYTES", "EXCERPT_LEAD", "Containment", "FileReader", "decode_line"]
 
 EXCERPT_BYTES = 200
 EXCERPT_LEAD = 60
@@ -49,6 +50,38 @@ def _trim_utf8(raw: bytes, *, head: bool, tail: bool) -> bytes:
     return raw
 
 
+class Containment:
+    """Checks that files a result names still lie inside the allowed roots.
+
+    Engines follow no symlink, so a reported file is normally its walk root joined with its
+    relative path; this catches a directory or file swapped for a symlink while the engine ran.
+    Directories are checked once per call.
+    """
+
+    def __init__(self, paths: PathPolicy) -> None:
+        self._paths = paths
+        self._directories: dict[str, bool] = {}
+
+    def _inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == path or self._paths.root_of(Path(real)) is not None
+
+    def check(self, path: str) -> bool:
+        """Whether the file at the absolute, normalised ``path`` resolves inside the roots."""
+        directory = path.rpartition("/")[0] or "/"
+        inside = self._directories.get(directory)
+        if inside is None:
+            inside = self._directories[directory] = self._inside(directory)
+        if not inside:
+            return False
+        try:
+            if not stat.S_ISLNK(os.lstat(path).st_mode):
+                return True
+        except OSError:
+            return True  # gone: nothing of it is shown but its name, inside a checked directory
+        return self._inside(path)
+
+
 class FileReader:
     """Reads what a result shows of one file, through the path policy.
 
@@ -59,7 +92,7 @@ class FileReader:
         max_line: the longest line read whole to find the match (the search's file size cap).
     """
 
-    def __init__(self, paths: PathPolicy, path: Path, regex: ContentRegex, max_line: int) -> None:
+    def __init__(self, paths: PathPolicy, path: str, regex: ContentRegex, max_line: int) -> None:
         self._paths = paths
         self._path = path
         self._regex = regex
@@ -67,16 +100,11 @@ class FileReader:
         self._fd: int | None = None
         self._failed = False
 
-    def contained(self) -> bool:
-        """Whether the file still resolves inside the allowed roots (a result never names a
-        file outside them, whatever was swapped while the engine ran)."""
-        return self._paths.root_of(Path(os.path.realpath(self._path))) is not None
-
     def _line(self, offset: int) -> bytes | None:
         """The whole line starting at ``offset`` (without its newline); None if unreadable."""
         if self._fd is None and not self._failed:
             try:
-                resolved = self._paths.resolve(str(self._path))
+                resolved = self._paths.resolve(self._path)
                 self._fd = self._paths.open(resolved, os.O_RDONLY | os.O_NONBLOCK)
             except ToolError:
                 self._failed = True

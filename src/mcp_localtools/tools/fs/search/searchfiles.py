@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -33,7 +32,7 @@ from .common import (
     skipped_paths,
 )
 from .engine import ContentQuery, Engine, FileHits, Line, Skipped, WalkFilters
-from .excerpt import FileReader
+from .excerpt import Containment, FileReader
 from .regex import ContentRegex, compile_path_regex
 
 __all__ = [
@@ -222,7 +221,8 @@ async def search_files(
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
         skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
     readers = partial(FileReader, paths, regex=regex, max_line=query.max_file_size)
-    return _result(args, root, top, skipped_paths(root, skipped), oversize, readers, limits)
+    containment = Containment(paths)
+    return _result(args, root, top, skipped_paths(root, skipped), oversize, readers, containment, limits)
 
 
 def _result(
@@ -231,7 +231,8 @@ def _result(
     top: TopResults,
     skipped: list[SkippedPath],
     oversize: int | None,
-    readers: Callable[[Path], FileReader],
+    readers: Callable[[str], FileReader],
+    containment: Containment,
     limits: LimitsConfig,
 ) -> ToolResult:
     mode = args.output_mode
@@ -243,10 +244,11 @@ def _result(
     for hits in top.results():
         if shown >= args.max_results or render.cut:
             break
-        reader = readers(root.real / hits.path)
+        path = f"{root.real}/{hits.path}" if str(root.real) != "/" else f"/{hits.path}"
+        if not containment.check(path):
+            continue
+        reader = readers(path)
         try:
-            if not reader.contained():
-                continue
             display = root.display(hits.path)
             if mode == "files" and render.fits([display]):
                 files.append(display)
