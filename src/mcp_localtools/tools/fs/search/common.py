@@ -11,20 +11,25 @@ from pydantic import Field
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolOutput
+from mcp_localtools.results import cut_text
 
 from .engine import Skipped
 
 __all__ = [
     "MAX_RESULTS",
+    "MAX_SKIPPED",
     "SearchRoot",
     "SkippedPath",
     "check_globs",
+    "join_within",
     "open_root",
     "skipped_note",
     "skipped_paths",
 ]
 
 MAX_RESULTS = 10_000
+MAX_SKIPPED = 50
+"""Most unreadable entries a result lists (the text note gives the total)."""
 
 
 class SkippedPath(ToolOutput):
@@ -88,6 +93,13 @@ def skipped_note(skipped: list[SkippedPath], *, shown: int = 5) -> str | None:
     """A note naming the first unreadable entries, or None."""
     if not skipped:
         return None
-    names = ", ".join(f"{item.path} ({item.reason})" for item in skipped[:shown])
+    names = ", ".join(f"{item.path[:200]} ({item.reason})" for item in skipped[:shown])
     more = f" and {len(skipped) - shown} more" if len(skipped) > shown else ""
     return f"[skipped {len(skipped)} unreadable: {names}{more}]"
+
+
+def join_within(lines: list[str], budget: int) -> str:
+    """The lines as one text, cut to ``budget`` characters as a last guard (the tools budget
+    their lines already; this bounds the header and notes too)."""
+    text, _ = cut_text("\n".join(lines), budget)
+    return text

@@ -24,7 +24,17 @@ from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput
 from mcp_localtools.results import ToolResult
 
 from .collect import path_key
-from .common import MAX_RESULTS, SearchRoot, SkippedPath, check_globs, open_root, skipped_note, skipped_paths
+from .common import (
+    MAX_RESULTS,
+    MAX_SKIPPED,
+    SearchRoot,
+    SkippedPath,
+    check_globs,
+    join_within,
+    open_root,
+    skipped_note,
+    skipped_paths,
+)
 from .engine import Engine, WalkFilters
 
 __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "globfiles_spec"]
@@ -65,7 +75,9 @@ class GlobFilesResult(ToolOutput):
     paths: list[str] = Field(description="Matching paths, sorted; directories end with `/`.")
     total: int = Field(description="Paths that matched in all, including those not returned.")
     truncated: bool = Field(description="True when maxResults or the result budget left paths out.")
-    skipped: list[SkippedPath] = Field(description="Entries that could not be read; the walk went on.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Entries that could not be read (the first {MAX_SKIPPED}); the walk went on."
+    )
 
 
 def _matcher(pattern: str) -> Any:
@@ -153,9 +165,13 @@ async def glob_files(
     if note := skipped_note(skipped):
         notes.append(note)
     result = GlobFilesResult(
-        root=str(root.real), paths=shown, total=len(ordered), truncated=truncated, skipped=skipped
+        root=str(root.real),
+        paths=shown,
+        total=len(ordered),
+        truncated=truncated,
+        skipped=skipped[:MAX_SKIPPED],
     )
-    return ToolResult.of(result, text="\n".join([head, *shown, *notes]))
+    return ToolResult.of(result, text=join_within([head, *shown, *notes], limits.max_result_chars))
 
 
 def globfiles_spec(paths: PathPolicy, limits: LimitsConfig, engine: Engine) -> ToolSpec[Any]:

@@ -53,16 +53,14 @@ def _options(case_sensitive: bool, fixed_strings: bool) -> Any:
     return options
 
 
-def _compile(pattern: str | bytes, case_sensitive: bool, fixed_strings: bool) -> Any:
+def _compile(source: str | bytes, pattern: str, case_sensitive: bool, fixed_strings: bool) -> Any:
     try:
-        return re2.compile(pattern, _options(case_sensitive, fixed_strings))
+        return re2.compile(source, _options(case_sensitive, fixed_strings))
     except re2.error as exc:
-        reason = (
-            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
-        )
-        text = pattern if isinstance(pattern, str) else pattern.decode("utf-8", "replace")
+        raw = exc.args[0] if exc.args else exc
+        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         raise InvalidArguments(
-            f"invalid regex {text!r}: {reason}; the syntax is RE2's (no backreferences or look-around); "
+            f"invalid regex {pattern!r}: {reason}; the syntax is RE2's (no backreferences or look-around); "
             "pass fixedStrings=true to search for the text literally"
         ) from exc
 
@@ -74,7 +72,7 @@ def compile_path_regex(pattern: str, *, case_sensitive: bool, fixed_strings: boo
         InvalidArguments: the pattern is invalid.
     """
     check_pattern(pattern)
-    return _compile(pattern if fixed_strings else f"(?m){pattern}", case_sensitive, fixed_strings)
+    return _compile(pattern if fixed_strings else f"(?m){pattern}", pattern, case_sensitive, fixed_strings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +92,8 @@ class ContentRegex:
     def __init__(self, pattern: str, *, case_sensitive: bool, fixed_strings: bool) -> None:
         check_pattern(pattern)
         source = pattern.encode("utf-8")
-        self._regex = _compile(source if fixed_strings else b"(?m)" + source, case_sensitive, fixed_strings)
+        source = source if fixed_strings else b"(?m)" + source
+        self._regex = _compile(source, pattern, case_sensitive, fixed_strings)
         # \A and \z anchor at the haystack's ends: search each line as its own haystack.
         self._per_line = not fixed_strings and ("\\A" in pattern or "\\z" in pattern)
 

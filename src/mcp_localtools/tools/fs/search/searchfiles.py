@@ -24,9 +24,11 @@ from mcp_localtools.results import ToolResult
 from .collect import TopResults
 from .common import (
     MAX_RESULTS,
+    MAX_SKIPPED,
     SearchRoot,
     SkippedPath,
     check_globs,
+    join_within,
     open_root,
     skipped_note,
     skipped_paths,
@@ -127,7 +129,9 @@ class SearchFilesResult(ToolOutput):
     total_files: int = Field(description="Files that matched in all, including those not returned.")
     total_matches: int | None = Field(None, description="matches/count mode: matching lines in all.")
     truncated: bool = Field(description="True when maxResults or the result budget left results out.")
-    skipped: list[SkippedPath] = Field(description="Entries that could not be read; the search went on.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Entries that could not be read (the first {MAX_SKIPPED}); the search went on."
+    )
     oversize_files: int | None = Field(
         None, description="files mode: files over maxFileSizeBytes, neither searched nor listed."
     )
@@ -297,10 +301,10 @@ def _result(
         total_files=top.total_files,
         total_matches=top.total_lines if mode != "files" else None,
         truncated=truncated,
-        skipped=skipped,
+        skipped=skipped[:MAX_SKIPPED],
         oversize_files=oversize,
     )
-    return ToolResult.of(result, text="\n".join([head, *render.lines, *notes]))
+    return ToolResult.of(result, text=join_within([head, *render.lines, *notes], limits.max_result_chars))
 
 
 def _render_matches(

@@ -24,7 +24,16 @@ from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.fs.stat import EntryType
 from mcp_localtools.tools.offload import offload
 
-from .common import MAX_RESULTS, SkippedPath, check_globs, open_root, skipped_note, skipped_paths
+from .common import (
+    MAX_RESULTS,
+    MAX_SKIPPED,
+    SkippedPath,
+    check_globs,
+    join_within,
+    open_root,
+    skipped_note,
+    skipped_paths,
+)
 from .engine import Skipped, WalkFilters
 from .ignore import RuleChain
 from .walk import WalkEntry, Walker, error_reason
@@ -72,7 +81,9 @@ class DirectoryTreeResult(ToolOutput):
     entries: list[TreeEntry] = Field(description="Its entries, sorted by name, each with its subtree.")
     shown_entries: int = Field(description="Entries in the tree.")
     truncated: bool = Field(description="True when maxEntries or the result budget cut the tree.")
-    skipped: list[SkippedPath] = Field(description="Directories that could not be read.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Directories that could not be read (the first {MAX_SKIPPED})."
+    )
 
 
 class _Node:
@@ -200,9 +211,9 @@ def directory_tree(args: DirectoryTreeArgs, *, paths: PathPolicy, limits: Limits
         entries=[_entry_model(child) for child in tree.children or []],
         shown_entries=shown,
         truncated=cut or not complete,
-        skipped=items,
+        skipped=items[:MAX_SKIPPED],
     )
-    return ToolResult.of(result, text="\n".join([head, *lines, *notes]))
+    return ToolResult.of(result, text=join_within([head, *lines, *notes], limits.max_result_chars))
 
 
 def _all_nodes(node: _Node) -> list[_Node]:
