@@ -88,7 +88,7 @@ async def test_tools_enabled_and_disabled_select_by_name_group_and_glob(tmp_path
     config = config_for(tmp_path, tools={"enabled": ["fs"], "disabled": ["mime*", "*path", "*file"]})
     async with connect(config) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-    assert names == ["listdirectory", "makedirectory"]
+    assert names == ["directorytree", "globfiles", "listdirectory", "makedirectory", "searchfiles"]
     async with connect(config_for(tmp_path, tools={"enabled": ["fs.readfile"]})) as client:
         assert [tool.name for tool in (await client.list_tools()).tools] == ["readfile"]
 

@@ -1,4 +1,4 @@
-"""The fs tool group: read, list, inspect, type, write, trash, create, move and copy files."""
+"""The fs tool group: read, list, search, inspect, type, write, trash, create, move and copy files."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .listing import listing_specs
 from .manage import manage_specs
 from .mime import mime_specs
 from .read import read_specs
+from .search import search_specs
 from .stat import stat_specs
 from .trash import trash_specs
 from .write import write_specs
@@ -28,6 +29,7 @@ def fs_specs(
     return [
         *read_specs(paths, limits, parsers),
         *listing_specs(paths, limits),
+        *search_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),
         *write_specs(paths, limits),

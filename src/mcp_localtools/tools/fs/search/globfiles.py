@@ -1,0 +1,193 @@
+"""globfiles: find files (and optionally directories) by a glob on their path relative to root.
+
+The walk is the engine's (ripgrep's ``--files`` or the Python walk): ignore files, hidden names
+and ``exclude`` apply as in searchfiles. ``pattern`` is a path glob (``**``, ``*``, ``?``,
+``[...]``, ``{a,b}``), matched against the whole relative path: ``*.py`` matches only in root,
+``**/*.py`` at any depth. Directories are those holding at least one visited file.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from functools import partial
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import Field
+from wcmatch import glob
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+
+from .collect import path_key
+from .common import (
+    MAX_RESULTS,
+    MAX_SKIPPED,
+    SearchRoot,
+    SkippedPath,
+    check_globs,
+    join_within,
+    open_root,
+    skipped_note,
+    skipped_paths,
+)
+from .engine import Engine, WalkFilters
+
+__all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "globfiles_spec"]
+
+_FLAGS = glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX
+_RESERVE = 400
+
+
+class GlobFilesArgs(ToolArgs):
+    pattern: str = Field(
+        description=(
+            "Glob on paths relative to root: `**` any number of directories, `*` and `?` within a name, "
+            "`[abc]`, `{a,b}`. `**/*.py` finds Python files at any depth; `*.py` only directly in root."
+        )
+    )
+    root: str = Field(
+        ".", description="Directory to search; default the base directory. Paths start as this argument does."
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Skip files and directories matching these globs (gitignore syntax): `node_modules`.",
+    )
+    respect_ignore_files: bool = Field(
+        True, description="Skip what .gitignore, .ignore and .rgignore files under root exclude."
+    )
+    include_hidden: bool = Field(False, description="Also find names starting with a dot, .git included.")
+    include_directories: bool = Field(
+        False, description="Also return matching directories (those holding at least one visible file)."
+    )
+    sort_by: Literal["path", "mtime"] = Field(
+        "path", description="`path` (default) or `mtime`: most recently modified first."
+    )
+    max_results: int = Field(100, ge=1, le=MAX_RESULTS, description="Most paths to return.")
+
+
+class GlobFilesResult(ToolOutput):
+    root: str = Field(description="Absolute real path of the directory searched.")
+    paths: list[str] = Field(description="Matching paths, sorted; directories end with `/`.")
+    total: int = Field(description="Paths that matched in all, including those not returned.")
+    truncated: bool = Field(description="True when maxResults or the result budget left paths out.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Entries that could not be read (the first {MAX_SKIPPED}); the walk went on."
+    )
+
+
+def _matcher(pattern: str) -> Any:
+    text = pattern.strip()
+    while text.startswith("./"):
+        text = text[2:]
+    if not text:
+        raise InvalidArguments("pattern is required: a glob such as **/*.py")
+    if text.startswith("/") or ".." in text.split("/"):
+        raise InvalidArguments(
+            f"pattern {pattern!r} must be relative to root and stay inside it; put the directory in root"
+        )
+    try:
+        return glob.compile(text, flags=_FLAGS)
+    except ValueError as exc:
+        raise InvalidArguments(f"invalid glob {pattern!r}: {exc}") from exc
+
+
+def _newest_first(root: SearchRoot, rels: list[str]) -> list[str]:
+    def mtime(rel: str) -> float:
+        try:
+            return os.lstat(root.real / rel.rstrip("/")).st_mtime
+        except OSError:
+            return 0.0
+
+    stamped = [(-mtime(rel), path_key(rel), rel) for rel in rels]
+    return [rel for _, _, rel in sorted(stamped)]
+
+
+async def glob_files(
+    args: GlobFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
+) -> ToolResult:
+    """The globfiles tool body."""
+    matcher = _matcher(args.pattern)
+    filters = WalkFilters(
+        exclude=check_globs(args.exclude, "exclude"),
+        respect_ignore_files=args.respect_ignore_files,
+        include_hidden=args.include_hidden,
+    )
+    root = open_root(paths, args.root, field="root")
+    found: list[str] = []
+    directories: set[str] = set()
+
+    def listed(rel: str) -> None:
+        if matcher.match(rel):
+            found.append(rel)
+        if args.include_directories:
+            parent = posixpath.dirname(rel)
+            while parent and parent not in directories:
+                directories.add(parent)
+                parent = posixpath.dirname(parent)
+
+    async def progress(count: int, message: str) -> None:
+        await ctx.report_progress(count, None, message)
+
+    report = await engine.list_files(root.real, filters, listed, progress)
+    found += [f"{rel}/" for rel in directories if matcher.match(rel)]
+    if args.sort_by == "mtime":
+        ordered = await anyio.to_thread.run_sync(_newest_first, root, found, abandon_on_cancel=True)
+    else:
+        ordered = sorted(found, key=lambda rel: path_key(rel.rstrip("/")))
+    budget = limits.max_result_chars - _RESERVE
+    shown: list[str] = []
+    for rel in ordered[: args.max_results]:
+        display = root.display(rel)
+        budget -= len(display) + 1
+        if budget < 0:
+            break
+        shown.append(display)
+    truncated = len(shown) < len(ordered)
+    skipped = skipped_paths(root, report.skipped)
+    head = f"{len(ordered)} paths match {args.pattern!r} under {root.real}"
+    head += " (newest first" if args.sort_by == "mtime" else " (sorted by path"
+    head += f", showing {len(shown)})" if truncated else ")"
+    notes = []
+    if truncated:
+        notes.append(
+            f"[truncated: showing {len(shown)} of {len(ordered)}; narrow the pattern or raise maxResults]"
+        )
+    if not ordered:
+        notes.append(
+            "[no matches; remember *.py matches only directly in root (use **/*.py), and hidden or ignored "
+            "files are left out (includeHidden, respectIgnoreFiles)]"
+        )
+    if note := skipped_note(skipped):
+        notes.append(note)
+    result = GlobFilesResult(
+        root=str(root.real),
+        paths=shown,
+        total=len(ordered),
+        truncated=truncated,
+        skipped=skipped[:MAX_SKIPPED],
+    )
+    return ToolResult.of(result, text=join_within([head, *shown, *notes], limits.max_result_chars))
+
+
+def globfiles_spec(paths: PathPolicy, limits: LimitsConfig, engine: Engine) -> ToolSpec[Any]:
+    """The globfiles spec, bound to a policy, limits and an engine."""
+    return ToolSpec(
+        name="globfiles",
+        group="fs",
+        title="Find files by glob",
+        description=(
+            "Find files whose path relative to root matches a glob (`**/*.py`, `src/**/test_*.{py,ts}`). "
+            "Respects .gitignore/.ignore, skips hidden names unless includeHidden, follows no symlinks. "
+            "sortBy path (default) or mtime (newest first); at most maxResults (default 100) with truncated. "
+            "To search file contents use searchfiles; for an overview use directorytree."
+        ),
+        args_model=GlobFilesArgs,
+        result_model=GlobFilesResult,
+        handler=partial(glob_files, paths=paths, limits=limits, engine=engine),
+        annotations=READ_ONLY,
+    )

@@ -1,0 +1,34 @@
+"""The engines under test and registries serving the search tools with one of them.
+
+Kept free of the MCP client so a child process can import it quickly (``unprivileged.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_localtools.config import Config
+from mcp_localtools.registry import Registry
+from mcp_localtools.tools import path_policy
+from mcp_localtools.tools.fs.search import Engine, NativeEngine, RipgrepEngine, search_specs
+from mcp_localtools.tools.fs.search.rg import find_ripgrep
+
+ENGINES = ["ripgrep", "python"]
+
+
+def make_engine(name: str) -> Engine:
+    """The engine called ``name``: ``ripgrep`` (the installed wheel's rg) or ``python``."""
+    if name == "python":
+        return NativeEngine()
+    executable = find_ripgrep()
+    if executable is None:
+        pytest.fail("the ripgrep wheel is a dependency: rg 14+ must be installed with the package")
+    return RipgrepEngine(executable)
+
+
+def search_registry(config: Config, engine: Engine) -> Registry:
+    """A registry holding only the search tools, bound to ``engine``."""
+    registry = Registry()
+    for spec in search_specs(path_policy(config), config.limits, engine):
+        registry.register(spec)
+    return registry

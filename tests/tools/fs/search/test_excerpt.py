@@ -1,0 +1,47 @@
+"""Excerpts of long lines and the containment check of reported files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.tools.fs.search.engine import Line
+from mcp_localtools.tools.fs.search.excerpt import EXCERPT_BYTES, Containment, FileReader, decode_line
+from mcp_localtools.tools.fs.search.regex import ContentRegex
+
+
+def test_a_reported_file_reached_through_a_swapped_in_symlink_is_not_contained(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "dir").mkdir(parents=True)
+    outside.mkdir()
+    (root / "dir" / "a.txt").write_text("x", encoding="utf-8")
+    (outside / "a.txt").write_text("x", encoding="utf-8")
+    (root / "swapped").symlink_to(outside)
+    (root / "link.txt").symlink_to(outside / "a.txt")
+    (root / "inner.txt").symlink_to(root / "dir" / "a.txt")
+    check = Containment(PathPolicy.create([root])).check
+    assert check(f"{root}/dir/a.txt")
+    assert not check(f"{root}/swapped/a.txt")
+    assert not check(f"{root}/link.txt")
+    assert check(f"{root}/inner.txt")
+    assert check(f"{root}/dir/gone.txt")
+
+
+def test_a_long_line_is_read_back_and_cut_around_its_first_match(tmp_path: Path) -> None:
+    text = "€" * 300 + "needle" + "€" * 300
+    (tmp_path / "f.txt").write_text("short\n" + text + "\nafter\n", encoding="utf-8")
+    regex = ContentRegex("needle", case_sensitive=True, fixed_strings=False)
+    reader = FileReader(PathPolicy.create([tmp_path]), str(tmp_path / "f.txt"), regex, 1 << 20)
+    try:
+        excerpt = reader.text(Line(number=2, offset=6, is_match=True, text=None))
+        context = reader.text(Line(number=2, offset=6, is_match=False, text=None))
+    finally:
+        reader.close()
+    assert excerpt.startswith("…€") and excerpt.endswith("€…") and "needle" in excerpt
+    assert len(excerpt.encode("utf-8")) <= EXCERPT_BYTES + 6
+    assert context.startswith("€") and context.endswith("€…"), "a context line is cut from its start"
+
+
+def test_decoding_keeps_invalid_bytes_visible_and_drops_a_final_cr() -> None:
+    assert decode_line(b"caf\xc3\xa9\r") == "café"
+    assert decode_line(b"a\xffb") == "a\ufffdb"

@@ -1,0 +1,100 @@
+"""Both engines give identical results on the same generated trees (issue 3: the parity test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_localtools.tools.fs.search import Engine
+from mcp_localtools.tools.fs.search.engine import ContentQuery, FileHits, WalkFilters
+from tests.tools.fs.search.engines import make_engine
+from tests.tools.fs.search.trees import make_tree
+
+pytestmark = pytest.mark.anyio
+
+FILTERS = [
+    WalkFilters(),
+    WalkFilters(respect_ignore_files=False),
+    WalkFilters(include_hidden=True),
+    WalkFilters(include_hidden=True, respect_ignore_files=False),
+    WalkFilters(include=("*.py", "*.txt")),
+    WalkFilters(exclude=("src", "*.md")),
+    WalkFilters(include=("deep/**",), exclude=("**/gen/**",)),
+    WalkFilters(include=(".hid/**",)),
+    WalkFilters(exclude=("!*.log",)),
+]
+PATTERNS = [
+    ("class \\w+Error\\(", True, False),
+    ("^$", True, False),
+    ("alpha|beta", False, False),
+    ("foo bar", True, True),
+    ("(", True, True),
+    ("\\Aclass", True, False),
+    ("x$", True, False),
+    ("é", True, False),
+    ("[a-z]+\\s+\\(", True, False),
+    ("ERROR(", False, True),
+]
+MODES = [(False, 0), (True, 0), (True, 2)]  # (with_lines, context_lines)
+
+
+def ripgrep() -> Engine:
+    return make_engine("ripgrep")
+
+
+async def _no_progress(count: int, message: str) -> None:
+    return None
+
+
+async def search(engine: Any, query: ContentQuery) -> tuple[dict[str, FileHits], list[Any]]:
+    found: dict[str, FileHits] = {}
+
+    def sink(hits: FileHits) -> None:
+        assert hits.path not in found
+        found[hits.path] = hits
+
+    skipped = await engine.search(query, sink, _no_progress)
+    return found, sorted(skipped, key=lambda s: (s.path, s.reason))
+
+
+async def listing(
+    engine: Any, root: Path, filters: WalkFilters, max_size: int | None
+) -> tuple[list[str], Any]:
+    found: list[str] = []
+    report = await engine.list_files(root, filters, found.append, _no_progress, max_file_size=max_size)
+    return sorted(found), report
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_both_engines_list_the_same_files(tmp_path: Path, seed: int) -> None:
+    root = make_tree(tmp_path / "tree", seed)
+    for filters in FILTERS:
+        for max_size in (None, 50_000):
+            rg_files, rg_report = await listing(ripgrep(), root, filters, max_size)
+            py_files, py_report = await listing(make_engine("python"), root, filters, max_size)
+            assert rg_files == py_files, (filters, max_size)
+            assert rg_report.oversize == py_report.oversize, (filters, max_size)
+            assert rg_files or filters != FILTERS[0], "the tree should not be empty"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_both_engines_find_the_same_lines_and_counts(tmp_path: Path, seed: int) -> None:
+    root = make_tree(tmp_path / "tree", seed)
+    for turn, filters in enumerate(FILTERS[:5]):
+        for index, (pattern, case_sensitive, fixed) in enumerate(PATTERNS):
+            for with_lines, context in (MODES[(turn + index) % 3], MODES[(turn + index + seed) % 3]):
+                query = ContentQuery(
+                    directory=root,
+                    pattern=pattern,
+                    case_sensitive=case_sensitive,
+                    fixed_strings=fixed,
+                    filters=filters,
+                    max_file_size=50_000,
+                    with_lines=with_lines,
+                    context_lines=context,
+                )
+                rg_result = await search(ripgrep(), query)
+                py_result = await search(make_engine("python"), query)
+                assert rg_result == py_result, query

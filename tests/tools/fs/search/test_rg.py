@@ -1,0 +1,97 @@
+"""The ripgrep engine's process handling: found where the wheel puts it, killed on cancel."""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_localtools.tools.fs.search import RipgrepEngine
+from mcp_localtools.tools.fs.search.rg import find_ripgrep, version_ok
+from tests.helpers import config_for
+from tests.tools.fs.search.conftest import search_client
+from tests.tools.fs.search.engines import make_engine, search_registry
+
+pytestmark = pytest.mark.anyio
+
+
+def rg_children() -> list[int]:
+    """Processes named rg whose parent is this test process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if name == "rg" and parent == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def stuck_tree(tmp_path: Path) -> Path:
+    """A tree on which rg blocks: its .gitignore is a FIFO that rg opens for reading."""
+    (tmp_path / "a.txt").write_text("needle\n", encoding="utf-8")
+    os.mkfifo(tmp_path / ".gitignore")
+    return tmp_path
+
+
+def test_the_wheel_s_rg_next_to_the_interpreter_is_preferred() -> None:
+    assert find_ripgrep() == str(Path(sysconfig.get_path("scripts")) / "rg")
+
+
+def test_an_rg_older_than_14_is_not_used(tmp_path: Path) -> None:
+    for version, usable in (("13.0.0", False), ("14.1.0", True), ("15.1.0", True)):
+        fake = tmp_path / f"rg-{version}"
+        fake.write_text(f"#!/bin/sh\necho 'ripgrep {version}'\n", encoding="utf-8")
+        fake.chmod(0o755)
+        assert version_ok(str(fake)) is usable
+    assert version_ok(str(tmp_path / "missing")) is False
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_timed_out_search_kills_rg(stuck_tree: Path) -> None:
+    registry = search_registry(config_for(stuck_tree), make_engine("ripgrep"))
+    with anyio.fail_after(20):
+        result = await registry.call("searchfiles", {"pattern": "needle"}, timeout=1.0)
+    assert result.error is not None and result.error.code == "timeout"
+    assert rg_children() == []
+
+
+async def test_a_cancelled_call_kills_rg(stuck_tree: Path) -> None:
+    engine = make_engine("ripgrep")
+    assert isinstance(engine, RipgrepEngine)
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with search_client(config_for(stuck_tree), engine) as client:
+        scope = anyio.CancelScope()
+
+        async def call() -> None:
+            with scope:
+                await client.call_tool(
+                    "searchfiles",
+                    {"pattern": "needle", "outputMode": "matches"},
+                    progress_callback=on_progress,
+                )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            with anyio.fail_after(20):
+                await started.wait()
+            assert rg_children(), "rg is running (blocked on the FIFO)"
+            scope.cancel()
+        with anyio.fail_after(20):
+            while rg_children():
+                await anyio.sleep(0.01)
+        tree = await client.call_tool("directorytree", {})  # the session is still usable
+        assert not tree.is_error and "a.txt" in str(tree.content)
