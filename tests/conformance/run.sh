@@ -19,7 +19,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 "$server_bin" --root "$root" --transport streamable-http --port "$port" --allow-unauthenticated-loopback \
   > "$logs/server.out" 2> "$logs/server.err" &
 server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$root"' EXIT
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$root"' EXIT
 python3 - "$port" <<'PY'
 import sys, time, urllib.request
 deadline = time.monotonic() + 60
