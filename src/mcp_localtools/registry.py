@@ -151,8 +151,33 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a result model as serialised, wire names, no titles."""
-    return model.model_json_schema(by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles)
+    """The JSON Schema of a result model as serialised, wire names, no titles.
+
+    Results are dumped without ``None`` fields, so an optional field is absent rather than null:
+    its ``anyOf: [T, null]`` is written as plain ``T`` (a simpler schema, and a cheaper one for
+    clients that validate every result against it).
+    """
+    schema = model.model_json_schema(
+        by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles
+    )
+    simplified: dict[str, Any] = _drop_nulls(schema)
+    return simplified
+
+
+def _drop_nulls(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_drop_nulls(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    variants = node.get("anyOf")
+    if isinstance(variants, list) and {"type": "null"} in variants and node.get("default", ...) is None:
+        rest = [v for v in variants if v != {"type": "null"}]
+        merged = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+        node = {**merged, **rest[0]} if len(rest) == 1 else {**merged, "anyOf": rest}
+    return {
+        key: value if key in ("default", "const", "enum", "examples") else _drop_nulls(value)
+        for key, value in node.items()
+    }
 
 
 def _format_validation_error(name: str, spec: ToolSpec[Any], exc: ValidationError) -> str:
