@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-import re2
-
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
 
@@ -140,16 +138,19 @@ class ExecutionPolicy:
             ConfigError: a ``denied_patterns`` entry is not a valid RE2 regex (the message names
                 ``exec.denied_patterns[i]``).
         """
-        options = re2.Options()
-        options.log_errors = False  # the ConfigError says it; RE2 would also log to stderr
         patterns = []
-        for index, source in enumerate(config.denied_patterns):
-            key = f"exec.denied_patterns[{index}]"
-            try:
-                patterns.append(_Pattern(key, source, re2.compile(source, options)))
-            except re2.error as exc:
-                reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-                raise ConfigError(f"{key}: not a valid RE2 regex: {source!r} ({reason})") from exc
+        if config.denied_patterns:
+            import re2  # imported here: start-up time is measured, and most calls never need it
+
+            options = re2.Options()
+            options.log_errors = False  # the ConfigError says it; RE2 would also log to stderr
+            for index, source in enumerate(config.denied_patterns):
+                key = f"exec.denied_patterns[{index}]"
+                try:
+                    patterns.append(_Pattern(key, source, re2.compile(source, options)))
+                except re2.error as exc:
+                    reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+                    raise ConfigError(f"{key}: not a valid RE2 regex: {source!r} ({reason})") from exc
         return cls(
             timeout_seconds=config.timeout_seconds,
             max_timeout_seconds=config.max_timeout_seconds,

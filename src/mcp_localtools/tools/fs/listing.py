@@ -13,7 +13,6 @@ from functools import partial
 from typing import Any
 
 from pydantic import Field
-from wcmatch import fnmatch
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, from_os_error
@@ -27,7 +26,6 @@ from .stat import EntryType, entry_type, rfc3339
 __all__ = ["DirectoryEntry", "ListDirectoryArgs", "ListDirectoryResult", "list_directory", "listing_specs"]
 
 MAX_ENTRIES = 10_000
-_GLOB_FLAGS = fnmatch.CASE | fnmatch.DOTMATCH
 
 
 def check_name_pattern(pattern: str) -> None:
@@ -82,6 +80,8 @@ class ListDirectoryResult(ToolOutput):
 
 def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
     """The listdirectory tool body (runs in a worker thread)."""
+    from wcmatch import fnmatch  # imported here: start-up time is measured, and most calls never need it
+
     if args.pattern is not None:
         check_name_pattern(args.pattern)
     resolved = paths.resolve(args.path)
@@ -92,7 +92,8 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
                     (
                         e
                         for e in scan
-                        if args.pattern is None or fnmatch.fnmatch(e.name, args.pattern, flags=_GLOB_FLAGS)
+                        if args.pattern is None
+                        or fnmatch.fnmatch(e.name, args.pattern, flags=fnmatch.CASE | fnmatch.DOTMATCH)
                     ),
                     key=lambda e: e.name,
                 )

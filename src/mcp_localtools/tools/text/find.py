@@ -15,7 +15,6 @@ from functools import partial
 from itertools import islice
 from typing import Annotated, Any, Literal, Self
 
-import re2
 from pydantic import BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -103,6 +102,8 @@ class FindTextResult(ToolOutput):
 
 
 def _regex(pattern: str) -> Any:
+    import re2  # imported here: start-up time is measured, and most calls never need it
+
     options = re2.Options()
     options.log_errors = False
     try:

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import ndiff
-
-from rapidfuzz import fuzz, process
 
 from .lines import format_numbered
 
@@ -42,6 +39,8 @@ class Region:
 def similarity(wanted: str, found: str) -> float:
     """0..100: how alike ``found`` is to ``wanted``; when ``found`` is longer, its best-aligned
     part counts (a fragment of a line can match the line fully)."""
+    from rapidfuzz import fuzz  # imported here: start-up time is measured, and most calls never need it
+
     if len(found) > len(wanted):
         return float(fuzz.partial_ratio(wanted, found))
     return float(fuzz.ratio(wanted, found))
@@ -49,6 +48,8 @@ def similarity(wanted: str, found: str) -> float:
 
 def _similar_lines(query: str, lines: Sequence[str]) -> list[int]:
     """Indexes of the lines most similar to ``query`` (by ``similarity``), best first."""
+    from rapidfuzz import fuzz, process
+
     longer = {i: line for i, line in enumerate(lines) if len(line) > len(query)}
     other = {i: line for i, line in enumerate(lines) if line and len(line) <= len(query)}
     found = [
@@ -72,6 +73,8 @@ def closest_region(
         fragments: ``wanted`` may be part of a line (editfile's oldText), so a window that
             contains it counts as fully similar; otherwise (line blocks) whole lines are compared.
     """
+    from rapidfuzz import fuzz
+
     file_trimmed = [line.strip() for line in file_lines]
     want = [line.strip() for line in wanted]
     if not file_trimmed or not any(want):
@@ -109,6 +112,8 @@ def _clip(text: str) -> str:
 
 def describe_region(file_lines: Sequence[str], wanted: Sequence[str], region: Region) -> str:
     """The region as numbered lines, then the line differences (``-`` wanted, ``+`` file)."""
+    from difflib import ndiff  # imported here: start-up time is measured
+
     shown = range(region.start, min(region.stop, region.start + _SHOWN_LINES))
     numbered = format_numbered([(i + 1, _clip(file_lines[i])) for i in shown])
     more = "" if region.stop - region.start <= _SHOWN_LINES else "\n[...]"

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 import anyio.to_thread
 from pydantic import Field
-from wcmatch import glob
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
@@ -39,7 +38,6 @@ from .engine import Engine, WalkFilters
 
 __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "globfiles_spec"]
 
-_FLAGS = glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX
 _RESERVE = 400
 
 
@@ -90,8 +88,10 @@ def _matcher(pattern: str) -> Any:
         raise InvalidArguments(
             f"pattern {pattern!r} must be relative to root and stay inside it; put the directory in root"
         )
+    from wcmatch import glob  # imported here: start-up time is measured, and most calls never need it
+
     try:
-        return glob.compile(text, flags=_FLAGS)
+        return glob.compile(text, flags=glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX)
     except ValueError as exc:
         raise InvalidArguments(f"invalid glob {pattern!r}: {exc}") from exc
 

@@ -19,8 +19,6 @@ import os
 import stat
 from dataclasses import dataclass
 
-from pathspec import GitIgnoreSpec
-
 from mcp_localtools.errors import InvalidArguments
 
 from .engine import WalkFilters
@@ -39,6 +37,10 @@ class GlobRules:
     __slots__ = ("_below", "_spec")
 
     def __init__(self, lines: list[str]) -> None:
+        from pathspec import (
+            GitIgnoreSpec,
+        )  # imported here: start-up time is measured, and most calls never need it
+
         try:
             self._spec = GitIgnoreSpec.from_lines(lines)
         except ValueError as exc:  # pathspec's GitWildMatchPatternError is a ValueError

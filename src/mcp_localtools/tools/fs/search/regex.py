@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import re2
-
 from mcp_localtools.errors import InvalidArguments
 
 from .engine import LINE_WIDTH, Line
@@ -44,6 +42,8 @@ def check_pattern(pattern: str) -> None:
 
 
 def _options(case_sensitive: bool, fixed_strings: bool) -> Any:
+    import re2  # imported here: start-up time is measured, and most calls never need it
+
     options = re2.Options()
     options.log_errors = False
     options.never_nl = True
@@ -54,6 +54,8 @@ def _options(case_sensitive: bool, fixed_strings: bool) -> Any:
 
 
 def _compile(source: str | bytes, pattern: str, case_sensitive: bool, fixed_strings: bool) -> Any:
+    import re2
+
     try:
         return re2.compile(source, _options(case_sensitive, fixed_strings))
     except re2.error as exc:
