@@ -17,7 +17,15 @@ from pathlib import Path
 from .errors import NotADirectory, NotAFile, NotFound, TooLarge, UnsupportedContent, from_os_error
 from .policy.paths import PathPolicy, ResolvedPath
 
-__all__ = ["FileData", "decode_utf8", "kind_of", "read_regular_file", "sha256_hex", "stat_path"]
+__all__ = [
+    "FileData",
+    "decode_utf8",
+    "kind_of",
+    "read_open_file",
+    "read_regular_file",
+    "sha256_hex",
+    "stat_path",
+]
 
 _CHUNK = 1024 * 1024
 
@@ -82,32 +90,48 @@ def read_regular_file(
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
     with paths.opened(resolved, flags) as fd:
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise NotAFile(f"expected a file but got a directory: {resolved.path}")
-            if not stat.S_ISREG(info.st_mode):
-                raise NotAFile(f"expected a regular file: {resolved.path} is a {kind_of(info.st_mode)}")
-            if info.st_size > max_bytes and not head_only:
-                raise TooLarge(
-                    f"file exceeds maximum allowed size: {resolved.path} is {info.st_size} bytes, "
-                    f"the limit is {max_bytes}"
-                )
-            chunks: list[bytes] = []
-            total = 0
-            while chunk := os.read(fd, min(_CHUNK, max_bytes + 1 - total)):
-                total += len(chunk)
-                if total > max_bytes and head_only:
-                    chunks.append(chunk[: len(chunk) - (total - max_bytes)])
-                    break
-                if total > max_bytes:
-                    raise TooLarge(
-                        f"file exceeds maximum allowed size: {resolved.path} grew past {max_bytes} bytes"
-                    )
-                chunks.append(chunk)
-        except OSError as exc:
-            raise from_os_error(exc, str(resolved.path)) from exc
-    return FileData(path=resolved.path, data=b"".join(chunks), stat=info)
+        data, info = read_open_file(fd, resolved.path, max_bytes=max_bytes, head_only=head_only)
+    return FileData(path=resolved.path, data=data, stat=info)
+
+
+def read_open_file(
+    fd: int, display: Path | str, *, max_bytes: int, head_only: bool = False
+) -> tuple[bytes, os.stat_result]:
+    """Read the whole regular file open at ``fd`` (opened with ``O_NONBLOCK``, so a FIFO could
+    not block the open); ``display`` names it in errors.
+
+    Returns:
+        ``(data, fstat)``. A file of the size ``fstat`` reports is read with one ``read`` call,
+        so the bytes are never held twice.
+
+    Raises:
+        NotAFile, TooLarge, FileSystemError: as ``read_regular_file``.
+    """
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotAFile(f"expected a file but got a directory: {display}")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"expected a regular file: {display} is a {kind_of(info.st_mode)}")
+        if info.st_size > max_bytes and not head_only:
+            raise TooLarge(
+                f"file exceeds maximum allowed size: {display} is {info.st_size} bytes, "
+                f"the limit is {max_bytes}"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        want = max(_CHUNK, info.st_size + 1)  # one read for the size fstat gave; more if it grew
+        while chunk := os.read(fd, min(want, max_bytes + 1 - total)):
+            total += len(chunk)
+            if total > max_bytes and head_only:
+                chunks.append(chunk[: len(chunk) - (total - max_bytes)])
+                break
+            if total > max_bytes:
+                raise TooLarge(f"file exceeds maximum allowed size: {display} grew past {max_bytes} bytes")
+            chunks.append(chunk)
+    except OSError as exc:
+        raise from_os_error(exc, str(display)) from exc
+    return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), info
 
 
 def stat_path(paths: PathPolicy, resolved: ResolvedPath, *, follow: bool) -> os.stat_result | None:

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
 from PIL import Image
 
+from mcp_localtools.tools.fs.read import text_window
 from tests.helpers import (
     config_for,
     connect,
@@ -446,3 +449,38 @@ async def test_a_nul_byte_in_the_path_is_refused(client: Client, tmp_path: Path)
     result = await client.call_tool("readfile", {"path": "a.txt\x00/../../etc/passwd"})
     assert result.is_error
     assert "NUL" in text_of(result)
+
+
+def _reference_window(text: str, offset: int, limit: int, budget: int) -> tuple[str, int | None, int | None]:
+    """The obvious line-by-line version of text_window: (text, end_line, next_offset)."""
+    lines = text.split("\n")
+    total = len(lines) - 1 if text.endswith("\n") or not text else len(lines)
+    chosen: list[str] = []
+    size = 0
+    for index in range(offset, min(total, offset + limit)):
+        line = lines[index] + ("\n" if index < len(lines) - 1 else "")
+        if chosen and size + len(line) > budget:
+            break
+        chosen.append(line)
+        size += len(line)
+    out = "".join(chosen)[:budget]
+    end = offset + len(chosen) if chosen else None
+    return out, end, (offset + len(chosen) if offset + len(chosen) < total else None)
+
+
+@given(
+    text=st.text(alphabet="ab\n\r", max_size=200),
+    offset=st.integers(0, 30),
+    limit=st.integers(1, 40),
+    budget=st.integers(1, 120),
+)
+def test_text_window_agrees_with_the_line_by_line_reference(
+    text: str, offset: int, limit: int, budget: int
+) -> None:
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if offset and offset >= total:
+        return
+    window = text_window(text, offset=offset, limit=limit, budget=budget)
+    assert (window.text, window.end_line, window.next_offset) == _reference_window(
+        text, offset, limit, budget
+    )

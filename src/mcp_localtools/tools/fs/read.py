@@ -11,8 +11,10 @@ images are parsed in a confined worker process (``mcp_localtools.parsers``), nev
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -124,16 +126,16 @@ def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindo
         raise InvalidArguments(
             f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
         )
+    if not offset and total <= limit and len(text) <= budget:  # the common case: all of it fits
+        return TextWindow(text, total, 1 if total else None, total or None, None)
     parts = text.split("\n", offset + limit)
     count = min(limit, total - offset)
-    used = 0
-    size = 0
-    for line in parts[offset : offset + count]:
-        if size + len(line) + 1 > budget and used:
-            break
-        size += len(line) + 1
-        used += 1
-    chunk = "\n".join(parts[offset : offset + used])
+    selected = parts[offset : offset + count]
+    # ends[k]: characters up to the end of line k with its newline; the first line always goes
+    # in (cut below when it alone is over the budget). Cumulated in C, searched in log time.
+    lengths = list(accumulate(map(len, selected)))
+    used = max(1, bisect_right(range(count), budget, key=lambda k: lengths[k] + k + 1)) if count else 0
+    chunk = "\n".join(selected[:used])
     if used and offset + used < len(parts):  # the last returned line had its newline
         chunk += "\n"
     cut_line = None
@@ -181,14 +183,27 @@ async def read_file(
     if args.original and args.encoding != "binary":
         raise InvalidArguments('original applies to encoding "binary" only')
     loaded = await anyio.to_thread.run_sync(
-        partial(_load, args, paths=paths, limits=limits), abandon_on_cancel=True
+        partial(_load_or_read_text, args, paths=paths, limits=limits), abandon_on_cancel=True
     )
+    if isinstance(loaded, ToolResult):
+        return loaded
     if args.encoding == "binary":
         return await _read_binary(args, loaded, parsers)
-    if loaded.mime.base == "application/pdf" or loaded.file.path.suffix.lower() == ".pdf":
-        return await _read_pdf(args, loaded, limits, parsers)
-    body = partial(_read_text, args, loaded, limits)
-    return await anyio.to_thread.run_sync(body, abandon_on_cancel=True)
+    return await _read_pdf(args, loaded, limits, parsers)
+
+
+def _is_pdf(loaded: _Loaded) -> bool:
+    return loaded.mime.base == "application/pdf" or loaded.file.path.suffix.lower() == ".pdf"
+
+
+def _load_or_read_text(
+    args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig
+) -> _Loaded | ToolResult:
+    """In a worker thread: load the file; a plain text read is finished here too (one hop)."""
+    loaded = _load(args, paths=paths, limits=limits)
+    if args.encoding == "binary" or _is_pdf(loaded):
+        return loaded
+    return _read_text(args, loaded, limits)
 
 
 async def _read_binary(args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner) -> ToolResult:
