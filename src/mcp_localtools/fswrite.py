@@ -19,7 +19,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ from .errors import (
     TooLarge,
     from_os_error,
 )
+from .fileio import read_open_file
 from .policy.paths import PathPolicy, ResolvedPath
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ensure_subdir",
     "lstat_entry",
     "parent_dir",
+    "read_entry",
     "refuse_roots",
     "remove_entry",
     "rename_noclobber",
@@ -172,14 +174,22 @@ def _fsync_dir(dir_fd: int) -> None:
 
 
 def write_atomic(
-    dir_fd: int, name: str, data: bytes, *, replace: bool, mode: int | None = None, display: Path | str = ""
+    dir_fd: int,
+    name: str,
+    data: bytes | Iterable[bytes],
+    *,
+    replace: bool,
+    mode: int | None = None,
+    display: Path | str = "",
 ) -> None:
     """Write ``data`` as entry ``name`` of ``dir_fd``: temp file, fsync, rename (WF-8).
 
     Args:
         dir_fd: a verified directory descriptor.
         name: the entry to create or replace (a single component).
-        data: the complete new content.
+        data: the complete new content, or an iterable of its chunks (written as they come, so
+            a large text need not be encoded whole first; an exception from the iterable aborts
+            the write like any other failure).
         replace: True to replace an existing entry atomically; False to create only, failing
             if the name exists (a hard link, or an exclusive placeholder where links are not
             supported, so a racing creator is never clobbered).
@@ -201,9 +211,10 @@ def write_atomic(
         try:
             if mode is not None:
                 os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view[:_CHUNK]) :]
+            for piece in (data,) if isinstance(data, bytes) else data:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view[:_CHUNK]) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -385,3 +396,23 @@ def lstat_entry(parent: ParentDir) -> os.stat_result | None:
         return None
     except OSError as exc:
         raise from_os_error(exc, str(parent.path)) from exc
+
+
+def read_entry(parent: ParentDir, *, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """Read the regular file named by ``parent`` (``O_NOFOLLOW``: a symlink there is refused),
+    for a read-modify-write such as append or an edit.
+
+    Raises:
+        SymlinkRefused: the entry is a symlink.
+        NotAFile, TooLarge, FileSystemError: as ``fileio.read_open_file``.
+    """
+    try:
+        fd = os.open(
+            parent.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent.fd
+        )
+    except OSError as exc:
+        raise from_os_error(exc, str(parent.path)) from exc
+    try:
+        return read_open_file(fd, parent.path, max_bytes=max_bytes)
+    finally:
+        os.close(fd)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_localtools.errors import AmbiguousMatch
 from mcp_localtools.tools.text.lines import (
@@ -120,3 +122,11 @@ def test_tx3_a_file_that_is_one_newline_stays_one_newline() -> None:
     doc = parse_text("\n")
     assert doc.lines == ("",)
     assert splice(doc, 0, 1, [""]).render() == "\n"
+
+
+@given(st.lists(st.sampled_from(["a", " ", "\r", "\n", "\r\n", "\ufeff", "é"]), max_size=60).map("".join))
+def test_parse_then_render_gives_back_every_byte(text: str) -> None:
+    doc = parse_text(text)
+    assert doc.render() == text
+    assert len(doc.lines) == len(doc.ends)
+    assert all(end in ("\n", "\r\n") for end in doc.ends[:-1])

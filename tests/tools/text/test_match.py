@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
 from mcp_localtools.tools.text.diff import unified_diff
@@ -97,13 +100,13 @@ def test_the_closest_region_of_a_large_file_is_found_quickly() -> None:
 def test_the_diff_keeps_file_line_numbers_after_cutting_the_unchanged_head() -> None:
     old = [f"l{n}" for n in range(1, 101)]
     new = [*old[:59], "changed", *old[60:]]
-    diff = unified_diff(old, new, name="f.txt")
+    diff = unified_diff("\n".join(old) + "\n", "\n".join(new) + "\n", name="f.txt")
     assert diff.splitlines()[:3] == ["--- a/f.txt", "+++ b/f.txt", "@@ -57,7 +57,7 @@"]
     assert "-l60\n+changed\n" in diff
 
 
 def test_the_diff_of_equal_texts_is_empty() -> None:
-    assert unified_diff(["a"], ["a"], name="f") == ""
+    assert unified_diff("a\n", "a\n", name="f") == ""
 
 
 def test_a_mistyped_fragment_of_a_long_line_finds_that_line() -> None:
@@ -125,3 +128,54 @@ def test_a_text_that_matches_thousands_of_places_is_refused_without_listing_them
     message = caught.value.message
     assert "matches more than 200 places" in message and ", and more" in message
     assert "expectedReplacements=" not in message  # the real count is unknown, so no count is suggested
+
+
+def _lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return [part[:-1] if part.endswith("\r") else part for part in parts]
+
+
+def _apply(diff: str, old: list[str]) -> list[str]:
+    """Apply a unified diff to ``old`` lines, checking every context and removed line."""
+    out: list[str] = []
+    at = 0  # next line of old not yet copied
+    rows = diff.split("\n")[2:-1]  # not splitlines(): a lone \r is text here
+    index = 0
+    while index < len(rows):
+        header = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", rows[index])
+        assert header, rows[index]
+        start, length = int(header[1]), int(header[2] or 1)
+        first = start - 1 if length else start  # difflib writes an empty range as the line before it
+        out += old[at:first]
+        at = first
+        index += 1
+        while index < len(rows) and not rows[index].startswith("@@"):
+            kind, line = rows[index][0], rows[index][1:]
+            if kind in " -":
+                assert old[at] == line, (at, old[at], line)
+                at += 1
+            if kind in " +":
+                out.append(line)
+            index += 1
+    return out + old[at:]
+
+
+_TEXT = st.lists(st.sampled_from(["a", "b", "\n", "\r\n", "xy\n", "\r"]), max_size=80).map("".join)
+
+
+@given(old=_TEXT, new=_TEXT)
+def test_the_diff_turns_the_old_lines_into_the_new_ones(old: str, new: str) -> None:
+    diff = unified_diff(old, new, name="f")
+    assert (diff == "") == (_lines(old) == _lines(new))
+    assert _apply(diff, _lines(old)) == _lines(new)
+
+
+@given(old=_TEXT, start=st.integers(0, 80), stop=st.integers(0, 80), insert=_TEXT)
+def test_the_diff_of_a_local_edit_turns_the_old_lines_into_the_new_ones(
+    old: str, start: int, stop: int, insert: str
+) -> None:
+    start, stop = sorted((min(start, len(old)), min(stop, len(old))))
+    new = old[:start] + insert + old[stop:]
+    assert _apply(unified_diff(old, new, name="f"), _lines(old)) == _lines(new)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import os
 import stat
 from functools import partial
 from typing import Any
@@ -29,10 +28,9 @@ from mcp_localtools.errors import (
     NotAFile,
     SymlinkRefused,
     TooLarge,
-    from_os_error,
 )
 from mcp_localtools.fileio import kind_of, sha256_hex
-from mcp_localtools.fswrite import ParentDir, lstat_entry, parent_dir, write_atomic
+from mcp_localtools.fswrite import lstat_entry, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -95,20 +93,6 @@ def _content_bytes(args: WriteFileArgs, max_bytes: int) -> bytes:
     return data
 
 
-def _read_current(parent: ParentDir, max_bytes: int) -> bytes:
-    try:
-        fd = os.open(
-            parent.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent.fd
-        )
-    except OSError as exc:
-        raise from_os_error(exc, str(parent.path)) from exc
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise TooLarge(f"cannot append: {parent.path} is larger than {max_bytes} bytes")
-    return data
-
-
 def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
     """The writefile tool body (runs in a worker thread)."""
     data = _content_bytes(args, limits.max_write_bytes)
@@ -134,9 +118,8 @@ def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) 
                     f"file already exists and overwrite=false: {parent.path}; pass overwrite=true to replace "
                     "it or append=true to add to it"
                 )
-            old = (
-                _read_current(parent, limits.max_read_bytes) if (args.append or args.expected_sha256) else b""
-            )
+            needs_old = args.append or args.expected_sha256
+            old = read_entry(parent, max_bytes=limits.max_read_bytes)[0] if needs_old else b""
             if args.expected_sha256 and sha256_hex(old) != args.expected_sha256.lower():
                 raise Conflict(
                     f"{parent.path} changed since it was read (sha256 is now {sha256_hex(old)}); "

@@ -143,7 +143,7 @@ def replace_text_lines(
         return edit_result(
             ReplaceTextLinesResult,
             target,
-            new,
+            new.render(),
             budget=limits.max_result_chars,
             summary=f"replaced {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
             replacements_made=len(starts),
@@ -163,7 +163,7 @@ def delete_text_lines(
         return edit_result(
             DeleteTextLinesResult,
             target,
-            new,
+            new.render(),
             budget=limits.max_result_chars,
             summary=f"deleted {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
             deletions_made=len(starts),

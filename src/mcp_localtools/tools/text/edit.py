@@ -22,7 +22,7 @@ from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolS
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
-from .lines import BOM, parse_text
+from .lines import BOM, newline_style
 from .match import MatchKind, apply_edit
 from .report import EditedFile, edit_result, expected_sha256_field
 from .textfile import EditLocks, edit_text
@@ -98,14 +98,15 @@ def _keep_final_newline(before: str, after: str, newline: str) -> str:
 def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> ToolResult:
     """The editfile tool body (runs in a worker thread)."""
     with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
-        doc = target.doc
-        text = doc.render()
-        original = body = text[1:] if doc.bom else text
+        text = target.file.text  # edits work on the text: no line split of the whole file
+        bom = text.startswith(BOM)
+        original = body = text[1:] if bom else text
+        newline = newline_style(body)
         applied: list[AppliedEdit] = []
         notes: list[str] = []
         for k, edit in enumerate(args.edits):
             old, new = edit.old_text, edit.new_text
-            if doc.bom and old.startswith(BOM):
+            if bom and old.startswith(BOM):
                 old, new = old[1:], new.removeprefix(BOM)
             where = (
                 str(target.path)
@@ -118,7 +119,7 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
                     old,
                     new,
                     expected=edit.expected_replacements,
-                    newline=doc.newline,
+                    newline=newline,
                     what=f"edits[{k}].oldText",
                     where=where,
                 )
@@ -140,15 +141,14 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
                     lines=[LineRange(start_line=a, end_line=b) for a, b in done.lines],
                 )
             )
-        body = _keep_final_newline(original, body, doc.newline)
-        new_doc = parse_text(BOM + body if doc.bom else body)
+        body = _keep_final_newline(original, body, newline)
         count = sum(a.replacements for a in applied)
         verb = "would apply" if args.dry_run else "applied"
         summary = f"{verb} {len(applied)} edit(s), {count} replacement(s) to {target.path}"
         return edit_result(
             EditFileResult,
             target,
-            new_doc,
+            BOM + body if bom else body,
             budget=limits.max_result_chars,
             summary=summary,
             notes=notes,

@@ -131,7 +131,7 @@ def insert_text_lines(
         return edit_result(
             InsertTextLinesResult,
             target,
-            splice(doc, at, at, new_lines),
+            splice(doc, at, at, new_lines).render(),
             budget=limits.max_result_chars,
             summary=f"inserted {len(new_lines)} line(s) {where} of {target.path}",
             inserted_at_line=at + 1,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice, pairwise
 
 from mcp_localtools.errors import AmbiguousMatch
@@ -30,6 +30,7 @@ __all__ = [
     "context_starts",
     "format_numbered",
     "line_list",
+    "newline_style",
     "parse_text",
     "splice",
     "trimmed",
@@ -55,6 +56,8 @@ class TextLines:
     ends: tuple[str, ...]
     bom: bool
     newline: str
+    source: str | None = field(default=None, compare=False, repr=False)
+    """The text this was parsed from, when it was (``render`` then returns it as is)."""
 
     @property
     def final_newline(self) -> bool:
@@ -63,32 +66,47 @@ class TextLines:
 
     def render(self) -> str:
         """The whole text, BOM and endings included, exactly as it is to be written."""
-        body = "".join(line + end for line, end in zip(self.lines, self.ends, strict=True))
+        if self.source is not None:
+            return self.source
+        ends = self.ends
+        if not ends:
+            body = ""
+        elif ends[0] and ends[-1] in (ends[0], "") and ends[:-1].count(ends[0]) == len(ends) - 1:
+            body = ends[0].join(self.lines) + ends[-1]  # one ending throughout (the last may be none)
+        else:
+            body = "".join(line + end for line, end in zip(self.lines, ends, strict=True))
         return BOM + body if self.bom else body
 
     def __len__(self) -> int:
         return len(self.lines)
 
 
+def newline_style(body: str) -> str:
+    """The ending for lines an edit adds to ``body``: the more common of CRLF and LF, CRLF on a
+    tie, LF for a text without line breaks (counted in C, no split)."""
+    crlf = body.count("\r\n")
+    return "\r\n" if crlf and crlf >= body.count("\n") - crlf else "\n"
+
+
 def parse_text(text: str) -> TextLines:
     """Split decoded file text into ``TextLines`` (``render()`` gives back ``text`` exactly)."""
     bom = text.startswith(BOM)
-    parts = (text[1:] if bom else text).split("\n")
-    lines: list[str] = []
-    ends: list[str] = []
-    for part in parts[:-1]:
-        if part.endswith("\r"):
-            lines.append(part[:-1])
-            ends.append("\r\n")
-        else:
-            lines.append(part)
-            ends.append("\n")
-    if parts[-1]:
-        lines.append(parts[-1])
+    body = text[1:] if bom else text
+    lines = body.split("\n")
+    last = lines.pop()  # what follows the final newline: "" when the file ends with one
+    crlf = body.count("\r\n")  # exactly the lines that end in "\r" before their "\n"
+    if not crlf:  # all LF: no per-line work at all (these loops run in C)
+        ends = ["\n"] * len(lines)
+    elif crlf == len(lines):  # all CRLF
+        lines = [line[:-1] for line in lines]
+        ends = ["\r\n"] * len(lines)
+    else:
+        ends = ["\r\n" if line.endswith("\r") else "\n" for line in lines]
+        lines = [line[:-1] if end == "\r\n" else line for line, end in zip(lines, ends, strict=True)]
+    if last:
+        lines.append(last)
         ends.append("")
-    crlf = ends.count("\r\n")
-    newline = "\r\n" if crlf and crlf >= ends.count("\n") else "\n"
-    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=bom, newline=newline)
+    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=bom, newline=newline_style(body), source=text)
 
 
 def line_list(items: Sequence[str]) -> list[str]:

@@ -206,6 +206,11 @@ def apply_edit(
             f"{_format_ranges(ranges, capped=len(spans) == limit)}. Add neighbouring lines to oldText to "
             f"single one out, {fix}."
         )
+    applied = Applied(kind=kind, lines=tuple(ranges))
+    if kind == "exact" and body.count(old) == len(spans):
+        # Every occurrence is a match: one replace pass, without copying the text on either side
+        # of each match first (a 10 MiB file then holds two copies at most, not four).
+        return body.replace(old, _literal(new, _newline_of(old, newline))), applied
     for start, end in reversed(spans):
-        body = body[:start] + _literal(new, _newline_of(body[start:end], newline)) + body[end:]
-    return body, Applied(kind=kind, lines=tuple(ranges))
+        body = "".join((body[:start], _literal(new, _newline_of(body[start:end], newline)), body[end:]))
+    return body, applied

@@ -12,7 +12,6 @@ from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import ToolResult, cut_text
 
 from .diff import unified_diff
-from .lines import TextLines
 from .textfile import EditableText
 
 __all__ = ["EditedFile", "edit_result", "expected_sha256_field"]
@@ -50,7 +49,7 @@ ResultT = TypeVar("ResultT", bound=EditedFile)
 def edit_result(
     model: type[ResultT],
     target: EditableText,
-    new: TextLines,
+    text: str,
     *,
     budget: int,
     summary: str,
@@ -58,20 +57,19 @@ def edit_result(
     dry_run: bool = False,
     **fields: Any,
 ) -> ToolResult:
-    """Save ``new`` (unless ``dry_run``) and build the tool's result: ``summary`` and ``notes``,
-    then the diff.
+    """Save the new ``text`` (unless ``dry_run``) and build the tool's result: ``summary`` and
+    ``notes``, then the diff.
 
     Raises:
         the errors of ``EditableText.save``.
     """
-    text = new.render()
     if dry_run:
         sha256, size, changed = target.file.sha256, len(target.encode(text)), False
     else:
         saved = target.save(text)
         sha256, size, changed = saved.sha256, saved.size_bytes, saved.changed
     diff, cut = cut_text(
-        unified_diff(target.doc.lines, new.lines, name=target.path.name), max(budget - _RESERVE, 1000)
+        unified_diff(target.file.text, text, name=target.path.name), max(budget - _RESERVE, 1000)
     )
     if "dry_run" in model.model_fields:
         fields["dry_run"] = dry_run

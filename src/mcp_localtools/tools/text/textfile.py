@@ -10,12 +10,14 @@ one another's change; the ``expectedSha256`` check covers other writers.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from mcp_localtools.config import LimitsConfig
@@ -26,35 +28,43 @@ from mcp_localtools.errors import (
     NotFound,
     SymlinkRefused,
     TooLarge,
-    from_os_error,
 )
-from mcp_localtools.fileio import decode_utf8, kind_of, read_regular_file, sha256_hex
-from mcp_localtools.fswrite import ParentDir, lstat_entry, parent_dir, write_atomic
+from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.fswrite import ParentDir, lstat_entry, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
 
 from .lines import TextLines, parse_text
 
 __all__ = ["EditLocks", "EditableText", "Saved", "TextFile", "edit_text", "read_text"]
 
+_ENCODE_CHARS = 1024 * 1024  # characters encoded and written at a time by save()
 _NOT_UTF8_HINT = 'the text tools handle UTF-8 files only; readfile with encoding "binary" reads any file'
-_CHUNK = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TextFile:
-    """A UTF-8 text file as read.
+    """A UTF-8 text file as read. The bytes are not kept: decoding valid UTF-8 and encoding the
+    text again gives them back exactly, so the text is the one copy held in memory.
 
     Attributes:
         path: absolute path (for results and messages).
-        data: the file's bytes.
-        doc: the text as lines.
-        sha256: SHA-256 of ``data``.
+        text: the file's content decoded (a BOM kept as U+FEFF).
+        known_sha256: the SHA-256 of the bytes when it was computed while they were at hand.
     """
 
     path: Path
-    data: bytes
-    doc: TextLines
-    sha256: str
+    text: str
+    known_sha256: str | None = None
+
+    @cached_property
+    def doc(self) -> TextLines:
+        """The text as lines, split on first use (editfile works on the text and never needs it)."""
+        return parse_text(self.text)
+
+    @cached_property
+    def sha256(self) -> str:
+        """SHA-256 of the file's bytes (from the text when it was not computed at reading)."""
+        return self.known_sha256 or sha256_hex(self.text.encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +76,8 @@ class Saved:
     changed: bool
 
 
-def _decode(data: bytes, path: Path) -> TextLines:
-    return parse_text(decode_utf8(data, path, hint=_NOT_UTF8_HINT))
+def _decode(data: bytes, path: Path) -> str:
+    return decode_utf8(data, path, hint=_NOT_UTF8_HINT)
 
 
 def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
@@ -78,9 +88,7 @@ def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
     """
     resolved = paths.resolve(path)
     file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
-    return TextFile(
-        path=file.path, data=file.data, doc=_decode(file.data, file.path), sha256=sha256_hex(file.data)
-    )
+    return TextFile(path=file.path, text=_decode(file.data, file.path), known_sha256=sha256_hex(file.data))
 
 
 @dataclass
@@ -156,39 +164,30 @@ class EditableText:
             InvalidArguments, TooLarge: as ``encode``.
             FileSystemError: the write failed; the file is unchanged.
         """
-        data = self.encode(text)
-        if data == self.file.data:
-            return Saved(sha256=self.file.sha256, size_bytes=len(data), changed=False)
-        write_atomic(self.parent.fd, self.parent.name, data, replace=True, mode=self.mode, display=self.path)
-        return Saved(sha256=sha256_hex(data), size_bytes=len(data), changed=True)
+        if text == self.file.text:
+            return Saved(sha256=self.file.sha256, size_bytes=len(self.encode(text)), changed=False)
+        # Encoded and hashed a piece at a time while it is written: a large file is not held a
+        # third time (old text, new text, and its bytes) at the peak of an edit.
+        hasher = hashlib.sha256()
+        size = 0
 
+        def pieces() -> Iterator[bytes]:
+            nonlocal size
+            for start in range(0, len(text), _ENCODE_CHARS):
+                piece = self.encode(text[start : start + _ENCODE_CHARS])
+                size += len(piece)
+                if size > self.max_write_bytes:
+                    raise TooLarge(
+                        f"the edited file would be over the write limit of {self.max_write_bytes} bytes; "
+                        "nothing was written"
+                    )
+                hasher.update(piece)
+                yield piece
 
-def _read_entry(parent: ParentDir, max_bytes: int) -> tuple[bytes, os.stat_result]:
-    try:
-        fd = os.open(
-            parent.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent.fd
+        write_atomic(
+            self.parent.fd, self.parent.name, pieces(), replace=True, mode=self.mode, display=self.path
         )
-    except OSError as exc:
-        raise from_os_error(exc, str(parent.path)) from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotAFile(f"expected a regular file: {parent.path} is a {kind_of(info.st_mode)}")
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, _CHUNK):
-            total += len(chunk)
-            if total > max_bytes:
-                raise TooLarge(
-                    f"file exceeds maximum allowed size: {parent.path} is over {max_bytes} bytes, the limit "
-                    "of the text tools"
-                )
-            chunks.append(chunk)
-    except OSError as exc:
-        raise from_os_error(exc, str(parent.path)) from exc
-    finally:
-        os.close(fd)
-    return b"".join(chunks), info
+        return Saved(sha256=hasher.hexdigest(), size_bytes=size, changed=True)
 
 
 @contextmanager
@@ -225,8 +224,11 @@ def edit_text(
             )
         if stat.S_ISDIR(entry.st_mode):
             raise NotAFile(f"expected a file but got a directory: {parent.path}")
-        data, info = _read_entry(parent, limits.max_read_bytes)
-        file = TextFile(path=parent.path, data=data, doc=_decode(data, parent.path), sha256=sha256_hex(data))
+        data, info = read_entry(parent, max_bytes=limits.max_read_bytes)
+        # The hash is needed now only to check expectedSha256; otherwise only if a result asks.
+        known = sha256_hex(data) if expected_sha256 else None
+        file = TextFile(path=parent.path, text=_decode(data, parent.path), known_sha256=known)
+        del data  # the text is the copy kept: a 10 MiB edit holds old and new text, not old bytes too
         if expected_sha256 and file.sha256 != expected_sha256.lower():
             raise Conflict(
                 f"{parent.path} changed since it was read (sha256 is now {file.sha256}, expected "
