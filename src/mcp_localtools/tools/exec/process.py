@@ -215,6 +215,11 @@ class _Run:
         """The run's live processes (exited orphans are reaped on the way)."""
         if not self.tree.available:
             return []
+        if self.process.returncode is not None and self.tree.has_children() is False:
+            # The shell is reaped and the server has no child at all: nothing of this run (nor an
+            # escaped descendant, which would have been re-parented to us) is alive. The usual
+            # case, decided without a thread hop.
+            return []
         found = await anyio.to_thread.run_sync(self.tree.members, self.process.pid, self.token)
         self.tree.reap([info for info in found if info.state == "Z"], self.process.pid)
         return [info for info in found if info.state != "Z"]

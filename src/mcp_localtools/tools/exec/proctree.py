@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,24 +118,64 @@ class ProcessTree:
     def __init__(self) -> None:
         self.root = os.getpid()
         self.available = sys.platform.startswith("linux") and Path(_PROC, "self").is_dir()
+        # The kernel's per-thread list of children (CONFIG_PROC_CHILDREN) lets a sweep visit only
+        # this server's subtree (everything escaped is re-parented into it, the server being a
+        # subreaper); without it every process on the machine is read.
+        self._children_files = (
+            self.available and Path(_PROC, "self", "task", str(self.root), "children").exists()
+        )
+
+    def has_children(self) -> bool | None:
+        """Whether this server has any child process (zombies included); None when the kernel's
+        children lists are not available. Reads only this process's own ``/proc`` entries, so it
+        cannot block on another process and is cheap enough for the event loop."""
+        if not self._children_files:
+            return None
+        return bool(self._child_pids(self.root))
+
+    def _child_pids(self, pid: int) -> list[int]:
+        pids: list[int] = []
+        try:
+            with os.scandir(f"{_PROC}/{pid}/task") as entries:
+                tasks = [entry.name for entry in entries]
+        except OSError:
+            return []
+        for task in tasks:
+            try:
+                with open(f"{_PROC}/{pid}/task/{task}/children", "rb") as handle:
+                    pids.extend(int(child) for child in handle.read().split())
+            except OSError:
+                continue
+        return pids
+
+    def _children(self, pid: int) -> list[ProcessInfo]:
+        """The live children of ``pid`` (of all its threads), from the kernel's children lists."""
+        return [info for info in map(_read_stat, self._child_pids(pid)) if info is not None]
+
+    def _whole_table(self) -> dict[int, list[ProcessInfo]]:
+        """Children by parent, from reading every process on the machine (the fallback)."""
+        children: dict[int, list[ProcessInfo]] = defaultdict(list)
+        for entry in os.scandir(_PROC):
+            if entry.name.isdigit():
+                info = _read_stat(int(entry.name))
+                if info is not None:
+                    children[info.ppid].append(info)
+        return children
 
     def members(self, leader: int, token: str) -> list[ProcessInfo]:
         """The processes of the run whose shell is ``leader`` (also its group and session id)
         and whose environment carries ``RUN_MARKER=token``, zombies included (``reap`` them)."""
         if not self.available:
             return []
-        table: dict[int, ProcessInfo] = {}
-        for entry in os.scandir(_PROC):
-            if entry.name.isdigit():
-                info = _read_stat(int(entry.name))
-                if info is not None:
-                    table[info.pid] = info
-        children: dict[int, list[ProcessInfo]] = defaultdict(list)
-        for info in table.values():
-            children[info.ppid].append(info)
+        children_of: Callable[[int], list[ProcessInfo]]
+        if self._children_files:
+            children_of = self._children
+        else:
+            table = self._whole_table()
+            children_of = table.__getitem__
         marker = f"{RUN_MARKER}={token}\0".encode()
         found: list[ProcessInfo] = []
-        stack: list[tuple[ProcessInfo, bool]] = [(child, False) for child in children[self.root]]
+        stack: list[tuple[ProcessInfo, bool]] = [(child, False) for child in children_of(self.root)]
         while stack:
             info, inherited = stack.pop()
             ours = (
@@ -146,7 +187,7 @@ class ProcessTree:
             )
             if ours:
                 found.append(info)
-            stack.extend((child, ours) for child in children[info.pid])
+            stack.extend((child, ours) for child in children_of(info.pid))
         return found
 
     def signal(self, processes: list[ProcessInfo], signum: int) -> None:
