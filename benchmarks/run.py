@@ -20,12 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import search
+import suite
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 WORK = HERE / ".work"
 
-SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {"search": search.run}
+SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {"suite": suite.run, "search": search.run}
 
 _PREAMBLE = (
     "# Benchmark results\n\n"
@@ -81,6 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown section(s): {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
     options.work = WORK
     options.machine = machine
+    # A pip install byte-compiles the package; an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 (as here) would compile ~70 modules on every server start.
+    import compileall
+
+    import mcp_localtools
+
+    compileall.compile_dir(Path(mcp_localtools.__file__).parent, quiet=1)
     for name in options.sections or list(SECTIONS):
         print(f"== {name}", flush=True)
         write_section(name, SECTIONS[name](options))
