@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 import os
+import queue
 import shutil
 import struct
+import subprocess
 import sys
+import threading
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -133,6 +137,67 @@ def installed_command() -> str:
     if found is None:
         pytest.fail("the mcp-localtools console script is not installed; run pip install -e '.[test]'")
     return found
+
+
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call_message(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A raw JSON-RPC ``tools/call`` request."""
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def raw_stdio_exchange(
+    root: Path, messages: list[dict[str, Any]], *, trailing: str = "", cwd: Path | None = None
+) -> dict[Any, dict[str, Any]]:
+    """Run the installed server over stdio with ``root`` as its only root, write ``messages`` as
+    one JSON line each (then ``trailing`` as is), wait for a reply to every request, close stdin
+    and return the replies by id. Fails the test if any stdout line is not JSON or the server does
+    not exit 0 after stdin closes (60 s per reply, 30 s to exit)."""
+    expected = {message["id"] for message in messages if "id" in message}
+    proc = subprocess.Popen(
+        [installed_command(), "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdout = proc.stdout
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True)
+    reader.start()
+    replies: list[dict[str, Any]] = []
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages) + trailing)
+        proc.stdin.flush()
+        while expected - {reply.get("id") for reply in replies}:
+            replies.append(json.loads(lines.get(timeout=60)))  # every line must be one JSON-RPC message
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+        reader.join(timeout=30)
+        while not lines.empty():
+            replies.append(json.loads(lines.get()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert all(reply["jsonrpc"] == "2.0" for reply in replies)
+    by_id = {reply.get("id"): reply for reply in replies}
+    assert len(by_id) == len(replies), "two replies share an id"
+    return by_id
 
 
 def other_device_dir(near: Path) -> Path | None:

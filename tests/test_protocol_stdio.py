@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ImageContent
 
-from tests.helpers import installed_command, make_pdf, make_png, text_of
+from tests.helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    call_message,
+    installed_command,
+    make_pdf,
+    make_png,
+    raw_stdio_exchange,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -51,64 +56,14 @@ async def test_a_real_stdio_client_lists_reads_and_is_refused_outside(project: P
 
 def test_stdout_carries_nothing_but_json_rpc(project: Path) -> None:
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        INITIALIZE,
+        INITIALIZED,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "tools/call",
-            "params": {"name": "readfile", "arguments": {"path": "README.md"}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 4,
-            "method": "tools/call",
-            "params": {"name": "readfile", "arguments": {"path": "/etc/shadow"}},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 5,
-            "method": "tools/call",
-            "params": {"name": "nosuchtool", "arguments": {}},
-        },
+        call_message(3, "readfile", {"path": "README.md"}),
+        call_message(4, "readfile", {"path": "/etc/shadow"}),
+        call_message(5, "nosuchtool", {}),
     ]
-    proc = subprocess.Popen(
-        [installed_command(), "--root", str(project)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write("\n".join(json.dumps(m) for m in messages) + "\nthis is not json\n")
-        proc.stdin.flush()
-        lines: queue.Queue[str] = queue.Queue()
-        reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
-        reader.start()
-        replies = []
-        while {1, 2, 3, 4, 5} - {reply.get("id") for reply in replies}:
-            replies.append(json.loads(lines.get(timeout=60)))  # every line must be one JSON-RPC message
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
-        reader.join(timeout=30)
-        while not lines.empty():
-            replies.append(json.loads(lines.get()))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert all(reply["jsonrpc"] == "2.0" for reply in replies)
-    by_id = {reply.get("id"): reply for reply in replies}
+    by_id = raw_stdio_exchange(project, messages, trailing="this is not json\n")
     assert {1, 2, 3, 4, 5} <= set(by_id)
     assert by_id[3]["result"]["isError"] is False
     assert by_id[4]["result"]["isError"] is True

@@ -23,19 +23,9 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import installed_command, processes_with, text_of, wait_until_gone
+from tests.helpers import INITIALIZE, installed_command, processes_with, text_of, wait_until_gone
 
 TOKEN = "test-token-" + "x" * 40
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -133,14 +123,16 @@ async def test_a_real_client_lists_tools_and_reads_a_file_over_http(served: Serv
 def test_no_token_or_a_wrong_token_gets_401(served: Served) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": f"Basic {TOKEN}"}):
         if served.transport == "streamable-http":
-            response = httpx2.post(served.url, json=INIT, headers={**JSON_HEADERS, **headers}, timeout=10)
+            response = httpx2.post(
+                served.url, json=INITIALIZE, headers={**JSON_HEADERS, **headers}, timeout=10
+            )
         else:
             response = httpx2.get(served.url, headers=headers, timeout=10)
         assert response.status_code == 401, headers
         assert "Bearer" in response.headers.get("www-authenticate", "")
     if served.transport == "sse":
         response = httpx2.post(
-            served.base + "/messages/?session_id=abc", json=INIT, headers=JSON_HEADERS, timeout=10
+            served.base + "/messages/?session_id=abc", json=INITIALIZE, headers=JSON_HEADERS, timeout=10
         )
         assert response.status_code == 401
 
@@ -148,7 +140,7 @@ def test_no_token_or_a_wrong_token_gets_401(served: Served) -> None:
 def test_a_token_in_the_url_is_not_accepted(served: Served) -> None:
     if served.transport == "streamable-http":
         response = httpx2.post(
-            f"{served.url}?access_token={TOKEN}", json=INIT, headers=JSON_HEADERS, timeout=10
+            f"{served.url}?access_token={TOKEN}", json=INITIALIZE, headers=JSON_HEADERS, timeout=10
         )
     else:
         response = httpx2.get(f"{served.url}?access_token={TOKEN}&token={TOKEN}", timeout=10)
@@ -158,7 +150,9 @@ def test_a_token_in_the_url_is_not_accepted(served: Served) -> None:
 def _post_init(served: Served, **headers: str) -> httpx2.Response:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     if served.transport == "streamable-http":
-        return httpx2.post(served.url, json=INIT, headers={**JSON_HEADERS, **auth, **headers}, timeout=10)
+        return httpx2.post(
+            served.url, json=INITIALIZE, headers={**JSON_HEADERS, **auth, **headers}, timeout=10
+        )
     with httpx2.stream("GET", served.url, headers={**auth, **headers}, timeout=10) as response:
         return response
 

@@ -22,29 +22,46 @@ from .sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ScanError, ShCommands, Word
 __all__ = ["lex_cmd", "lex_powershell"]
 
 
+class _Builder:
+    """The commands lexed so far, the command being lexed and the word being lexed."""
+
+    def __init__(self) -> None:
+        self.out = ShCommands()
+        self.command: list[Word] = []
+        self.current: Word | None = None
+
+    @property
+    def at_command_start(self) -> bool:
+        """True when nothing of the current command has been seen yet."""
+        return self.current is None and not self.command
+
+    def word(self) -> Word:
+        """The word being lexed, started if there is none."""
+        if self.current is None:
+            self.current = Word()
+        return self.current
+
+    def end_word(self) -> None:
+        if self.current is not None and self.current.chars:
+            self.command.append(self.current)
+        self.current = None
+
+    def end_command(self) -> None:
+        self.end_word()
+        if self.command:
+            self.out.commands.append(self.command)
+        self.command = []
+
+
 def lex_powershell(source: str) -> ShCommands:
     """Split a PowerShell command string into simple commands.
 
     Raises:
         ScanError: an unterminated quote or block comment.
     """
-    out = ShCommands()
-    command: list[Word] = []
-    word: Word | None = None
+    built = _Builder()
+    end_word, end_command = built.end_word, built.end_command
     i, n = 0, len(source)
-
-    def end_word() -> None:
-        nonlocal word
-        if word is not None and word.chars:
-            command.append(word)
-        word = None
-
-    def end_command() -> None:
-        nonlocal command
-        end_word()
-        if command:
-            out.commands.append(command)
-        command = []
 
     while i < n:
         c = source[i]
@@ -72,15 +89,14 @@ def lex_powershell(source: str) -> ShCommands:
             if nxt == "&":
                 end_command()
                 i += 2
-            elif word is None and not command:
+            elif built.at_command_start:
                 i += 1  # the call operator: "& 'C:\\tools\\x.exe' args"
             else:
-                out.background = True
+                built.out.background = True
                 end_command()
                 i += 1
         else:
-            if word is None:
-                word = Word()
+            word = built.word()
             if c == "`":
                 if nxt:
                     word.add(nxt, QUOTED)
@@ -96,7 +112,7 @@ def lex_powershell(source: str) -> ShCommands:
                 word.add(c, UNQUOTED)
                 i += 1
     end_command()
-    return out
+    return built.out
 
 
 def _ps_single(source: str, i: int, word: Word) -> int:
@@ -139,23 +155,9 @@ def lex_cmd(source: str) -> ShCommands:
     Raises:
         ScanError: an unterminated double quote.
     """
-    out = ShCommands()
-    command: list[Word] = []
-    word: Word | None = None
+    built = _Builder()
+    end_word, end_command = built.end_word, built.end_command
     i, n = 0, len(source)
-
-    def end_word() -> None:
-        nonlocal word
-        if word is not None and word.chars:
-            command.append(word)
-        word = None
-
-    def end_command() -> None:
-        nonlocal command
-        end_word()
-        if command:
-            out.commands.append(command)
-        command = []
 
     while i < n:
         c = source[i]
@@ -169,11 +171,10 @@ def lex_cmd(source: str) -> ShCommands:
         elif c in "&|":
             end_command()
             i += 2 if nxt == c else 1
-        elif c == "@" and word is None and not command:
+        elif c == "@" and built.at_command_start:
             i += 1
         else:
-            if word is None:
-                word = Word()
+            word = built.word()
             if c == "^":
                 if nxt:
                     word.add(nxt, QUOTED)
@@ -192,4 +193,4 @@ def lex_cmd(source: str) -> ShCommands:
                 word.add(c, UNQUOTED)
                 i += 1
     end_command()
-    return out
+    return built.out

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import queue
-import subprocess
-import threading
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.helpers import installed_command, text_of
+from tests.helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    call_message,
+    installed_command,
+    raw_stdio_exchange,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -27,53 +30,12 @@ def test_a_child_writing_to_stdout_or_reading_stdin_cannot_corrupt_the_stdio_str
         "setsid -f sh -c 'sleep 0.2; echo late-write'",  # a writer that outlives its command
     ]
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "shellcommand", "arguments": {"commands": commands, "executeParallel": True}},
-        },
+        INITIALIZE,
+        INITIALIZED,
+        call_message(2, "shellcommand", {"commands": commands, "executeParallel": True}),
         {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
     ]
-    proc = subprocess.Popen(
-        [installed_command(), "--root", str(tmp_path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    try:
-        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
-        proc.stdin.flush()
-        replies = []
-        while {1, 2, 3} - {reply.get("id") for reply in replies}:
-            replies.append(json.loads(lines.get(timeout=60)))  # every line must be one JSON-RPC message
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
-        reader.join(timeout=30)
-        while not lines.empty():
-            replies.append(json.loads(lines.get()))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-    by_id = {reply.get("id"): reply for reply in replies}
+    by_id = raw_stdio_exchange(tmp_path, messages, cwd=tmp_path)
     assert set(by_id) == {1, 2, 3}, "a forged frame or stray output reached the client"
     result = by_id[2]["result"]
     assert result["isError"] is False

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mcp_localtools.errors import from_os_error
-from mcp_localtools.fileio import stat_path
+from mcp_localtools.fileio import kind_of, stat_path
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -26,17 +26,12 @@ from mcp_localtools.tools.offload import offload
 __all__ = ["EntryType", "StatPathArgs", "StatPathResult", "entry_type", "rfc3339", "stat_specs"]
 
 EntryType = Literal["file", "directory", "symlink", "other"]
+_ENTRY_TYPES: dict[str, EntryType] = {"file": "file", "directory": "directory", "symlink": "symlink"}
 
 
 def entry_type(mode: int) -> EntryType:
     """``file``, ``directory``, ``symlink`` or ``other`` (FIFO, socket, device)."""
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "other"
+    return _ENTRY_TYPES.get(kind_of(mode), "other")
 
 
 def rfc3339(timestamp: float) -> str:
