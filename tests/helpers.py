@@ -14,6 +14,7 @@ import threading
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,54 +201,55 @@ def raw_stdio_exchange(
     return by_id
 
 
-def other_device_dir(near: Path) -> Path | None:
-    """A fresh directory on a different filesystem than ``near`` (``/dev/shm``), or None.
+@dataclass(frozen=True)
+class LiveProcess:
+    """One live (non-zombie) process as /proc shows it."""
 
-    The caller removes it (``shutil.rmtree``).
-    """
-    import tempfile
-
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or not os.access(shm, os.W_OK) or shm.stat().st_dev == near.stat().st_dev:
-        return None
-    return Path(tempfile.mkdtemp(prefix="mcp-localtools-test-", dir=shm))
+    pid: int
+    name: str
+    parent: int
+    argv: list[bytes]
 
 
-def parser_workers() -> list[int]:
-    """Pids of this process's live parser workers (``parsers/worker.py``), from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8")
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        state, parent = fields[0], int(fields[1])
-        if parent == os.getpid() and state != "Z" and b"parsers/worker.py" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids of live (non-zombie) processes with an argument that starts with ``marker`` (so not
-    the shell whose script merely mentions it)."""
+def live_processes() -> list[LiveProcess]:
+    """Every live (non-zombie) process on the machine, read from /proc."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
-                cmdline = handle.read()
             with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
+                stat = handle.read()
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
         except OSError:
             continue
-        if state != b"Z" and any(arg.startswith(marker.encode()) for arg in cmdline.split(b"\0")):
-            found.append(int(entry.name))
+        name, _, rest = stat[stat.index(b"(") + 1 :].rpartition(b")")
+        state, parent = rest.split()[:2]
+        if state != b"Z":
+            found.append(LiveProcess(int(entry.name), name.decode(errors="replace"), int(parent), argv))
     return found
+
+
+def child_processes(name: str) -> list[int]:
+    """Pids of this test process's live children named ``name`` (``rg``, ``python3``...)."""
+    return [p.pid for p in live_processes() if p.parent == os.getpid() and p.name == name]
+
+
+def parser_workers() -> list[int]:
+    """Pids of this process's live parser workers (``parsers/worker.py``)."""
+    return [
+        p.pid
+        for p in live_processes()
+        if p.parent == os.getpid() and any(b"parsers/worker.py" in arg for arg in p.argv)
+    ]
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes with an argument that starts with ``marker`` (so not the shell
+    whose script merely mentions it)."""
+    prefix = marker.encode()
+    return [p.pid for p in live_processes() if any(arg.startswith(prefix) for arg in p.argv)]
 
 
 async def wait_until_gone(marker: str, seconds: float = 5) -> None:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, other_device_dir, text_of
+from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -114,15 +112,6 @@ async def test_movepath_cannot_move_a_root_or_escape_the_roots(client: Client, t
     escape = await client.call_tool("movepath", {"source": "a.txt", "destination": "../escaped.txt"})
     assert escape.is_error and "outside allowed roots" in text_of(escape)
     assert (tmp_path / "a.txt").exists()
-
-
-@pytest.fixture
-def other_device(tmp_path: Path) -> Iterator[Path]:
-    directory = other_device_dir(tmp_path)
-    if directory is None:
-        pytest.skip("no second filesystem (/dev/shm) to move across")
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 async def test_movepath_across_devices_copies_then_removes(tmp_path: Path, other_device: Path) -> None:

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, installed_command, other_device_dir, text_of
+from tests.helpers import config_for, connect, installed_command, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -145,15 +143,6 @@ async def test_df5_name_collisions_in_the_trash_get_unique_names(client: Client,
     assert len(set(trashed)) == 3
     assert all(p.name.startswith("same.") and p.name.endswith(".txt") for p in trashed)
     assert sorted(p.read_text(encoding="utf-8") for p in trashed) == ["first", "second", "third"]
-
-
-@pytest.fixture
-def other_device(tmp_path: Path) -> Iterator[Path]:
-    directory = other_device_dir(tmp_path)
-    if directory is None:
-        pytest.skip("no second filesystem (/dev/shm) to move across")
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 async def test_df7_across_devices_the_file_is_copied_then_removed(tmp_path: Path, other_device: Path) -> None:

@@ -11,28 +11,11 @@ import pytest
 
 from mcp_localtools.tools.fs.search import RipgrepEngine
 from mcp_localtools.tools.fs.search.rg import find_ripgrep, version_ok
-from tests.helpers import config_for
+from tests.helpers import child_processes, config_for
 from tests.tools.fs.search.conftest import search_client
 from tests.tools.fs.search.engines import make_engine, search_registry
 
 pytestmark = pytest.mark.anyio
-
-
-def rg_children() -> list[int]:
-    """Processes named rg whose parent is this test process."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="utf-8")
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if name == "rg" and parent == os.getpid():
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture
@@ -62,7 +45,7 @@ async def test_a_timed_out_search_kills_rg(stuck_tree: Path) -> None:
     with anyio.fail_after(20):
         result = await registry.call("searchfiles", {"pattern": "needle"}, timeout=1.0)
     assert result.error is not None and result.error.code == "timeout"
-    assert rg_children() == []
+    assert child_processes("rg") == []
 
 
 async def test_a_cancelled_call_kills_rg(stuck_tree: Path) -> None:
@@ -88,10 +71,10 @@ async def test_a_cancelled_call_kills_rg(stuck_tree: Path) -> None:
             group.start_soon(call)
             with anyio.fail_after(20):
                 await started.wait()
-            assert rg_children(), "rg is running (blocked on the FIFO)"
+            assert child_processes("rg"), "rg is running (blocked on the FIFO)"
             scope.cancel()
         with anyio.fail_after(20):
-            while rg_children():
+            while child_processes("rg"):
                 await anyio.sleep(0.01)
         tree = await client.call_tool("directorytree", {})  # the session is still usable
         assert not tree.is_error and "a.txt" in str(tree.content)
