@@ -8,7 +8,7 @@
 #     -v "$HOME/.config/mcp-localtools/token:/run/secrets/mcp-localtools-token:ro" \
 #     mcp-localtools
 # stdio instead (a client starts the container):
-#   docker run -i --rm -v "$PWD:/workspace" mcp-localtools --root /workspace
+#   docker run -i --rm --user "$(id -u):$(id -g)" -v "$PWD:/workspace" mcp-localtools --root /workspace
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1

@@ -161,17 +161,18 @@ def call_message(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[
 
 def raw_stdio_exchange(
     root: Path, messages: list[dict[str, Any]], *, trailing: str = "", cwd: Path | None = None
-) -> dict[Any, dict[str, Any]]:
+) -> tuple[dict[Any, dict[str, Any]], list[dict[str, Any]]]:
     """Run the installed server over stdio with ``root`` as its only root, write ``messages`` as
     one JSON line each (then ``trailing`` as is), wait for a reply to every request, close stdin
-    and return the replies by id. Fails the test if any stdout line is not JSON or the server does
-    not exit 0 after stdin closes (60 s per reply, 30 s to exit)."""
+    and return ``(replies by id, notifications)``. Fails the test if any stdout line is not JSON,
+    two replies share an id, or the server does not exit 0 after stdin closes (60 s for each
+    stdout line, 30 s to exit; the server's stderr goes to the test's stderr)."""
     expected = {message["id"] for message in messages if "id" in message}
     proc = subprocess.Popen(
         [installed_command(), "--root", str(root)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=None,
         text=True,
         cwd=cwd,
     )
@@ -196,9 +197,10 @@ def raw_stdio_exchange(
             proc.kill()
             proc.wait(timeout=10)
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
-    by_id = {reply.get("id"): reply for reply in replies}
-    assert len(by_id) == len(replies), "two replies share an id"
-    return by_id
+    notifications = [reply for reply in replies if "id" not in reply]
+    by_id = {reply["id"]: reply for reply in replies if "id" in reply}
+    assert len(by_id) + len(notifications) == len(replies), "two replies share an id"
+    return by_id, notifications
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,8 @@ def live_processes() -> list[LiveProcess]:
 
 
 def child_processes(name: str) -> list[int]:
-    """Pids of this test process's live children named ``name`` (``rg``, ``python3``...)."""
+    """Pids of this test process's live children whose command name (``/proc/PID/stat``'s comm,
+    the executable's name cut to 15 bytes) is ``name``, such as ``rg``."""
     return [p.pid for p in live_processes() if p.parent == os.getpid() and p.name == name]
 
 

@@ -63,7 +63,8 @@ def test_stdout_carries_nothing_but_json_rpc(project: Path) -> None:
         call_message(4, "readfile", {"path": "/etc/shadow"}),
         call_message(5, "nosuchtool", {}),
     ]
-    by_id = raw_stdio_exchange(project, messages, trailing="this is not json\n")
+    by_id, notifications = raw_stdio_exchange(project, messages, trailing="this is not json\n")
+    assert notifications == []
     assert {1, 2, 3, 4, 5} <= set(by_id)
     assert by_id[3]["result"]["isError"] is False
     assert by_id[4]["result"]["isError"] is True

@@ -39,6 +39,7 @@ async def test_the_fs_and_image_scenario(client: Client, tmp_path: Path) -> None
     assert mime["mimeType"]
 
     binary = await client.call_tool("readfile", {"path": "bin/data.bin", "encoding": "binary"})
+    assert not binary.is_error, text_of(binary)
     [item] = [block for block in binary.content if isinstance(block, EmbeddedResource)]
     assert base64.b64decode(item.resource.blob) == payload
 
@@ -70,5 +71,6 @@ async def test_the_fs_and_image_scenario(client: Client, tmp_path: Path) -> None
     meta = await call(client, "readimage", {"path": "dot.png"})
     assert meta["exists"] is True and (meta["width"], meta["height"]) == (1, 1)
     image = await client.call_tool("readfile", {"path": "dot.png", "encoding": "binary"})
+    assert not image.is_error, text_of(image)
     [block] = [block for block in image.content if isinstance(block, ImageContent)]
     assert block.mime_type == "image/png" and base64.b64decode(block.data) == png

@@ -32,7 +32,8 @@ class _Builder:
 
     @property
     def at_command_start(self) -> bool:
-        """True when nothing of the current command has been seen yet."""
+        """True when the current command has no word yet and none is being lexed (an empty quoted
+        word, such as ``''``, does not count)."""
         return self.current is None and not self.command
 
     def word(self) -> Word:

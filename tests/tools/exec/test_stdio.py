@@ -35,8 +35,8 @@ def test_a_child_writing_to_stdout_or_reading_stdin_cannot_corrupt_the_stdio_str
         call_message(2, "shellcommand", {"commands": commands, "executeParallel": True}),
         {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
     ]
-    by_id = raw_stdio_exchange(tmp_path, messages, cwd=tmp_path)
-    assert set(by_id) == {1, 2, 3}, "a forged frame or stray output reached the client"
+    by_id, notifications = raw_stdio_exchange(tmp_path, messages, cwd=tmp_path)
+    assert set(by_id) == {1, 2, 3} and notifications == [], "a forged frame or stray output reached us"
     result = by_id[2]["result"]
     assert result["isError"] is False
     entries = result["structuredContent"]["results"]

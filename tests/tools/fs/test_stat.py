@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,15 @@ async def test_sp2_a_directory_reports_is_dir(client: Client, tmp_path: Path) ->
     (tmp_path / "d").mkdir()
     data = (await client.call_tool("statpath", {"path": "d"})).structured_content
     assert data["isDir"] is True and data["type"] == "directory"
+
+
+async def test_a_fifo_or_socket_is_type_other_and_stat_does_not_block(client: Client, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "sock"))
+        for name in ("pipe", "sock"):
+            data = (await client.call_tool("statpath", {"path": name})).structured_content
+            assert data["exists"] is True and data["type"] == "other" and data["isDir"] is False, name
 
 
 async def test_sp3_an_empty_file_still_has_a_size(client: Client, tmp_path: Path) -> None:
