@@ -8,6 +8,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
+from mcp_localtools.tools import build_registry
 from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
@@ -36,6 +37,15 @@ async def test_every_tool_has_title_description_schemas_and_all_four_annotations
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
         # Commands can reach anything the machine can (interpreters, git, pip): an open world.
         assert hints.open_world_hint is (tool.name in ("shellcommand", "runscript"))
+
+
+async def test_tools_list_serves_exactly_the_registry_manifests(tmp_path: Path) -> None:
+    config = config_for(tmp_path)
+    registry = build_registry(config)
+    async with connect(config) as client:
+        tools = (await client.list_tools()).tools
+    served = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    assert served == [registry.manifest(name) for name in registry.names()]
 
 
 async def test_argument_names_are_camel_case_with_defaults_and_bounds(tmp_path: Path) -> None:

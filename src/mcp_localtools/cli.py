@@ -207,9 +207,7 @@ def _call(ns: argparse.Namespace) -> int:
     try:
         registry = build_registry(_config(ns), environ=os.environ)
         result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
-    except ConfigError as exc:
-        return _fail(ns.tool, exc.code, exc.message)
-    except UnknownToolError as exc:
+    except (ConfigError, UnknownToolError) as exc:
         return _fail(ns.tool, exc.code, exc.message)
     if result.error is not None:
         return _fail(
@@ -234,26 +232,7 @@ def _tools(ns: argparse.Namespace) -> int:
 
     registry = build_registry(_config(ns))
     if ns.json:
-        manifests = []
-        for spec in registry.specs():
-            schema_in, schema_out = registry.schemas(spec.name)
-            hints = spec.annotations
-            manifests.append(
-                {
-                    "name": spec.name,
-                    "group": spec.group,
-                    "title": spec.title,
-                    "description": spec.description,
-                    "inputSchema": schema_in,
-                    "outputSchema": schema_out,
-                    "annotations": {
-                        "readOnlyHint": hints.read_only,
-                        "destructiveHint": hints.destructive,
-                        "idempotentHint": hints.idempotent,
-                        "openWorldHint": hints.open_world,
-                    },
-                }
-            )
+        manifests = [{**registry.manifest(spec.name), "group": spec.group} for spec in registry.specs()]
         sys.stdout.write(json.dumps(manifests, indent=2) + "\n")
         return EXIT_OK
     width = max((len(spec.name) for spec in registry.specs()), default=4)

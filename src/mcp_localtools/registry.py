@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 
-from .errors import ConfigError, PolicyViolation, ToolError, UnknownToolError
+from .errors import ConfigError, InvalidArguments, PolicyViolation, ToolError, ToolTimeout, UnknownToolError
 from .results import ToolResult
 
 __all__ = [
@@ -257,6 +257,28 @@ class Registry:
         self.get(name)
         return self._schemas[name]
 
+    def manifest(self, name: str) -> dict[str, Any]:
+        """The MCP ``tools/list`` entry of a registered tool as wire JSON: ``name``, ``title``,
+        ``description``, ``inputSchema``, ``outputSchema`` and ``annotations`` (the four hints
+        and the title)."""
+        spec = self.get(name)
+        schema_in, schema_out = self._schemas[name]
+        hints = spec.annotations
+        return {
+            "name": spec.name,
+            "title": spec.title,
+            "description": spec.description,
+            "inputSchema": schema_in,
+            "outputSchema": schema_out,
+            "annotations": {
+                "title": spec.title,
+                "readOnlyHint": hints.read_only,
+                "destructiveHint": hints.destructive,
+                "idempotentHint": hints.idempotent,
+                "openWorldHint": hints.open_world,
+            },
+        }
+
     def __iter__(self) -> Iterator[ToolSpec[Any]]:
         return iter(self.specs())
 
@@ -293,7 +315,7 @@ class Registry:
         try:
             args = spec.args_model.model_validate(dict(arguments or {}))
         except ValidationError as exc:
-            return ToolResult.failure("invalid_arguments", _format_validation_error(name, spec, exc))
+            return ToolResult.failure(InvalidArguments.code, _format_validation_error(name, spec, exc))
         limit = timeout or spec.timeout_seconds or self.default_timeout
         try:
             with anyio.fail_after(limit):
@@ -301,9 +323,8 @@ class Registry:
         except ToolError as exc:
             return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
         except TimeoutError:
-            return ToolResult.failure(
-                "timeout", f"{name} did not finish within {limit:g} s and was stopped; narrow the request"
-            )
+            message = f"{name} did not finish within {limit:g} s and was stopped; narrow the request"
+            return ToolResult.failure(ToolTimeout.code, message)
         except Exception:
             # The one place an unexpected exception is caught: log it, tell the caller no more.
             logger.exception("tool %s failed unexpectedly", name)

@@ -27,7 +27,6 @@ from mcp.types import (
     TextContent,
     Tool,
 )
-from mcp.types import ToolAnnotations as MCPToolAnnotations
 from pydantic import AnyHttpUrl
 
 from ._version import __version__
@@ -74,26 +73,7 @@ class _RegistryServer(MCPServer[Any]):
     def __init__(self, registry: Registry, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._registry = registry
-        self._tools = [self._describe(name) for name in registry.names()]
-
-    def _describe(self, name: str) -> Tool:
-        spec = self._registry.get(name)
-        schema_in, schema_out = self._registry.schemas(name)
-        hints = spec.annotations
-        return Tool(
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            input_schema=schema_in,
-            output_schema=schema_out,
-            annotations=MCPToolAnnotations(
-                title=spec.title,
-                read_only_hint=hints.read_only,
-                destructive_hint=hints.destructive,
-                idempotent_hint=hints.idempotent,
-                open_world_hint=hints.open_world,
-            ),
-        )
+        self._tools = [Tool.model_validate(registry.manifest(name)) for name in registry.names()]
 
     async def list_tools(self) -> list[Tool]:
         return list(self._tools)

@@ -211,21 +211,22 @@ class PathPolicy:
                 f"path is outside allowed roots: {given}{where}; allowed roots: "
                 f"{', '.join(map(str, self.roots))}"
             )
-        lexically_inside = any(lexical.is_relative_to(r) for r in self.roots)
+        lexical_root = self.root_of(lexical)
         if self.block_symlinks:
-            self._refuse_symlinks(given, lexical, lexically_inside)
+            self._refuse_symlinks(given, lexical, lexical_root)
         # Work on the lexical form (so a later lstat still sees a final symlink, POL-9) unless
         # the caller came in through a symlink outside the roots: then use where it lands.
-        return ResolvedPath(given=given, path=lexical if lexically_inside else real, real=real, root=root)
+        used = real if lexical_root is None else lexical
+        return ResolvedPath(given=given, path=used, real=real, root=root)
 
-    def _refuse_symlinks(self, given: str, lexical: Path, lexically_inside: bool) -> None:
-        if not lexically_inside:
+    @staticmethod
+    def _refuse_symlinks(given: str, lexical: Path, lexical_root: Path | None) -> None:
+        if lexical_root is None:
             raise SymlinkRefused(
                 f"symlinks are disallowed by policy: {given} reaches the allowed roots through a symlink"
             )
-        root = max((r for r in self.roots if lexical.is_relative_to(r)), key=lambda r: len(r.parts))
-        probe = root
-        for part in lexical.relative_to(root).parts:
+        probe = lexical_root
+        for part in lexical.relative_to(lexical_root).parts:
             probe = probe / part
             try:
                 mode = os.lstat(probe).st_mode
