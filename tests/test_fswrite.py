@@ -128,3 +128,61 @@ print(json.dumps(results))
     assert [code for code, _ in results] == ["os_error"] * 3, results
     assert (tmp_path / "big.txt").read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]  # no temp file, no new directories
+
+
+def test_directories_created_before_a_failed_mkdir_or_open_are_removed(tmp_path: Path) -> None:
+    # Each created parent is opened; a low RLIMIT_NOFILE makes the k-th open fail, for every k in
+    # turn, so some attempt fails after creating directories and before reaching the file.
+    script = f"""
+import json, os, resource, anyio
+from mcp_localtools.tools import build_registry
+from mcp_localtools.config import parse_config
+registry = build_registry(parse_config({{"paths": {{"allowed_roots": [{str(tmp_path)!r}]}}}}))
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+async def main():
+    codes = []
+    await registry.call("statpath", {{"path": "."}})  # start the worker thread first
+    for extra in range(1, 8):
+        highest = max(int(fd) for fd in os.listdir("/proc/self/fd"))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (highest + extra, hard))
+        try:
+            result = await registry.call(
+                "writefile", {{"path": f"k{{extra}}/a/b/c/f.txt", "content": "x", "createParents": True}}
+            )
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        codes.append(result.error.code if result.error else None)
+    print(json.dumps(codes))
+
+anyio.run(main)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    codes = json.loads(done.stdout)
+    assert "os_error" in codes and None in codes, codes  # some attempts failed part-way, some got through
+    for extra, code in enumerate(codes, start=1):
+        written = tmp_path / f"k{extra}" / "a" / "b" / "c" / "f.txt"
+        if code is None:
+            assert written.read_text(encoding="utf-8") == "x"
+        else:
+            assert not (tmp_path / f"k{extra}").exists(), (extra, code)
+
+
+async def test_a_copy_that_timed_out_never_lands_later(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for n in range(400):
+        (tree / f"f{n:03}.txt").write_bytes(b"x" * 4096)
+    registry = build_registry(config_for(tmp_path))
+    args = {"source": "tree", "destination": "copy", "recursive": True}
+    result = await registry.call("copypath", args, timeout=0.05)
+    assert result.error is not None and result.error.code == "timeout"
+    # The abandoned worker thread stops at its next entry and removes its partial copy.
+    with anyio.fail_after(30):
+        while [p for p in tmp_path.iterdir() if p.name not in ("tree",)]:
+            await anyio.sleep(0.05)
+    assert not (tmp_path / "copy").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]

@@ -94,6 +94,23 @@ async def test_invalid_arguments_become_an_error_result_without_the_input_value(
     assert "s3cret-value" not in result.error.message
 
 
+async def test_a_lone_surrogate_anywhere_in_the_arguments_is_invalid_arguments(tmp_path: Path) -> None:
+    registry = build_registry(config_for(tmp_path))
+    cases = [
+        ("writefile", {"path": "a.txt", "content": "bad \ud800"}, "content"),
+        ("shellcommand", {"commands": ["echo ok", "echo \udfff"]}, "commands[1]"),
+        ("shellcommand", {"commands": ["env"], "env": {"X": "\ud800"}}, "env.X"),
+        ("editfile", {"path": "a.txt", "edits": [{"oldText": "a", "newText": "\ud800"}]}, "edits[0].newText"),
+    ]
+    for tool, args, where in cases:
+        result = await registry.call(tool, args)
+        assert result.error is not None and result.error.code == "invalid_arguments", (tool, result)
+        assert f"invalid arguments for {tool}: {where}: holds a lone surrogate" in result.error.message
+    assert list(tmp_path.iterdir()) == []
+    ok = await registry.call("writefile", {"path": "a.txt", "content": "ünïcødé \U0001f600"})
+    assert ok.error is None and (tmp_path / "a.txt").read_text(encoding="utf-8") == "ünïcødé \U0001f600"
+
+
 async def test_a_tool_error_becomes_an_error_result_with_its_code_and_message() -> None:
     async def refuse(args: EchoArgs, ctx: CallContext) -> ToolResult:
         raise OutsideAllowedRoots("path is outside allowed roots: /x")

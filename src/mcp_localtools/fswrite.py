@@ -19,13 +19,18 @@ import os
 import secrets
 import shutil
 import stat
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+import anyio.from_thread
 
 from .errors import (
     AlreadyExists,
+    FileSystemError,
     InvalidArguments,
     NotADirectory,
     NotFound,
@@ -40,15 +45,20 @@ from .policy.paths import PathPolicy, ResolvedPath
 __all__ = [
     "MAX_NEW_PARENTS",
     "CopyStats",
+    "FileLocks",
+    "MoveMethod",
     "ParentDir",
     "copy_entry",
+    "copy_into_place",
     "ensure_subdir",
     "lstat_entry",
+    "move_entry",
     "parent_dir",
     "read_entry",
     "refuse_roots",
     "remove_entry",
     "rename_noclobber",
+    "stop_if_cancelled",
     "temp_name",
     "write_atomic",
 ]
@@ -58,6 +68,8 @@ MAX_NEW_PARENTS = 8
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CHUNK = 1024 * 1024
 _MAX_DEPTH = 256
+
+MoveMethod = Literal["rename", "copyAndRemove"]
 
 
 @dataclass
@@ -77,6 +89,35 @@ class ParentDir:
     created: list[Path] = field(default_factory=list)
 
 
+@dataclass
+class FileLocks:
+    """One lock per file for read-modify-write calls (text edits, writefile with append or
+    expectedSha256), so two such calls on one file run one after the other instead of losing an
+    update. One instance per server, shared by the tool groups (no module-level state); a lock
+    lives only while a call holds or waits for it. Keys are real paths (``ResolvedPath.real``).
+    """
+
+    _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _locks: dict[Path, tuple[threading.Lock, int]] = field(default_factory=dict, init=False, repr=False)
+
+    @contextmanager
+    def hold(self, key: Path) -> Iterator[None]:
+        """Hold the lock of ``key`` for the duration of the block."""
+        with self._guard:
+            lock, users = self._locks.get(key, (threading.Lock(), 0))
+            self._locks[key] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                lock, users = self._locks[key]
+                if users == 1:
+                    del self._locks[key]
+                else:
+                    self._locks[key] = (lock, users - 1)
+
+
 def refuse_roots(paths: PathPolicy, resolved: ResolvedPath, action: str) -> None:
     """Refuse to ``action`` an allowed root or a directory that contains one (invariant I3).
 
@@ -85,6 +126,24 @@ def refuse_roots(paths: PathPolicy, resolved: ResolvedPath, action: str) -> None
     """
     if any(root.is_relative_to(resolved.real) for root in paths.roots):
         raise PolicyViolation(f"refusing to {action} {resolved.path}: it is (or contains) an allowed root")
+
+
+def stop_if_cancelled() -> None:
+    """Raise the cancellation of the call this worker thread runs for, if that call was
+    cancelled or timed out meanwhile.
+
+    A tool body runs in a worker thread that a cancelled call abandons (``tools/offload.py``);
+    checking here, before each step that makes a change visible (a rename into place, the next
+    entry of a copy), keeps an abandoned call from committing after its caller was told it
+    stopped. A no-op outside an anyio worker thread (direct calls, tests).
+
+    Raises:
+        The backend's cancellation exception (a ``BaseException``), so cleanup handlers run.
+    """
+    try:
+        anyio.from_thread.check_cancelled()
+    except anyio.NoEventLoopError:
+        pass
 
 
 @contextmanager
@@ -98,12 +157,17 @@ def parent_dir(
     raises, the directories created here are removed again (when still empty).
 
     Raises:
+        PolicyViolation: ``resolved`` is an allowed root itself (it has no parent inside the roots).
         NotFound: the parent does not exist and ``create`` is false.
         TooLarge: more than ``max_new`` directories would have to be created (nothing is created).
         NotADirectory: a component of the parent is a file.
         SymlinkRefused: a created component was swapped for a symlink meanwhile.
         OutsideAllowedRoots: the parent (as opened) is outside the roots.
     """
+    if resolved.is_root:
+        raise PolicyViolation(
+            f"{resolved.path} is an allowed root, not an entry inside one; name a path inside it"
+        )
     target = resolved.path
     missing: list[str] = []
     probe = target.parent
@@ -126,25 +190,24 @@ def parent_dir(
                 f"too many parent directories to create: {len(missing)} (max {max_new}) for {target}"
             )
         created: list[tuple[int, str, Path]] = []
-        for name in reversed(missing):
-            probe = probe / name
-            try:
-                os.mkdir(name, 0o777, dir_fd=fd)
-                created.append((fd, name, probe))
-            except FileExistsError:
-                pass  # made concurrently by someone else: use it, but do not remove it later
-            except OSError as exc:
-                raise from_os_error(exc, str(probe)) from exc
-            try:
-                fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise SymlinkRefused(f"{probe} became a symlink while it was being created") from exc
-                raise from_os_error(exc, str(probe)) from exc
-            stack.callback(os.close, fd)
-        handle = ParentDir(fd=fd, name=target.name, path=target, created=[p for _, _, p in created])
         try:
-            yield handle
+            for name in reversed(missing):
+                probe = probe / name
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    created.append((fd, name, probe))
+                except FileExistsError:
+                    pass  # made concurrently by someone else: use it, but do not remove it later
+                except OSError as exc:
+                    raise from_os_error(exc, str(probe)) from exc
+                try:
+                    fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise SymlinkRefused(f"{probe} became a symlink while it was being created") from exc
+                    raise from_os_error(exc, str(probe)) from exc
+                stack.callback(os.close, fd)
+            yield ParentDir(fd=fd, name=target.name, path=target, created=[p for _, _, p in created])
         except BaseException:
             for parent_fd, name, _ in reversed(created):
                 try:
@@ -199,6 +262,8 @@ def write_atomic(
     Raises:
         AlreadyExists: ``replace`` is false and the name exists.
         FileSystemError: the write failed (disk full, file size limit, ...); nothing changed.
+        The cancellation exception: the call was cancelled before the rename (``stop_if_cancelled``);
+            nothing changed.
     """
     tmp = temp_name(name)
     try:
@@ -218,6 +283,7 @@ def write_atomic(
             os.fsync(fd)
         finally:
             os.close(fd)
+        stop_if_cancelled()
         if replace:
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:
@@ -351,7 +417,9 @@ def copy_entry(
     Raises:
         OSError: the copy failed; the caller removes the partial destination.
         InvalidArguments: the tree is deeper than 256 levels.
+        The cancellation exception: the call was cancelled (checked before each entry).
     """
+    stop_if_cancelled()
     info = os.stat(src_name, dir_fd=src_dir, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(src_name, dir_fd=src_dir), dst_name, dir_fd=dst_dir)
@@ -386,6 +454,77 @@ def remove_entry(dir_fd: int, name: str, *, is_dir: bool) -> None:
         shutil.rmtree(name, dir_fd=dir_fd)
     else:
         os.unlink(name, dir_fd=dir_fd)
+
+
+def copy_into_place(src: ParentDir, dst: ParentDir, *, is_dir: bool, replace: bool, stats: CopyStats) -> None:
+    """Copy ``src``'s entry to a temporary name beside ``dst``'s, then rename it into place, so a
+    failed or cancelled copy leaves no partial destination.
+
+    Args:
+        replace: replace an existing destination (a directory only if empty); else no-clobber.
+        stats: counts what was copied.
+
+    Raises:
+        AlreadyExists: the destination exists (``replace`` false) or is a non-empty directory.
+        FileSystemError: the copy failed (translated ``OSError``).
+        InvalidArguments: the tree is too deep.
+    """
+    tmp = temp_name(dst.name)
+    try:
+        copy_entry(src.fd, src.name, dst.fd, tmp, stats, display=str(src.path))
+        stop_if_cancelled()
+        if replace:
+            os.replace(tmp, dst.name, src_dir_fd=dst.fd, dst_dir_fd=dst.fd)
+        else:
+            rename_noclobber(dst.fd, tmp, dst.fd, dst.name, is_dir=is_dir, display=dst.path)
+    except BaseException as exc:
+        try:
+            remove_entry(dst.fd, tmp, is_dir=is_dir)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            if exc.errno == errno.ENOTEMPTY:
+                raise AlreadyExists(f"destination directory is not empty: {dst.path}") from exc
+            raise from_os_error(exc, str(dst.path)) from exc
+        raise
+
+
+def move_entry(src: ParentDir, dst: ParentDir, *, is_dir: bool, replace: bool) -> MoveMethod:
+    """Move ``src``'s entry to ``dst``'s: a rename, or across devices (DF-7) a copy into place
+    (``copy_into_place``) followed by removing the source.
+
+    Args:
+        is_dir: the source is a directory.
+        replace: replace an existing destination (a directory only if empty); else no-clobber.
+
+    Returns:
+        ``"rename"`` or ``"copyAndRemove"``.
+
+    Raises:
+        AlreadyExists: the destination exists (``replace`` false) or is a non-empty directory.
+        FileSystemError: the move failed, or the copy succeeded but the source could not be
+            removed (both then exist).
+    """
+    stop_if_cancelled()
+    try:
+        if replace:
+            os.replace(src.name, dst.name, src_dir_fd=src.fd, dst_dir_fd=dst.fd)
+        else:
+            rename_noclobber(src.fd, src.name, dst.fd, dst.name, is_dir=is_dir, display=dst.path)
+        return "rename"
+    except OSError as exc:
+        if exc.errno == errno.ENOTEMPTY or (exc.errno == errno.EEXIST and replace):
+            raise AlreadyExists(f"destination directory is not empty: {dst.path}") from exc
+        if exc.errno != errno.EXDEV:
+            raise from_os_error(exc, str(src.path)) from exc
+    copy_into_place(src, dst, is_dir=is_dir, replace=replace, stats=CopyStats())
+    try:
+        remove_entry(src.fd, src.name, is_dir=is_dir)
+    except OSError as exc:
+        raise FileSystemError(
+            f"copied {src.path} to {dst.path} but could not remove the source: {exc.strerror}"
+        ) from exc
+    return "copyAndRemove"
 
 
 def lstat_entry(parent: ParentDir) -> os.stat_result | None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_args
 
 import anyio
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 
@@ -28,6 +28,7 @@ from .results import ToolResult
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
+    "DESTRUCTIVE",
     "READ_ONLY",
     "CallContext",
     "ProgressFn",
@@ -36,6 +37,7 @@ __all__ = [
     "ToolArgs",
     "ToolOutput",
     "ToolSpec",
+    "any_case",
 ]
 
 logger = logging.getLogger(__name__)
@@ -80,6 +82,22 @@ class ToolAnnotations:
 
 
 READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+"""A tool that changes nothing."""
+DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
+"""A tool that may replace or remove what is there (writes, edits, moves, deletes)."""
+
+
+def any_case(choices: Any) -> BeforeValidator:
+    """A pydantic validator that takes a choice of the ``Literal`` type ``choices`` in any case
+    and with surrounding white space, and gives its canonical spelling (``" LineBlock "`` →
+    ``"lineBlock"``); anything else is left for the ``Literal`` to refuse. Use it as
+    ``Annotated[Kind, any_case(Kind)]``."""
+    canonical = {choice.lower(): choice for choice in get_args(choices)}
+
+    def validate(value: Any) -> Any:
+        return canonical.get(value.strip().lower(), value) if isinstance(value, str) else value
+
+    return BeforeValidator(validate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +196,26 @@ def _drop_nulls(node: Any) -> Any:
         key: value if key in ("default", "const", "enum", "examples") else _drop_nulls(value)
         for key, value in node.items()
     }
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """The argument path (``edits[0].newText``) of the first string in ``value`` holding a lone
+    surrogate, which no UTF-8 file, command line or environment can carry; None if there is none.
+    JSON over MCP cannot produce one, but the JSON command line and the Python API can."""
+    if isinstance(value, str):
+        return None if value.isascii() or not _SURROGATE.search(value) else where
+    if isinstance(value, Mapping):
+        items: Iterable[tuple[str, Any]] = (
+            (f"{where}.{key}" if where else str(key), v) for key, v in value.items()
+        )
+    elif isinstance(value, list | tuple):
+        items = ((f"{where}[{index}]", v) for index, v in enumerate(value))
+    else:
+        return None
+    return next((found for path, item in items if (found := _lone_surrogate(item, path))), None)
 
 
 def _format_validation_error(name: str, spec: ToolSpec[Any], exc: ValidationError) -> str:
@@ -312,6 +350,12 @@ class Registry:
             UnknownToolError: no tool of that name (a request error, not a tool failure).
         """
         spec = self.get(name)
+        if (where := _lone_surrogate(arguments or {}, "")) is not None:
+            return ToolResult.failure(
+                InvalidArguments.code,
+                f"invalid arguments for {name}: {where}: holds a lone surrogate (\\ud800-\\udfff), "
+                "which is not valid Unicode text; send valid UTF-8",
+            )
         try:
             args = spec.args_model.model_validate(dict(arguments or {}))
         except ValidationError as exc:

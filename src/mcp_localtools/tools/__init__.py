@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_localtools.config import Config, ToolsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
@@ -47,11 +48,12 @@ def all_specs(
         environ: the server's environment, for the exec tools (None: empty).
     """
     parsers = ParserRunner()  # one per server: it bounds how many parser processes run at once
+    locks = FileLocks()  # one per server: read-modify-write calls on one file take turns
     return [
-        *fs_specs(paths, config.limits, parsers),
+        *fs_specs(paths, config.limits, parsers, locks),
         *image_specs(paths, config.limits, parsers),
         *exec_specs(config.exec, paths, config.limits, environ or {}),
-        *text_specs(paths, config.limits),
+        *text_specs(paths, config.limits, locks),
     ]
 
 

@@ -34,6 +34,22 @@ async def test_makedirectory_on_an_existing_file_is_an_error(client: Client, tmp
     assert result.is_error and "exists and is not a directory" in text_of(result)
 
 
+async def test_makedirectory_on_a_root_is_fine(client: Client, tmp_path: Path) -> None:
+    result = await client.call_tool("makedirectory", {"path": "."})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {"path": str(tmp_path), "created": False, "createdDirectories": []}
+
+
+async def test_makedirectory_on_a_dangling_symlink_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to("gone")
+    result = await client.call_tool("makedirectory", {"path": "link", "parents": False})
+    assert result.is_error
+    assert f"path is a symlink whose target cannot be used as a directory: {tmp_path / 'link'}" in text_of(
+        result
+    )
+    assert (tmp_path / "link").is_symlink() and not (tmp_path / "gone").exists()
+
+
 async def test_makedirectory_without_parents_needs_the_parent(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("makedirectory", {"path": "x/y", "parents": False})
     assert result.is_error and "parent directory does not exist" in text_of(result)

@@ -8,6 +8,7 @@ import hashlib
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -31,7 +32,7 @@ async def test_wf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_
 async def test_wf2_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "s.txt", "content": "bad \ud800 surrogate"})
     assert result.is_error
-    assert "not valid UTF-8" in text_of(result) or "surrogate" in text_of(result)
+    assert "invalid arguments for writefile: content: holds a lone surrogate" in text_of(result)
     assert not (tmp_path / "s.txt").exists()
 
 
@@ -61,7 +62,7 @@ async def test_wf3_content_over_the_write_cap_is_refused_before_decoding(tmp_pat
             {"path": "b.bin", "content": base64.b64encode(b"x" * 5000).decode(), "encoding": "binary"},
         )
         text = await client.call_tool("writefile", {"path": "t.txt", "content": "y" * 1001})
-    assert binary.is_error and "content too large" in text_of(binary)
+    assert binary.is_error and "content too large: about 5001 bytes decoded" in text_of(binary)
     assert text.is_error and "content too large" in text_of(text)
     assert list(tmp_path.iterdir()) == []
 
@@ -265,3 +266,45 @@ async def test_expected_sha256_allows_the_write_only_when_the_file_is_unchanged(
 async def test_a_malformed_expected_sha256_is_refused(client: Client) -> None:
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "x", "expectedSha256": "abc"})
     assert result.is_error and "expectedSha256" in text_of(result)
+
+
+async def test_concurrent_appends_to_one_file_all_land(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "log.txt").write_text("", encoding="utf-8")
+    lines = [f"line {n}\n" for n in range(40)]
+
+    async def append(line: str) -> None:
+        result = await client.call_tool("writefile", {"path": "log.txt", "content": line, "append": True})
+        assert not result.is_error, text_of(result)
+
+    async with anyio.create_task_group() as group:
+        for line in lines:
+            group.start_soon(append, line)
+    assert sorted((tmp_path / "log.txt").read_text(encoding="utf-8").splitlines(keepends=True)) == sorted(
+        lines
+    )
+
+
+async def test_appends_and_text_edits_on_one_file_take_turns(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("".join(f"k{n} = 0\n" for n in range(20)), encoding="utf-8")
+
+    async def edit(n: int) -> None:
+        args = {"path": "f.txt", "edits": [{"oldText": f"k{n} = 0", "newText": f"k{n} = 1"}]}
+        result = await client.call_tool("editfile", args)
+        assert not result.is_error, text_of(result)
+
+    async def append(n: int) -> None:
+        args = {"path": "f.txt", "content": f"a{n}\n", "append": True}
+        result = await client.call_tool("writefile", args)
+        assert not result.is_error, text_of(result)
+
+    async with anyio.create_task_group() as group:
+        for n in range(20):
+            group.start_soon(edit, n)
+            group.start_soon(append, n)
+    text = (tmp_path / "f.txt").read_text(encoding="utf-8")
+    assert all(f"k{n} = 1\n" in text and f"a{n}\n" in text for n in range(20)), text
+
+
+async def test_writing_to_an_allowed_root_itself_says_so(client: Client, tmp_path: Path) -> None:
+    result = await client.call_tool("writefile", {"path": ".", "content": "x", "overwrite": True})
+    assert result.is_error and f"{tmp_path} is an allowed root, not an entry inside one" in text_of(result)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import AmbiguousMatch, NoMatch, ToolError
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.text.blocks import (
@@ -29,7 +30,6 @@ from mcp_localtools.tools.text.blocks import (
 )
 from mcp_localtools.tools.text.edit import EditFileArgs, edit_file
 from mcp_localtools.tools.text.insert import InsertTextLinesArgs, insert_text_lines
-from mcp_localtools.tools.text.textfile import EditLocks
 
 BOM = "\ufeff"
 SETTINGS = settings(
@@ -85,7 +85,7 @@ def run(
     target = root / "f.txt"
     target.write_bytes(file.data)
     try:
-        result: ToolResult | None = tool(args, paths=paths, limits=LimitsConfig(), locks=EditLocks())
+        result: ToolResult | None = tool(args, paths=paths, limits=LimitsConfig(), locks=FileLocks())
     except ToolError:
         result = None
     return result, target.read_bytes()
@@ -268,5 +268,5 @@ def test_a_refused_edit_changes_no_byte(
         root, paths = workspace
         (root / "f.txt").write_bytes(file.data)
         with pytest.raises((NoMatch, AmbiguousMatch)):
-            tool(args, paths=paths, limits=LimitsConfig(), locks=EditLocks())
+            tool(args, paths=paths, limits=LimitsConfig(), locks=FileLocks())
         assert (root / "f.txt").read_bytes() == file.data

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_localtools.config import LimitsConfig
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
@@ -22,17 +23,18 @@ __all__ = ["fs_specs"]
 
 
 def fs_specs(
-    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner | None = None
+    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner, locks: FileLocks
 ) -> list[ToolSpec[Any]]:
     """Every fs tool, bound to ``paths`` and ``limits``; readfile parses PDFs and images with
-    ``parsers`` (shared with the image group)."""
+    ``parsers`` (shared with the image group), writefile holds ``locks`` (shared with the text
+    edits) for appends and ``expectedSha256`` checks."""
     return [
         *read_specs(paths, limits, parsers),
         *listing_specs(paths, limits),
         *search_specs(paths, limits),
         *stat_specs(paths),
         *mime_specs(paths),
-        *write_specs(paths, limits),
+        *write_specs(paths, limits, locks),
         *trash_specs(paths),
         *manage_specs(paths),
     ]

@@ -10,12 +10,11 @@ a failed copy leaves no partial destination. Symlinks inside copied trees stay s
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from contextlib import ExitStack
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -29,17 +28,16 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.fswrite import (
     CopyStats,
+    MoveMethod,
     ParentDir,
-    copy_entry,
+    copy_into_place,
     lstat_entry,
+    move_entry,
     parent_dir,
     refuse_roots,
-    remove_entry,
-    rename_noclobber,
-    temp_name,
 )
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.fs.stat import EntryType, entry_type
 from mcp_localtools.tools.offload import offload
@@ -72,7 +70,7 @@ class MovePathResult(ToolOutput):
     source: str = Field(description="Absolute source path (no longer exists).")
     destination: str = Field(description="Absolute destination path.")
     type: EntryType = Field(description="What was moved: file, directory, symlink or other.")
-    method: Literal["rename", "copyAndRemove"] = Field(description="rename, or copyAndRemove across devices.")
+    method: MoveMethod = Field(description="rename, or copyAndRemove across devices.")
     replaced: bool = Field(description="True when an existing destination was replaced.")
 
 
@@ -98,10 +96,19 @@ class CopyPathResult(ToolOutput):
 def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
     """The makedirectory tool body (runs in a worker thread)."""
     resolved = paths.resolve(args.path)
+    if resolved.is_root:
+        result = MakeDirectoryResult(path=str(resolved.path), created=False, created_directories=[])
+        return ToolResult.of(result, text=f"already exists: {resolved.path}")
     with parent_dir(paths, resolved, create=args.parents, max_new=MAX_NEW_DIRECTORIES) as parent:
         info = lstat_entry(parent)
         if info is not None and stat.S_ISLNK(info.st_mode):
-            info = os.stat(parent.name, dir_fd=parent.fd)  # the target is inside the roots (resolve checked)
+            try:  # the target is inside the roots (resolve checked)
+                info = os.stat(parent.name, dir_fd=parent.fd)
+            except OSError as exc:
+                raise NotADirectory(
+                    f"path is a symlink whose target cannot be used as a directory: {parent.path} "
+                    f"({exc.strerror})"
+                ) from exc
         if info is not None:
             if not stat.S_ISDIR(info.st_mode):
                 raise NotADirectory(f"path exists and is not a directory: {parent.path}")
@@ -124,8 +131,7 @@ def _check_pair(paths: PathPolicy, source: ResolvedPath, destination: ResolvedPa
         raise InvalidArguments(f"source and destination are the same path: {source.path}")
     if destination.real.is_relative_to(source.real):
         raise InvalidArguments(f"cannot {verb} {source.path} into itself ({destination.path})")
-    if any(root.is_relative_to(destination.real) for root in paths.roots):
-        raise AlreadyExists(f"destination {destination.path} is an allowed root (or contains one)")
+    refuse_roots(paths, destination, "replace")
 
 
 def _replaceable(
@@ -146,29 +152,6 @@ def _replaceable(
     return True
 
 
-def _copy_into_place(
-    src: ParentDir, dst: ParentDir, *, is_dir: bool, replace: bool, stats: CopyStats
-) -> None:
-    """Copy ``src`` to a temporary name beside ``dst``, then rename it into place."""
-    tmp = temp_name(dst.name)
-    try:
-        copy_entry(src.fd, src.name, dst.fd, tmp, stats, display=str(src.path))
-        if replace:
-            os.replace(tmp, dst.name, src_dir_fd=dst.fd, dst_dir_fd=dst.fd)
-        else:
-            rename_noclobber(dst.fd, tmp, dst.fd, dst.name, is_dir=is_dir, display=dst.path)
-    except BaseException as exc:
-        try:
-            remove_entry(dst.fd, tmp, is_dir=is_dir)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            if exc.errno == errno.ENOTEMPTY:
-                raise AlreadyExists(f"destination directory is not empty: {dst.path}") from exc
-            raise from_os_error(exc, str(dst.path)) from exc
-        raise
-
-
 def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
     """The movepath tool body (runs in a worker thread)."""
     source = paths.resolve(args.source, field="source", follow_final=False)
@@ -183,23 +166,7 @@ def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
             raise NotFound(f"path does not exist: {src.path}")
         is_dir = stat.S_ISDIR(src_info.st_mode)
         replace = _replaceable(src_info, dst, lstat_entry(dst), args.overwrite)
-        method: Literal["rename", "copyAndRemove"] = "rename"
-        try:
-            if replace:
-                os.replace(src.name, dst.name, src_dir_fd=src.fd, dst_dir_fd=dst.fd)
-            else:
-                rename_noclobber(src.fd, src.name, dst.fd, dst.name, is_dir=is_dir, display=dst.path)
-        except OSError as exc:
-            if exc.errno == errno.ENOTEMPTY or (exc.errno == errno.EEXIST and replace):
-                raise AlreadyExists(f"destination directory is not empty: {dst.path}") from exc
-            if exc.errno != errno.EXDEV:
-                raise from_os_error(exc, str(src.path)) from exc
-            _copy_into_place(src, dst, is_dir=is_dir, replace=replace, stats=CopyStats())
-            try:
-                remove_entry(src.fd, src.name, is_dir=is_dir)
-            except OSError as exc2:
-                raise from_os_error(exc2, str(src.path)) from exc2
-            method = "copyAndRemove"
+        method = move_entry(src, dst, is_dir=is_dir, replace=replace)
     result = MovePathResult(
         source=str(src.path),
         destination=str(dst.path),
@@ -238,7 +205,7 @@ def copy_path(args: CopyPathArgs, *, paths: PathPolicy) -> ToolResult:
             )
         if dst_info is not None and stat.S_ISLNK(dst_info.st_mode):
             raise NotAFile(f"destination is a symlink: {dst.path}; refusing to replace it with a copy")
-        _copy_into_place(src, dst, is_dir=is_dir, replace=replace, stats=stats)
+        copy_into_place(src, dst, is_dir=is_dir, replace=replace, stats=stats)
     result = CopyPathResult(
         source=str(followed.path),
         destination=str(dst.path),
@@ -282,7 +249,7 @@ def manage_specs(paths: PathPolicy) -> list[ToolSpec[Any]]:
             args_model=MovePathArgs,
             result_model=MovePathResult,
             handler=offload(partial(move_path, paths=paths)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            annotations=DESTRUCTIVE,
         ),
         ToolSpec(
             name="copypath",
@@ -296,6 +263,6 @@ def manage_specs(paths: PathPolicy) -> list[ToolSpec[Any]]:
             args_model=CopyPathArgs,
             result_model=CopyPathResult,
             handler=offload(partial(copy_path, paths=paths)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            annotations=DESTRUCTIVE,
         ),
     ]

@@ -18,14 +18,14 @@ from itertools import accumulate
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent
 from mcp_localtools.fileio import FileData, decode_utf8, read_regular_file, sha256_hex
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
 from mcp_localtools.tools.image import ReturnedImage, fit_image
 
@@ -35,11 +35,8 @@ from .pdf import extract_pdf_text
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "read_specs", "text_window"]
 
 
-def _trimmed_lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-Encoding = Annotated[Literal["text", "binary"], BeforeValidator(_trimmed_lower)]
+_Encodings = Literal["text", "binary"]
+Encoding = Annotated[_Encodings, any_case(_Encodings)]
 
 
 class ReadFileArgs(ToolArgs):

@@ -18,7 +18,6 @@ roots, trash in the home directory) is not.
 
 from __future__ import annotations
 
-import errno
 import os
 import secrets
 import stat
@@ -32,7 +31,6 @@ from pydantic import Field
 
 from mcp_localtools.errors import (
     AlreadyExists,
-    FileSystemError,
     InvalidArguments,
     NotAFile,
     NotFound,
@@ -41,18 +39,15 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.fileio import kind_of
 from mcp_localtools.fswrite import (
-    CopyStats,
     ParentDir,
-    copy_entry,
     ensure_subdir,
     lstat_entry,
+    move_entry,
     parent_dir,
     refuse_roots,
-    remove_entry,
-    rename_noclobber,
 )
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
@@ -118,54 +113,23 @@ def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path,
                 continue
             with os.fdopen(info, "wb") as handle:
                 handle.write(_trash_info(source.path))
+            target = ParentDir(fd=files_fd, name=name, path=trash.path / "files" / name)
             try:
-                method = _move_entry(source, is_dir, files_fd, name)
+                method = move_entry(source, target, is_dir=is_dir, replace=False)
+            except AlreadyExists:  # taken meanwhile: try the next name
+                os.unlink(info_name, dir_fd=info_fd)
+                continue
             except BaseException:
                 os.unlink(info_name, dir_fd=info_fd)
                 raise
-            if method is None:  # taken meanwhile: try the next name
-                os.unlink(info_name, dir_fd=info_fd)
-                continue
-            return trash.path / "files" / name, trash.path / "info" / info_name, method
+            return target.path, trash.path / "info" / info_name, method
         raise AlreadyExists(f"could not find a free name in the trash {trash.path} after {_ATTEMPTS} tries")
     finally:
         os.close(files_fd)
         os.close(info_fd)
 
 
-def _move_entry(source: ParentDir, is_dir: bool, files_fd: int, name: str) -> Method | None:
-    try:
-        rename_noclobber(source.fd, source.name, files_fd, name, is_dir=is_dir, display=name)
-        return "rename"
-    except AlreadyExists:
-        return None
-    except OSError as exc:
-        if exc.errno != errno.EXDEV:
-            raise from_os_error(exc, str(source.path)) from exc
-    # Across devices (DF-7): copy, then remove the source; a failed copy leaves nothing behind.
-    stats = CopyStats()
-    try:
-        copy_entry(source.fd, source.name, files_fd, name, stats, display=str(source.path))
-    except FileExistsError:
-        return None
-    except BaseException as exc:
-        try:
-            remove_entry(files_fd, name, is_dir=is_dir)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise from_os_error(exc, str(source.path)) from exc
-        raise
-    try:
-        remove_entry(source.fd, source.name, is_dir=is_dir)
-    except OSError as exc:
-        raise FileSystemError(
-            f"copied {source.path} to the trash but could not remove it: {exc.strerror}"
-        ) from exc
-    return "copyAndRemove"
-
-
-def _system_trash(paths: PathPolicy, source: ParentDir, info: os.stat_result) -> Path | None:
+def _system_trash(paths: PathPolicy, info: os.stat_result) -> Path | None:
     """The freedesktop home trash, when send2trash would use it and it is inside the roots."""
     try:
         from send2trash import plat_other
@@ -213,7 +177,7 @@ def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
         if not (is_dir or stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
             raise NotAFile(f"refusing to delete non-regular file: {source.path} is a {kind_of(info.st_mode)}")
         auto = args.trash_dir.strip().lower() in ("", "auto")
-        home_trash = _system_trash(paths, source, info) if auto else None
+        home_trash = _system_trash(paths, info) if auto else None
         method: Method
         if home_trash is not None:
             trashed, info_path = _send_to_system_trash(source, home_trash)
@@ -254,6 +218,6 @@ def trash_specs(paths: PathPolicy) -> list[ToolSpec[Any]]:
             args_model=DeleteFileArgs,
             result_model=DeleteFileResult,
             handler=offload(partial(delete_file, paths=paths)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            annotations=DESTRUCTIVE,
         )
     ]

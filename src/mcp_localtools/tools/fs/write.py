@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import stat
+from contextlib import ExitStack
 from functools import partial
 from typing import Any
 
@@ -30,9 +30,9 @@ from mcp_localtools.errors import (
     TooLarge,
 )
 from mcp_localtools.fileio import kind_of, sha256_hex
-from mcp_localtools.fswrite import lstat_entry, parent_dir, read_entry, write_atomic
+from mcp_localtools.fswrite import FileLocks, lstat_entry, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
@@ -74,10 +74,7 @@ class WriteFileResult(ToolOutput):
 
 def _content_bytes(args: WriteFileArgs, max_bytes: int) -> bytes:
     if args.encoding == "text":
-        try:
-            data = args.content.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidArguments("content is not valid UTF-8 (it holds an unpaired surrogate)") from exc
+        data = args.content.encode("utf-8")  # the registry refused lone surrogates
     else:
         encoded = "".join(args.content.split())
         if len(encoded) // 4 * 3 > max_bytes + 2:
@@ -93,11 +90,17 @@ def _content_bytes(args: WriteFileArgs, max_bytes: int) -> bytes:
     return data
 
 
-def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
-    """The writefile tool body (runs in a worker thread)."""
+def write_file(
+    args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
+) -> ToolResult:
+    """The writefile tool body (runs in a worker thread). A read-modify-write (``append``,
+    ``expectedSha256``) holds the file's lock in ``locks``, shared with the text edits."""
     data = _content_bytes(args, limits.max_write_bytes)
     resolved = paths.resolve(args.path)
-    with parent_dir(paths, resolved, create=args.create_parents) as parent:
+    with ExitStack() as stack:
+        if args.append or args.expected_sha256:
+            stack.enter_context(locks.hold(resolved.real))
+        parent = stack.enter_context(parent_dir(paths, resolved, create=args.create_parents))
         current = lstat_entry(parent)
         if current is None:
             if args.expected_sha256:
@@ -120,10 +123,10 @@ def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) 
                 )
             needs_old = args.append or args.expected_sha256
             old = read_entry(parent, max_bytes=limits.max_read_bytes)[0] if needs_old else b""
-            if args.expected_sha256 and sha256_hex(old) != args.expected_sha256.lower():
+            if args.expected_sha256 and (now := sha256_hex(old)) != args.expected_sha256.lower():
                 raise Conflict(
-                    f"{parent.path} changed since it was read (sha256 is now {sha256_hex(old)}); "
-                    "read it again and redo the change"
+                    f"{parent.path} changed since it was read (sha256 is now {now}); read it again and redo "
+                    "the change"
                 )
             final = old + data if args.append else data
             if len(final) > limits.max_write_bytes:
@@ -142,7 +145,7 @@ def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) 
             path=str(parent.path),
             bytes_written=len(data),
             size_bytes=len(final),
-            sha256=hashlib.sha256(final).hexdigest(),
+            sha256=sha256_hex(final),
             created=current is None,
             created_directories=[str(p) for p in parent.created],
         )
@@ -152,7 +155,7 @@ def write_file(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) 
     )
 
 
-def write_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
+def write_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:
     """The writefile spec."""
     return [
         ToolSpec(
@@ -168,7 +171,7 @@ def write_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
             ),
             args_model=WriteFileArgs,
             result_model=WriteFileResult,
-            handler=offload(partial(write_file, paths=paths, limits=limits)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            handler=offload(partial(write_file, paths=paths, limits=limits, locks=locks)),
+            annotations=DESTRUCTIVE,
         )
     ]

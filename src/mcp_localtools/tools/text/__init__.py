@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_localtools.config import LimitsConfig
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
@@ -17,14 +18,13 @@ from .edit import edit_specs
 from .find import find_specs
 from .insert import insert_specs
 from .read import read_specs
-from .textfile import EditLocks
 
 __all__ = ["text_specs"]
 
 
-def text_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:
-    """Every text tool, bound to ``paths`` and ``limits`` and sharing one set of edit locks."""
-    locks = EditLocks()
+def text_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:
+    """Every text tool, bound to ``paths`` and ``limits``; the edits hold ``locks`` (the server's
+    per-file locks, shared with writefile) while they read, change and save a file."""
     return [
         *read_specs(paths, limits),
         *find_specs(paths, limits),

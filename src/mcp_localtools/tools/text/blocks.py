@@ -20,15 +20,16 @@ from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
 from .lines import TextLines, block_starts, check_no_overlap, context_starts, line_list, splice, trimmed
 from .report import EditedFile, edit_result, expected_sha256_field
 from .similar import closest_region, describe_region
-from .textfile import EditLocks, edit_text
+from .textfile import edit_text
 
 __all__ = [
     "DeleteTextLinesArgs",
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 _LISTED = 200  # line numbers listed in a refusal
-_EDIT = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
 
 
 class _BlockArgs(ToolArgs):
@@ -131,7 +131,7 @@ def _lines(starts: Sequence[int]) -> str:
 
 
 def replace_text_lines(
-    args: ReplaceTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks
+    args: ReplaceTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
 ) -> ToolResult:
     """The replacetextlines tool body (runs in a worker thread)."""
     replacement = line_list(args.replace_with_lines)
@@ -152,7 +152,7 @@ def replace_text_lines(
 
 
 def delete_text_lines(
-    args: DeleteTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks
+    args: DeleteTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
 ) -> ToolResult:
     """The deletetextlines tool body (runs in a worker thread)."""
     with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
@@ -171,7 +171,7 @@ def delete_text_lines(
         )
 
 
-def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> list[ToolSpec[Any]]:
+def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:
     """The replacetextlines and deletetextlines specs."""
     common = (
         "(compared trimmed), optionally with beforeLines/afterLines directly around it. The number of "
@@ -189,7 +189,7 @@ def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> li
             args_model=ReplaceTextLinesArgs,
             result_model=ReplaceTextLinesResult,
             handler=offload(partial(replace_text_lines, paths=paths, limits=limits, locks=locks)),
-            annotations=_EDIT,
+            annotations=DESTRUCTIVE,
         ),
         ToolSpec(
             name="deletetextlines",
@@ -200,6 +200,6 @@ def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> li
             args_model=DeleteTextLinesArgs,
             result_model=DeleteTextLinesResult,
             handler=offload(partial(delete_text_lines, paths=paths, limits=limits, locks=locks)),
-            annotations=_EDIT,
+            annotations=DESTRUCTIVE,
         ),
     ]

@@ -17,15 +17,16 @@ from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
 from .lines import BOM, newline_style
 from .match import MatchKind, apply_edit
 from .report import EditedFile, edit_result, expected_sha256_field
-from .textfile import EditLocks, edit_text
+from .textfile import edit_text
 
 __all__ = ["EditFileArgs", "EditFileResult", "TextEdit", "edit_file", "edit_specs"]
 
@@ -95,7 +96,7 @@ def _keep_final_newline(before: str, after: str, newline: str) -> str:
     return after
 
 
-def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> ToolResult:
+def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> ToolResult:
     """The editfile tool body (runs in a worker thread)."""
     with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
         text = target.file.text  # edits work on the text: no line split of the whole file
@@ -157,7 +158,7 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
         )
 
 
-def edit_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> list[ToolSpec[Any]]:
+def edit_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:
     """The editfile spec."""
     return [
         ToolSpec(
@@ -176,6 +177,6 @@ def edit_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> lis
             args_model=EditFileArgs,
             result_model=EditFileResult,
             handler=offload(partial(edit_file, paths=paths, limits=limits, locks=locks)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            annotations=DESTRUCTIVE,
         )
     ]

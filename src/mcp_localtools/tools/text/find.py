@@ -15,13 +15,13 @@ from functools import partial
 from itertools import islice
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult, cut_text
 from mcp_localtools.tools.offload import offload
 
@@ -35,14 +35,8 @@ MAX_CONTEXT_LINES = 2000
 MAX_MATCHES = 500
 MAX_WINDOW_LINES = 4000
 _RESERVE = 400
-_QUERY_TYPES = {"substring": "substring", "regex": "regex", "lineblock": "lineBlock"}
-
-
-def _query_type(value: Any) -> Any:
-    return _QUERY_TYPES.get(value.strip().lower(), value) if isinstance(value, str) else value
-
-
-QueryType = Annotated[Literal["substring", "regex", "lineBlock"], BeforeValidator(_query_type)]
+_QueryTypes = Literal["substring", "regex", "lineBlock"]
+QueryType = Annotated[_QueryTypes, any_case(_QueryTypes)]
 
 
 class FindTextArgs(ToolArgs):

@@ -10,33 +10,26 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
 from .lines import line_list, splice, trimmed
 from .read import unique_block
 from .report import EditedFile, edit_result, expected_sha256_field
-from .textfile import EditLocks, edit_text
+from .textfile import edit_text
 
 __all__ = ["InsertTextLinesArgs", "InsertTextLinesResult", "insert_specs", "insert_text_lines"]
 
-_POSITIONS = {p.lower(): p for p in ("start", "end", "beforeAnchor", "afterAnchor", "lineNumber")}
-
-
-def _position(value: Any) -> Any:
-    return _POSITIONS.get(value.strip().lower(), value) if isinstance(value, str) else value
-
-
-Position = Annotated[
-    Literal["start", "end", "beforeAnchor", "afterAnchor", "lineNumber"], BeforeValidator(_position)
-]
+_Positions = Literal["start", "end", "beforeAnchor", "afterAnchor", "lineNumber"]
+Position = Annotated[_Positions, any_case(_Positions)]
 
 
 class InsertTextLinesArgs(ToolArgs):
@@ -104,7 +97,7 @@ class InsertTextLinesResult(EditedFile):
 
 
 def insert_text_lines(
-    args: InsertTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: EditLocks
+    args: InsertTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
 ) -> ToolResult:
     """The inserttextlines tool body (runs in a worker thread)."""
     new_lines = line_list(args.lines_to_insert)
@@ -140,7 +133,7 @@ def insert_text_lines(
         )
 
 
-def insert_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> list[ToolSpec[Any]]:
+def insert_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:
     """The inserttextlines spec."""
     return [
         ToolSpec(
@@ -156,6 +149,6 @@ def insert_specs(paths: PathPolicy, limits: LimitsConfig, locks: EditLocks) -> l
             args_model=InsertTextLinesArgs,
             result_model=InsertTextLinesResult,
             handler=offload(partial(insert_text_lines, paths=paths, limits=limits, locks=locks)),
-            annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+            annotations=DESTRUCTIVE,
         )
     ]

@@ -13,10 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -30,12 +29,12 @@ from mcp_localtools.errors import (
     TooLarge,
 )
 from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
-from mcp_localtools.fswrite import ParentDir, lstat_entry, parent_dir, read_entry, write_atomic
+from mcp_localtools.fswrite import FileLocks, ParentDir, lstat_entry, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
 
 from .lines import TextLines, parse_text
 
-__all__ = ["EditLocks", "EditableText", "Saved", "TextFile", "edit_text", "read_text"]
+__all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text"]
 
 _ENCODE_CHARS = 1024 * 1024  # characters encoded and written at a time by save()
 _NOT_UTF8_HINT = 'the text tools handle UTF-8 files only; readfile with encoding "binary" reads any file'
@@ -89,34 +88,6 @@ def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
     resolved = paths.resolve(path)
     file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
     return TextFile(path=file.path, text=_decode(file.data, file.path), known_sha256=sha256_hex(file.data))
-
-
-@dataclass
-class EditLocks:
-    """One lock per file being edited, owned by the text tool group (no module-level state).
-
-    Locks live only while a call holds or waits for them.
-    """
-
-    _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
-    _locks: dict[Path, tuple[threading.Lock, int]] = field(default_factory=dict, init=False, repr=False)
-
-    @contextmanager
-    def hold(self, key: Path) -> Iterator[None]:
-        """Hold the lock of ``key`` for the duration of the block."""
-        with self._guard:
-            lock, users = self._locks.get(key, (threading.Lock(), 0))
-            self._locks[key] = (lock, users + 1)
-        try:
-            with lock:
-                yield
-        finally:
-            with self._guard:
-                lock, users = self._locks[key]
-                if users == 1:
-                    del self._locks[key]
-                else:
-                    self._locks[key] = (lock, users - 1)
 
 
 @dataclass
@@ -192,7 +163,7 @@ class EditableText:
 
 @contextmanager
 def edit_text(
-    paths: PathPolicy, path: str, limits: LimitsConfig, locks: EditLocks, *, expected_sha256: str | None
+    paths: PathPolicy, path: str, limits: LimitsConfig, locks: FileLocks, *, expected_sha256: str | None
 ) -> Iterator[EditableText]:
     """Open an existing UTF-8 text file for editing (TX-1, TX-7).
 
