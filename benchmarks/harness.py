@@ -12,18 +12,27 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import statistics
 import subprocess
+import sysconfig
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 import mcp_types as types
 from anyio.abc import Process
 from mcp.shared.message import SessionMessage
 
-__all__ = ["Samples", "linear_stdio", "peak_rss_kib"]
+__all__ = ["Samples", "Spawned", "cpu_seconds", "linear_stdio", "peak_rss_kib", "server_command"]
+
+
+def server_command() -> str:
+    """The installed ``mcp-localtools`` command: next to this interpreter, else on ``PATH``."""
+    found = Path(sysconfig.get_path("scripts")) / "mcp-localtools"
+    return str(found) if found.exists() else (shutil.which("mcp-localtools") or "mcp-localtools")
 
 
 @dataclass

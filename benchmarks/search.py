@@ -2,8 +2,9 @@
 
 The tree is copies of the running interpreter's standard library (without site-packages and
 __pycache__) until it holds at least 5,000 ``.py`` files and 200 MB. The server is the installed
-``mcp-localtools`` command, started once over stdio with the SDK client; each timed call is one
-``tools/call`` round trip. ``rg -n`` runs directly, as a shell user would run it. Runs are
+``mcp-localtools`` command, started once over stdio with the SDK client (on the harness's
+transport, which gives the server's pid for its CPU time); each timed call is one ``tools/call``
+round trip. ``rg -n`` runs directly, as a shell user would run it. Runs are
 interleaved (the order alternates) so that load from other processes hits both alike; the
 table gives medians and the median of the per-pair ratios. The pure-Python fallback is timed
 the same way through a server started with the Python engine (``--serve-python-engine``).
@@ -24,7 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client, StdioServerParameters
+from harness import Spawned, cpu_seconds, linear_stdio, server_command
+from mcp import Client
+
+from mcp_localtools.tools.fs.search.rg import find_ripgrep
 
 PATTERN = r"class \w+Error\("
 MIN_FILES = 5000
@@ -63,13 +67,11 @@ def make_tree(work: Path) -> Path:
 
 
 def rg_executable() -> str:
-    found = Path(sysconfig.get_path("scripts")) / "rg"
-    return str(found) if found.exists() else (shutil.which("rg") or "rg")
-
-
-def server_command() -> str:
-    found = Path(sysconfig.get_path("scripts")) / "mcp-localtools"
-    return str(found) if found.exists() else (shutil.which("mcp-localtools") or "mcp-localtools")
+    """The ``rg`` the ripgrep engine would use (see ``find_ripgrep``)."""
+    found = find_ripgrep()
+    if found is None:
+        raise SystemExit("no ripgrep 14+ found: install the package with its ripgrep dependency")
+    return found
 
 
 def time_rg(root: Path) -> tuple[float, int]:
@@ -90,26 +92,6 @@ async def time_tool(client: Client, root: Path) -> tuple[float, Any]:
     return elapsed, result.structured_content
 
 
-def _children() -> list[int]:
-    """Processes whose parent is this one (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text(encoding="utf-8")
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid():
-                found.append(int(entry.name))
-    return found
-
-
-def _process_cpu(pid: int) -> float:
-    """CPU seconds of a process and its reaped children (user + system)."""
-    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-
-
 def _cpu_self() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -120,9 +102,10 @@ def _cpu_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def compare(params: StdioServerParameters, root: Path, runs: int) -> dict[str, Any]:
-    """Interleaved timings of rg -n and of searchfiles through one stdio server, with CPU time:
-    rg's (as a reaped child), the server's with its rg children, and the SDK client's."""
+async def compare(argv: list[str], root: Path, runs: int) -> dict[str, Any]:
+    """Interleaved timings of rg -n and of searchfiles through one stdio server (started with
+    ``argv``), with CPU time: rg's (as a reaped child), the server's with its rg children, and
+    the SDK client's."""
     ours: list[float] = []
     theirs: list[float] = []
     cpu = {"rg": 0.0, "server": 0.0, "client": 0.0}
@@ -133,13 +116,14 @@ async def compare(params: StdioServerParameters, root: Path, runs: int) -> dict[
         cpu["rg"] += _cpu_children() - before
 
     async def our_run(server: int) -> None:
-        before, client_before = _process_cpu(server), _cpu_self()
+        before, client_before = cpu_seconds(server), _cpu_self()
         ours.append((await time_tool(client, root))[0])
-        cpu["server"] += _process_cpu(server) - before
+        cpu["server"] += cpu_seconds(server) - before
         cpu["client"] += _cpu_self() - client_before
 
-    async with Client(params) as client:
-        (server,) = _children()
+    spawned = Spawned()
+    async with Client(linear_stdio(argv, spawned)) as client:
+        server = spawned.pid
         _, content = await time_tool(client, root)  # warm: the page cache, the server's imports
         _, lines = time_rg(root)
         for index in range(runs):
@@ -185,12 +169,9 @@ def run(options: argparse.Namespace) -> str:
     files, py, size = _tree_size(root)
     print(f"   tree: {files} files ({py} .py), {size / 2**20:.0f} MiB", flush=True)
     rg_version = subprocess.run([rg_executable(), "--version"], capture_output=True, text=True, check=True)
-    ours = StdioServerParameters(command=server_command(), args=["--root", str(root)])
-    ripgrep = anyio.run(compare, ours, root, options.runs)
+    ripgrep = anyio.run(compare, [server_command(), "--root", str(root)], root, options.runs)
     print(f"   ripgrep engine: {ripgrep['ratio_of_medians']:.2f} x rg", flush=True)
-    fallback = StdioServerParameters(
-        command=sys.executable, args=[str(Path(__file__).resolve()), "--serve-python-engine", str(root)]
-    )
+    fallback = [sys.executable, str(Path(__file__).resolve()), "--serve-python-engine", str(root)]
     native = anyio.run(compare, fallback, root, options.fallback_runs)
     print(f"   Python engine: {native['ratio_of_medians']:.2f} x rg", flush=True)
     load = " / ".join(f"{value:.2f}" for value in os.getloadavg())

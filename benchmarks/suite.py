@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,8 +22,8 @@ from typing import Any
 
 import anyio
 import search
-from harness import Samples, Spawned, linear_stdio, peak_rss_kib
-from mcp import Client, StdioServerParameters
+from harness import Samples, Spawned, linear_stdio, peak_rss_kib, server_command
+from mcp import Client
 
 HERE = Path(__file__).resolve().parent
 FLOOR = [sys.executable, str(HERE / "floor_server.py")]
@@ -46,11 +45,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.ours.median / self.theirs.median
-
-
-def server_command() -> str:
-    found = Path(sysconfig.get_path("scripts")) / "mcp-localtools"
-    return str(found) if found.exists() else (shutil.which("mcp-localtools") or "mcp-localtools")
 
 
 def prepare(work: Path) -> tuple[Path, Path]:
@@ -224,8 +218,7 @@ async def measure(options: argparse.Namespace) -> tuple[list[Row], dict[str, int
         rss = {"ours": peak_rss_kib(ours_proc.pid), "floor": peak_rss_kib(floor_proc.pid)}
 
     tree = search.make_tree(options.work)
-    params = StdioServerParameters(command=server_command(), args=["--root", str(tree)])
-    found = await search.compare(params, tree, runs)
+    found = await search.compare([server_command(), "--root", str(tree)], tree, runs)
     rows.append(
         Row(
             f"searchfiles `matches` over {search._tree_size(tree)[1]} .py files / "

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools.fs.search.engine import Line
@@ -40,6 +43,30 @@ def test_a_long_line_is_read_back_and_cut_around_its_first_match(tmp_path: Path)
     assert excerpt.startswith("…€") and excerpt.endswith("€…") and "needle" in excerpt
     assert len(excerpt.encode("utf-8")) <= EXCERPT_BYTES + 6
     assert context.startswith("€") and context.endswith("€…"), "a context line is cut from its start"
+
+
+def test_a_long_context_line_is_read_only_as_far_as_its_excerpt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "f.txt").write_bytes(b"a" * 4_000_000 + b" needle\n")
+    regex = ContentRegex("needle", case_sensitive=True, fixed_strings=False)
+    reader = FileReader(PathPolicy.create([tmp_path]), str(tmp_path / "f.txt"), regex, 16 << 20)
+    asked: list[int] = []
+    pread = os.pread
+
+    def counting(fd: int, size: int, offset: int) -> bytes:
+        asked.append(size)
+        return pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", counting)
+    try:
+        context = reader.text(Line(number=1, offset=0, is_match=False, text=None))
+        assert sum(asked) <= EXCERPT_BYTES + 1
+        match = reader.text(Line(number=1, offset=0, is_match=True, text=None))
+    finally:
+        reader.close()
+    assert context == "a" * EXCERPT_BYTES + "…"
+    assert match.startswith("…a") and "needle" in match, "a matching line is still read to its match"
 
 
 def test_decoding_keeps_invalid_bytes_visible_and_drops_a_final_cr() -> None:

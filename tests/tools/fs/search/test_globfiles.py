@@ -75,12 +75,22 @@ async def test_directories_are_included_on_request(client: Client, tree: Path) -
     assert (await glob(client, "**", includeDirectories=True))["paths"][:3] == ["a.py", "b.md", "src/"]
 
 
+async def test_max_results_keeps_the_first_paths_in_order_and_counts_them_all(
+    client: Client, tree: Path
+) -> None:
+    result = await glob(client, "**", includeDirectories=True, maxResults=4)
+    assert result["paths"] == ["a.py", "b.md", "src/", "src/c.py"]
+    assert result["total"] == 9 and result["truncated"] is True  # 6 files, src/, src/pkg/, tests/
+
+
 async def test_sort_by_mtime_puts_the_newest_first(client: Client, tree: Path) -> None:
     for age, rel in enumerate(["src/c.py", "a.py", "src/pkg/d.py", "tests/test_c.py"]):
         stamp = 1_700_000_000 - age * 100
         os.utime(tree / rel, (stamp, stamp))
     result = await glob(client, "**/*.py", sortBy="mtime")
     assert result["paths"] == ["src/c.py", "a.py", "src/pkg/d.py", "tests/test_c.py"]
+    newest = await glob(client, "**/*.py", sortBy="mtime", maxResults=2)
+    assert newest["paths"] == ["src/c.py", "a.py"] and newest["total"] == 4 and newest["truncated"] is True
 
 
 async def test_max_results_and_the_budget_cut_with_truncated(connect_search: Connect, tmp_path: Path) -> None:
@@ -101,6 +111,7 @@ async def test_symlinks_loops_and_fifos_are_not_followed_or_listed(
     os.mkfifo(tree / "pipe.py")
     with anyio.fail_after(20):
         result = await glob(client, "**/*", includeDirectories=True)
+    assert {"a.py", "src/", "src/pkg/d.py"} <= set(result["paths"])
     assert all(not path.startswith(("loop", "out", "pipe")) for path in result["paths"])
 
 

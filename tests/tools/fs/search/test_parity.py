@@ -37,7 +37,7 @@ PATTERNS = [
     ("[a-z]+\\s+\\(", True, False),
     ("ERROR(", False, True),
 ]
-MODES = [(False, 0), (True, 0), (True, 2)]  # (with_lines, context_lines)
+MODES = [("files", 0), ("count", 0), ("lines", 0), ("lines", 2)]  # (output, context_lines)
 
 
 def ripgrep() -> Engine:
@@ -84,7 +84,7 @@ async def test_both_engines_find_the_same_lines_and_counts(tmp_path: Path, seed:
     root = make_tree(tmp_path / "tree", seed)
     for turn, filters in enumerate(FILTERS[:5]):
         for index, (pattern, case_sensitive, fixed) in enumerate(PATTERNS):
-            for with_lines, context in (MODES[(turn + index) % 3], MODES[(turn + index + seed) % 3]):
+            for output, context in (MODES[(turn + index) % 4], MODES[(turn + index + seed) % 4]):
                 query = ContentQuery(
                     directory=root,
                     pattern=pattern,
@@ -92,7 +92,7 @@ async def test_both_engines_find_the_same_lines_and_counts(tmp_path: Path, seed:
                     fixed_strings=fixed,
                     filters=filters,
                     max_file_size=50_000,
-                    with_lines=with_lines,
+                    output=output,
                     context_lines=context,
                 )
                 rg_result = await search(ripgrep(), query)

@@ -42,9 +42,15 @@ def test_an_rg_older_than_14_is_not_used(tmp_path: Path) -> None:
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 async def test_a_timed_out_search_kills_rg(stuck_tree: Path) -> None:
     registry = search_registry(config_for(stuck_tree), make_engine("ripgrep"))
+    running: list[list[int]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        running.append(child_processes("rg"))  # the first report comes once rg is started
+
     with anyio.fail_after(20):
-        result = await registry.call("searchfiles", {"pattern": "needle"}, timeout=1.0)
+        result = await registry.call("searchfiles", {"pattern": "needle"}, progress=on_progress, timeout=1.0)
     assert result.error is not None and result.error.code == "timeout"
+    assert running and running[0], "rg was running (blocked on the FIFO) before the timeout"
     assert child_processes("rg") == []
 
 

@@ -4,6 +4,8 @@ decisions.md fixes and the output modes, filters and hostile trees of issue 3.""
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_localtools.tools.fs.search.engine import LINE_WIDTH
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.tools.fs.search.engine import LINE_WIDTH, Line
+from mcp_localtools.tools.fs.search.excerpt import Containment, FileReader
 from tests.helpers import text_of
 from tests.tools.fs.search.conftest import Connect
 from tests.tools.fs.search.unprivileged import run_unprivileged_searches
@@ -181,16 +185,15 @@ async def test_sf9_an_unreadable_directory_is_skipped_and_listed(engine_name: st
     (tmp_path / "secret").chmod(0)
     (tmp_path / "locked.txt").chmod(0)
     try:
-        calls = [{"pattern": "needle", "outputMode": mode} for mode in ("files", "matches")]
+        calls = [{"pattern": "needle", "outputMode": mode} for mode in ("files", "matches", "count")]
         results = run_unprivileged_searches(engine_name, tmp_path, calls)
-        for mode, result in zip(("files", "matches"), results, strict=True):
+        for mode, result in zip(("files", "matches", "count"), results, strict=True):
             assert result["success"] is True
             found = result["structuredContent"]
             assert found["totalFiles"] == 1
             skipped = {item["path"]: item["reason"] for item in found["skipped"]}
-            assert skipped["secret"] == "Permission denied"
-            if mode == "matches":
-                assert skipped["locked.txt"] == "Permission denied"
+            assert skipped["secret"] == "Permission denied", mode
+            assert skipped["locked.txt"] == "Permission denied", mode
     finally:
         (tmp_path / "secret").chmod(0o755)
         (tmp_path / "locked.txt").chmod(0o644)
@@ -313,6 +316,23 @@ async def test_ignore_files_are_respected_unless_turned_off(client: Client, tree
     assert everything["files"] == ["a.txt", "node_modules/x.js", "sub/b.py", "sub/deep/c.md"]
 
 
+async def test_a_backslash_before_n_is_searchable_unless_it_is_a_newline_escape(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("C:\\new\nx\\y\nxny\nxay\n", encoding="utf-8")
+
+    async def lines(pattern: str, **args: Any) -> list[int]:
+        found = await search(client, pattern, outputMode="matches", **args)
+        return [match["lineNumber"] for match in found["matches"]]
+
+    assert await lines("\\n", fixedStrings=True) == [1], "the literal text backslash, n"
+    assert await lines("\\\\n") == [1], "an escaped backslash, then n"
+    assert await lines("x[^\\\\n]y") == [4], "a class without backslash and n"
+    for pattern, fixed in (("\\n", False), ("a\nb", True)):
+        refused = await client.call_tool("searchfiles", {"pattern": pattern, "fixedStrings": fixed})
+        assert refused.is_error and "newline" in text_of(refused)
+
+
 async def test_case_insensitive_and_fixed_strings(client: Client, tree: Path) -> None:
     assert (await search(client, "CLASS FOOERROR", caseSensitive=False))["files"] == ["a.txt"]
     assert (await search(client, "FooError(Exception)", fixedStrings=True))["files"] == ["a.txt"]
@@ -403,3 +423,55 @@ async def test_progress_notifications_reach_the_client(client: Client, tree: Pat
         "searchfiles", {"pattern": "class", "outputMode": "matches"}, progress_callback=on_progress
     )
     assert seen and seen[0][0] == 0 and "searching" in (seen[0][1] or "")
+
+
+async def test_only_the_long_lines_shown_are_read_back(
+    connect_search: Connect, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "f.txt").write_text(
+        "".join(f"{'y' * 100_000} needle {n}\n" for n in range(40)), encoding="utf-8"
+    )
+    read: list[int] = []
+    original = FileReader.text
+
+    def counting(self: FileReader, line: Line) -> str:
+        read.append(line.number)
+        return original(self, line)
+
+    monkeypatch.setattr(FileReader, "text", counting)
+    async with connect_search(limits={"max_result_chars": 2000}) as client:
+        result = await search(client, "needle", outputMode="matches")
+    shown = len(result["matches"])
+    assert result["truncated"] is True and 0 < shown < 40
+    assert len(read) <= shown + 1, "the line that no longer fit is the only one read in vain"
+
+
+async def test_file_work_runs_in_worker_threads_not_on_the_event_loop(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "f.txt").write_text("y" * 1000 + " needle\nshort needle\n", encoding="utf-8")
+    loop = threading.get_ident()
+    calls: list[tuple[str, bool]] = []
+
+    def watch(cls: type, name: str) -> None:
+        original: Callable[..., Any] = getattr(cls, name)
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            calls.append((name, threading.get_ident() == loop))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(cls, name, watched)
+
+    watch(PathPolicy, "resolve")  # opening the root; reading long lines back
+    watch(Containment, "check")
+    watch(FileReader, "text")
+    for tool, args in (
+        ("searchfiles", {"pattern": "needle", "outputMode": "matches"}),
+        ("searchfiles", {"pattern": "needle"}),
+        ("globfiles", {"pattern": "*.txt"}),
+        ("globfiles", {"pattern": "*.txt", "sortBy": "mtime"}),
+    ):
+        result = await client.call_tool(tool, args)
+        assert not result.is_error, text_of(result)
+    assert {name for name, _ in calls} == {"resolve", "check", "text"}
+    assert [name for name, on_loop in calls if on_loop] == []

@@ -2,26 +2,32 @@
 
 The engine (``engine.py``) is ripgrep when an ``rg`` of version 14 or later is installed (the
 ``ripgrep`` wheel puts one next to this interpreter), else the pure-Python fallback; the tools
-give the same results with either.
+give the same results with either. It is chosen at the first search, not at start-up (finding
+ripgrep runs ``rg --version``).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import anyio.to_thread
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
 
-from .engine import Engine
+from .engine import ContentQuery, Engine, FileHits, ListingReport, Progress, Skipped, WalkFilters
 from .globfiles import globfiles_spec
 from .native import NativeEngine
 from .rg import RipgrepEngine, find_ripgrep
 from .searchfiles import searchfiles_spec
 from .tree import tree_spec
 
-__all__ = ["Engine", "NativeEngine", "RipgrepEngine", "default_engine", "search_specs"]
+__all__ = ["DeferredEngine", "Engine", "NativeEngine", "RipgrepEngine", "default_engine", "search_specs"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,11 +42,63 @@ def default_engine() -> Engine:
     return RipgrepEngine(executable)
 
 
+class DeferredEngine:
+    """An ``Engine`` that picks the real one at its first use, in a worker thread.
+
+    Concurrent first calls pick once (a lock in the worker threads); later calls go straight
+    to the picked engine.
+
+    Args:
+        choose: picks the engine (blocking); default ``default_engine``.
+    """
+
+    def __init__(self, choose: Callable[[], Engine] = default_engine) -> None:
+        self._choose = choose
+        self._chosen: Engine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The picked engine's name; ``auto`` before the first use."""
+        return "auto" if self._chosen is None else self._chosen.name
+
+    def _pick(self) -> Engine:
+        with self._lock:
+            if self._chosen is None:
+                self._chosen = self._choose()
+            return self._chosen
+
+    async def _engine(self) -> Engine:
+        if self._chosen is not None:
+            return self._chosen
+        return await anyio.to_thread.run_sync(self._pick, abandon_on_cancel=True)
+
+    async def search(
+        self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
+    ) -> list[Skipped]:
+        """See ``Engine.search``."""
+        return await (await self._engine()).search(query, sink, progress)
+
+    async def list_files(
+        self,
+        directory: Path,
+        filters: WalkFilters,
+        sink: Callable[[str], None],
+        progress: Progress,
+        *,
+        max_file_size: int | None = None,
+    ) -> ListingReport:
+        """See ``Engine.list_files``."""
+        engine = await self._engine()
+        return await engine.list_files(directory, filters, sink, progress, max_file_size=max_file_size)
+
+
 def search_specs(
     paths: PathPolicy, limits: LimitsConfig, engine: Engine | None = None
 ) -> list[ToolSpec[Any]]:
-    """The searchfiles, globfiles and directorytree specs; ``engine`` defaults to ``default_engine()``."""
-    chosen = engine or default_engine()
+    """The searchfiles, globfiles and directorytree specs; ``engine`` defaults to a
+    ``DeferredEngine`` (ripgrep if installed, else Python, chosen at the first search)."""
+    chosen = engine or DeferredEngine()
     return [
         searchfiles_spec(paths, limits, chosen),
         globfiles_spec(paths, limits, chosen),

@@ -1,8 +1,11 @@
-"""What the three search tools share: their root argument, display paths, globs and notes."""
+"""What the three search tools share: their root argument, display paths, globs, notes and the
+result text's character budget."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +21,13 @@ from .engine import Skipped
 __all__ = [
     "MAX_RESULTS",
     "MAX_SKIPPED",
+    "LineBudget",
     "SearchRoot",
     "SkippedPath",
     "check_globs",
     "join_within",
     "open_root",
+    "opened_root",
     "skipped_note",
     "skipped_paths",
 ]
@@ -56,19 +61,57 @@ class SearchRoot:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def open_root(paths: PathPolicy, given: str, *, field: str) -> SearchRoot:
-    """Resolve a root argument and check it is a readable directory (SF-2).
+@contextmanager
+def opened_root(paths: PathPolicy, given: str, *, field: str) -> Iterator[tuple[SearchRoot, int]]:
+    """Resolve a root argument and open it as a directory (SF-2), for a caller that reads it.
+
+    Yields:
+        The root and a descriptor of the opened directory, closed when the block ends.
 
     Raises:
         NotFound, NotADirectory, OutsideAllowedRoots, SymlinkRefused, FileSystemError.
     """
     resolved = paths.resolve(given, field=field)
-    with paths.opened(resolved, os.O_RDONLY | os.O_DIRECTORY):
-        pass
-    text = given.strip()
-    base = str(resolved.path) if Path(text).is_absolute() else os.path.normpath(text)
-    prefix = "" if base == "." else base.rstrip("/") + "/"
-    return SearchRoot(real=resolved.real, prefix=prefix)
+    with paths.opened(resolved, os.O_RDONLY | os.O_DIRECTORY) as fd:
+        text = given.strip()
+        base = str(resolved.path) if Path(text).is_absolute() else os.path.normpath(text)
+        prefix = "" if base == "." else base.rstrip("/") + "/"
+        yield SearchRoot(real=resolved.real, prefix=prefix), fd
+
+
+def open_root(paths: PathPolicy, given: str, *, field: str) -> SearchRoot:
+    """Resolve a root argument and check it is a readable directory (SF-2). Blocking: call it
+    from a worker thread.
+
+    Raises:
+        NotFound, NotADirectory, OutsideAllowedRoots, SymlinkRefused, FileSystemError.
+    """
+    with opened_root(paths, given, field=field) as (root, _):
+        return root
+
+
+class LineBudget:
+    """The lines of a result's text, kept within a character budget.
+
+    Args:
+        budget: characters the lines may take, one newline each included.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.lines: list[str] = []
+        self.cut = False
+
+    def fits(self, texts: list[str]) -> bool:
+        """Append ``texts`` if all of them fit in what is left; else append none, set ``cut``
+        and return False."""
+        cost = sum(len(text) + 1 for text in texts)
+        if cost > self.budget:
+            self.cut = True
+            return False
+        self.budget -= cost
+        self.lines.extend(texts)
+        return True
 
 
 def check_globs(globs: list[str], field: str) -> tuple[str, ...]:

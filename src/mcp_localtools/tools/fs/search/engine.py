@@ -29,12 +29,16 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from .regex import ContentRegex
 
 __all__ = [
     "LINE_WIDTH",
     "ContentQuery",
     "Engine",
+    "EngineOutput",
     "FileHits",
     "Line",
     "ListingReport",
@@ -45,6 +49,9 @@ __all__ = [
 
 LINE_WIDTH = 400
 """Longest line (in bytes, with its newline) whose text an engine returns."""
+
+EngineOutput = Literal["files", "count", "lines"]
+"""What a content search reports of each matching file (see ``ContentQuery.output``)."""
 
 Progress = Callable[[int, str], Coroutine[Any, Any, None]]
 """``(count, message)``: a running count of files searched or found, and what it counts."""
@@ -89,8 +96,12 @@ class ContentQuery:
         fixed_strings: the pattern is a literal string, not a regex.
         filters: what the walk visits.
         max_file_size: files larger than this many bytes are not searched.
-        with_lines: report the lines (matches mode); otherwise only each file's count.
-        context_lines: lines of context before and after each match (with ``with_lines``).
+        output: ``files``: each matching file with count 1 (an engine may stop searching a file
+            at its first match); ``count``: each matching file with its number of matching
+            lines; ``lines``: that count and the matching lines (matches mode).
+        context_lines: lines of context before and after each match (with ``lines``).
+        regex: the pattern compiled by the caller, for an engine that matches in Python (it
+            compiles the pattern itself when None); it must be ``pattern`` with the same options.
     """
 
     directory: Path
@@ -99,8 +110,9 @@ class ContentQuery:
     fixed_strings: bool
     filters: WalkFilters
     max_file_size: int
-    with_lines: bool
+    output: EngineOutput
     context_lines: int = 0
+    regex: ContentRegex | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +138,8 @@ class FileHits:
 
     Attributes:
         path: relative to the walk root.
-        count: number of matching lines.
-        lines: with ``with_lines``: the matching and context lines, in line order.
+        count: number of matching lines (1 with output ``files``).
+        lines: with output ``lines``: the matching and context lines, in line order.
     """
 
     path: str
@@ -154,7 +166,10 @@ class ListingReport:
 class Engine(Protocol):
     """Walks a directory and searches its files; see the module docstring for the contract."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """A short name for progress messages, such as ``ripgrep`` or ``python``."""
+        ...
 
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress

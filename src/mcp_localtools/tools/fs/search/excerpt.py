@@ -89,7 +89,8 @@ class FileReader:
         paths: the policy; the file is resolved and opened through it.
         path: the file's real path (the walk root joined with the engine's relative path).
         regex: the search pattern, to find the match in a long line.
-        max_line: the longest line read whole to find the match (the search's file size cap).
+        max_line: the most bytes of a matching line read to find its match (the search's file
+            size cap); of a context line only ``EXCERPT_BYTES`` are read.
     """
 
     def __init__(self, paths: PathPolicy, path: str, regex: ContentRegex, max_line: int) -> None:
@@ -100,8 +101,9 @@ class FileReader:
         self._fd: int | None = None
         self._failed = False
 
-    def _line(self, offset: int) -> bytes | None:
-        """The whole line starting at ``offset`` (without its newline); None if unreadable."""
+    def _line(self, offset: int, limit: int) -> bytes | None:
+        """The line starting at ``offset`` (without its newline), cut after ``limit`` bytes;
+        None if unreadable."""
         if self._fd is None and not self._failed:
             try:
                 resolved = self._paths.resolve(self._path)
@@ -113,25 +115,29 @@ class FileReader:
         chunks: list[bytes] = []
         size = 0
         try:
-            while size <= self._max_line:
-                chunk = os.pread(self._fd, _CHUNK, offset + size)
+            while size < limit:
+                want = min(_CHUNK, limit - size)
+                chunk = os.pread(self._fd, want, offset + size)
                 newline = chunk.find(b"\n")
                 if newline >= 0:
                     chunks.append(chunk[:newline])
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-                if len(chunk) < _CHUNK:
+                if len(chunk) < want:  # end of file
                     break
         except OSError:
             return None
         return b"".join(chunks)
 
     def text(self, line: Line) -> str:
-        """The display text of ``line``: all of it, or an excerpt around its first match."""
+        """The display text of ``line``: all of it, or an excerpt around its first match (a
+        matching line) or from its start (a context line)."""
         if line.text is not None:
             return decode_line(line.text)
-        whole = self._line(line.offset)
+        # A matching line is read whole (up to the file size cap) to find its match; of a
+        # context line only the excerpt's bytes are read, and one more to know it goes on.
+        whole = self._line(line.offset, self._max_line + 1 if line.is_match else EXCERPT_BYTES + 1)
         if whole is None:
             return "[line no longer readable]"
         first = self._regex.first_match(whole) if line.is_match else None

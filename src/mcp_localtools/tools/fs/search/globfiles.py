@@ -4,6 +4,9 @@ The walk is the engine's (ripgrep's ``--files`` or the Python walk): ignore file
 and ``exclude`` apply as in searchfiles. ``pattern`` is a path glob (``**``, ``*``, ``?``,
 ``[...]``, ``{a,b}``), matched against the whole relative path: ``*.py`` matches only in root,
 ``**/*.py`` at any depth. Directories are those holding at least one visited file.
+
+Sorted by path, only the first ``maxResults`` paths are kept while the walk streams them in
+(``collect.TopResults``); sorted by mtime, every match is kept and stat'ed, then sorted.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 
-from .collect import path_key
+from .collect import TopResults, path_key
 from .common import (
     MAX_RESULTS,
     MAX_SKIPPED,
+    LineBudget,
     SearchRoot,
     SkippedPath,
     check_globs,
@@ -34,7 +38,7 @@ from .common import (
     skipped_note,
     skipped_paths,
 )
-from .engine import Engine, WalkFilters
+from .engine import Engine, FileHits, ListingReport, WalkFilters
 
 __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "globfiles_spec"]
 
@@ -107,57 +111,79 @@ def _newest_first(root: SearchRoot, rels: list[str]) -> list[str]:
     return [rel for _, _, rel in sorted(stamped)]
 
 
-async def glob_files(
-    args: GlobFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
-) -> ToolResult:
-    """The globfiles tool body."""
+def _prepare(args: GlobFilesArgs, paths: PathPolicy) -> tuple[Any, WalkFilters, SearchRoot]:
+    """The compiled pattern, the walk's filters and the opened root (blocking).
+
+    Raises:
+        InvalidArguments: the pattern or an exclude glob is unusable.
+        ToolError: the root is not a readable directory inside the roots (see ``open_root``).
+    """
     matcher = _matcher(args.pattern)
     filters = WalkFilters(
         exclude=check_globs(args.exclude, "exclude"),
         respect_ignore_files=args.respect_ignore_files,
         include_hidden=args.include_hidden,
     )
-    root = open_root(paths, args.root, field="root")
-    found: list[str] = []
-    directories: set[str] = set()
+    return matcher, filters, open_root(paths, args.root, field="root")
 
-    def listed(rel: str) -> None:
-        if matcher.match(rel):
-            found.append(rel)
-        if args.include_directories:
+
+class _Matches:
+    """The matching paths of a walk: with ``top``, only the first ``maxResults`` in path order
+    (and the total), else all of them. Directories end with ``/``: ``("src", "")`` sorts where
+    ``src`` would, before its entries."""
+
+    def __init__(self, args: GlobFilesArgs, matcher: Any) -> None:
+        self._matcher = matcher
+        self._with_directories = args.include_directories
+        self.top = TopResults(args.max_results) if args.sort_by == "path" else None
+        self.every: list[str] = []
+        self.directories: set[str] = set()
+
+    def _add(self, rel: str) -> None:
+        if self.top is not None:
+            self.top.add(FileHits(rel, 0), 1)
+        else:
+            self.every.append(rel)
+
+    def listed(self, rel: str) -> None:
+        """Take one file from the walk (any thread, one at a time)."""
+        if self._matcher.match(rel):
+            self._add(rel)
+        if self._with_directories:
             parent = posixpath.dirname(rel)
-            while parent and parent not in directories:
-                directories.add(parent)
+            while parent and parent not in self.directories:
+                self.directories.add(parent)
                 parent = posixpath.dirname(parent)
 
-    async def progress(count: int, message: str) -> None:
-        await ctx.report_progress(count, None, message)
+    def finish(self, root: SearchRoot, max_results: int) -> tuple[list[str], int]:
+        """Add the matching directories; return the first ``max_results`` paths in order and
+        the total (blocking: the mtime order stat's every path)."""
+        for directory in self.directories:
+            if self._matcher.match(directory):
+                self._add(f"{directory}/")
+        if self.top is not None:
+            return [hits.path for hits in self.top.results()], self.top.total_files
+        return _newest_first(root, self.every)[:max_results], len(self.every)
 
-    report = await engine.list_files(root.real, filters, listed, progress)
-    found += [f"{rel}/" for rel in directories if matcher.match(rel)]
-    if args.sort_by == "mtime":
-        ordered = await anyio.to_thread.run_sync(_newest_first, root, found, abandon_on_cancel=True)
-    else:
-        ordered = sorted(found, key=lambda rel: path_key(rel.rstrip("/")))
-    budget = limits.max_result_chars - _RESERVE
-    shown: list[str] = []
-    for rel in ordered[: args.max_results]:
-        display = root.display(rel)
-        budget -= len(display) + 1
-        if budget < 0:
+
+def _result(
+    args: GlobFilesArgs, root: SearchRoot, matches: _Matches, report: ListingReport, limits: LimitsConfig
+) -> ToolResult:
+    ordered, total = matches.finish(root, args.max_results)
+    text = LineBudget(limits.max_result_chars - _RESERVE)
+    for rel in ordered:
+        if not text.fits([root.display(rel)]):
             break
-        shown.append(display)
-    truncated = len(shown) < len(ordered)
+    shown = text.lines
+    truncated = len(shown) < total
     skipped = skipped_paths(root, report.skipped)
-    head = f"{len(ordered)} paths match {args.pattern!r} under {root.real}"
+    head = f"{total} paths match {args.pattern!r} under {root.real}"
     head += " (newest first" if args.sort_by == "mtime" else " (sorted by path"
     head += f", showing {len(shown)})" if truncated else ")"
     notes = []
     if truncated:
-        notes.append(
-            f"[truncated: showing {len(shown)} of {len(ordered)}; narrow the pattern or raise maxResults]"
-        )
-    if not ordered:
+        notes.append(f"[truncated: showing {len(shown)} of {total}; narrow the pattern or raise maxResults]")
+    if not total:
         notes.append(
             "[no matches; remember *.py matches only directly in root (use **/*.py), and hidden or ignored "
             "files are left out (includeHidden, respectIgnoreFiles)]"
@@ -167,11 +193,27 @@ async def glob_files(
     result = GlobFilesResult(
         root=str(root.real),
         paths=shown,
-        total=len(ordered),
+        total=total,
         truncated=truncated,
         skipped=skipped[:MAX_SKIPPED],
     )
     return ToolResult.of(result, text=join_within([head, *shown, *notes], limits.max_result_chars))
+
+
+async def glob_files(
+    args: GlobFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
+) -> ToolResult:
+    """The globfiles tool body: the file work runs in worker threads, the walk in the engine."""
+    matcher, filters, root = await anyio.to_thread.run_sync(_prepare, args, paths, abandon_on_cancel=True)
+    matches = _Matches(args, matcher)
+
+    async def progress(count: int, message: str) -> None:
+        await ctx.report_progress(count, None, message)
+
+    report = await engine.list_files(root.real, filters, matches.listed, progress)
+    return await anyio.to_thread.run_sync(
+        _result, args, root, matches, report, limits, abandon_on_cancel=True
+    )
 
 
 def globfiles_spec(paths: PathPolicy, limits: LimitsConfig, engine: Engine) -> ToolSpec[Any]:

@@ -7,7 +7,6 @@ checks a stop flag at every entry, so a cancelled or timed-out call stops walkin
 from __future__ import annotations
 
 import os
-import stat
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +17,8 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_localtools.errors import from_os_error
+from mcp_localtools.errors import NotAFile, TooLarge, ToolError, from_os_error
+from mcp_localtools.fileio import read_open_file
 
 from .engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
 from .regex import ContentRegex
@@ -73,19 +73,15 @@ def _read_text_file(entry: WalkEntry, max_size: int) -> bytes | None:
     """
     fd = os.open(entry.name, _FILE_FLAGS, dir_fd=entry.dir_fd)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_size:
+        data, _ = read_open_file(fd, entry.rel, max_bytes=max_size)
+    except ToolError as exc:
+        if isinstance(exc.__cause__, OSError):  # the OS refused: the file is skipped, with why
+            raise exc.__cause__ from None
+        if isinstance(exc, NotAFile | TooLarge):  # swapped for a FIFO, or grew: passed over
             return None
-        chunks = []
-        total = 0
-        while chunk := os.read(fd, 1024 * 1024):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_size:
-                return None
+        raise
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     return None if b"\x00" in data else data
 
 
@@ -97,7 +93,7 @@ class NativeEngine:
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
     ) -> list[Skipped]:
-        regex = ContentRegex(
+        regex = query.regex or ContentRegex(
             query.pattern, case_sensitive=query.case_sensitive, fixed_strings=query.fixed_strings
         )
         await progress(0, "searching (Python engine)")
@@ -124,10 +120,13 @@ class NativeEngine:
                         continue
                     if data is None:
                         continue
-                    if query.with_lines:
+                    if query.output == "lines":
                         count, lines = regex.lines(data, query.context_lines)
                         if count:
                             sink(FileHits(entry.rel, count, lines))
+                    elif query.output == "files":
+                        if regex.any_line(data):
+                            sink(FileHits(entry.rel, 1))
                     elif count := regex.count(data):
                         sink(FileHits(entry.rel, count))
             finally:

@@ -11,6 +11,7 @@ Unicode-aware, RE2's are ASCII-only; on ASCII text the two agree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,15 +26,25 @@ _MAX_MEM = 64 * 1024 * 1024
 _NL = 0x0A
 
 
-def check_pattern(pattern: str) -> None:
+_NEWLINE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\n")
+"""A ``\\n`` escape: a backslash and ``n`` after an even number of backslashes (``\\\\n`` is an
+escaped backslash, then the letter)."""
+
+
+def check_pattern(pattern: str, *, fixed_strings: bool = False) -> None:
     """Refuse what no engine can search for (SF-1).
 
+    Args:
+        pattern: the search pattern.
+        fixed_strings: the pattern is literal text, where a backslash is only a backslash.
+
     Raises:
-        InvalidArguments: the pattern is empty, or contains a newline or NUL.
+        InvalidArguments: the pattern is empty, contains a NUL or a newline character, or (as a
+            regex) a ``\\n`` escape.
     """
     if not pattern:
         raise InvalidArguments("pattern is required: give a regular expression (or literal text)")
-    if "\n" in pattern or "\\n" in pattern:
+    if "\n" in pattern or (not fixed_strings and _NEWLINE_ESCAPE.search(pattern)):
         raise InvalidArguments(
             "the pattern contains a newline: matching is line by line, so a match cannot span lines"
         )
@@ -73,7 +84,7 @@ def compile_path_regex(pattern: str, *, case_sensitive: bool, fixed_strings: boo
     Raises:
         InvalidArguments: the pattern is invalid.
     """
-    check_pattern(pattern)
+    check_pattern(pattern, fixed_strings=fixed_strings)
     return _compile(pattern if fixed_strings else f"(?m){pattern}", pattern, case_sensitive, fixed_strings)
 
 
@@ -92,7 +103,7 @@ class ContentRegex:
     """
 
     def __init__(self, pattern: str, *, case_sensitive: bool, fixed_strings: bool) -> None:
-        check_pattern(pattern)
+        check_pattern(pattern, fixed_strings=fixed_strings)
         source = pattern.encode("utf-8")
         source = source if fixed_strings else b"(?m)" + source
         self._regex = _compile(source, pattern, case_sensitive, fixed_strings)
@@ -136,6 +147,10 @@ class ContentRegex:
         """Byte offset of the first match in one line (without its newline), or None."""
         match = self._regex.search(line)
         return None if match is None else int(match.start())
+
+    def any_line(self, data: bytes) -> bool:
+        """Whether a line of ``data`` has a match (the search stops at the first)."""
+        return next(self._hits(data), None) is not None
 
     def count(self, data: bytes) -> int:
         """Number of lines of ``data`` with a match."""

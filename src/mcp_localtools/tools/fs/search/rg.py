@@ -226,7 +226,7 @@ class RipgrepEngine:
         if query.fixed_strings:
             args.append("--fixed-strings")
         stderr = _Stderr()
-        if query.with_lines:
+        if query.output == "lines":
             records = _LineRecords(sink)
             args += [
                 "--line-number",
@@ -237,12 +237,17 @@ class RipgrepEngine:
             args.append(f"--context={query.context_lines}")
             feed: Callable[[bytes], None] = records.feed
         else:
+            # Files mode counts too: ``--files-with-matches`` stops at a file's first match, before
+            # a NUL further on can make the file binary (ripgrep documents this inconsistency of
+            # ``-l`` and ``--count`` and keeps it), and reading each listed file again to find
+            # one costs more than ``-l`` saves when many files match.
             args.append("--count")
+            files_only = query.output == "files"
 
             def feed(record: bytes) -> None:
                 path, _, count = record.rpartition(b"\x00")
                 if path and count.strip().isdigit() and int(count):
-                    sink(FileHits(_rel(path), int(count)))
+                    sink(FileHits(_rel(path), 1 if files_only else int(count)))
 
         args += ["--regexp", query.pattern, "--", "."]
         counted = 0
@@ -250,7 +255,7 @@ class RipgrepEngine:
         def feed_counting(record: bytes) -> None:
             nonlocal counted
             feed(record)
-            counted = records.files if query.with_lines else counted + 1
+            counted = records.files if query.output == "lines" else counted + 1
 
         returncode = await self._run(
             args,
@@ -262,7 +267,7 @@ class RipgrepEngine:
             progress,
             "files with matches",
         )
-        if query.with_lines:
+        if query.output == "lines":
             records.close()
         stderr.check(returncode)
         return stderr.skipped

@@ -9,11 +9,12 @@ file's display path too (SF-4). Results are sorted by path and cut to ``maxResul
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
@@ -25,6 +26,7 @@ from .collect import TopResults
 from .common import (
     MAX_RESULTS,
     MAX_SKIPPED,
+    LineBudget,
     SearchRoot,
     SkippedPath,
     check_globs,
@@ -33,7 +35,7 @@ from .common import (
     skipped_note,
     skipped_paths,
 )
-from .engine import ContentQuery, Engine, FileHits, Line, Skipped, WalkFilters
+from .engine import ContentQuery, Engine, EngineOutput, FileHits, Line, Skipped, WalkFilters
 from .excerpt import Containment, FileReader
 from .regex import ContentRegex, compile_path_regex
 
@@ -150,33 +152,37 @@ def _cut_lines(lines: tuple[Line, ...], take: int, context: int) -> list[Line]:
     return [line for line in lines if line.number <= last + context and line.number < following]
 
 
-class _Renderer:
-    """Builds the text and structured items of a result within the character budget."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.lines: list[str] = []
-        self.cut = False
-
-    def fits(self, texts: list[str]) -> bool:
-        cost = sum(len(text) + 1 for text in texts)
-        if cost > self.budget:
-            self.cut = True
-            return False
-        self.budget -= cost
-        self.lines.extend(texts)
-        return True
+_ENGINE_OUTPUT: dict[str, EngineOutput] = {"files": "files", "count": "count", "matches": "lines"}
 
 
-async def search_files(
-    args: SearchFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
-) -> ToolResult:
-    """The searchfiles tool body."""
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What a search needs before the engine runs.
+
+    Attributes:
+        root: the opened root.
+        query: the content search.
+        path_regex: files mode: the pattern compiled for display paths.
+    """
+
+    root: SearchRoot
+    query: ContentQuery
+    path_regex: Any
+
+
+def _prepare(args: SearchFilesArgs, paths: PathPolicy, limits: LimitsConfig) -> _Prepared:
+    """Compile the pattern where it is used, check the globs and open the root (blocking).
+
+    Raises:
+        InvalidArguments: the pattern or a glob is unusable.
+        ToolError: the root is not a readable directory inside the roots (see ``open_root``).
+    """
     mode = args.output_mode
-    path_regex = compile_path_regex(
-        args.pattern, case_sensitive=args.case_sensitive, fixed_strings=args.fixed_strings
-    )
-    regex = ContentRegex(args.pattern, case_sensitive=args.case_sensitive, fixed_strings=args.fixed_strings)
+    options = {"case_sensitive": args.case_sensitive, "fixed_strings": args.fixed_strings}
+    # Either compile validates the pattern (the same bytes, the same options): files mode
+    # matches paths with one, the other modes match lines in Python (excerpts, the Python engine).
+    path_regex = compile_path_regex(args.pattern, **options) if mode == "files" else None
+    regex = None if mode == "files" else ContentRegex(args.pattern, **options)
     filters = WalkFilters(
         include=check_globs(args.include, "include"),
         exclude=check_globs(args.exclude, "exclude"),
@@ -191,9 +197,21 @@ async def search_files(
         fixed_strings=args.fixed_strings,
         filters=filters,
         max_file_size=args.max_file_size_bytes or limits.max_read_bytes,
-        with_lines=mode == "matches",
+        output=_ENGINE_OUTPUT[mode],
         context_lines=args.context_lines if mode == "matches" else 0,
+        regex=regex,
     )
+    return _Prepared(root, query, path_regex)
+
+
+async def search_files(
+    args: SearchFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
+) -> ToolResult:
+    """The searchfiles tool body: the file work before and after the search runs in worker
+    threads (one hop each), the search in the engine."""
+    mode = args.output_mode
+    prepared = await anyio.to_thread.run_sync(_prepare, args, paths, limits, abandon_on_cancel=True)
+    root, query = prepared.root, prepared.query
     top = TopResults(args.max_results, dedupe=mode == "files")
 
     async def progress(count: int, message: str) -> None:
@@ -204,13 +222,13 @@ async def search_files(
     if mode == "files":
 
         def listed(rel: str) -> None:
-            if path_regex.search(root.display(rel)):
+            if prepared.path_regex.search(root.display(rel)):
                 top.add(FileHits(rel, 0), 1)
 
         async def list_all() -> None:
             nonlocal oversize
             report = await engine.list_files(
-                root.real, filters, listed, progress, max_file_size=query.max_file_size
+                root.real, query.filters, listed, progress, max_file_size=query.max_file_size
             )
             skipped.extend(report.skipped)
             oversize = report.oversize
@@ -224,23 +242,27 @@ async def search_files(
     else:
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
         skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
-    readers = partial(FileReader, paths, regex=regex, max_line=query.max_file_size)
-    containment = Containment(paths)
-    return _result(args, root, top, skipped_paths(root, skipped), oversize, readers, containment, limits)
+    return await anyio.to_thread.run_sync(
+        _result, args, prepared, top, skipped, oversize, paths, limits, abandon_on_cancel=True
+    )
 
 
 def _result(
     args: SearchFilesArgs,
-    root: SearchRoot,
+    prepared: _Prepared,
     top: TopResults,
-    skipped: list[SkippedPath],
+    skipped_entries: list[Skipped],
     oversize: int | None,
-    readers: Callable[[str], FileReader],
-    containment: Containment,
+    paths: PathPolicy,
     limits: LimitsConfig,
 ) -> ToolResult:
+    """The result of a finished search (blocking: it checks the files it names and reads the
+    long lines it shows)."""
     mode = args.output_mode
-    render = _Renderer(limits.max_result_chars - _RESERVE)
+    root = prepared.root
+    skipped = skipped_paths(root, skipped_entries)
+    containment = Containment(paths)
+    render = LineBudget(limits.max_result_chars - _RESERVE)
     files: list[str] = []
     counts: list[FileCount] = []
     matches: list[SearchMatch] = []
@@ -251,21 +273,22 @@ def _result(
         path = f"{root.real}/{hits.path}" if str(root.real) != "/" else f"/{hits.path}"
         if not containment.check(path):
             continue
-        reader = readers(path)
-        try:
-            display = root.display(hits.path)
-            if mode == "files" and render.fits([display]):
-                files.append(display)
-                shown += 1
-            elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
-                counts.append(FileCount(path=display, count=hits.count))
-                shown += 1
-            elif mode == "matches":
+        display = root.display(hits.path)
+        if mode == "files" and render.fits([display]):
+            files.append(display)
+            shown += 1
+        elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
+            counts.append(FileCount(path=display, count=hits.count))
+            shown += 1
+        elif mode == "matches":
+            assert prepared.query.regex is not None
+            reader = FileReader(paths, path, prepared.query.regex, prepared.query.max_file_size)
+            try:
                 shown += _render_matches(
                     hits, display, reader, args, render, matches, args.max_results - shown
                 )
-        finally:
-            reader.close()
+            finally:
+                reader.close()
     truncated = top.truncated or render.cut
     unit = "matching lines" if mode == "matches" else "files"
     total = top.total_units if mode == "matches" else top.total_files
@@ -312,15 +335,24 @@ def _render_matches(
     display: str,
     reader: FileReader,
     args: SearchFilesArgs,
-    render: _Renderer,
+    render: LineBudget,
     out: list[SearchMatch],
     room: int,
 ) -> int:
-    """Render one file's matches (at most ``room``) rg-style; return how many were shown."""
+    """Render one file's matches (at most ``room``) rg-style; return how many were shown.
+
+    A line's text is read (for a long line, from the file) only when it is about to be shown.
+    """
     context = args.context_lines
     lines = _cut_lines(hits.lines, room, context)
-    text = {line.number: reader.text(line) for line in lines}
     by_number = {line.number: line for line in lines}
+    texts: dict[int, str] = {}
+
+    def text(number: int) -> str:
+        if number not in texts:
+            texts[number] = reader.text(by_number[number])
+        return texts[number]
+
     printed = 0  # the last line number printed
     shown = 0
     for line in lines:
@@ -333,17 +365,17 @@ def _render_matches(
         ]
         if segment:  # empty when an earlier match's context already printed this line
             block = [display] if not printed else (["--"] if segment[0].number > printed + 1 else [])
-            block += [f"{item.number}{':' if item.is_match else '-'}{text[item.number]}" for item in segment]
+            block += [f"{item.number}{':' if item.is_match else '-'}{text(item.number)}" for item in segment]
             if not render.fits(block if printed or not out else ["", *block]):
                 break
             printed = segment[-1].number
-        before = [text[n] for n in range(line.number - context, line.number) if n in text]
-        after = [text[n] for n in range(line.number + 1, line.number + context + 1) if n in text]
+        before = [text(n) for n in range(line.number - context, line.number) if n in by_number]
+        after = [text(n) for n in range(line.number + 1, line.number + context + 1) if n in by_number]
         out.append(
             SearchMatch(
                 path=display,
                 line_number=line.number,
-                line=text[line.number],
+                line=text(line.number),
                 context_before=before if context else None,
                 context_after=after if context else None,
             )

@@ -17,7 +17,6 @@ from typing import Any
 from pydantic import Field
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import from_os_error
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -27,22 +26,22 @@ from mcp_localtools.tools.offload import offload
 from .common import (
     MAX_RESULTS,
     MAX_SKIPPED,
+    LineBudget,
     SkippedPath,
     check_globs,
     join_within,
-    open_root,
+    opened_root,
     skipped_note,
     skipped_paths,
 )
 from .engine import Skipped, WalkFilters
 from .ignore import RuleChain
-from .walk import WalkEntry, Walker, error_reason
+from .walk import WalkEntry, Walker, error_reason, open_below
 
 __all__ = ["DirectoryTreeArgs", "DirectoryTreeResult", "TreeEntry", "directory_tree", "tree_spec"]
 
 MAX_DEPTH = 20
 _RESERVE = 400
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class DirectoryTreeArgs(ToolArgs):
@@ -95,18 +94,6 @@ class _Node:
         self.omitted = 0
 
 
-def _open_below(root_fd: int, rel: str) -> int:
-    """Open the directory ``rel`` below ``root_fd`` one component at a time, never through a symlink."""
-    fd = os.dup(root_fd)
-    for part in rel.split("/") if rel else ():
-        try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
-
-
 def _human(size: int) -> str:
     value = float(size)
     for unit in ("B", "K", "M", "G", "T"):
@@ -118,14 +105,21 @@ def _human(size: int) -> str:
 
 def _read_tree(
     walker: Walker, root_fd: int, args: DirectoryTreeArgs, skipped: list[Skipped]
-) -> tuple[_Node, int]:
+) -> tuple[_Node, int, bool]:
+    """Read the tree below the open directory ``root_fd`` breadth first, within ``maxDepth``
+    and ``maxEntries``; unreadable directories go to ``skipped``.
+
+    Returns:
+        ``(root node, entries shown, whether maxEntries left entries out)``.
+    """
     root = _Node(None)
     queue: deque[tuple[_Node, str, RuleChain | None, int]] = deque([(root, "", None, 1)])
     shown = 0
+    cut = False
     while queue:
         node, rel, chain, depth = queue.popleft()
         try:
-            fd = _open_below(root_fd, rel)
+            fd = open_below(root_fd, rel)
         except OSError as exc:
             skipped.append(Skipped(rel, error_reason(exc)))
             node.children = []
@@ -137,12 +131,13 @@ def _read_tree(
         room = max(0, args.max_entries - shown)
         node.children = [_Node(entry) for entry in entries[:room]]
         node.omitted = len(entries) - len(node.children)
+        cut = cut or node.omitted > 0
         shown += len(node.children)
         if depth < args.max_depth:
             for child in node.children:
                 if child.entry is not None and child.entry.kind == "directory":
                     queue.append((child, child.entry.rel, child_chain, depth + 1))
-    return root, shown
+    return root, shown, cut
 
 
 def _entry_model(node: _Node) -> TreeEntry:
@@ -157,8 +152,8 @@ def _entry_model(node: _Node) -> TreeEntry:
     )
 
 
-def _render(node: _Node, indent: str, out: list[str], budget: list[int]) -> bool:
-    """Append the lines of ``node``'s children; False once the budget ran out."""
+def _render(node: _Node, indent: str, text: LineBudget) -> bool:
+    """Add the lines of ``node``'s children to ``text``; False once its budget ran out."""
     for child in node.children or []:
         entry = child.entry
         assert entry is not None
@@ -168,14 +163,12 @@ def _render(node: _Node, indent: str, out: list[str], budget: list[int]) -> bool
             line = f"{indent}{entry.name} {_human(entry.size)}"
         else:
             line = f"{indent}{entry.name}{'@' if entry.kind == 'symlink' else ' (other)'}"
-        budget[0] -= len(line) + 1
-        if budget[0] < 0:
+        if not text.fits([line]):
             return False
-        out.append(line)
-        if child.children is not None and not _render(child, indent + "  ", out, budget):
+        if child.children is not None and not _render(child, indent + "  ", text):
             return False
     if node.omitted:
-        out.append(f"{indent}[… {node.omitted} more entries not shown: maxEntries]")
+        return text.fits([f"{indent}[… {node.omitted} more entries not shown: maxEntries]"])
     return True
 
 
@@ -186,41 +179,27 @@ def directory_tree(args: DirectoryTreeArgs, *, paths: PathPolicy, limits: Limits
         respect_ignore_files=args.respect_ignore_files,
         include_hidden=args.include_hidden,
     )
-    root = open_root(paths, args.path, field="path")
     skipped: list[Skipped] = []
     walker = Walker(filters, on_error=lambda rel, reason: skipped.append(Skipped(rel, reason)))
-    resolved = paths.resolve(str(root.real))
-    with paths.opened(resolved, os.O_RDONLY | os.O_DIRECTORY) as root_fd:
-        try:
-            tree, shown = _read_tree(walker, root_fd, args, skipped)
-        except OSError as exc:
-            raise from_os_error(exc, str(root.real)) from exc
-    lines: list[str] = []
-    budget = [limits.max_result_chars - _RESERVE]
-    complete = _render(tree, "", lines, budget)
-    cut = any(node.omitted for node in _all_nodes(tree))
+    with opened_root(paths, args.path, field="path") as (root, root_fd):
+        tree, shown, cut = _read_tree(walker, root_fd, args, skipped)
+    text = LineBudget(limits.max_result_chars - _RESERVE)
+    _render(tree, "", text)
     items = skipped_paths(root, skipped)
     head = f"{root.real}/ (depth {args.max_depth}, {shown} entries; … marks directories not listed)"
-    notes = (
-        [] if complete else ["[the tree was cut to the result budget; lower maxDepth or pick a subdirectory]"]
-    )
+    notes = []
+    if text.cut:
+        notes.append("[the tree was cut to the result budget; lower maxDepth or pick a subdirectory]")
     if note := skipped_note(items):
         notes.append(note)
     result = DirectoryTreeResult(
         path=str(root.real),
         entries=[_entry_model(child) for child in tree.children or []],
         shown_entries=shown,
-        truncated=cut or not complete,
+        truncated=cut or text.cut,
         skipped=items[:MAX_SKIPPED],
     )
-    return ToolResult.of(result, text=join_within([head, *lines, *notes], limits.max_result_chars))
-
-
-def _all_nodes(node: _Node) -> list[_Node]:
-    found = [node]
-    for child in node.children or []:
-        found.extend(_all_nodes(child))
-    return found
+    return ToolResult.of(result, text=join_within([head, *text.lines, *notes], limits.max_result_chars))
 
 
 def tree_spec(paths: PathPolicy, limits: LimitsConfig) -> ToolSpec[Any]:

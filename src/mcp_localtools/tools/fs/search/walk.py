@@ -11,21 +11,41 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+
+from mcp_localtools.tools.fs.stat import EntryType
 
 from .engine import WalkFilters
 from .ignore import Overrides, RuleChain, decide, read_rules
 
-__all__ = ["EntryKind", "WalkEntry", "Walker", "error_reason"]
+__all__ = ["DIR_FLAGS", "WalkEntry", "Walker", "error_reason", "open_below"]
 
-EntryKind = Literal["file", "directory", "symlink", "other"]
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""``os.open`` flags for a directory of the walk: never through a symlink."""
 
 
 def error_reason(exc: OSError) -> str:
     """The OS's words for an error, as ripgrep prints them (without the errno suffix)."""
     return exc.strerror or str(exc)
+
+
+def open_below(root_fd: int, rel: str) -> int:
+    """Open the directory ``rel`` (``/``-separated; ``""`` for the root itself) below the open
+    directory ``root_fd``, one component at a time, never through a symlink.
+
+    Returns:
+        A new descriptor, which the caller closes.
+
+    Raises:
+        OSError: a component is missing, unreadable, a symlink or not a directory.
+    """
+    fd = os.dup(root_fd)
+    for part in rel.split("/") if rel else ():
+        try:
+            child = os.open(part, DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +57,17 @@ class WalkEntry:
         name: the entry's name.
         kind: file, directory, symlink or other (FIFO, socket, device).
         dir_fd: descriptor of the containing directory; valid until the walk moves on.
-        size: ``lstat`` size in bytes.
-        mtime: ``lstat`` modification time (POSIX seconds).
+        size: a file's ``lstat`` size in bytes; 0 for the other kinds (not looked up).
     """
 
     rel: str
     name: str
-    kind: EntryKind
+    kind: EntryType
     dir_fd: int
     size: int
-    mtime: float
 
 
-def _kind(entry: os.DirEntry[str]) -> EntryKind:
+def _kind(entry: os.DirEntry[str]) -> EntryType:
     if entry.is_symlink():
         return "symlink"
     if entry.is_dir(follow_symlinks=False):
@@ -65,8 +83,8 @@ class Walker:
     Args:
         filters: what to visit.
         on_error: called with the relative path and the reason when a directory cannot be read.
-        max_file_size: non-directory entries larger than this are left out; regular files among
-            them are counted in ``oversize``.
+        max_file_size: regular files larger than this many bytes are left out and counted in
+            ``oversize``.
         stop: when set, the walk ends at the next entry.
     """
 
@@ -106,45 +124,45 @@ class Walker:
                 kind = _kind(entry)
                 if not decide(child, entry.name, kind == "directory", self.filters, self._overrides, chain):
                     continue
-                info = entry.stat(follow_symlinks=False)
+                size = entry.stat(follow_symlinks=False).st_size if kind == "file" else 0
             except OSError:  # vanished while we looked
                 continue
-            if self._max_file_size is not None and kind != "directory" and info.st_size > self._max_file_size:
-                self.oversize += kind == "file"
+            if self._max_file_size is not None and size > self._max_file_size:
+                self.oversize += 1
                 continue
-            kept.append(WalkEntry(child, entry.name, kind, fd, info.st_size, info.st_mtime))
+            kept.append(WalkEntry(child, entry.name, kind, fd, size))
         return kept, chain
 
     def open_directory(self, entry: WalkEntry) -> int | None:
         """Open a visited directory entry (never through a symlink); None when it cannot be."""
         try:
-            return os.open(entry.name, _DIR_FLAGS, dir_fd=entry.dir_fd)
+            return os.open(entry.name, DIR_FLAGS, dir_fd=entry.dir_fd)
         except OSError as exc:
             self._on_error(entry.rel, error_reason(exc))
             return None
 
-    def walk(self, root_fd: int, *, max_depth: int | None = None) -> Iterator[WalkEntry]:
+    def walk(self, root_fd: int) -> Iterator[WalkEntry]:
         """Every visited entry below the open directory ``root_fd``, depth first, each
         directory's entries in name order. The caller keeps ``root_fd`` open."""
         fd = os.dup(root_fd)
         entries, chain = self.read_directory(fd, "", None)
-        stack = [(fd, iter(entries), chain, 1)]
+        stack = [(fd, iter(entries), chain)]
         try:
             while stack:
                 if self._stop is not None and self._stop.is_set():
                     return
-                fd, pending, chain, depth = stack[-1]
+                fd, pending, chain = stack[-1]
                 entry = next(pending, None)
                 if entry is None:
                     os.close(fd)
                     stack.pop()
                     continue
                 yield entry
-                if entry.kind == "directory" and (max_depth is None or depth < max_depth):
+                if entry.kind == "directory":
                     child = self.open_directory(entry)
                     if child is not None:
                         child_entries, child_chain = self.read_directory(child, entry.rel, chain)
-                        stack.append((child, iter(child_entries), child_chain, depth + 1))
+                        stack.append((child, iter(child_entries), child_chain))
         finally:
             for frame in stack:
                 os.close(frame[0])
