@@ -16,8 +16,9 @@ import pytest
 from PIL import Image
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import TooLarge, ToolTimeout, UnsupportedContent
+from mcp_localtools.errors import InvalidArguments, TooLarge, ToolTimeout, UnsupportedContent
 from mcp_localtools.parsers import ParserRunner
+from mcp_localtools.parsers import runner as runner_module
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.tools.image import image_specs
@@ -85,6 +86,43 @@ async def test_a_worker_that_dies_mid_parse_is_a_clear_error(huge_png: bytes) ->
             os.kill(workers[0], signal.SIGKILL)
     [error] = outcome
     assert "the parser process died (SIGKILL)" in str(error)
+
+
+async def test_a_request_over_the_worker_header_limit_is_a_clear_error_not_a_crash() -> None:
+    runner = ParserRunner()
+    request = {"ranges": [[1, 1]] * 20_000, "maxChars": 1000}  # about 140 KB of JSON
+    with anyio.fail_after(60), pytest.raises(InvalidArguments) as caught:
+        await runner.run("pdf", make_pdf(["x"]), request, failure="cannot read PDF doc.pdf")
+    assert caught.value.message == (
+        "cannot read PDF doc.pdf: the request's parameters are over the parser's 65536 bytes"
+    )
+
+
+async def test_a_malformed_request_is_a_clear_error_not_a_crash() -> None:
+    worker = Path(__file__).resolve().parents[2] / "src" / "mcp_localtools" / "parsers" / "worker.py"
+    for request in (b"not json\n", b'{"size": -1}\n', b'{"size": 10}\nshort'):
+        output = subprocess.run(
+            [sys.executable, "-I", "-B", str(worker), "svg", str(2**30), "60"],
+            input=request,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+        answer = json.loads(output)
+        assert answer["ok"] is False and answer["kind"] == "unsupported", answer
+
+
+async def test_an_answer_over_the_response_limit_is_too_large_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner_module, "_MAX_RESPONSE", 64)  # any answer is longer
+    with anyio.fail_after(60), pytest.raises(TooLarge) as caught:
+        await ParserRunner().run("image", make_png(), FIT, failure="cannot read image a.png")
+    assert (
+        caught.value.message
+        == "cannot read image a.png: the parser's answer is over 64 bytes and was refused"
+    )
+    assert parser_workers() == []
 
 
 async def test_no_more_than_max_workers_parse_at_once() -> None:

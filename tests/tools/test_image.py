@@ -106,6 +106,24 @@ async def test_ri4_a_symlink_is_refused_even_when_symlinks_are_allowed(
     assert not (await client.call_tool("readimage", {"path": "real.png"})).is_error
 
 
+async def test_ri2_a_path_through_a_file_is_exists_false(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(make_png())
+    result = await client.call_tool("readimage", {"path": "a.png/b.png"})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {
+        "path": str(tmp_path / "a.png" / "b.png"),
+        "name": "b.png",
+        "exists": False,
+    }
+
+
+async def test_ri4_a_dangling_symlink_is_refused_as_a_symlink(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "alias.png").symlink_to(tmp_path / "later.png")
+    result = await client.call_tool("readimage", {"path": "alias.png"})
+    assert result.is_error
+    assert f"refusing to operate on symlink file: {tmp_path / 'alias.png'}" in text_of(result)
+
+
 # --- RI-5 .. RI-8: metadata and bytes ------------------------------------------------------------
 
 

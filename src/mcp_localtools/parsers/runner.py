@@ -106,26 +106,38 @@ class ParserRunner:
         Raises:
             UnsupportedContent: the file is corrupt, encrypted, or not of the expected kind, or
                 the worker died.
-            TooLarge: the file is over a parser limit (pixels, memory, PDF stream sizes).
-            InvalidArguments: the request does not fit the file (a page beyond the last one).
+            TooLarge: the file is over a parser limit (pixels, memory, PDF stream sizes), or the
+                answer is over the runner's limit (80 MiB).
+            InvalidArguments: the request does not fit the file (a page beyond the last one), or
+                its parameters are over the worker's 64 KiB.
             ToolTimeout: the parse took longer than ``timeout_seconds`` and was stopped.
         """
         cpu_seconds = math.ceil(self.timeout_seconds) + 10  # a backstop if the server itself goes away
         command = [sys.executable, "-I", "-B", str(_WORKER), op, str(self.memory_bytes), str(cpu_seconds)]
-        message = json.dumps({**request, "size": len(data)}).encode() + b"\n" + data
+        header = json.dumps({**request, "size": len(data)}).encode() + b"\n"
         async with self._slots:
             with anyio.move_on_after(self.timeout_seconds) as deadline:
-                output, returncode = await _exchange(command, message)
+                output, returncode = await _exchange(command, header, data)
         if deadline.cancelled_caught:
             raise ToolTimeout(
                 f"{failure}: parsing took longer than {self.timeout_seconds:g} s and was stopped; the file "
                 f"is too complex or hostile{hint}"
             )
+        if output is None:
+            raise TooLarge(
+                f"{failure}: the parser's answer is over {_MAX_RESPONSE} bytes and was refused{hint}"
+            )
         return _decode(output, returncode, failure=failure, hint=hint)
 
 
-async def _exchange(command: list[str], message: bytes) -> tuple[bytes, int]:
-    """Start the worker, send the request, read the whole response, wait for the exit."""
+async def _exchange(command: list[str], header: bytes, data: bytes) -> tuple[bytes | None, int]:
+    """Start the worker, send the request (``header``, then ``data`` without joining them: the data
+    is a whole file, up to the read cap), read the whole response, wait for the exit.
+
+    Returns:
+        ``(response, exit status)``; the response is None when it passed ``_MAX_RESPONSE`` bytes
+        (the worker is then killed).
+    """
     process = await anyio.open_process(
         command,
         stdin=subprocess.PIPE,
@@ -140,7 +152,8 @@ async def _exchange(command: list[str], message: bytes) -> tuple[bytes, int]:
     async with process:
         assert process.stdin is not None and process.stdout is not None
         try:
-            await process.stdin.send(message)
+            await process.stdin.send(header)
+            await process.stdin.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the worker stopped reading early; its response or exit status says why
         await process.stdin.aclose()
@@ -150,7 +163,7 @@ async def _exchange(command: list[str], message: bytes) -> tuple[bytes, int]:
             size += len(chunk)
             if size > _MAX_RESPONSE:
                 process.kill()
-                break
+                return None, await process.wait()
             chunks.append(chunk)
         returncode = await process.wait()
     return b"".join(chunks), returncode

@@ -11,7 +11,8 @@ moved aside so that nothing but the response can reach the server.
 
 Protocol (one request, one response, then exit):
 
-* stdin: one JSON line ``{"size": N, ...operation parameters}``, then exactly N bytes of file data.
+* stdin: one JSON line ``{"size": N, ...operation parameters}`` of at most 64 KiB, then exactly N
+  bytes of file data.
 * stdout: one JSON line ``{"ok": true, "result": {...}, "payloadSize": M}`` followed by M bytes
   (a re-encoded image or UTF-8 text), or ``{"ok": false, "kind": KIND, "message": REASON}`` where
   KIND is ``unsupported``, ``too_large`` or ``invalid_arguments`` and REASON completes the
@@ -28,7 +29,7 @@ import struct
 import sys
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, cast
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -379,22 +380,23 @@ def svg(data: bytes, request: dict[str, Any]) -> Result:
 # --- PDF ---------------------------------------------------------------------------------------
 
 
-def _select_pages(ranges: list[list[int]] | None, spec: str, page_count: int) -> list[int]:
+def _select_pages(ranges: list[list[int]] | None, page_count: int) -> list[int]:
     if ranges is None:
         return list(range(1, page_count + 1))
-    selected: set[int] = set()
-    for first, last in ranges:
-        if last > page_count:
-            raise Refusal("invalid_arguments", f"invalid pages {spec!r}: the document has {page_count} pages")
-        selected.update(range(first, last + 1))
-    return sorted(selected)
+    last = max((high for _, high in ranges), default=0)
+    if last > page_count:
+        raise Refusal(
+            "invalid_arguments",
+            f"invalid pages: page {last} was asked for but the document has {page_count} pages",
+        )
+    return sorted({number for low, high in ranges for number in range(low, high + 1)})
 
 
 def pdf(data: bytes, request: dict[str, Any]) -> Result:
     """The text layer of the selected pages, each introduced by ``--- page N ---``.
 
-    Request: ``ranges`` (``[[first, last], ...]``, 1-based, or null for all), ``pages`` (the
-    spec as written, for messages), ``maxChars`` (extraction stops after the page that passes it).
+    Request: ``ranges`` (``[[first, last], ...]``, 1-based inclusive, or null for all) and
+    ``maxChars`` (extraction stops after the page that passes it).
     """
     import logging
 
@@ -415,7 +417,7 @@ def pdf(data: bytes, request: dict[str, Any]) -> Result:
             if not opened:
                 raise Refusal("unsupported", "it is encrypted with a password")
         page_count = len(reader.pages)
-        selected = _select_pages(request["ranges"], request["pages"], page_count)
+        selected = _select_pages(request["ranges"], page_count)
         parts: list[str] = []
         empty: list[int] = []
         done: list[int] = []
@@ -448,6 +450,31 @@ def _respond(out: io.BufferedWriter, header: dict[str, Any], payload: bytes = b"
     out.flush()
 
 
+def read_request(stream: BinaryIO) -> tuple[dict[str, Any], bytes]:
+    """Read the request: its JSON header line (at most ``_MAX_HEADER`` bytes), then the data.
+
+    Raises:
+        Refusal: the header is over the limit or not a JSON object with a size, or the data
+            ended early.
+    """
+    line = stream.readline(_MAX_HEADER + 1)
+    if len(line) > _MAX_HEADER:
+        raise Refusal(
+            "invalid_arguments", f"the request's parameters are over the parser's {_MAX_HEADER} bytes"
+        )
+    try:
+        request = json.loads(line)
+    except ValueError:
+        request = None
+    size = request.get("size") if isinstance(request, dict) else None
+    if not isinstance(size, int) or size < 0:
+        raise Refusal("unsupported", "the parser received a malformed request")
+    data = stream.read(size)
+    if len(data) != size:
+        raise Refusal("unsupported", "the request was cut short")
+    return cast(dict[str, Any], request), data
+
+
 def main(argv: list[str]) -> int:
     """Run one operation; see the module docstring for the protocol."""
     op, memory_bytes, cpu_seconds = argv[0], int(argv[1]), int(argv[2])
@@ -455,12 +482,8 @@ def main(argv: list[str]) -> int:
     for module in _PRELOAD[op]:  # import before the memory limit: libraries map a lot of address space
         __import__(module)
     confine(memory_bytes, cpu_seconds)
-    request = json.loads(sys.stdin.buffer.readline(_MAX_HEADER))
-    data = sys.stdin.buffer.read(request["size"])
-    if len(data) != request["size"]:
-        _respond(out, {"ok": False, "kind": "unsupported", "message": "the request was cut short"})
-        return 1
     try:
+        request, data = read_request(sys.stdin.buffer)
         result, payload = OPERATIONS[op](data, request)
     except Refusal as refusal:
         _respond(out, {"ok": False, "kind": refusal.kind, "message": refusal.message})

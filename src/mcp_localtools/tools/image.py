@@ -19,7 +19,6 @@ All decoding happens in a confined worker process (``parsers``); this module nev
 
 from __future__ import annotations
 
-import stat
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -28,8 +27,8 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import SymlinkRefused
-from mcp_localtools.fileio import FileData, read_regular_file, stat_path
+from mcp_localtools.errors import NotADirectory, NotFound, SymlinkRefused
+from mcp_localtools.fileio import FileData, read_regular_file
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -187,29 +186,54 @@ async def fit_image(
     return FittedImage(meta=meta, returned=returned, data=parsed.payload if returned.reencoded else data)
 
 
-def _load(paths: PathPolicy, resolved: ResolvedPath, limits: LimitsConfig, whole: bool) -> FileData | None:
-    """Read the image (at most the read cap; for metadata only, the first that many bytes of a
-    larger file). None when nothing is at the path (RI-2). A symlink is refused even where the
-    policy allows symlinks (RI-4), and opened with ``O_NOFOLLOW`` so a swap cannot slip one in."""
-    link = stat_path(paths, resolved, follow=False)
-    if link is None:
-        return None
-    if stat.S_ISLNK(link.st_mode):
-        raise SymlinkRefused(f"refusing to operate on symlink file: {resolved.path}; pass the target's path")
-    return read_regular_file(
-        paths, resolved, max_bytes=limits.max_read_bytes, follow_symlinks=False, head_only=not whole
-    )
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """What the worker thread found: the resolved path, and the file (None when nothing is there)
+    with whether it is an SVG."""
+
+    resolved: ResolvedPath
+    file: FileData | None
+    svg: bool = False
+
+
+def _load(args: ReadImageArgs, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
+    """In a worker thread: resolve the path, read the image (at most the read cap; for metadata
+    only, the first that many bytes of a larger file) and tell SVG from raster images. The file
+    is None when nothing is at the path (RI-2). A symlink is refused even where the policy allows
+    symlinks (RI-4): it is opened with ``O_NOFOLLOW``, so a swap cannot slip one in.
+
+    Raises:
+        SymlinkRefused: the path is a symlink.
+        NotAFile, TooLarge, OutsideAllowedRoots, FileSystemError: as ``read_regular_file``.
+    """
+    resolved = paths.resolve(args.path)
+    try:
+        file = read_regular_file(
+            paths,
+            resolved,
+            max_bytes=limits.max_read_bytes,
+            follow_symlinks=False,
+            head_only=not args.include_base64_data,
+        )
+    except (NotFound, NotADirectory):
+        return _Loaded(resolved, None)
+    except SymlinkRefused as exc:  # ELOOP from O_NOFOLLOW: the final component is a symlink
+        raise SymlinkRefused(
+            f"refusing to operate on symlink file: {resolved.path}; pass the target's path"
+        ) from exc
+    return _Loaded(resolved, file, is_svg(file.path, file.data))
 
 
 async def read_image(
     args: ReadImageArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner
 ) -> ToolResult:
-    """The readimage tool body."""
-    resolved = paths.resolve(args.path)
-    loader = partial(_load, paths, resolved, limits, args.include_base64_data)
-    file = await anyio.to_thread.run_sync(loader, abandon_on_cancel=True)
+    """The readimage tool body: path checks, file work and MIME sniffing in a worker thread,
+    decoding in a worker process."""
+    loaded = await anyio.to_thread.run_sync(partial(_load, args, paths, limits), abandon_on_cancel=True)
+    file = loaded.file
     if file is None:
-        return ToolResult.of(ReadImageResult(path=str(resolved.path), name=resolved.path.name, exists=False))
+        path = loaded.resolved.path
+        return ToolResult.of(ReadImageResult(path=str(path), name=path.name, exists=False))
     common: dict[str, Any] = {
         "path": str(file.path),
         "name": file.path.name,
@@ -218,7 +242,7 @@ async def read_image(
         "mod_time": rfc3339(file.stat.st_mtime),
     }
     failure = f"cannot read image {file.path}"
-    if is_svg(file.path, file.data):
+    if loaded.svg:
         parsed = await parsers.run("svg", file.data, {}, failure=failure)
         note = (
             "SVG is vector markup: no image content is returned; read the markup with readfile"

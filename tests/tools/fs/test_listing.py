@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.tools.fs.listing import ListDirectoryArgs, list_directory
 from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
@@ -119,3 +125,30 @@ async def test_the_result_budget_bounds_a_huge_directory(tmp_path: Path) -> None
         result = await client.call_tool("listdirectory", {"path": "."})
     assert result.structured_content["truncated"] is True
     assert len(text_of(result)) <= 2000
+
+
+def test_details_leave_out_an_entry_deleted_between_the_scan_and_its_stat(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scandir = os.scandir
+
+    @contextmanager
+    def scan_then_delete(fd: int) -> Iterator[Iterator[os.DirEntry[str]]]:
+        with scandir(fd) as scan:
+            yield scan
+        (tree / "b.txt").unlink()  # after the scan, before the entries are examined
+
+    monkeypatch.setattr(os, "scandir", scan_then_delete)
+    args = ListDirectoryArgs.model_validate({"path": str(tree), "details": True})
+    result = list_directory(args, paths=PathPolicy.create([tree]), limits=LimitsConfig())
+    data = result.structured
+    assert result.error is None and data is not None
+    assert [entry["name"] for entry in data["entries"]] == [
+        ".hidden",
+        "B.md",
+        "a.txt",
+        "dir",
+        "x*y.txt",
+        "ä.txt",
+    ]
+    assert data["totalEntries"] == 6 and data["truncated"] is False

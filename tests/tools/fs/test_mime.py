@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -39,6 +41,14 @@ async def test_mp2_an_unknown_extension_needs_an_existing_regular_file(
     assert missing.is_error and "does not exist" in text_of(missing)
     directory = await client.call_tool("mimeforpath", {"path": "d.dat"})
     assert directory.is_error and "directory" in text_of(directory)
+
+
+async def test_mp2_a_fifo_is_refused_without_hanging_and_named(client: Client, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.dat")
+    with anyio.fail_after(30):
+        result = await client.call_tool("mimeforpath", {"path": "pipe.dat"})
+    assert result.is_error
+    assert f"expected a regular file: {tmp_path / 'pipe.dat'} is a FIFO" in text_of(result)
 
 
 async def test_mp2_binary_noise_is_octet_stream(client: Client, tmp_path: Path) -> None:

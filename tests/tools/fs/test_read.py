@@ -11,12 +11,13 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
 from PIL import Image
 
+from mcp_localtools.tools.fs.pdf import parse_page_spec
 from mcp_localtools.tools.fs.read import text_window
 from tests.helpers import (
     config_for,
@@ -253,6 +254,43 @@ async def test_rf7_malformed_pages_are_refused_with_the_expected_form(
     assert f"invalid pages {pages!r}" in text_of(result)
 
 
+async def test_rf7_overlapping_and_adjacent_page_ranges_are_merged(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf([f"Page number {n}" for n in range(1, 9)]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "7, 2-3,1-2,3,4"})
+    data = result.structured_content
+    assert data["pages"] == [1, 2, 3, 4, 7]
+    assert data["content"].count("--- page 3 ---") == 1
+
+
+def test_page_specs_are_sorted_and_merged() -> None:
+    assert parse_page_spec("7,1-3,2-4") == [(1, 4), (7, 7)]
+    assert parse_page_spec("5,6,8-9,10") == [(5, 6), (8, 10)]
+    assert parse_page_spec("3-3,3") == [(3, 3)]
+
+
+async def test_rf7_a_pages_argument_over_the_limit_is_refused_as_an_argument(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["one"]))
+    at_limit = await client.call_tool("readfile", {"path": "doc.pdf", "pages": ("1," * 500)[:-1] + " "})
+    assert not at_limit.is_error, text_of(at_limit)
+    assert at_limit.structured_content["pages"] == [1]
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "1," * 40_000 + "1"})
+    assert result.is_error
+    assert "pages" in text_of(result) and "1000 characters" in text_of(result)
+    assert "parser" not in text_of(result)
+
+
+async def test_rf7_a_page_past_the_last_names_it_and_the_page_count(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two"]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "1,2-5"})
+    assert result.is_error
+    assert (
+        f"cannot read PDF {tmp_path / 'doc.pdf'}: invalid pages: page 5 was asked for but the document "
+        "has 2 pages"
+    ) in text_of(result)
+
+
 async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path: Path) -> None:
     png = make_png(5, 7)
     (tmp_path / "p.png").write_bytes(png)
@@ -468,6 +506,8 @@ def _reference_window(text: str, offset: int, limit: int, budget: int) -> tuple[
     return out, end, (offset + len(chosen) if offset + len(chosen) < total else None)
 
 
+@settings(max_examples=1000)
+@example(text="\n\n\na\na", offset=3, limit=2, budget=3)  # a last line without newline that just fits
 @given(
     text=st.text(alphabet="ab\n\r", max_size=200),
     offset=st.integers(0, 30),

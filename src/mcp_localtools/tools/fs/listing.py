@@ -3,7 +3,8 @@
 Immediate children only, dotfiles included, sorted by name. ``pattern`` is a glob on the bare
 name with the seed's semantics: ``*``, ``?``, ``[...]`` (``[!...]`` or ``[^...]`` negate), ``\\``
 escapes, no ``**`` and no braces, case-sensitive; a malformed pattern is an error. Details come
-from ``lstat``, so a symlink is reported as a symlink and nothing outside the roots is examined.
+from ``lstat``, so a symlink is reported as a symlink and nothing outside the roots is examined;
+an entry deleted between the scan and its ``lstat`` is left out.
 """
 
 from __future__ import annotations
@@ -99,10 +100,15 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
                 )
             entries: list[DirectoryEntry] = []
             lines: list[str] = []
+            vanished = 0
             budget = limits.max_result_chars - 200
             for entry in found[: args.max_entries]:
                 if args.details:
-                    info = entry.stat(follow_symlinks=False)
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:  # deleted since the scan: it is no longer an entry
+                        vanished += 1
+                        continue
                     kind = entry_type(info.st_mode)
                     item = DirectoryEntry(
                         name=entry.name, type=kind, size_bytes=info.st_size, mod_time=rfc3339(info.st_mtime)
@@ -118,15 +124,14 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
                 lines.append(line)
         except OSError as exc:
             raise from_os_error(exc, str(resolved.path)) from exc
-    truncated = len(entries) < len(found)
+    total = len(found) - vanished
+    truncated = len(entries) < total
     result = ListDirectoryResult(
-        path=str(resolved.path), entries=entries, total_entries=len(found), truncated=truncated
+        path=str(resolved.path), entries=entries, total_entries=total, truncated=truncated
     )
-    header = f"{resolved.path}: {len(found)} entries" + (f", showing {len(entries)}" if truncated else "")
+    header = f"{resolved.path}: {total} entries" + (f", showing {len(entries)}" if truncated else "")
     if truncated:
-        lines.append(
-            f"[truncated: {len(found) - len(entries)} more; narrow with pattern or raise maxEntries]"
-        )
+        lines.append(f"[truncated: {total - len(entries)} more; narrow with pattern or raise maxEntries]")
     return ToolResult.of(result, text="\n".join([header, *lines]))
 
 

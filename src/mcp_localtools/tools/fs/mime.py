@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import mimetypes
 import os
-import stat
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import PurePath
@@ -19,7 +18,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mcp_localtools.errors import InvalidPath, NotAFile
+from mcp_localtools.errors import InvalidPath
+from mcp_localtools.fileio import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -103,9 +103,14 @@ def _builtin_table() -> mimetypes.MimeTypes:
     return mimetypes.MimeTypes(filenames=())
 
 
+def _base_type(mime: str) -> str:
+    """``text/plain; charset=utf-8`` → ``text/plain``."""
+    return mime.split(";", 1)[0].strip()
+
+
 def mode_of(mime: str) -> Mode:
     """The handling mode of a MIME type (parameters ignored)."""
-    base = mime.split(";", 1)[0].strip().lower()
+    base = _base_type(mime).lower()
     if base in _TEXT_TYPES or base.startswith("text/"):
         return "text"
     if base.startswith("image/"):
@@ -158,7 +163,7 @@ class MimeInfo:
     @property
     def base(self) -> str:
         """The MIME type without parameters (``text/plain``)."""
-        return self.mime_type.split(";", 1)[0].strip()
+        return _base_type(self.mime_type)
 
 
 def from_extension(path: str | os.PathLike[str]) -> MimeInfo | None:
@@ -229,13 +234,8 @@ def mime_for_path(args: MimeForPathArgs, *, paths: PathPolicy) -> ToolResult:
     suffix = resolved.path.suffix
     info = from_extension(resolved.path)
     if info is None:
-        with paths.opened(resolved, os.O_RDONLY | os.O_NONBLOCK) as fd:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise NotAFile(f"expected a file but got a directory: {resolved.path}")
-            if not stat.S_ISREG(st.st_mode):
-                raise NotAFile(f"expected a regular file: {resolved.path}")
-            info = sniff(os.read(fd, SNIFF_BYTES), resolved.path)
+        head = read_regular_file(paths, resolved, max_bytes=SNIFF_BYTES, head_only=True)
+        info = sniff(head.data, resolved.path)
     result = MimeForPathResult(
         path=str(resolved.path),
         extension=suffix or None,
@@ -253,16 +253,15 @@ def mime_for_extension(args: MimeForExtensionArgs) -> ToolResult:
     given = args.extension.strip()
     if not given or given == ".":
         raise InvalidPath('invalid path: extension is empty; pass an extension such as "png" or ".png"')
-    mime = lookup_extension(given)
-    known = mime is not None
-    mime = mime or OCTET_STREAM
+    found = lookup_extension(given)
+    mime = found or OCTET_STREAM
     result = MimeForExtensionResult(
         extension=given,
         normalized_extension=normalise_extension(given),
         mime_type=mime,
-        base_mime_type=mime.split(";", 1)[0].strip(),
-        mode=mode_of(mime) if known else "default",
-        known=known,
+        base_mime_type=_base_type(mime),
+        mode=mode_of(mime),  # "default" for octet-stream
+        known=found is not None,
     )
     return ToolResult.of(result)
 

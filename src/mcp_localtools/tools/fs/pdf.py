@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.parsers import ParserRunner
 
-__all__ = ["MAX_PDF_TEXT_CHARS", "PdfText", "extract_pdf_text", "parse_page_spec"]
+__all__ = ["MAX_PAGES_SPEC", "MAX_PDF_TEXT_CHARS", "PdfText", "extract_pdf_text", "parse_page_spec"]
 
 MAX_PDF_TEXT_CHARS = 16 * 1024 * 1024
 """Extraction stops after the page that passes this many characters (the seed's 16 MiB cap)."""
+MAX_PAGES_SPEC = 1000
+"""Longest ``pages`` argument, in characters: hundreds of ranges, far more than a call needs."""
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -26,23 +28,29 @@ class PdfText:
     """Extracted text.
 
     Attributes:
-        text: the extracted pages' text, each page introduced by ``--- page N ---``.
+        data: the extracted pages' text in UTF-8, each page introduced by ``--- page N ---``
+            (bytes as the worker sent them; ``decode()`` gives the text).
         page_count: pages in the document.
         pages: the 1-based page numbers extracted, ascending.
         empty_pages: the extracted pages that had no text layer.
         cut: True when extraction stopped at ``MAX_PDF_TEXT_CHARS`` before the last selected page.
     """
 
-    text: str
+    data: bytes
     page_count: int
     pages: tuple[int, ...]
     empty_pages: tuple[int, ...]
     cut: bool = False
 
+    def decode(self) -> str:
+        """The extracted text: up to ``MAX_PDF_TEXT_CHARS`` plus a page, so call it off the event loop."""
+        return self.data.decode("utf-8", errors="replace")
+
 
 def parse_page_spec(spec: str) -> list[tuple[int, int]]:
-    """``"1-3,7"`` → ``[(1, 3), (7, 7)]``: 1-based inclusive ranges, checked for form only (the
-    page count is checked against the document).
+    """``"7,1-3,2-4"`` → ``[(1, 4), (7, 7)]``: 1-based inclusive ranges, sorted, with overlapping
+    and adjacent ranges merged; checked for form only (the page count is checked against the
+    document).
 
     Raises:
         InvalidArguments: a malformed or descending range, or page 0.
@@ -59,7 +67,13 @@ def parse_page_spec(spec: str) -> list[tuple[int, int]]:
                 f"invalid pages {spec!r}: {part.strip()} is not an ascending 1-based range"
             )
         ranges.append((first, last))
-    return ranges
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(ranges):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
 
 
 async def extract_pdf_text(parsers: ParserRunner, data: bytes, *, pages: str | None, name: str) -> PdfText:
@@ -72,11 +86,11 @@ async def extract_pdf_text(parsers: ParserRunner, data: bytes, *, pages: str | N
         ToolTimeout: extraction took longer than the parser timeout.
     """
     ranges = parse_page_spec(pages) if pages and pages.strip() else None
-    request = {"ranges": ranges, "pages": pages, "maxChars": MAX_PDF_TEXT_CHARS}
+    request = {"ranges": ranges, "maxChars": MAX_PDF_TEXT_CHARS}
     parsed = await parsers.run("pdf", data, request, failure=f"cannot read PDF {name}")
     result = parsed.result
     return PdfText(
-        text=parsed.payload.decode("utf-8", errors="replace"),
+        data=parsed.payload,
         page_count=result["pageCount"],
         pages=tuple(result["pages"]),
         empty_pages=tuple(result["emptyPages"]),

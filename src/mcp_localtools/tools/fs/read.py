@@ -12,6 +12,7 @@ images are parsed in a confined worker process (``mcp_localtools.parsers``), nev
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
@@ -30,7 +31,7 @@ from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolR
 from mcp_localtools.tools.image import ReturnedImage, fit_image
 
 from .mime import MimeInfo, detect_mime, is_probably_text
-from .pdf import extract_pdf_text
+from .pdf import MAX_PAGES_SPEC, extract_pdf_text
 
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "read_specs", "text_window"]
 
@@ -56,7 +57,9 @@ class ReadFileArgs(ToolArgs):
         description="Text only: most lines to return; default the server's window (2000).",
     )
     pages: str | None = Field(
-        None, description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.'
+        None,
+        max_length=MAX_PAGES_SPEC,
+        description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.',
     )
     original: bool = Field(
         False,
@@ -128,10 +131,17 @@ def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindo
     parts = text.split("\n", offset + limit)
     count = min(limit, total - offset)
     selected = parts[offset : offset + count]
-    # ends[k]: characters up to the end of line k with its newline; the first line always goes
-    # in (cut below when it alone is over the budget). Cumulated in C, searched in log time.
+    # Line k of the window ends lengths[k] + k characters in, plus 1 for its own newline, which
+    # every line has but the text's last one when the text does not end with "\n" (the window's
+    # lines from with_newline on: none, or that last line). The first line always goes in (cut
+    # below when it alone is over the budget). Cumulated in C, searched in log time.
     lengths = list(accumulate(map(len, selected)))
-    used = max(1, bisect_right(range(count), budget, key=lambda k: lengths[k] + k + 1)) if count else 0
+    with_newline = len(parts) - offset - 1
+    used = (
+        max(1, bisect_right(range(count), budget, key=lambda k: lengths[k] + k + (k < with_newline)))
+        if count
+        else 0
+    )
     chunk = "\n".join(selected[:used])
     if used and offset + used < len(parts):  # the last returned line had its newline
         chunk += "\n"
@@ -142,21 +152,6 @@ def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindo
     next_offset = offset + used if offset + used < total else None
     first = offset + 1 if used else None
     return TextWindow(chunk, total, first, offset + used if used else None, next_offset, cut_line)
-
-
-def _window_note(window: TextWindow, what: str) -> str | None:
-    notes = []
-    if window.cut_line is not None:
-        notes.append(
-            f"line {window.cut_line} is longer than the result budget and was cut after {len(window.text)} "
-            "characters"
-        )
-    if window.next_offset is not None:
-        notes.append(
-            f"showing lines {window.start_line}-{window.end_line} of {window.total_lines}; call {what} "
-            f"with offset={window.next_offset} to continue"
-        )
-    return f"[{'; '.join(notes)}]" if notes else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,16 +184,13 @@ async def read_file(
     return await _read_pdf(args, loaded, limits, parsers)
 
 
-def _is_pdf(loaded: _Loaded) -> bool:
-    return loaded.mime.base == "application/pdf" or loaded.file.path.suffix.lower() == ".pdf"
-
-
 def _load_or_read_text(
     args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig
 ) -> _Loaded | ToolResult:
     """In a worker thread: load the file; a plain text read is finished here too (one hop)."""
     loaded = _load(args, paths=paths, limits=limits)
-    if args.encoding == "binary" or _is_pdf(loaded):
+    # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
+    if args.encoding == "binary" or loaded.mime.base == "application/pdf":
         return loaded
     return _read_text(args, loaded, limits)
 
@@ -206,11 +198,11 @@ def _load_or_read_text(
 async def _read_binary(args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner) -> ToolResult:
     file, mime_type = loaded.file, loaded.mime.base
     summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {loaded.common['sha256']}"
-    if not mime_type.startswith("image/") or mime_type == "image/svg+xml":
+    is_image = mime_type.startswith("image/") and mime_type != "image/svg+xml"
+    if not is_image or args.original:  # the file's bytes as they are
         result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
-        return ToolResult.of(result, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
-    if args.original:
-        result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
+        if not is_image:
+            return ToolResult.of(result, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
         return ToolResult.of(
             result, ImageContent(file.data, mime_type), text=summary + "; the file's own bytes"
         )
@@ -239,23 +231,7 @@ async def _read_pdf(
 ) -> ToolResult:
     file = loaded.file
     pdf = await extract_pdf_text(parsers, file.data, pages=args.pages, name=str(file.path))
-    limit = args.limit or limits.read_max_lines
-    cut = partial(text_window, pdf.text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
-    window = await anyio.to_thread.run_sync(cut, abandon_on_cancel=True)
-    result = ReadFileResult(
-        encoding="text",
-        mime_type="application/pdf",
-        content=window.text,
-        total_lines=window.total_lines,
-        start_line=window.start_line,
-        end_line=window.end_line,
-        next_offset=window.next_offset,
-        truncated=window.next_offset is not None or window.cut_line is not None or pdf.cut,
-        page_count=pdf.page_count,
-        pages=list(pdf.pages),
-        **loaded.common,
-    )
-    notes = [n for n in [_window_note(window, "readfile")] if n]
+    notes: list[str] = []
     if pdf.cut:
         notes.append(
             f"[text extraction stopped after page {pdf.pages[-1]} at the text size cap; pass pages to read "
@@ -268,7 +244,21 @@ async def _read_pdf(
         )
     if pdf.page_count == 0:
         notes.append(f"[the PDF {file.path} has no pages]")
-    return ToolResult.of(result, *(TextContent(n) for n in notes), text=window.text)
+
+    def finish() -> ToolResult:  # decoding and cutting up to 16 Mi characters: off the event loop
+        return _text_result(
+            args,
+            loaded,
+            limits,
+            pdf.decode(),
+            mime_type="application/pdf",
+            cut=pdf.cut,
+            notes=notes,
+            page_count=pdf.page_count,
+            pages=list(pdf.pages),
+        )
+
+    return await anyio.to_thread.run_sync(finish, abandon_on_cancel=True)
 
 
 def _read_text(args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig) -> ToolResult:
@@ -280,31 +270,69 @@ def _read_text(args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig) -> Too
     if not is_probably_text(file.data[:4096]):
         raise UnsupportedContent(f'cannot read {file.path} as text: it looks binary; use encoding "binary"')
     text = decode_utf8(file.data, file.path)
+    return _text_result(args, loaded, limits, text, mime_type=mime.base)
+
+
+def _text_result(
+    args: ReadFileArgs,
+    loaded: _Loaded,
+    limits: LimitsConfig,
+    text: str,
+    *,
+    mime_type: str,
+    cut: bool = False,
+    notes: Sequence[str] = (),
+    **fields: Any,
+) -> ToolResult:
+    """The text-mode result: ``text`` cut to the call's line window and the result budget (in a
+    worker thread: the text may be millions of characters).
+
+    Args:
+        text: the whole text (a file's, or a PDF's extracted pages).
+        mime_type: the result's ``mimeType``.
+        cut: the text was already cut before it got here (PDF extraction stopped at its cap).
+        notes: further notes for the caller, after the window's.
+        fields: further ``ReadFileResult`` fields (a PDF's pages).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line.
+    """
     limit = args.limit or limits.read_max_lines
     window = text_window(text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
     result = ReadFileResult(
         encoding="text",
-        mime_type=mime.base,
+        mime_type=mime_type,
         content=window.text,
         total_lines=window.total_lines,
         start_line=window.start_line,
         end_line=window.end_line,
         next_offset=window.next_offset,
-        truncated=window.next_offset is not None or window.cut_line is not None,
+        truncated=window.next_offset is not None or window.cut_line is not None or cut,
+        **fields,
         **loaded.common,
     )
-    note = _window_note(window, "readfile")
-    return ToolResult.of(result, *([TextContent(note)] if note else []), text=window.text)
+    told: list[str] = []
+    if window.cut_line is not None:
+        told.append(
+            f"line {window.cut_line} is longer than the result budget and was cut after {len(window.text)} "
+            "characters"
+        )
+    if window.next_offset is not None:
+        told.append(
+            f"showing lines {window.start_line}-{window.end_line} of {window.total_lines}; call readfile "
+            f"with offset={window.next_offset} to continue"
+        )
+    if told:
+        notes = [f"[{'; '.join(told)}]", *notes]
+    return ToolResult.of(result, *map(TextContent, notes), text=window.text)
 
 
-def read_specs(
-    paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner | None = None
-) -> list[ToolSpec[Any]]:
-    """The readfile spec; PDFs and images are parsed by ``parsers`` (a runner of its own if None)."""
-    runner = parsers or ParserRunner()
+def read_specs(paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner) -> list[ToolSpec[Any]]:
+    """The readfile spec; PDFs and images are parsed by ``parsers`` (the server's one runner, so
+    its bound on concurrent parses holds across tools)."""
 
     async def handler(args: ReadFileArgs, ctx: CallContext) -> ToolResult:
-        return await read_file(args, ctx, paths=paths, limits=limits, parsers=runner)
+        return await read_file(args, ctx, paths=paths, limits=limits, parsers=parsers)
 
     return [
         ToolSpec(
