@@ -83,6 +83,8 @@ async def test_a_worker_that_dies_mid_parse_is_a_clear_error(huge_png: bytes) ->
             tasks.start_soon(parse)
             while not (workers := parser_workers()):
                 await anyio.sleep(0.01)
+            # In our session, as rg: the exec tools' orphan collection never takes a worker.
+            assert os.getsid(workers[0]) == os.getsid(0)
             os.kill(workers[0], signal.SIGKILL)
     [error] = outcome
     assert "the parser process died (SIGKILL)" in str(error)

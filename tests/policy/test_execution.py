@@ -41,7 +41,6 @@ BLOCKED_SH = [
     ("r\\m x", "rm"),
     ('"rm" x', "rm"),
     ("$'\\x72\\x6d' x", "rm"),
-    ("/bin/r? x", "r"),  # a glob that may run a blocked name
     ("{rm,x}", "rm"),
     ("$HOME/bin/rm x", "rm"),  # the basename is literal even if the directory is not
     ("echo $(rm x)", "rm"),
@@ -69,6 +68,15 @@ BLOCKED_SH = [
     (">out.txt rm x", "rm"),
     ("2>/dev/null sudo ls", "sudo"),
     ("cat <<EOF\n$(rm x)\nEOF", "rm"),  # an unquoted heredoc expands substitutions
+    ("echo ${x:-$(rm x)}", "rm"),  # the word of ${...} is expanded: its substitutions run
+    ('echo "${x:-$(sudo ls)}"', "sudo"),
+    ("echo ${x:-`rm x`}", "rm"),
+    ("echo ${x:-${y:-$(sudo ls)}}", "sudo"),
+    ("echo ${x:-<(rm x)}", "rm"),  # bash runs process substitutions there too (unquoted)
+    ("cat <<EOF\n${x:-$(rm x)}\nEOF", "rm"),
+    ("echo $(( $(rm x) + 1 ))", "rm"),  # and so is the expression of $((...))
+    ("echo $((rm x) )", "rm"),  # bash: not arithmetic but $( (rm x) )
+    ("echo $((rm x); (ls))", "rm"),
     ("mkfs.ext4 /dev/sdz", "mkfs"),
     ("curl https://example.com", "curl"),
     ("ssh host", "ssh"),
@@ -80,7 +88,13 @@ BLOCKED_SH = [
 @pytest.mark.parametrize(("command", "name"), BLOCKED_SH)
 def test_bl4_bl5_blocked_command_words_are_refused_naming_the_command(command: str, name: str) -> None:
     message = refusal(command)
-    assert message is not None and message.startswith(f"blocked command: {name}"), message
+    assert message is not None and message.startswith(
+        (f"blocked command: {name};", f"blocked command: {name} (")
+    ), message
+
+
+def test_a_glob_that_may_run_a_blocked_name_is_refused_naming_both() -> None:
+    assert (refusal("/bin/r? x") or "").startswith("blocked command: rd (/bin/r? may run rd); ")
 
 
 ALLOWED_SH = [
@@ -100,6 +114,12 @@ ALLOWED_SH = [
     "echo '&'",
     'echo "&"',
     "echo ${x:-rm}",
+    "echo ${#x} ${x//a/b} ${x%%.*}",
+    'echo "${x:-"a b"}"',
+    "echo \"${x:-'a b'}\"",
+    'echo ${x:-\\$(rm x)} "${x:-\\$(rm x)}"',  # an escaped $ substitutes nothing
+    'echo "${x:-<(rm x)}"',  # no process substitution inside double quotes
+    "echo $((1 + 2)) $(( (1 + 2) * 3 )) $((x<(y)))",
     "x=$(ls) y",
     "FOO='a b' make test",
     "cat <<'EOF' > notes.txt\nrm is mentioned here\nless too\nEOF",  # heredoc bodies are data
@@ -146,6 +166,8 @@ def test_bl6_allow_dangerous_turns_off_the_heuristics_but_never_the_blocklist() 
         ("echo $(ls", "a closing ')' is missing"),
         ("echo `ls", "unterminated backtick"),
         ("echo ${x", "'}' is missing"),
+        ("echo ${x:-$(ls}", "a closing ')' is missing"),
+        ('echo "${x:-\'}" ; rm x ; "\'}"', "makes shells disagree where it ends"),  # dash runs rm
     ],
 )
 def test_a_command_the_scanner_cannot_read_is_refused_fail_closed(command: str, problem: str) -> None:

@@ -145,7 +145,10 @@ async def _exchange(command: list[str], header: bytes, data: bytes) -> tuple[byt
         stderr=subprocess.DEVNULL,
         cwd="/",
         env=_ENV,
-        start_new_session=True,
+        # In the server's session, like rg: the exec tools collect exited children of the server
+        # that have a session of their own (escaped commands), and must never take a worker's
+        # exit status from its owner here. A worker never forks; it is killed by its pid.
+        start_new_session=False,
     )
     # Leaving this block closes the pipes and waits; if the call was cancelled or timed out,
     # anyio kills the worker first. Either way no worker outlives its call.

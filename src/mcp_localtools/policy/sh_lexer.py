@@ -7,8 +7,8 @@ will run as a command (``seed-tools.md`` BL-1, BL-2), including those the seed m
   double quotes, backslash escapes and ``$'...'`` (decoded, so ``$'\\x72\\x6d'`` reads ``rm``);
 * redirections (``2>&1``, ``&>f``, ``>f cmd``): their targets are not command words, and ``&``
   inside them is not backgrounding;
-* command substitutions ``$(...)`` and backticks, also inside double quotes, and process
-  substitutions ``<(...)``: their commands are scanned too;
+* command substitutions ``$(...)`` and backticks, also inside double quotes, inside ``${...}``
+  and ``$((...))``, and process substitutions ``<(...)``: their commands are scanned too;
 * here-documents: the body is data, not commands (so a file written with ``cat <<'EOF'`` may
   mention ``rm``), except for substitutions inside an unquoted body;
 * comments: ``#`` at the start of a word skips to the end of the line, not of the command.
@@ -226,9 +226,13 @@ class _Lexer:
             if expand:
                 self._scan_expansions("\n".join(body))
 
-    def _scan_expansions(self, text: str) -> None:
-        """Scan the substitutions of double-quote-like text (an unquoted heredoc body)."""
-        _Lexer(text, self.out, self.depth + 1)._double_quoted(Word(), heredoc=True)
+    def _scan_expansions(self, text: str, *, process_substitutions: bool = False) -> None:
+        """Scan the substitutions of double-quote-like text: an unquoted heredoc body, the body of
+        ``${...}`` or ``$((...))``. Single quotes are not honoured (a quoted ``$(...)`` in there
+        is scanned too: refusing more is the safe side). ``process_substitutions``: ``<(...)`` and
+        ``>(...)`` run as well (bash runs them in an unquoted ``${x:-<(cmd)}``)."""
+        lexer = _Lexer(text, self.out, self.depth + 1)
+        lexer._double_quoted(Word(), heredoc=True, process_substitutions=process_substitutions)
 
     # -- words -----------------------------------------------------------------------------
 
@@ -266,9 +270,12 @@ class _Lexer:
                 self.i += 1
         return word
 
-    def _double_quoted(self, word: Word, *, heredoc: bool = False) -> None:
+    def _double_quoted(
+        self, word: Word, *, heredoc: bool = False, process_substitutions: bool = False
+    ) -> None:
         """Read up to the closing ``"`` (``self.i`` is just past the opening one), or, for a
-        here-document body, to the end (where ``"`` is an ordinary character)."""
+        here-document body (``heredoc``), to the end (where ``"`` is an ordinary character).
+        ``process_substitutions``: also scan ``<(...)`` and ``>(...)`` as commands."""
         escapable = ("$", "`", "\\", "\n") if heredoc else ("$", "`", '"', "\\", "\n")
         while self.i < len(self.s):
             c = self.s[self.i]
@@ -279,6 +286,10 @@ class _Lexer:
                 if self._peek(1) != "\n":
                     word.add(self._peek(1), QUOTED)
                 self.i += 2
+            elif process_substitutions and c in "<>" and self._peek(1) == "(":
+                self.i += 2
+                self.parse_list(stop=")")
+                word.add("$", DYNAMIC)
             elif c == "$":
                 self._dollar(word, in_double=True)
             elif c == "`":
@@ -297,15 +308,23 @@ class _Lexer:
         elif nxt == '"' and not in_double:
             self.i += 2
             self._double_quoted(word)
-        elif nxt == "(" and self._peek(2) == "(":
-            self.i = self._balanced(self.i + 1, "(", ")")
-            word.add("$", DYNAMIC)
         elif nxt == "(":
-            self.i += 2
-            _Lexer(self.s, self.out, self.depth + 1).parse_from(self, ")")
+            end = self._arithmetic_end() if self._peek(2) == "(" else None
+            if end is not None:
+                self._scan_expansions(self.s[self.i + 3 : end - 2])
+                self.i = end
+            else:
+                self.i += 2
+                _Lexer(self.s, self.out, self.depth + 1).parse_from(self, ")")
             word.add("$", DYNAMIC)
         elif nxt == "{":
-            self.i = self._balanced(self.i + 1, "{", "}")
+            end = self._balanced(self.i + 1, "{", "}")
+            if in_double and self._balanced(self.i + 1, "{", "}", single_quotes=False) != end:
+                # bash reads ' inside "${...}" as a quote, dash as a character: were they to
+                # disagree on where it ends, the two would run different commands.
+                raise ScanError('a \' inside "${...}" makes shells disagree where it ends')
+            self._scan_expansions(self.s[self.i + 2 : end - 1], process_substitutions=not in_double)
+            self.i = end
             word.add("$", DYNAMIC)
         elif nxt and (nxt in _NAME_START or nxt in _SPECIAL_PARAMS):
             self.i += 2
@@ -323,11 +342,29 @@ class _Lexer:
         self.parse_list(stop=stop)
         parent.i = self.i
 
-    def _balanced(self, start: int, opener: str, closer: str) -> int:
-        """Index just past the ``closer`` matching the ``opener`` at ``start``."""
+    def _arithmetic_end(self) -> int | None:
+        """For the ``$((`` at ``self.i``: the index just past its ``))`` when it is an arithmetic
+        expansion, or None when it is a command substitution whose first command is a subshell
+        (``$((cd x; ls) | wc)``): as bash decides, by whether the inner ``(`` closes right
+        before a ``)``.
+
+        Raises:
+            ScanError: the inner ``(`` is never closed.
+        """
+        inner = self._balanced(self.i + 2, "(", ")")
+        return inner + 1 if self.s[inner : inner + 1] == ")" else None
+
+    def _balanced(self, start: int, opener: str, closer: str, *, single_quotes: bool = True) -> int:
+        """Index just past the ``closer`` matching the ``opener`` at ``start``, skipping quoted
+        text and backslash escapes; ``single_quotes=False`` reads ``'`` as an ordinary character.
+
+        Raises:
+            ScanError: there is no matching ``closer``.
+        """
         depth = 0
         index = start
         quote = ""
+        quotes = ("'", '"') if single_quotes else ('"',)
         while index < len(self.s):
             c = self.s[index]
             if quote:
@@ -337,7 +374,7 @@ class _Lexer:
                     quote = ""
             elif c == "\\":
                 index += 1
-            elif c in ("'", '"'):
+            elif c in quotes:
                 quote = c
             elif c == opener:
                 depth += 1

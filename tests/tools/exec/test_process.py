@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -82,6 +83,67 @@ async def test_a_process_that_escapes_every_check_cannot_hang_the_call(tmp_path:
         for pid in processes_with(marker):
             os.kill(pid, 9)
         await wait_until_gone(marker)
+
+
+def server_children() -> dict[int, tuple[bytes, int]]:
+    """This process's children, zombies included: pid -> (state, start in clock ticks)."""
+    found = {}
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children", "rb") as handle:
+            for pid in map(int, handle.read().split()):
+                try:
+                    with open(f"/proc/{pid}/stat", "rb") as stat:
+                        fields = stat.read().rpartition(b")")[2].split()
+                except OSError:
+                    continue
+                found[pid] = (fields[0], int(fields[19]))
+    return found
+
+
+def clock_ticks() -> int:
+    """Now, in the unit of /proc/PID/stat start times."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+async def test_escaped_processes_that_exit_are_reaped_and_no_other_child_is(
+    tmp_path: Path, marker: str
+) -> None:
+    # Children this process waits for itself (as asyncio does for commands and parser workers,
+    # subprocess for rg): one with its own session started before the runs, one in the server's
+    # session started while the first run runs. Their exit statuses must stay theirs.
+    before = subprocess.Popen(["sh", "-c", "exit 7"], start_new_session=True)
+    with anyio.fail_after(5):  # start times are in clock ticks: let the one of `before` pass
+        born = clock_ticks()
+        while clock_ticks() < born + 2:
+            await anyio.sleep(0.005)
+    since = clock_ticks()
+    runner = ProcessRunner(drain_seconds=0.3)
+    # One process exits while its run still runs (setsid -f), one escapes every check and exits
+    # after its run, when the test says so.
+    wait_for_die = "while [ ! -e die ]; do sleep 0.01; done"
+    script = (
+        f"setsid -f sh -c 'exit 0'; (env -i setsid sh -c '{wait_for_die}' {marker} &); "
+        "while [ ! -e go ]; do sleep 0.01; done; sleep 0.2"
+    )
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(runner.run, request(tmp_path, script))
+            escaped: list[int] = []
+            while not escaped:  # the escaped shell, once re-parented to us
+                await anyio.sleep(0.01)
+                escaped = [pid for pid in processes_with(marker) if pid in server_children()]
+            during = subprocess.Popen(["sh", "-c", "exit 5"])
+            (tmp_path / "go").touch()
+        assert server_children()[escaped[0]][0] != b"Z"  # alive after its run
+        (tmp_path / "die").touch()
+        while server_children()[escaped[0]][0] != b"Z":
+            await anyio.sleep(0.01)
+        await runner.run(request(tmp_path, "true"))
+    assert escaped[0] not in server_children()
+    assert before.wait(timeout=5) == 7 and during.wait(timeout=5) == 5
+    assert [
+        pid for pid, (state, start) in server_children().items() if state == b"Z" and start >= since
+    ] == []
 
 
 async def test_cancelling_a_run_stops_its_whole_tree_before_returning(tmp_path: Path, marker: str) -> None:

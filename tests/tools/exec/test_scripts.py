@@ -99,7 +99,8 @@ async def test_rs6_arguments_pass_through_exactly_and_the_command_is_quoted(
 
 def test_rs6_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
     pwsh = Shell("pwsh", "/usr/bin/pwsh")
-    argv, line, checked, dialect = script_command(INTERPRETERS[".ps1"], pwsh, "/w/x.ps1", ["it's"])
+    assert INTERPRETERS[".ps1"] == ("pwsh", "powershell")
+    argv, line = script_command(pwsh, "/w/x.ps1", ["it's"])
     assert argv == [
         "/usr/bin/pwsh",
         "-NoLogo",
@@ -108,8 +109,35 @@ def test_rs6_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
         "-Command",
         "& '/w/x.ps1' 'it''s'",
     ]
-    assert line == "& '/w/x.ps1' 'it''s'" and checked == "'/w/x.ps1' 'it''s'" and dialect == "powershell"
+    assert line == "& '/w/x.ps1' 'it''s'" and pwsh.dialect == "powershell"
     assert powershell_quote("a'b") == "'a''b'"
+
+
+def test_rs6_other_scripts_run_from_an_argv_and_report_it_posix_quoted() -> None:
+    python = Shell("python3", "/usr/bin/python3")
+    argv, line = script_command(python, "/w/a b.py", ["it's", "$(x)"])
+    assert argv == ["/usr/bin/python3", "/w/a b.py", "it's", "$(x)"]
+    assert line == "python3 '/w/a b.py' 'it'\"'\"'s' '$(x)'" and python.dialect == "sh"
+
+
+async def test_rs7_a_powershell_script_is_checked_as_powershell_and_run_with_command(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "pwsh"  # prints its arguments, one per line
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    (tmp_path / "ok.ps1").write_text("Write-Output hi\n", encoding="utf-8")
+    (tmp_path / "other.ps1").write_text("Write-Output hi\n", encoding="utf-8")
+    async with exec_client(
+        tmp_path, exec={"deny_by_default": True, "allowed_commands": ["ok.ps1"]}
+    ) as client:
+        ran = await call(client, path="ok.ps1", args=["it's"], env={"PATH": str(fake.parent)})
+        refused = await client.call_tool(
+            "runscript", {"path": "other.ps1", "env": {"PATH": str(fake.parent)}}
+        )
+    line = f"& '{tmp_path / 'ok.ps1'}' 'it''s'"
+    assert ran["command"] == line and ran["interpreter"] == str(fake)
+    assert ran["stdout"] == f"-NoLogo\n-NonInteractive\n-NoProfile\n-Command\n{line}\n"
+    assert refused.is_error and text_of(refused).startswith("command not allowed: other.ps1")
 
 
 async def test_rs7_the_constructed_command_goes_through_the_policy(tmp_path: Path) -> None:
@@ -165,3 +193,13 @@ async def test_a_bash_script_runs_with_bash(shell: Client, tmp_path: Path) -> No
     (tmp_path / "b.bash").write_text('echo "${BASH_VERSION:+bash}"\n', encoding="utf-8")
     data = await call(shell, path="b.bash")
     assert data["stdout"] == "bash\n" and data["command"].startswith("bash ")
+
+
+async def test_a_cut_text_says_where_and_that_the_structured_result_is_whole(tmp_path: Path) -> None:
+    (tmp_path / "long.sh").write_text("seq 1000\n", encoding="utf-8")
+    async with exec_client(tmp_path, limits={"max_result_chars": 1000}) as client:
+        data = await call(client, path="long.sh")
+        result = await client.call_tool("runscript", {"path": "long.sh"})
+    text = text_of(result)
+    assert text.endswith("\n[text cut at 1000 characters; structuredContent has the full output]")
+    assert len(text) < 1100 and data["stdout"].endswith("\n999\n1000\n")

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
-from mcp_localtools.registry import CallContext
+from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools import build_registry
+from mcp_localtools.tools.exec.process import ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shell import ShellCommandArgs
 from tests.helpers import config_for, text_of
 from tests.tools.exec.conftest import exec_client
@@ -247,7 +253,10 @@ async def test_sc17_explicit_shells_run_or_are_named_when_missing(shell: Client)
     result = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "cmd"})
     assert result.is_error and "cmd requested but not found" in text_of(result)
     invalid = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "tcsh"})
-    assert invalid.is_error and "shell" in text_of(invalid)
+    assert invalid.is_error and text_of(invalid) == (
+        "invalid arguments for shellcommand: shell: Input should be 'auto', 'bash', 'zsh', 'sh', "
+        "'dash', 'ksh', 'fish', 'pwsh', 'powershell' or 'cmd'"
+    )
 
 
 async def test_sc18_the_configured_default_shell_is_used_for_auto(tmp_path: Path) -> None:
@@ -337,4 +346,52 @@ def test_the_arguments_schema_uses_the_seeds_wire_names() -> None:
         "stdin",
         "timeoutSeconds",
     } == fields
-    assert CallContext().progress is None
+
+
+async def test_a_cut_text_says_where_and_that_the_structured_result_is_whole(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, limits={"max_result_chars": 1000}) as client:
+        data = await client.call_tool("shellcommand", {"commands": ["seq 1000"]})
+    text = text_of(data)
+    assert text.endswith("\n[text cut at 1000 characters; structuredContent has every command's output]")
+    assert len(text) < 1100 and data.structured_content["results"][0]["stdout"].endswith("\n999\n1000\n")  # type: ignore[index]
+
+
+async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop = threading.get_ident()
+    calls: list[tuple[str, int]] = []
+
+    def recorded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls.append((name, threading.get_ident()))
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(PathPolicy, "resolve", recorded("resolve", PathPolicy.resolve))
+    monkeypatch.setattr(shutil, "which", recorded("which", shutil.which))
+    monkeypatch.setattr(pwd, "getpwuid", recorded("getpwuid", pwd.getpwuid))
+    (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
+    async with exec_client(tmp_path) as client:
+        shell = await client.call_tool(
+            "shellcommand", {"commands": ["echo ok"], "workDir": ".", "shell": "sh"}
+        )
+        auto = await client.call_tool("shellcommand", {"commands": ["echo ok"]})
+        script = await client.call_tool("runscript", {"path": "a.sh", "workDir": "."})
+    assert not shell.is_error and not auto.is_error and not script.is_error
+    assert {name for name, _ in calls} == {"resolve", "which", "getpwuid"}
+    assert [name for name, thread in calls if thread == loop] == []
+    gone, is_dir = tmp_path / "gone", Path.is_dir
+
+    def checked(path: Path) -> bool:
+        if path == gone:
+            calls.append(("is_dir", threading.get_ident()))
+        return is_dir(path)
+
+    runner = ProcessRunner()
+    await runner.run(RunRequest(["/bin/true"], tmp_path, {}, None, timeout=5, max_output_bytes=1024))
+    monkeypatch.setattr(Path, "is_dir", checked)
+    outcome = await runner.run(RunRequest(["/bin/true"], gone, {}, None, timeout=5, max_output_bytes=1024))
+    assert outcome.exit_code == 127 and f"in {gone}" in outcome.stderr.text
+    assert ("is_dir", loop) not in calls and "is_dir" in {name for name, _ in calls}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
-from mcp_localtools.errors import InvalidArguments, NotFound
+from mcp_localtools.errors import NotFound
 from mcp_localtools.tools.exec.shells import (
     SHELL_NAMES,
     Shell,
@@ -14,6 +15,7 @@ from mcp_localtools.tools.exec.shells import (
     auto_candidates,
     command_argv,
     dialect_of,
+    first_found,
     resolve_shell,
 )
 
@@ -75,13 +77,19 @@ def test_sc17_an_explicit_installed_shell_is_found_on_path() -> None:
     assert shell.name == "sh" and os.path.isabs(shell.path)
 
 
-def test_sc17_missing_and_invalid_shells_are_errors_naming_them() -> None:
-    with pytest.raises(NotFound, match="shell not found: fish"):
+def test_sc17_missing_shells_are_errors_naming_them() -> None:
+    with pytest.raises(NotFound, match="shell not found: fish on PATH"):
         resolve_shell("fish", default="auto", detected=None, env={"PATH": "/nonexistent"})
-    with pytest.raises(NotFound, match="pwsh requested but not found"):
+    with pytest.raises(NotFound, match="pwsh requested but not found on PATH"):
         resolve_shell("pwsh", default="auto", detected=None, env={"PATH": "/nonexistent"})
-    with pytest.raises(InvalidArguments, match="invalid shell: 'tcsh'"):
-        resolve_shell("tcsh", default="auto", detected=None, env=PATH)
+
+
+def test_the_first_installed_candidate_is_taken_by_name_or_path() -> None:
+    sh = first_found(["no-such-shell", "sh"], PATH["PATH"])
+    assert sh is not None and sh.name == "sh" and os.path.isabs(sh.path)
+    by_path = first_found(["/nonexistent/bash", sh.path], PATH["PATH"])
+    assert by_path is not None and by_path.path in (sh.path, shutil.which("bash"))
+    assert first_found(["no-such-shell"], PATH["PATH"]) is None
 
 
 def test_sc18_auto_prefers_the_configured_default_then_the_detected_shell() -> None:

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 
 from mcp_localtools.policy.execution import MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES
 
 from .process import ProcessRunner, RunRequest
-from .shells import Shell, auto_candidates, find_shell, lookup_shell
+from .shells import Shell, auto_candidates, first_found
 
 __all__ = [
     "BEGIN_MARKER",
@@ -177,12 +178,9 @@ class CommandEnvironment:
         self._runner = runner
         self._cwd = cwd
         self._windows = sys.platform == "win32"
+        self._host_filtered = filter_env(self._host_env, self._extra, windows=self._windows)
         self._defaults: BootstrapDefaults | None = None
         self._lock = anyio.Lock()
-
-    def host_filtered(self) -> dict[str, str]:
-        """The allowlisted part of the server's own environment."""
-        return filter_env(self._host_env, self._extra, windows=self._windows)
 
     async def defaults(self) -> BootstrapDefaults:
         """The bootstrap result: computed on first use (at most ``BOOTSTRAP_SECONDS``), then cached."""
@@ -198,20 +196,22 @@ class CommandEnvironment:
 
     async def base(self) -> dict[str, str]:
         """The environment every command starts from: filtered server env, then the login env."""
-        return {**self.host_filtered(), **(await self.defaults()).env}
+        return self.base_of(await self.defaults())
+
+    def base_of(self, defaults: BootstrapDefaults) -> dict[str, str]:
+        """``base()`` for the bootstrap result ``defaults`` (a new dict, the caller's to change)."""
+        return {**self._host_filtered, **defaults.env}
 
     def _probe_shell(self) -> Shell | None:
-        search_path = self._host_env.get("PATH")
+        """The shell to probe (blocking: looks programs up)."""
         if self._default_shell != "auto":
-            return find_shell(self._default_shell, search_path)
-        for candidate in auto_candidates(self._host_env):
-            shell = lookup_shell(candidate, search_path)
-            if shell is not None:
-                return shell
-        return None
+            candidates = [self._default_shell]
+        else:
+            candidates = auto_candidates(self._host_env)
+        return first_found(candidates, self._host_env.get("PATH"))
 
     async def _bootstrap(self) -> BootstrapDefaults:
-        shell = self._probe_shell()
+        shell = await anyio.to_thread.run_sync(self._probe_shell)
         if shell is None:
             return BootstrapDefaults(None, problem="no shell found on PATH")
         request = RunRequest(

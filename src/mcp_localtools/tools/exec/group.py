@@ -7,14 +7,14 @@ the path policy, the session store, the process runner and the command environme
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_localtools.config import ExecConfig, LimitsConfig
-from mcp_localtools.errors import NotADirectory, TooLarge, from_os_error
+from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
+from mcp_localtools.fileio import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 
@@ -82,19 +82,22 @@ class ExecGroup:
 
     def work_dir(self, path: str | Path | None, *, field: str = "workDir") -> ResolvedPath:
         """Resolve a working directory (the base directory when None): inside the roots and an
-        existing directory (SC-5, RS-1).
+        existing directory (SC-5, RS-1). Blocking (resolves and stats): call it from a worker
+        thread.
 
         Raises:
-            ToolError: outside the roots, missing, or not a directory.
+            InvalidPath, OutsideAllowedRoots, SymlinkRefused: refused by the path policy.
+            NotFound: nothing is there.
+            NotADirectory: it is not a directory.
+            FileSystemError: it cannot be inspected.
         """
         resolved = self.paths.resolve(
             str(path) if path is not None else str(self.paths.base_dir), field=field
         )
-        try:
-            mode = os.stat(resolved.path).st_mode
-        except OSError as exc:
-            raise from_os_error(exc, str(resolved.path)) from exc
-        if not stat.S_ISDIR(mode):
+        info = stat_path(self.paths, resolved, follow=True)
+        if info is None:
+            raise NotFound(f"{field} does not exist: {resolved.path}")
+        if not stat.S_ISDIR(info.st_mode):
             raise NotADirectory(f"{field} is not a directory: {resolved.path}")
         return resolved
 

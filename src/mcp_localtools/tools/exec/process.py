@@ -12,7 +12,9 @@
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
-  and holds a pipe open cannot hang the call.
+  and holds a pipe open cannot hang the call;
+* exited processes that escaped a run, and were re-parented to the server, are collected by
+  the sweeps (``ProcessTree.orphans``), so they do not stay zombies.
 
 Exit codes: the command's own; 128+N when killed by signal N; 124 on timeout; 127 when the
 process cannot be started (the error text is its stderr, SC-12).
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
@@ -117,10 +120,11 @@ class ProcessRunner:
         tree = self._process_tree()
         token = secrets.token_hex(16)
         started = time.monotonic()
+        since = tree.clock()
         try:
             # Shielded: cancelled half-way, open_process would leave a started process (and
             # its children) without a handle. A pending cancellation lands inside the try below.
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True), tree.starting():
                 process = await anyio.open_process(
                     list(request.argv),
                     stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
@@ -131,9 +135,11 @@ class ProcessRunner:
                     start_new_session=True,
                 )
         except OSError as exc:
-            return _spawn_failure(request, exc, started)
+            cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)
+            return _spawn_failure(request, exc, started, cwd_exists=cwd_exists)
+        tree.started(process.pid)
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
-        run = _Run(process, token, tree)
+        run = _Run(process, token, tree, since)
         done = False
         try:
             timed_out = await self._supervise(run, request, out, err, on_output)
@@ -144,6 +150,7 @@ class ProcessRunner:
                     await self._stop(run)
                 if process.returncode is not None:
                     await process.aclose()  # closes the pipes; the wait inside returns at once
+                    tree.finished(process.pid)
                 else:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
                     logger.error("process %d survived SIGKILL; abandoning it", process.pid)
         code = process.returncode
@@ -204,12 +211,14 @@ class ProcessRunner:
 
 
 class _Run:
-    """One running command: its process, marker, and the tree it is looked up in."""
+    """One running command: its process, marker, the tree it is looked up in, and the clock
+    tick (``ProcessTree.clock``) before it started."""
 
-    def __init__(self, process: Process, token: str, tree: ProcessTree) -> None:
+    def __init__(self, process: Process, token: str, tree: ProcessTree, since: int) -> None:
         self.process = process
         self.token = token
         self.tree = tree
+        self.since = since
 
     async def members(self) -> list[ProcessInfo]:
         """The run's live processes (exited orphans are reaped on the way)."""
@@ -220,9 +229,15 @@ class _Run:
             # escaped descendant, which would have been re-parented to us) is alive. The usual
             # case, decided without a thread hop.
             return []
-        found = await anyio.to_thread.run_sync(self.tree.members, self.process.pid, self.token)
-        self.tree.reap([info for info in found if info.state == "Z"], self.process.pid)
-        return [info for info in found if info.state != "Z"]
+        found = await anyio.to_thread.run_sync(self.tree.sweep, self.process.pid, self.token)
+        self.tree.reap([info for info in found.members if info.state == "Z"], self.process.pid)
+        exited = self.tree.orphans(found.strays, self.since)
+        if exited:
+            # A child watcher collects its children from the event loop (asyncio's pidfd watcher
+            # once the loop polls): give it that turn, so only zombies nobody waits for are left.
+            await anyio.lowlevel.checkpoint()
+            self.tree.reap_orphans(exited)
+        return [info for info in found.members if info.state != "Z"]
 
     def signal(self, members: list[ProcessInfo], signum: int) -> None:
         if self.process.returncode is None:  # the group id is still ours while the leader is unreaped
@@ -258,10 +273,10 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         pass  # the command exited without reading all of it
 
 
-def _spawn_failure(request: RunRequest, exc: OSError, started: float) -> RunOutcome:
+def _spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:
     reason = exc.strerror or str(exc)
     program = request.argv[0] if request.argv else "?"
-    where = "" if Path(request.cwd).is_dir() else f" in {request.cwd}"
+    where = "" if cwd_exists else f" in {request.cwd}"
     message = f"cannot start {program}{where}: {reason}\n"
     return RunOutcome(
         exit_code=EXIT_SPAWN_FAILED,

@@ -8,12 +8,21 @@ it anyway:
   descendant is re-parented to the server instead of to init, and stays in the server's tree;
 * each command carries a random marker in its environment (``MCP_LOCALTOOLS_RUN``), inherited by
   its descendants;
-* ``members()`` walks the server's process tree from ``/proc`` and returns every process that is
+* ``sweep()`` walks the server's process tree from ``/proc`` and returns every process that is
   in the command's process group or session, carries its marker, or descends from one that does.
 
 Only processes below the server are ever considered, so nothing foreign is signalled. A process
 that leaves the session *and* clears its environment *and* is orphaned is invisible to this; the
 README says so, and that a container or PID namespace is the real boundary.
+
+Such a process (or one that exited before a sweep could read its marker) ends as a zombie child
+of the server, which nobody else waits for. Other children of the server are waited for by
+their owners (asyncio's child watcher for commands and parser workers, ``subprocess`` for rg),
+so there is no ``waitpid(-1)``: a sweep records as *orphans* the server's children that are not
+a command's shell and that look escaped from a command (a session of their own, started while
+the command ran), and collects only recorded orphans that have exited, one by one, after the
+event loop had a turn to let a child watcher collect its own first. Every other child of
+the server (rg, parser workers) stays in the server's session, so none can be taken for an orphan.
 
 Signals go through ``pidfd_send_signal`` after re-reading the start time, so a recycled pid is
 never hit. The server also marks itself non-dumpable (``PR_SET_DUMPABLE=0``), so that commands
@@ -29,12 +38,13 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RUN_MARKER", "ProcessInfo", "ProcessTree", "harden_server_process"]
+__all__ = ["RUN_MARKER", "ProcessInfo", "ProcessTree", "Sweep", "harden_server_process"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +66,19 @@ class ProcessInfo:
     sid: int
     state: str
     start: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """One walk of the server's process tree for one run.
+
+    Attributes:
+        members: the run's processes, zombies included.
+        strays: the other processes below the server, parents before their children.
+    """
+
+    members: list[ProcessInfo]
+    strays: list[ProcessInfo]
 
 
 def harden_server_process() -> bool:
@@ -124,6 +147,35 @@ class ProcessTree:
         self._children_files = (
             self.available and Path(_PROC, "self", "task", str(self.root), "children").exists()
         )
+        self._session = os.getsid(0) if self.available else -1
+        self._ticks_per_second = os.sysconf("SC_CLK_TCK") if self.available else 100
+        self._leaders: set[int] = set()  # shells of runs in progress (asyncio waits for them)
+        self._spawning = 0  # runs being started: a shell not yet in _leaders may exist
+        self._orphans: dict[int, int] = {}  # pid -> start tick of a recorded orphan
+
+    def clock(self) -> int:
+        """Now, in the unit of ``ProcessInfo.start`` (clock ticks since boot); 0 without ``/proc``."""
+        if not self.available:
+            return 0
+        return int(time.clock_gettime(time.CLOCK_BOOTTIME) * self._ticks_per_second)
+
+    @contextlib.contextmanager
+    def starting(self) -> Iterator[None]:
+        """Wrap the start of a run's shell: no orphan is collected meanwhile, since the new
+        shell, not yet ``started()``, could be taken for one."""
+        self._spawning += 1
+        try:
+            yield
+        finally:
+            self._spawning -= 1
+
+    def started(self, leader: int) -> None:
+        """``leader`` is the shell of a run in progress: never an orphan."""
+        self._leaders.add(leader)
+
+    def finished(self, leader: int) -> None:
+        """The run of ``leader`` is over and its shell collected by its owner."""
+        self._leaders.discard(leader)
 
     def has_children(self) -> bool | None:
         """Whether this server has any child process (zombies included); None when the kernel's
@@ -162,11 +214,12 @@ class ProcessTree:
                     children[info.ppid].append(info)
         return children
 
-    def members(self, leader: int, token: str) -> list[ProcessInfo]:
+    def sweep(self, leader: int, token: str) -> Sweep:
         """The processes of the run whose shell is ``leader`` (also its group and session id)
-        and whose environment carries ``RUN_MARKER=token``, zombies included (``reap`` them)."""
+        and whose environment carries ``RUN_MARKER=token``, zombies included (``reap`` them),
+        and the other processes below the server (for ``orphans``). Blocking: reads ``/proc``."""
         if not self.available:
-            return []
+            return Sweep([], [])
         children_of: Callable[[int], list[ProcessInfo]]
         if self._children_files:
             children_of = self._children
@@ -175,6 +228,7 @@ class ProcessTree:
             children_of = table.__getitem__
         marker = f"{RUN_MARKER}={token}\0".encode()
         found: list[ProcessInfo] = []
+        strays: list[ProcessInfo] = []
         stack: list[tuple[ProcessInfo, bool]] = [(child, False) for child in children_of(self.root)]
         while stack:
             info, inherited = stack.pop()
@@ -187,8 +241,10 @@ class ProcessTree:
             )
             if ours:
                 found.append(info)
+            else:
+                strays.append(info)
             stack.extend((child, ours) for child in children_of(info.pid))
-        return found
+        return Sweep(found, strays)
 
     def signal(self, processes: list[ProcessInfo], signum: int) -> None:
         """Send ``signum`` to each process that is still the one the table saw."""
@@ -222,3 +278,46 @@ class ProcessTree:
             if info.ppid == self.root and info.pid != leader:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(info.pid, os.WNOHANG)
+
+    def orphans(self, strays: list[ProcessInfo], since: int) -> list[ProcessInfo]:
+        """Record the processes among ``strays`` (a sweep's) that escaped a run started at tick
+        ``since``, forget records of processes gone, and return the recorded children of the
+        server that have exited: pass them to ``reap_orphans`` once the event loop had a turn.
+
+        Escaped means: a child of the server with a session of its own (nothing the server
+        starts without one, such as rg, is taken), not the shell of a run, started at or after
+        ``since``; or any process below a recorded orphan.
+        """
+        seen = {info.pid: info.start for info in strays}
+        for pid, start in list(self._orphans.items()):
+            if seen.get(pid) != start:
+                del self._orphans[pid]
+        for info in strays:
+            if info.ppid == self.root:
+                escaped = info.sid != self._session and info.start >= since and info.pid not in self._leaders
+            else:
+                escaped = info.ppid in self._orphans
+            if escaped:
+                self._orphans.setdefault(info.pid, info.start)
+        return [
+            info
+            for info in strays
+            if info.state == "Z" and info.ppid == self.root and self._orphans.get(info.pid) == info.start
+        ]
+
+    def reap_orphans(self, exited: list[ProcessInfo]) -> None:
+        """Collect recorded orphans (from ``orphans``) that are still the same exited child."""
+        if self._spawning:
+            return  # a shell being started could have exited already: next sweep
+        for info in exited:
+            current = _read_stat(info.pid)
+            if (
+                current is not None
+                and current.state == "Z"
+                and current.ppid == self.root
+                and current.start == self._orphans.get(info.pid)
+                and info.pid not in self._leaders
+            ):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(info.pid, os.WNOHANG)
+                del self._orphans[info.pid]

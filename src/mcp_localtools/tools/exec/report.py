@@ -5,10 +5,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
+from mcp_localtools.results import cut_text
 
 from .process import RunOutcome
 
-__all__ = ["RunReport", "render_run", "report_fields"]
+__all__ = ["RunReport", "fit_text", "render_run", "report_fields"]
 
 
 class RunReport(ToolOutput):
@@ -57,3 +58,12 @@ def render_run(command: str, report: RunReport, *, timeout: float) -> str:
     if report.stderr:
         parts.append("[stderr]\n" + report.stderr.rstrip("\n"))
     return "\n".join(parts)
+
+
+def fit_text(text: str, budget: int, *, full: str) -> str:
+    """``text`` cut to ``budget`` characters (``results.cut_text``); when cut, a last line says
+    so and that structuredContent has ``full`` (what the text left out, e.g. "the full output")."""
+    kept, cut = cut_text(text, budget)
+    if not cut:
+        return kept
+    return f"{kept}\n[text cut at {budget} characters; structuredContent has {full}]"

@@ -5,7 +5,7 @@
 | ``.sh`` | ``sh <script> <args>`` (no exec bit needed) |
 | ``.bash`` ``.zsh`` ``.ksh`` ``.dash`` | the same-named shell |
 | ``.py`` | ``python3 <script> <args>`` |
-| ``.ps1`` | ``pwsh`` (else ``powershell``) ``-NoProfile ... -Command "& '<script>' '<args>'"`` |
+| ``.ps1`` | ``pwsh`` (else ``powershell``) ``-NoLogo ... -Command "& '<script>' '<args>'"`` |
 
 Only ``[exec.scripts] allowed_extensions`` run (RS-3; ``""`` there allows extension-less files,
 which then need a mapping and have none by default, RS-4). The script is run directly from an
@@ -17,72 +17,52 @@ do anything a command can, which is why the policy is a guardrail and not a sand
 
 from __future__ import annotations
 
-import os
 import shlex
 import stat
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
+import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ScriptsConfig
-from mcp_localtools.errors import (
-    ConfigError,
-    InvalidArguments,
-    NotAFile,
-    NotFound,
-    UnsupportedContent,
-    from_os_error,
-)
+from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFound, UnsupportedContent
+from mcp_localtools.fileio import stat_path
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
-from mcp_localtools.policy.scanner import Dialect
+from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
-from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.results import ToolResult
 
 from .group import ExecGroup
-from .report import RunReport, render_run, report_fields
+from .report import RunReport, fit_text, render_run, report_fields
 from .shell import EXEC_ANNOTATIONS
-from .shells import Shell, find_shell
+from .shells import Shell, command_argv, first_found
 from .streaming import OutputStreamer
 
 __all__ = [
     "INTERPRETERS",
-    "Interpreter",
     "RunScriptArgs",
     "RunScriptResult",
     "ScriptPolicy",
+    "powershell_quote",
     "run_script",
+    "script_command",
     "script_specs",
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class Interpreter:
-    """How files of one extension run.
-
-    Attributes:
-        mode: ``shell`` (``<shell> <script> <args>``), ``interpreter`` (``<program> <script> <args>``)
-            or ``powershell`` (``& '<script>' '<args>'`` through ``-Command``).
-        programs: candidate program names, the first found on PATH is used.
-    """
-
-    mode: Literal["shell", "interpreter", "powershell"]
-    programs: tuple[str, ...]
-
-
-INTERPRETERS: dict[str, Interpreter] = {
-    ".sh": Interpreter("shell", ("sh",)),
-    ".bash": Interpreter("shell", ("bash",)),
-    ".zsh": Interpreter("shell", ("zsh",)),
-    ".ksh": Interpreter("shell", ("ksh",)),
-    ".dash": Interpreter("shell", ("dash",)),
-    ".py": Interpreter("interpreter", ("python3",)),
-    ".ps1": Interpreter("powershell", ("pwsh", "powershell")),
+INTERPRETERS: dict[str, tuple[str, ...]] = {
+    ".sh": ("sh",),
+    ".bash": ("bash",),
+    ".zsh": ("zsh",),
+    ".ksh": ("ksh",),
+    ".dash": ("dash",),
+    ".py": ("python3",),
+    ".ps1": ("pwsh", "powershell"),
 }
-"""The seed's default extension → interpreter policy."""
+"""The seed's default extension → interpreter policy: candidate programs, the first on PATH runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +82,19 @@ class ScriptPolicy:
             allowed.add("" if not text else text if text.startswith(".") else "." + text)
         return cls(frozenset(allowed))
 
-    def interpreter(self, extension: str) -> Interpreter:
-        """Raises: UnsupportedContent: the extension is not allowed (RS-3) or has no mapping (RS-4)."""
+    def interpreters(self, extension: str) -> tuple[str, ...]:
+        """The candidate programs for ``extension`` (lowercase, leading dot, ``""`` for none).
+
+        Raises:
+            UnsupportedContent: the extension is not allowed (RS-3) or has no mapping (RS-4).
+        """
         if extension not in self.allowed_extensions:
             allowed = ", ".join(sorted(e or '""' for e in self.allowed_extensions))
             raise UnsupportedContent(f'script extension "{extension}" is not allowed; allowed: {allowed}')
-        mapping = INTERPRETERS.get(extension) or INTERPRETERS.get("")
-        if mapping is None:
+        programs = INTERPRETERS.get(extension)
+        if programs is None:
             raise UnsupportedContent(f'no interpreter mapping for extension "{extension}"')
-        return mapping
+        return programs
 
 
 class RunScriptArgs(ToolArgs):
@@ -156,17 +140,44 @@ def powershell_quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def script_command(
-    interpreter: Interpreter, program: Shell, script: str, args: list[str]
-) -> tuple[list[str], str, str, Dialect]:
-    """``(argv, command line as checked and reported, command line the policy scans, dialect)`` (RS-6)."""
-    if interpreter.mode == "powershell":
-        call = " ".join(powershell_quote(part) for part in (script, *args))
-        argv = [program.path, "-NoLogo", "-NonInteractive", "-NoProfile", "-Command", f"& {call}"]
-        return argv, f"& {call}", call, "powershell"
-    words = [program.name, script, *args]
-    line = shlex.join(words)
-    return [program.path, script, *args], line, line, "sh"
+def script_command(program: Shell, script: str, args: list[str]) -> tuple[list[str], str]:
+    """How ``program`` runs ``script`` with ``args`` (RS-6): ``(argv, command line)``.
+
+    The command line is the equivalent of the argv quoted for ``program.dialect`` (POSIX single
+    quotes; for PowerShell, the ``& '<script>' '<args>'`` that its ``-Command`` runs): what the
+    execution policy checks and the result reports.
+    """
+    if program.dialect == "powershell":
+        line = "& " + " ".join(powershell_quote(part) for part in (script, *args))
+        return command_argv(program, line), line
+    return [program.path, script, *args], shlex.join([program.name, script, *args])
+
+
+def _find_target(
+    args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy, search_path: str | None
+) -> tuple[ResolvedPath, ResolvedPath, Shell]:
+    """``(working directory, script, program to run it with)``; blocking (resolves, stats and
+    looks programs up on ``search_path``): run it in a worker thread.
+
+    Raises:
+        ToolError: a bad ``workDir`` or ``path`` (outside the roots, missing, not a regular file),
+            an extension not allowed or not mapped, no interpreter on ``search_path``.
+    """
+    work = group.work_dir(args.work_dir)
+    given = Path(args.path.strip())
+    script = group.paths.resolve(
+        str(given if given.is_absolute() or args.work_dir is None else work.path / given), field="path"
+    )
+    info = stat_path(group.paths, script, follow=True)
+    if info is None:
+        raise NotFound(f"path does not exist: {script.path}")
+    if not stat.S_ISREG(info.st_mode):
+        raise NotAFile(f"not a regular file: {script.path}; runscript runs script files")
+    candidates = scripts.interpreters(script.path.suffix.lower())
+    program = first_found(candidates, search_path)
+    if program is None:
+        raise NotFound(f"{' or '.join(candidates)} not found on PATH; cannot run {script.path.name}")
+    return work, script, program
 
 
 async def run_script(
@@ -175,31 +186,14 @@ async def run_script(
     """The runscript handler."""
     if not args.path.strip():
         raise InvalidArguments("path is required")
-    work = group.work_dir(args.work_dir)
-    given = Path(args.path.strip())
-    script = group.paths.resolve(
-        str(given if given.is_absolute() or args.work_dir is None else work.path / given), field="path"
-    )
-    try:
-        mode = os.stat(script.path).st_mode
-    except OSError as exc:
-        raise from_os_error(exc, str(script.path)) from exc
-    if not stat.S_ISREG(mode):
-        raise NotAFile(f"not a regular file: {script.path}; runscript runs script files")
-    interpreter = scripts.interpreter(script.path.suffix.lower())
     _check_args(args.args)
     call_env = group.policy.check_env(args.env)
     env = {**(await group.environment.base()), **call_env}
-    program = next(
-        (found for name in interpreter.programs if (found := find_shell(name, env.get("PATH"))) is not None),
-        None,
+    work, script, program = await anyio.to_thread.run_sync(
+        _find_target, args, group, scripts, env.get("PATH")
     )
-    if program is None:
-        raise NotFound(
-            f"{' or '.join(interpreter.programs)} not found on PATH; cannot run {script.path.name}"
-        )
-    argv, line, checked, dialect = script_command(interpreter, program, str(script.path), args.args)
-    group.policy.check_command(checked, dialect, what="constructed command")
+    argv, line = script_command(program, str(script.path), args.args)
+    group.policy.check_command(line, program.dialect, what="constructed command")
     stdin = group.stdin_bytes(args.stdin)
     timeout = group.policy.timeout_for(args.timeout_seconds)
     async with anyio.create_task_group() as tasks:
@@ -226,9 +220,9 @@ async def run_script(
             **report_fields(outcome),
         }
     )
-    text, cut = cut_text(render_run(line, result, timeout=timeout), group.limits.max_result_chars)
-    if cut:
-        text += "\n[text cut; structuredContent has the full output]"
+    text = fit_text(
+        render_run(line, result, timeout=timeout), group.limits.max_result_chars, full="the full output"
+    )
     return ToolResult.of(result, text=text)
 
 

@@ -15,16 +15,18 @@ from functools import partial
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
+from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, cut_text, dump_model
+from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model
 
 from .group import ExecGroup
-from .report import RunReport, render_run, report_fields
-from .shells import command_argv, resolve_shell
+from .report import RunReport, fit_text, render_run, report_fields
+from .shells import Shell, command_argv, resolve_shell
 from .streaming import OutputStreamer
 
 __all__ = ["CommandResult", "ShellCommandArgs", "ShellCommandResult", "shell_command", "shell_specs"]
@@ -106,10 +108,17 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
         )
     call_env = policy.check_env(args.env)
     stored = session.work_dir if session is not None else None
-    work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
-    env = {**(await group.environment.base()), **(session.env if session else {}), **call_env}
-    detected = (await group.environment.defaults()).shell
-    shell = resolve_shell(args.shell, default=group.config.default_shell, detected=detected, env=env)
+    defaults = await group.environment.defaults()
+    env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
+
+    def preflight() -> tuple[ResolvedPath, Shell]:  # file system and PATH lookups: a worker thread
+        work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
+        shell = resolve_shell(
+            args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
+        )
+        return work, shell
+
+    work, shell = await anyio.to_thread.run_sync(preflight)
     stdin = group.stdin_bytes(args.stdin)
     timeout = policy.timeout_for(args.timeout_seconds)
 
@@ -216,10 +225,7 @@ def _render(result: ShellCommandResult, budget: int) -> str:
         parts.append(
             f"[{result.skipped} later command(s) not run; pass executeParallel=true to run them anyway]"
         )
-    text, cut = cut_text("\n".join(parts), budget)
-    if cut:
-        text += f"\n[text cut at {budget} characters; structuredContent has every command's output]"
-    return text
+    return fit_text("\n".join(parts), budget, full="every command's output")
 
 
 def shell_specs(group: ExecGroup) -> list[ToolSpec[Any]]:

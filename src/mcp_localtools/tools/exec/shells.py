@@ -5,6 +5,9 @@ configured ``default_shell``, else the shell found by the bootstrap, else (Unix)
 its basename is a known shell, the account's login shell, then bash, zsh, sh, dash, ksh, fish;
 (Windows) pwsh, powershell, cmd.
 
+Looking a program up reads the file system and the account database: call these functions from
+a worker thread, not the event loop.
+
 Invocation forms: sh-family ``<shell> -c <cmd>`` (not a login shell, not interactive);
 PowerShell ``-NoLogo -NonInteractive -NoProfile -Command <cmd>``; cmd ``/d /s /c <cmd>``.
 """
@@ -15,13 +18,13 @@ import os
 import pwd
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
 from mcp_localtools.config import ShellName
-from mcp_localtools.errors import InvalidArguments, NotFound
+from mcp_localtools.errors import NotFound
 from mcp_localtools.policy.scanner import Dialect
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "command_argv",
     "dialect_of",
     "find_shell",
+    "first_found",
     "lookup_shell",
     "resolve_shell",
 ]
@@ -44,7 +48,8 @@ _POWERSHELL_FLAGS = ("-NoLogo", "-NonInteractive", "-NoProfile", "-Command")
 
 @dataclass(frozen=True, slots=True)
 class Shell:
-    """A shell binary: its name (``bash``), absolute path, and command dialect."""
+    """A shell or interpreter binary: its name (``bash``, ``python3``), absolute path, and
+    command dialect."""
 
     name: str
     path: str
@@ -102,7 +107,7 @@ def auto_candidates(env: Mapping[str, str], *, windows: bool | None = None) -> l
 
 
 def lookup_shell(candidate: str, search_path: str | None) -> Shell | None:
-    """A shell given by absolute path (used when it exists) or by name (looked up), or None."""
+    """A program given by absolute path (used when it exists) or by name (looked up), or None."""
     if Path(candidate).is_absolute():
         if Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return Shell(_shell_name(candidate), candidate)
@@ -110,26 +115,33 @@ def lookup_shell(candidate: str, search_path: str | None) -> Shell | None:
     return find_shell(candidate, search_path)
 
 
-def resolve_shell(requested: str, *, default: str, detected: Shell | None, env: Mapping[str, str]) -> Shell:
+def first_found(candidates: Iterable[str], search_path: str | None) -> Shell | None:
+    """The first of ``candidates`` (names or absolute paths, as ``lookup_shell`` takes them)
+    that is installed, or None."""
+    for candidate in candidates:
+        found = lookup_shell(candidate, search_path)
+        if found is not None:
+            return found
+    return None
+
+
+def resolve_shell(
+    requested: ShellName, *, default: ShellName, detected: Shell | None, env: Mapping[str, str]
+) -> Shell:
     """The shell a call asked for.
 
     Args:
-        requested: the call's ``shell`` (``auto`` or a name).
+        requested: the call's ``shell`` (``auto`` or a name; the arguments model validated it).
         default: the config's ``default_shell`` (``auto`` or a name).
         detected: the bootstrap's shell, used for ``auto`` when the config names none.
         env: the command environment; its ``PATH`` is searched.
 
     Raises:
-        InvalidArguments: an unknown shell name.
         NotFound: the shell is not installed (or, for ``auto``, no shell at all).
     """
     search_path = env.get("PATH")
-    name = requested or "auto"
-    if name == "auto" and default != "auto":
-        name = default
+    name = default if requested == "auto" else requested
     if name != "auto":
-        if name not in SHELL_NAMES:
-            raise InvalidArguments(f"invalid shell: {name!r}; use one of auto, {', '.join(SHELL_NAMES)}")
         shell = find_shell(name, search_path)
         if shell is None:
             problem = (
@@ -139,8 +151,7 @@ def resolve_shell(requested: str, *, default: str, detected: Shell | None, env: 
         return shell
     if detected is not None:
         return detected
-    for candidate in auto_candidates(env):
-        shell = lookup_shell(candidate, search_path)
-        if shell is not None:
-            return shell
-    raise NotFound("no shell found: none of bash, zsh, sh, dash, ksh, fish is on PATH")
+    shell = first_found(auto_candidates(env), search_path)
+    if shell is None:
+        raise NotFound("no shell found: none of bash, zsh, sh, dash, ksh, fish is on PATH")
+    return shell

@@ -5,7 +5,9 @@ message of an MCP progress notification, in the order it arrived (stderr lines p
 ``[stderr] ``), with a ``$ command`` line before each command. Lines that arrive while a
 notification is being sent are joined into the next one, so a fast producer costs a few large
 notifications rather than one per line. At most ``limit`` bytes are streamed per call; the rest
-is only in the result. The progress value counts notifications (1, 2, 3, ...): it only grows.
+is only in the result. A line that grows to the limit without ending is streamed as it is (cut),
+so output without newlines costs no more memory or time than the limit. The progress value
+counts notifications (1, 2, 3, ...): it only grows.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class OutputStreamer:
     def __init__(self, context: CallContext, limit: int) -> None:
         self._context = context
         self._budget = limit
-        self._partial: dict[str, bytes] = {"stdout": b"", "stderr": b""}
+        self._partial: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
         self._send: MemoryObjectSendStream[str]
         self._receive: MemoryObjectReceiveStream[str]
         self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
@@ -49,14 +51,22 @@ class OutputStreamer:
         self._queue(f"$ {text}")
 
     def feed(self, stream: str, data: bytes) -> None:
-        """Take a chunk of ``stream`` output; complete lines are queued, the rest waits."""
+        """Take a chunk of ``stream`` (``"stdout"`` or ``"stderr"``) output: complete lines are
+        queued, the unfinished last line waits for its end, or is queued once it reaches the
+        streaming budget. O(len(data)): earlier output is neither copied nor scanned again."""
         if self._budget <= 0:
             return
-        buffered = self._partial[stream] + data
-        cut = buffered.rfind(b"\n") + 1
-        self._partial[stream] = buffered[cut:]
+        partial = self._partial[stream]
+        cut = data.rfind(b"\n") + 1
         if cut:
-            self._emit(stream, buffered[:cut])
+            self._emit(stream, bytes(partial) + data[:cut])
+            partial.clear()
+            if self._budget <= 0:
+                return
+        partial += data[cut:]
+        if len(partial) >= self._budget:
+            self._emit(stream, bytes(partial))
+            partial.clear()
 
     def _emit(self, stream: str, data: bytes) -> None:
         if len(data) >= self._budget:
@@ -74,8 +84,8 @@ class OutputStreamer:
     def _flush_partial(self) -> None:
         for stream, rest in self._partial.items():
             if rest and self._budget > 0:
-                self._emit(stream, rest)
-            self._partial[stream] = b""
+                self._emit(stream, bytes(rest))
+            rest.clear()
 
     def _queue(self, text: str) -> None:
         try:
