@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,32 @@ async def test_ft5_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -
     data = result.structured_content
     assert not result.is_error and data["truncated"] and 0 < data["matchesReturned"] < 100
     assert "reduce contextLines" in text_of(result) and len(text_of(result)) < 3500
+
+
+async def test_ft5_a_line_over_the_budget_is_cut_in_the_structured_result_too(tmp_path: Path) -> None:
+    long = "x" * 200_000 + " TODO"
+    (tmp_path / "f.txt").write_text(f"before\n{long}\nafter\n", encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
+        result = await client.call_tool("findtext", {"path": "f.txt", "query": "TODO"})
+    data = result.structured_content
+    assert not result.is_error and data["truncated"] and data["matchesReturned"] == 1
+    window = data["matches"][0]["matchedLinesWithContext"]
+    assert [line["lineNumber"] for line in window] == [2]
+    assert 1000 < len(window[0]["text"]) < 2000 and long.startswith(window[0]["text"])
+    assert len(json.dumps(data)) < 2500 and len(text_of(result)) <= 2000
+    assert f"line 2 shows {len(window[0]['text'])} of its {len(long)} characters" in text_of(result)
+
+
+async def test_ft5_one_window_over_4000_lines_keeps_as_much_context_as_fits(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("".join(f"l{n}\n" for n in range(1, 5001)), encoding="utf-8")
+    result = await client.call_tool("findtext", {"path": "f.txt", "query": "l2500", "contextLines": 2000})
+    data = result.structured_content
+    assert not result.is_error and data["truncated"] and data["matchesReturned"] == 1
+    window = data["matches"][0]["matchedLinesWithContext"]
+    assert [line["lineNumber"] for line in window] == list(range(501, 4500))  # 1999 lines each side
+    assert "its context was cut to 1999 line(s) each side" in text_of(result)
 
 
 async def test_ft6_reached_max_matches_only_when_more_exist(client: Client, tmp_path: Path) -> None:

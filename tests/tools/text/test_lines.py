@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mcp_localtools.errors import AmbiguousMatch
+from mcp_localtools.errors import AmbiguousMatch, NoMatch
 from mcp_localtools.tools.text.lines import (
     BOM,
     block_starts,
     check_no_overlap,
     context_starts,
+    format_line_numbers,
     line_list,
     parse_text,
     splice,
+    splice_many,
     trimmed,
+    unique_block,
 )
 
 
@@ -130,3 +133,60 @@ def test_parse_then_render_gives_back_every_byte(text: str) -> None:
     assert doc.render() == text
     assert len(doc.lines) == len(doc.ends)
     assert all(end in ("\n", "\r\n") for end in doc.ends[:-1])
+
+
+_MIXED = st.lists(st.sampled_from(["a", " ", "\r", "\n", "\r\n", "\ufeff", "é"]), max_size=40).map("".join)
+
+
+@given(text=_MIXED, data=st.data())
+def test_splice_many_equals_splicing_each_span_from_the_bottom_up(text: str, data: st.DataObject) -> None:
+    doc = parse_text(text)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(doc)), max_size=8)))
+    edits = [
+        (start, stop, data.draw(st.lists(st.sampled_from(["b", "", " c "]), max_size=3)))
+        for start, stop in zip(cuts[::2], cuts[1::2], strict=False)
+    ]
+    expected = doc
+    for step, (start, stop, new) in enumerate(reversed(edits)):
+        # An empty file has no final newline to keep, so splicing one span at a time would lose it
+        # when a lower span empties the file before the top one adds lines; splice_many keeps it.
+        assume(step == 0 or len(expected))
+        expected = splice(expected, start, stop, new)
+    assert splice_many(doc, edits) == expected
+    assert splice_many(doc, edits).render() == expected.render()
+
+
+def test_splice_many_keeps_the_final_newline_when_the_lines_it_replaces_are_all_the_file() -> None:
+    assert splice_many(parse_text("\n"), [(0, 0, ["b"]), (0, 1, [])]).render() == "b\n"
+    assert splice_many(parse_text("a\nb"), [(0, 1, []), (1, 2, ["c"])]).render() == "c"
+
+
+def test_splice_many_refuses_spans_out_of_order() -> None:
+    doc = parse_text("a\nb\nc\n")
+    with pytest.raises(ValueError, match="sorted"):
+        splice_many(doc, [(2, 3, ["x"]), (0, 1, ["y"])])
+    with pytest.raises(ValueError, match="sorted"):
+        splice_many(doc, [(0, 2, ["x"]), (1, 3, ["y"])])
+
+
+def test_line_numbers_in_messages_list_200_then_say_how_many_more() -> None:
+    assert format_line_numbers([3, (5, 7), (9, 9)]) == "3, 5-7, 9"
+    many = format_line_numbers(list(range(1, 251)))
+    assert many.startswith("1, 2, ") and many.endswith(", 199, 200, and 50 more")
+    assert format_line_numbers(list(range(1, 202)), complete=False).endswith(", 200, and more")
+    assert format_line_numbers([4, 8], complete=False) == "4, 8, and more"
+
+
+def test_a_block_that_must_be_unique_names_every_line_it_occurs_at() -> None:
+    lines = ["x", "y", "x"]
+    assert unique_block(lines, trimmed(lines), ["y"], "anchor", "f") == 1
+    with pytest.raises(AmbiguousMatch, match=r"found 2 occurrences \(at lines 1, 3\)"):
+        unique_block(lines, trimmed(lines), ["x"], "anchor", "f")
+    lines = ["x"] * 300
+    with pytest.raises(
+        AmbiguousMatch, match=r"found more than 200 occurrences \(at lines 1, 2, .*, 200, and more\)"
+    ):
+        unique_block(lines, trimmed(lines), ["x"], "anchor", "f")
+    with pytest.raises(NoMatch) as caught:
+        unique_block([], [], ["x"], "anchor", "f")
+    assert caught.value.message == "no match found for anchor in f. The file is empty."

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
+from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
@@ -38,6 +40,70 @@ def test_a_match_that_starts_or_ends_at_a_line_break_takes_the_whole_crlf() -> N
     body = "a\r\nb\r\n"
     assert edit(body, "a\nb", "q", newline="\r\n") == "q\r\n"
     assert edit(body, "\nb", "", newline="\r\n") == "a\r\n"
+
+
+def test_an_exact_match_beside_a_crlf_is_replaced_where_it_is_not_where_str_replace_finds_it() -> None:
+    # "\n\n" first occurs at offset 2, inside the CRLF ending line 1: not a match (it would leave a
+    # stray "\r"); the one match is at offset 3, and only it is replaced.
+    assert edit("a\r\n\n\nb\n", "\n\n", "X\n") == "a\r\nX\nb\n"
+
+
+_CRLF_TEXT = st.lists(st.sampled_from(["a", "\r", "\n", "\r\n"]), min_size=1, max_size=24).map("".join)
+# A text and a piece of it (1 to 4 characters) to look for.
+_TEXT_AND_PIECE = _CRLF_TEXT.flatmap(
+    lambda body: st.integers(0, len(body) - 1).flatmap(
+        lambda i: st.integers(i + 1, min(len(body), i + 4)).map(lambda j: (body, body[i:j]))
+    )
+)
+
+
+@example(case=("a\r\n\n\nb\n", "\n\n"))
+@example(case=("a\r\n\r\n\r", "\r\n\r"))
+@given(case=_TEXT_AND_PIECE)
+def test_an_exact_edit_replaces_exactly_the_occurrences_that_keep_crlf_pairs_whole(
+    case: tuple[str, str],
+) -> None:
+    """Brute force against apply_edit, whichever way (one str.replace or piece by piece) it goes."""
+    body, old = case
+    end = len(old)
+    starts = [
+        at
+        for at in range(len(body))
+        if body.startswith(old, at)
+        and not (at > 0 and body[at - 1 : at + 1] == "\r\n")
+        and body[at + end - 1 : at + end + 1] != "\r\n"
+    ]
+    assume(starts and all(b - a >= end for a, b in pairwise(starts)))
+    assert find_spans(body, old) == ("exact", [(at, at + end) for at in starts])
+    pieces, done = [], 0
+    for at in starts:
+        pieces += [body[done:at], "<>"]
+        done = at + end
+    assert edit(body, old, "<>", expected=len(starts)) == "".join([*pieces, body[done:]])
+
+
+def _best_seconds(run: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(2):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def test_an_edit_with_many_matches_takes_time_linear_in_their_number() -> None:
+    """Four times the matches must not cost sixteen times the time (each match used to copy the
+    whole text: 40k matches took 14 s, now 0.2 s); the slack keeps a loaded machine from failing
+    it."""
+
+    def replace_all(count: int) -> Callable[[], object]:
+        # A CRLF file and LF oldText: the lineEndings rung, replaced piece by piece.
+        body = ("x\r\n" + "y" * 100 + "\r\n") * count
+        return lambda: edit(body, "x\ny", "z", expected=count, newline="\r\n")
+
+    assert edit("x\r\nyy\r\n" * 3, "x\ny", "z", expected=3, newline="\r\n") == "zy\r\n" * 3
+    small, big = _best_seconds(replace_all(10_000)), _best_seconds(replace_all(40_000))
+    assert big < 8 * small + 0.5 and big < 5, f"10k matches: {small:.2f} s, 40k matches: {big:.2f} s"
 
 
 def test_crlf_in_new_text_becomes_lf_in_an_lf_file() -> None:

@@ -127,7 +127,8 @@ async def test_tx7_edits_are_atomic_and_keep_the_mode(
 async def test_a_result_over_the_write_cap_is_refused_and_nothing_changes(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
-    (tmp_path / "f.txt").write_text("a\n" + "y" * 1498 + "\n", encoding="utf-8")
+    original = ("a\n" + "y" * 1498 + "\n").encode()
+    (tmp_path / "f.txt").write_bytes(original)
     grow = {**arguments}
     if tool == "inserttextlines":
         grow["linesToInsert"] = ["n" * 100]
@@ -138,7 +139,32 @@ async def test_a_result_over_the_write_cap_is_refused_and_nothing_changes(
     async with connect(config_for(tmp_path, limits={"max_write_bytes": 1510})) as client:
         result = await client.call_tool(tool, {"path": "f.txt", **grow})
     assert result.is_error and "over the write limit" in text_of(result)
-    assert (tmp_path / "f.txt").read_text(encoding="utf-8").startswith("a\n")
+    assert (tmp_path / "f.txt").read_bytes() == original
+
+
+async def test_a_large_edit_over_the_write_cap_names_the_cap_not_the_size_of_a_piece(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_bytes(b"a\n")
+    async with connect(config_for(tmp_path, limits={"max_write_bytes": 1_500_000})) as client:
+        result = await client.call_tool(
+            "editfile", {"path": "f.txt", "edits": [{"oldText": "a", "newText": "\u00e9" * 1_100_000}]}
+        )
+    assert result.is_error
+    assert text_of(result) == (
+        "the edited file would be over the write limit of 1500000 bytes; nothing was written"
+    )
+    assert (tmp_path / "f.txt").read_bytes() == b"a\n"
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+async def test_an_edit_that_changes_nothing_reports_the_size_of_the_file(
+    client: Client, tmp_path: Path, dry_run: bool
+) -> None:
+    (tmp_path / "f.txt").write_bytes("\ufeffé\r\n".encode())
+    result = await client.call_tool(
+        "editfile", {"path": "f.txt", "edits": [{"oldText": "é", "newText": "é"}], "dryRun": dry_run}
+    )
+    assert not result.is_error and not result.structured_content["changed"]
+    assert result.structured_content["sizeBytes"] == 7
 
 
 async def test_parallel_edits_of_one_file_all_land(tmp_path: Path) -> None:

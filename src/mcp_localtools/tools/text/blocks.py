@@ -11,6 +11,7 @@ fixed); replacement lines are written verbatim.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,19 @@ from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
-from .lines import TextLines, block_starts, check_no_overlap, context_starts, line_list, splice, trimmed
+from .lines import (
+    LISTED_LINES,
+    TextLines,
+    block_starts,
+    check_no_overlap,
+    context_starts,
+    format_line_numbers,
+    line_list,
+    splice_many,
+    trimmed,
+)
 from .report import EditedFile, edit_result, expected_sha256_field
-from .similar import closest_region, describe_region
+from .similar import closest_hint
 from .textfile import edit_text
 
 __all__ = [
@@ -40,8 +51,6 @@ __all__ = [
     "delete_text_lines",
     "replace_text_lines",
 ]
-
-_LISTED = 200  # line numbers listed in a refusal
 
 
 class _BlockArgs(ToolArgs):
@@ -102,32 +111,78 @@ def _find(
     before = line_list(args.before_lines or [])
     after = line_list(args.after_lines or [])
     file_trimmed = trimmed(doc.lines)
-    limit = expected + _LISTED
+    limit = expected + LISTED_LINES
     starts = context_starts(file_trimmed, block, before=before, after=after, limit=limit)
     check_no_overlap(starts, len(block), "matchLines")
     if len(starts) == expected:
         return block, starts
-    found = f"more than {limit - 1}" if len(starts) == limit else str(len(starts))
+    capped = len(starts) == limit
+    found = f"more than {limit - 1}" if capped else str(len(starts))
     head = f"{verb} match count mismatch: expected {expected}, found {found}"
     if starts:
         raise AmbiguousMatch(
-            f"{head} (at lines {_lines(starts)}) in {path}; provide tighter beforeLines/afterLines to "
-            "disambiguate, or set the expected count"
+            f"{head} (at lines {_numbers(starts, complete=not capped)}) in {path}; provide tighter "
+            "beforeLines/afterLines to disambiguate, or set the expected count"
         )
-    alone = block_starts(file_trimmed, block, limit=_LISTED)
+    alone = block_starts(file_trimmed, block, limit=LISTED_LINES + 1)
     if alone:
         raise NoMatch(
-            f"{head} in {path}: matchLines occurs at lines {_lines(alone)}, but not with the given "
+            f"{head} in {path}: matchLines occurs at lines "
+            f"{_numbers(alone, complete=len(alone) <= LISTED_LINES)}, but not with the given "
             "beforeLines/afterLines directly around it"
         )
-    region = closest_region(doc.lines, block)
-    hint = f" {describe_region(doc.lines, block, region)}" if region else ""
-    raise NoMatch(f"{head}: matchLines is not in {path}.{hint}")
+    raise NoMatch(f"{head}: matchLines is not in {path}. {closest_hint(doc.lines, block)}")
 
 
-def _lines(starts: Sequence[int]) -> str:
-    shown = ", ".join(str(s + 1) for s in starts[:_LISTED])
-    return shown + (" and more" if len(starts) > _LISTED else "")
+def _numbers(starts: Sequence[int], *, complete: bool = True) -> str:
+    return format_line_numbers([s + 1 for s in starts], complete=complete)
+
+
+@dataclass(frozen=True, slots=True)
+class _Action:
+    verb: str  # in messages: "replace match count mismatch"
+    done: str  # in the summary: "replaced 2 block(s)"
+    count_field: str  # the result's fields for the number of blocks and their lines
+    lines_field: str
+
+
+_REPLACE = _Action("replace", "replaced", "replacements_made", "replaced_at_lines")
+_DELETE = _Action("delete", "deleted", "deletions_made", "deleted_at_lines")
+
+
+def _edit_blocks(
+    model: type[EditedFile],
+    action: _Action,
+    args: _BlockArgs,
+    replacement: Sequence[str],
+    expected: int,
+    *,
+    paths: PathPolicy,
+    limits: LimitsConfig,
+    locks: FileLocks,
+) -> ToolResult:
+    """Replace each of the ``expected`` matches of the block with ``replacement`` (an empty one
+    deletes), in one pass, and return ``model`` filled in.
+
+    Raises:
+        AmbiguousMatch, NoMatch: the block does not match exactly ``expected`` times.
+        the errors of ``edit_text`` and ``EditableText.save``.
+    """
+    with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
+        block, starts = _find(target.doc, args, expected, action.verb, target.path)
+        new = splice_many(target.doc, [(start, start + len(block), replacement) for start in starts])
+        fields: dict[str, Any] = {
+            action.count_field: len(starts),
+            action.lines_field: [s + 1 for s in starts],
+        }
+        return edit_result(
+            model,
+            target,
+            new.render(),
+            budget=limits.max_result_chars,
+            summary=f"{action.done} {len(starts)} block(s) at line(s) {_numbers(starts)} of {target.path}",
+            **fields,
+        )
 
 
 def replace_text_lines(
@@ -135,40 +190,32 @@ def replace_text_lines(
 ) -> ToolResult:
     """The replacetextlines tool body (runs in a worker thread)."""
     replacement = line_list(args.replace_with_lines)
-    with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
-        block, starts = _find(target.doc, args, args.expected_replacements, "replace", target.path)
-        new = target.doc
-        for start in reversed(starts):
-            new = splice(new, start, start + len(block), replacement)
-        return edit_result(
-            ReplaceTextLinesResult,
-            target,
-            new.render(),
-            budget=limits.max_result_chars,
-            summary=f"replaced {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
-            replacements_made=len(starts),
-            replaced_at_lines=[s + 1 for s in starts],
-        )
+    return _edit_blocks(
+        ReplaceTextLinesResult,
+        _REPLACE,
+        args,
+        replacement,
+        args.expected_replacements,
+        paths=paths,
+        limits=limits,
+        locks=locks,
+    )
 
 
 def delete_text_lines(
     args: DeleteTextLinesArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
 ) -> ToolResult:
     """The deletetextlines tool body (runs in a worker thread)."""
-    with edit_text(paths, args.path, limits, locks, expected_sha256=args.expected_sha256) as target:
-        block, starts = _find(target.doc, args, args.expected_deletions, "delete", target.path)
-        new = target.doc
-        for start in reversed(starts):
-            new = splice(new, start, start + len(block), [])
-        return edit_result(
-            DeleteTextLinesResult,
-            target,
-            new.render(),
-            budget=limits.max_result_chars,
-            summary=f"deleted {len(starts)} block(s) at line(s) {_lines(starts)} of {target.path}",
-            deletions_made=len(starts),
-            deleted_at_lines=[s + 1 for s in starts],
-        )
+    return _edit_blocks(
+        DeleteTextLinesResult,
+        _DELETE,
+        args,
+        [],
+        args.expected_deletions,
+        paths=paths,
+        limits=limits,
+        locks=locks,
+    )
 
 
 def block_specs(paths: PathPolicy, limits: LimitsConfig, locks: FileLocks) -> list[ToolSpec[Any]]:

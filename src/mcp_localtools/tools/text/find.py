@@ -5,14 +5,17 @@ RE2 syntax run by RE2 (``google-re2``), so matching is linear in the line's leng
 pattern: no catastrophic backtracking. ``lineBlock`` matches a block of lines compared trimmed.
 ``contextLines`` defaults to 5 when omitted; ``reachedMaxMatches`` is true only when more
 matches exist than were returned (FT-6 fixed). Output over the result budget, or over 4000
-window lines (FT-5), is cut and says so instead of failing.
+window lines (FT-5), is cut and says so (``truncated``) instead of failing, in the text and the
+structured result alike: matches that do not fit are left out, and when the first match's
+window alone does not fit, its context is narrowed (and, if the match alone is too big, its
+lines are cut).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
-from itertools import islice
+from itertools import accumulate, islice
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
@@ -22,7 +25,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
-from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
 from .lines import block_starts, check_no_overlap, line_list, trimmed
@@ -90,7 +93,10 @@ class FindTextResult(ToolOutput):
     matches_returned: int = Field(description="Number of matches returned.")
     reached_max_matches: bool = Field(description="True when more matches exist than maxMatches allowed.")
     truncated: bool = Field(
-        description="True when matches were left out to fit the result budget (reduce contextLines)."
+        description=(
+            "True when matches were left out, or the first match's window was cut, to fit the result "
+            "budget or 4000 lines (reduce contextLines)."
+        )
     )
     matches: list[TextMatch] = Field(description="The matches in file order.")
 
@@ -125,8 +131,60 @@ def _spans(args: FindTextArgs, file_trimmed: list[str]) -> Iterator[tuple[int, i
         yield from ((i, i) for i, line in enumerate(file_trimmed) if regex.search(line))
 
 
+def _fit_window(
+    lines: Sequence[str], first: int, last: int, context: int, width: int, room: int
+) -> tuple[list[tuple[int, str]], str]:
+    """The rows of the first match's window (0-based lines ``first..last`` with ``context``
+    lines around) when the whole window is over ``room`` characters of output or
+    ``MAX_WINDOW_LINES`` lines, and a note saying what was left out.
+
+    The context is narrowed to the most lines (the same number on each side) that fit; when
+    even the match alone does not fit, its lines are given while they fit and the line that does
+    not is cut to what is left (the match's first line is always there, cut if need be).
+    """
+    lo, hi = max(0, first - context), min(len(lines) - 1, last + context)
+    sums = list(accumulate((width + 3 + len(lines[n]) for n in range(lo, hi + 1)), initial=0))
+
+    def bounds(around: int) -> tuple[int, int]:
+        return max(lo, first - around), min(hi, last + around)
+
+    def fits(around: int) -> bool:
+        a, b = bounds(around)
+        return b - a < MAX_WINDOW_LINES and sums[b - lo + 1] - sums[a - lo] <= room
+
+    limit = f"over the result budget or {MAX_WINDOW_LINES} lines"
+    if fits(0):
+        good, bad = 0, context  # fits(good) and not fits(bad): the whole window did not fit
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            good, bad = (mid, bad) if fits(mid) else (good, mid)
+        a, b = bounds(good)
+        note = f"match 1's window is {limit}: its context was cut to {good} line(s) each side"
+        return [(n, lines[n]) for n in range(a, b + 1)], note
+    rows: list[tuple[int, str]] = []
+    for n in range(first, last + 1):
+        cost = width + 3 + len(lines[n])  # "  12: text" and its line break
+        if len(rows) == MAX_WINDOW_LINES or (rows and room <= width + 3):
+            break
+        rows.append((n, lines[n][: max(room - width - 3, 0)]))
+        room -= cost
+    end, shown = rows[-1]
+    note = f"match 1 alone is {limit}: no context is shown"
+    if end < last:
+        note += f", lines {end + 2}-{last + 1} of the match are left out"
+    if len(shown) < len(lines[end]):
+        note += f", line {end + 1} shows {len(shown)} of its {len(lines[end])} characters"
+    return rows, note
+
+
 def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
-    """The findtext tool body (runs in a worker thread)."""
+    """The findtext tool body (runs in a worker thread).
+
+    Matches are returned in file order while their windows fit the result budget
+    (``max_result_chars`` less a reserve for the header and notes, in characters of the text
+    output) and ``MAX_WINDOW_LINES`` lines in all; a first window that alone is over either is
+    narrowed or cut (``_fit_window``). ``truncated`` says whether anything was left out or cut.
+    """
     file = read_text(paths, args.path, limits)
     lines = file.doc.lines
     spans = list(islice(_spans(args, trimmed(lines)), args.max_matches + 1))
@@ -137,14 +195,21 @@ def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
     used = window_lines = 0
     matches: list[TextMatch] = []
     blocks: list[str] = []
+    window_note = ""  # set when the first match's window alone was over a limit and was cut
     for first, last in spans:
         lo = max(0, first - args.context_lines)
         hi = min(len(lines) - 1, last + args.context_lines)
-        rows = [f"{n + 1:>{width}}{':' if first <= n <= last else '-'} {lines[n]}" for n in range(lo, hi + 1)]
         where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-        block = "\n".join([f"-- match {len(matches) + 1}: {where}", *rows])
-        if matches and (used + len(block) > budget or window_lines + len(rows) > MAX_WINDOW_LINES):
-            break
+        header = f"-- match {len(matches) + 1}: {where}"
+        size = len(header) + sum(width + 3 + len(lines[n]) for n in range(lo, hi + 1))
+        rows = [(n, lines[n]) for n in range(lo, hi + 1)]
+        if used + size > budget or window_lines + len(rows) > MAX_WINDOW_LINES:
+            if matches:
+                break
+            room = budget - len(header)
+            rows, window_note = _fit_window(lines, first, last, args.context_lines, width, room)
+        text_rows = [f"{n + 1:>{width}}{':' if first <= n <= last else '-'} {text}" for n, text in rows]
+        block = "\n".join([header, *text_rows])
         used += len(block) + 1
         window_lines += len(rows)
         blocks.append(block)
@@ -152,12 +217,11 @@ def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
             TextMatch(
                 match_start_line=first + 1,
                 match_end_line=last + 1,
-                matched_lines_with_context=[
-                    NumberedLine(line_number=n + 1, text=lines[n]) for n in range(lo, hi + 1)
-                ],
+                matched_lines_with_context=[NumberedLine(line_number=n + 1, text=text) for n, text in rows],
             )
         )
-    truncated = len(matches) < len(spans)
+    left_out = len(spans) - len(matches)
+    truncated = left_out > 0 or bool(window_note)
     result = FindTextResult(
         path=str(file.path),
         sha256=file.sha256,
@@ -168,17 +232,15 @@ def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
     )
     head = f"{file.path}: {len(matches)} match{'es' if len(matches) != 1 else ''}"
     notes = []
-    if truncated:
+    if window_note:
+        notes.append(window_note)
+    if left_out:
         notes.append(
-            f"{len(spans) - len(matches)} more matches were left out to fit the result; reduce contextLines "
-            "or maxMatches"
+            f"{left_out} more matches were left out to fit the result; reduce contextLines or maxMatches"
         )
     if more:
         notes.append(f"more matches exist after the first {args.max_matches}; raise maxMatches to see them")
-    text, cut = cut_text("\n".join([head, *blocks]), budget)
-    if cut:
-        notes.append("the first match's window is longer than the result budget and was cut")
-    return ToolResult.of(result, text="\n".join([text, *(f"[{note}]" for note in notes)]))
+    return ToolResult.of(result, text="\n".join([head, *blocks, *(f"[{note}]" for note in notes)]))
 
 
 def find_specs(paths: PathPolicy, limits: LimitsConfig) -> list[ToolSpec[Any]]:

@@ -21,8 +21,7 @@ from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
-from .lines import line_list, splice, trimmed
-from .read import unique_block
+from .lines import line_list, splice, trimmed, unique_block
 from .report import EditedFile, edit_result, expected_sha256_field
 from .textfile import edit_text
 

@@ -1,4 +1,5 @@
-"""Pure functions on the lines of a text file: parsing, rendering, block matching, splicing. No I/O.
+"""Pure functions on the lines of a text file: parsing, rendering, block matching, splicing, and
+listing line numbers in messages. No I/O.
 
 The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
 
@@ -16,27 +17,33 @@ The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice, pairwise
 
-from mcp_localtools.errors import AmbiguousMatch
+from mcp_localtools.errors import AmbiguousMatch, NoMatch
+
+from .similar import closest_hint
 
 __all__ = [
     "BOM",
+    "LISTED_LINES",
     "TextLines",
     "block_starts",
     "check_no_overlap",
     "context_starts",
-    "format_numbered",
+    "format_line_numbers",
     "line_list",
     "newline_style",
     "parse_text",
     "splice",
+    "splice_many",
     "trimmed",
+    "unique_block",
 ]
 
 BOM = "\ufeff"
+LISTED_LINES = 200  # line numbers a message lists at most
 _INPUT_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -56,8 +63,6 @@ class TextLines:
     ends: tuple[str, ...]
     bom: bool
     newline: str
-    source: str | None = field(default=None, compare=False, repr=False)
-    """The text this was parsed from, when it was (``render`` then returns it as is)."""
 
     @property
     def final_newline(self) -> bool:
@@ -66,8 +71,6 @@ class TextLines:
 
     def render(self) -> str:
         """The whole text, BOM and endings included, exactly as it is to be written."""
-        if self.source is not None:
-            return self.source
         ends = self.ends
         if not ends:
             body = ""
@@ -106,7 +109,7 @@ def parse_text(text: str) -> TextLines:
     if last:
         lines.append(last)
         ends.append("")
-    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=bom, newline=newline_style(body), source=text)
+    return TextLines(lines=tuple(lines), ends=tuple(ends), bom=bom, newline=newline_style(body))
 
 
 def line_list(items: Sequence[str]) -> list[str]:
@@ -178,28 +181,51 @@ def check_no_overlap(starts: Sequence[int], size: int, what: str) -> None:
             )
 
 
-def splice(doc: TextLines, start: int, stop: int, new: Sequence[str]) -> TextLines:
-    """Replace lines ``start:stop`` (0-based, ``stop`` exclusive) with ``new`` lines.
+def _new_ends(old_ends: Sequence[str], count: int, newline: str) -> list[str]:
+    """The endings of ``count`` new lines that replace lines ending in ``old_ends``."""
+    ends = [old_ends[t] if t < len(old_ends) - 1 else newline for t in range(count)]
+    if ends and old_ends:
+        ends[-1] = old_ends[-1]
+    return ends
 
-    ``start == stop`` inserts, an empty ``new`` deletes. Endings: replaced lines hand their
-    endings to the new lines in order, the last new line takes the last replaced line's ending,
-    and any other new line gets ``doc.newline``. Lines outside the span keep theirs, except
-    that the file's final-newline state is restored when the edit reaches the end.
+
+def splice_many(doc: TextLines, edits: Iterable[tuple[int, int, Sequence[str]]]) -> TextLines:
+    """Replace several spans of lines at once, in one pass over the file's lines.
+
+    Args:
+        doc: the lines to edit.
+        edits: ``(start, stop, new)`` triples: lines ``start:stop`` (0-based, ``stop``
+            exclusive, numbered in ``doc``) become the lines ``new``; sorted by ``start`` and not
+            overlapping (one may end where the next starts).
+
+    Returns:
+        The edited lines: the same as applying ``splice`` to each span from the bottom up (save
+        that the file's final-newline state is kept even where that would empty the file before
+        the last span), but in time linear in the file's size however many spans there are.
+
+    Raises:
+        ValueError: the spans are not sorted, overlap, or have ``stop < start``.
     """
-    old_ends = doc.ends[start:stop]
-    count = len(new)
-    new_ends = []
-    for t in range(count):
-        if t == count - 1 and old_ends:
-            new_ends.append(old_ends[-1])
-        elif t < len(old_ends) - 1:
-            new_ends.append(old_ends[t])
-        else:
-            new_ends.append(doc.newline)
-    lines = [*doc.lines[:start], *new, *doc.lines[stop:]]
-    ends = [*doc.ends[:start], *new_ends, *doc.ends[stop:]]
+    lines: list[str] = []
+    ends: list[str] = []
+    seams: list[int] = []  # new indexes of the lines that may have lost their ending
+    pos = 0
+    for start, stop, new in edits:
+        if start < pos or stop < start:
+            raise ValueError(
+                f"splice_many needs sorted, non-overlapping spans; got {start}:{stop} after {pos}"
+            )
+        lines += doc.lines[pos:start]
+        ends += doc.ends[pos:start]
+        seams.append(len(lines) - 1)  # the line above the span
+        lines += new
+        ends += _new_ends(doc.ends[start:stop], len(new), doc.newline)
+        seams.append(len(lines) - 1)  # the span's last new line
+        pos = stop
+    lines += doc.lines[pos:]
+    ends += doc.ends[pos:]
     if lines:
-        for i in (start - 1, start + count - 1):  # the only places a line may have lost its ending
+        for i in seams:
             if 0 <= i < len(lines) - 1 and not ends[i]:
                 ends[i] = doc.newline
         if doc.final_newline:
@@ -209,7 +235,58 @@ def splice(doc: TextLines, start: int, stop: int, new: Sequence[str]) -> TextLin
     return TextLines(lines=tuple(lines), ends=tuple(ends), bom=doc.bom, newline=doc.newline)
 
 
-def format_numbered(lines: Sequence[tuple[int, str]], *, mark: str = "\t") -> str:
-    """Lines as ``"  12\\ttext"`` (``cat -n`` style), one per row."""
-    width = max((len(str(n)) for n, _ in lines), default=1)
-    return "\n".join(f"{n:>{width}}{mark}{text}" for n, text in lines)
+def splice(doc: TextLines, start: int, stop: int, new: Sequence[str]) -> TextLines:
+    """Replace lines ``start:stop`` (0-based, ``stop`` exclusive) with ``new`` lines.
+
+    ``start == stop`` inserts, an empty ``new`` deletes. Endings: replaced lines hand their
+    endings to the new lines in order, the last new line takes the last replaced line's ending,
+    and any other new line gets ``doc.newline``. Lines outside the span keep theirs, except
+    that the file's final-newline state is restored when the edit reaches the end.
+
+    Raises:
+        ValueError: ``stop < start``.
+    """
+    return splice_many(doc, [(start, stop, new)])
+
+
+def format_line_numbers(numbers: Sequence[int | tuple[int, int]], *, complete: bool = True) -> str:
+    """1-based line numbers, or ``(first, last)`` ranges written ``first-last``, joined by ``", "``
+    for a message: at most ``LISTED_LINES`` of them, then ``"and N more"``, or ``"and more"``
+    when ``complete`` is false (the search stopped at a limit, so how many more is unknown)."""
+    shown = [
+        str(n) if isinstance(n, int) else str(n[0]) if n[0] == n[1] else f"{n[0]}-{n[1]}"
+        for n in numbers[:LISTED_LINES]
+    ]
+    if not complete:
+        shown.append("and more")
+    elif len(numbers) > LISTED_LINES:
+        shown.append(f"and {len(numbers) - LISTED_LINES} more")
+    return ", ".join(shown)
+
+
+def unique_block(
+    file_lines: Sequence[str], file_trimmed: Sequence[str], block: Sequence[str], name: str, path: object
+) -> int:
+    """The 0-based start of ``block`` in the file, which must match exactly once (RT-5, IT-4).
+
+    Args:
+        file_lines: the file's lines; ``file_trimmed``: the same, trimmed (``trimmed``).
+        block: the wanted lines; ``name`` names them in messages (``anchorMatchLines``) and
+            ``path`` the file.
+
+    Raises:
+        NoMatch: no match; the message shows the closest region.
+        AmbiguousMatch: several matches; the message lists their lines.
+    """
+    starts = block_starts(file_trimmed, block, limit=LISTED_LINES + 1)
+    if not starts:
+        raise NoMatch(f"no match found for {name} in {path}. {closest_hint(file_lines, block)}")
+    if len(starts) > 1:
+        capped = len(starts) > LISTED_LINES
+        count = f"more than {LISTED_LINES}" if capped else str(len(starts))
+        listed = format_line_numbers([s + 1 for s in starts], complete=not capped)
+        raise AmbiguousMatch(
+            f"ambiguous match for {name}: found {count} occurrences (at lines {listed}); provide a more "
+            "specific match"
+        )
+    return starts[0]

@@ -25,13 +25,12 @@ from typing import Literal
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
 
-from .lines import block_starts, trimmed
-from .similar import closest_region, describe_region
+from .lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
+from .similar import closest_hint
 
 __all__ = ["Applied", "MatchKind", "apply_edit", "find_spans"]
 
 MatchKind = Literal["exact", "lineEndings", "whitespace"]
-_LISTED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,13 +130,6 @@ def _line_ranges(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int,
     return ranges
 
 
-def _format_ranges(ranges: Sequence[tuple[int, int]], *, capped: bool) -> str:
-    shown = [f"{a}" if a == b else f"{a}-{b}" for a, b in ranges[:_LISTED]]
-    if len(ranges) > _LISTED:
-        shown.append("and more" if capped else f"and {len(ranges) - _LISTED} more")
-    return ", ".join(shown)
-
-
 def _newline_of(region: str, default: str) -> str:
     crlf = region.count("\r\n")
     lf = region.count("\n") - crlf
@@ -176,17 +168,11 @@ def apply_edit(
         AmbiguousMatch: the matches overlap or number other than ``expected``; the message
             lists the lines of each.
     """
-    limit = expected + _LISTED
+    limit = expected + LISTED_LINES
     kind, spans = find_spans(body, old, limit=limit)
     if not spans:
-        lines = _body_lines(body)
         wanted = old.replace("\r\n", "\n").removesuffix("\n").split("\n")
-        region = closest_region(lines, wanted, fragments=True)
-        hint = (
-            describe_region(lines, wanted, region)
-            if region
-            else ("The file is empty." if not body else "Nothing in the file resembles it.")
-        )
+        hint = closest_hint(_body_lines(body), wanted, fragments=True)
         raise NoMatch(
             f"{what} was not found in {where}, not even ignoring line endings and leading/trailing "
             f"whitespace. {hint}\nCopy the text exactly as it is in the file and try again."
@@ -203,14 +189,18 @@ def apply_edit(
         )
         raise AmbiguousMatch(
             f"{what} matches {found}{_RUNG_WORDS[kind]} in {where}, expected {expected}: lines "
-            f"{_format_ranges(ranges, capped=len(spans) == limit)}. Add neighbouring lines to oldText to "
-            f"single one out, {fix}."
+            f"{format_line_numbers(ranges, complete=len(spans) < limit)}. Add neighbouring lines to oldText "
+            f"to single one out, {fix}."
         )
     applied = Applied(kind=kind, lines=tuple(ranges))
-    if kind == "exact" and body.count(old) == len(spans):
-        # Every occurrence is a match: one replace pass, without copying the text on either side
-        # of each match first (a 10 MiB file then holds two copies at most, not four).
+    if kind == "exact" and not old.startswith("\n") and not old.endswith("\r"):
+        # No occurrence can cut a CRLF in two, so the matches are every occurrence, and they do
+        # not overlap: str.replace replaces exactly them, with no copy of the pieces in between.
         return body.replace(old, _literal(new, _newline_of(old, newline))), applied
-    for start, end in reversed(spans):
-        body = "".join((body[:start], _literal(new, _newline_of(body[start:end], newline)), body[end:]))
-    return body, applied
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        pieces += (body[done:start], _literal(new, _newline_of(body[start:end], newline)))
+        done = end
+    pieces.append(body[done:])
+    return "".join(pieces), applied

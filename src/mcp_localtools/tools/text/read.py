@@ -8,7 +8,6 @@ error (RT-6 fixed): the first window comes back with ``nextStartLine``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import partial
 from typing import Any, Self
 
@@ -16,14 +15,13 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
+from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
 
-from .lines import block_starts, line_list, trimmed
-from .similar import closest_region, describe_region
+from .lines import line_list, trimmed, unique_block
 from .textfile import read_text
 
 __all__ = [
@@ -32,7 +30,6 @@ __all__ = [
     "ReadTextRangeResult",
     "read_specs",
     "read_text_range",
-    "unique_block",
 ]
 
 _RESERVE = 400  # room in the budget for the header and the notes
@@ -91,30 +88,6 @@ class ReadTextRangeResult(ToolOutput):
     truncated: bool = Field(
         description="True when the range was cut by the line window or the result budget."
     )
-
-
-def unique_block(
-    file_lines: Sequence[str], file_trimmed: Sequence[str], block: Sequence[str], name: str, path: object
-) -> int:
-    """The 0-based start of ``block``, which must match exactly once (RT-5, IT-4).
-
-    Raises:
-        NoMatch: no match; the message shows the closest region.
-        AmbiguousMatch: several matches; the message lists their lines.
-    """
-    starts = block_starts(file_trimmed, block, limit=201)
-    if not starts:
-        region = closest_region(file_lines, block)
-        hint = f" {describe_region(file_lines, block, region)}" if region else ""
-        raise NoMatch(f"no match found for {name} in {path}.{hint}")
-    if len(starts) > 1:
-        listed = ", ".join(str(s + 1) for s in starts[:200])
-        count = "more than 200" if len(starts) > 200 else str(len(starts))
-        raise AmbiguousMatch(
-            f"ambiguous match for {name}: found {count} occurrences (at lines {listed}); provide a more "
-            "specific match"
-        )
-    return starts[0]
 
 
 def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:

@@ -64,7 +64,8 @@ def edit_result(
         the errors of ``EditableText.save``.
     """
     if dry_run:
-        sha256, size, changed = target.file.sha256, len(target.encode(text)), False
+        size = target.file.size_bytes if text == target.file.text else len(target.encode(text))
+        sha256, changed = target.file.sha256, False
     else:
         saved = target.save(text)
         sha256, size, changed = saved.sha256, saved.size_bytes, saved.changed

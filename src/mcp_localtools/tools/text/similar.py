@@ -15,9 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .lines import format_numbered
-
-__all__ = ["Region", "closest_region", "describe_region", "similarity"]
+__all__ = ["Region", "closest_hint", "closest_region", "describe_region", "similarity"]
 
 _CANDIDATES = 24
 _SIMILAR_LINES = 8
@@ -106,6 +104,12 @@ def closest_region(
     return Region(start=-neg_start, stop=-neg_start + size, similarity=score / 100)
 
 
+def _format_numbered(lines: Sequence[tuple[int, str]]) -> str:
+    """Lines as ``"  12\ttext"`` (``cat -n`` style), one per row."""
+    width = max((len(str(n)) for n, _ in lines), default=1)
+    return "\n".join(f"{n:>{width}}\t{text}" for n, text in lines)
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + " [...]"
 
@@ -115,7 +119,7 @@ def describe_region(file_lines: Sequence[str], wanted: Sequence[str], region: Re
     from difflib import ndiff  # imported here: start-up time is measured
 
     shown = range(region.start, min(region.stop, region.start + _SHOWN_LINES))
-    numbered = format_numbered([(i + 1, _clip(file_lines[i])) for i in shown])
+    numbered = _format_numbered([(i + 1, _clip(file_lines[i])) for i in shown])
     more = "" if region.stop - region.start <= _SHOWN_LINES else "\n[...]"
     diff = [
         _clip(row)
@@ -131,3 +135,13 @@ def describe_region(file_lines: Sequence[str], wanted: Sequence[str], region: Re
     if diff:
         text += "\nDifferences (- what you gave, + the file):\n" + "\n".join(diff)
     return text
+
+
+def closest_hint(file_lines: Sequence[str], wanted: Sequence[str], *, fragments: bool = False) -> str:
+    """What to tell the model when ``wanted`` was not found in ``file_lines``: the closest region
+    (``describe_region``), or one sentence saying the file is empty or nothing in it resembles
+    ``wanted``. ``fragments`` is as for ``closest_region``."""
+    if not file_lines:
+        return "The file is empty."
+    region = closest_region(file_lines, wanted, fragments=fragments)
+    return describe_region(file_lines, wanted, region) if region else "Nothing in the file resembles it."

@@ -2,10 +2,11 @@
 
 Read-only tools (``read_text``) follow a final symlink like readfile does. Editing tools
 (``edit_text``) never write through one: the file is named relative to its verified parent
-directory, ``lstat``-ed, opened with ``O_NOFOLLOW``, checked against ``expectedSha256``, and
-saved with ``fswrite.write_atomic`` (temp file, fsync, rename) keeping its permission bits. An
-in-process lock per file serialises edits of the same file, so two parallel calls cannot lose
-one another's change; the ``expectedSha256`` check covers other writers.
+directory, opened with ``O_NOFOLLOW`` (a symlink there fails the open), checked against
+``expectedSha256``, and saved with ``fswrite.write_atomic`` (temp file, fsync, rename) keeping
+its permission bits. An in-process lock per file serialises edits of the same file, so two
+parallel calls cannot lose one another's change; the ``expectedSha256`` check covers other
+writers.
 """
 
 from __future__ import annotations
@@ -20,16 +21,9 @@ from functools import cached_property
 from pathlib import Path
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import (
-    Conflict,
-    InvalidArguments,
-    NotAFile,
-    NotFound,
-    SymlinkRefused,
-    TooLarge,
-)
+from mcp_localtools.errors import Conflict, NotFound, SymlinkRefused, TooLarge
 from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
-from mcp_localtools.fswrite import FileLocks, ParentDir, lstat_entry, parent_dir, read_entry, write_atomic
+from mcp_localtools.fswrite import FileLocks, ParentDir, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
 
 from .lines import TextLines, parse_text
@@ -48,11 +42,13 @@ class TextFile:
     Attributes:
         path: absolute path (for results and messages).
         text: the file's content decoded (a BOM kept as U+FEFF).
+        size_bytes: the size of the bytes that were read.
         known_sha256: the SHA-256 of the bytes when it was computed while they were at hand.
     """
 
     path: Path
     text: str
+    size_bytes: int
     known_sha256: str | None = None
 
     @cached_property
@@ -87,7 +83,12 @@ def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
     """
     resolved = paths.resolve(path)
     file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
-    return TextFile(path=file.path, text=_decode(file.data, file.path), known_sha256=sha256_hex(file.data))
+    return TextFile(
+        path=file.path,
+        text=_decode(file.data, file.path),
+        size_bytes=len(file.data),
+        known_sha256=sha256_hex(file.data),
+    )
 
 
 @dataclass
@@ -108,18 +109,12 @@ class EditableText:
         return self.file.doc
 
     def encode(self, text: str) -> bytes:
-        """The bytes ``save(text)`` would write.
+        """The bytes ``save(text)`` would write (UTF-8).
 
         Raises:
-            InvalidArguments: the text holds an unpaired surrogate (not encodable as UTF-8).
             TooLarge: the result exceeds the write cap.
         """
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidArguments(
-                "the new text is not valid UTF-8 (it holds an unpaired surrogate); nothing was written"
-            ) from exc
+        data = text.encode("utf-8")
         if len(data) > self.max_write_bytes:
             raise TooLarge(
                 f"the edited file would be {len(data)} bytes, over the write limit of "
@@ -132,11 +127,11 @@ class EditableText:
         the bytes are unchanged.
 
         Raises:
-            InvalidArguments, TooLarge: as ``encode``.
+            TooLarge: the new bytes exceed the write cap; nothing was written.
             FileSystemError: the write failed; the file is unchanged.
         """
         if text == self.file.text:
-            return Saved(sha256=self.file.sha256, size_bytes=len(self.encode(text)), changed=False)
+            return Saved(sha256=self.file.sha256, size_bytes=self.file.size_bytes, changed=False)
         # Encoded and hashed a piece at a time while it is written: a large file is not held a
         # third time (old text, new text, and its bytes) at the peak of an edit.
         hasher = hashlib.sha256()
@@ -145,7 +140,7 @@ class EditableText:
         def pieces() -> Iterator[bytes]:
             nonlocal size
             for start in range(0, len(text), _ENCODE_CHARS):
-                piece = self.encode(text[start : start + _ENCODE_CHARS])
+                piece = text[start : start + _ENCODE_CHARS].encode("utf-8")
                 size += len(piece)
                 if size > self.max_write_bytes:
                     raise TooLarge(
@@ -182,23 +177,23 @@ def edit_text(
         except NotFound:
             raise NotFound(f"path does not exist: {resolved.path}") from None
         stack.enter_context(locks.hold(resolved.real))
-        entry = lstat_entry(parent)
-        if entry is None:
-            raise NotFound(f"path does not exist: {parent.path}; create it with writefile")
-        if stat.S_ISLNK(entry.st_mode):
+        try:
+            data, info = read_entry(parent, max_bytes=limits.max_read_bytes)
+        except NotFound as exc:
+            raise NotFound(f"path does not exist: {parent.path}; create it with writefile") from exc
+        except SymlinkRefused as exc:  # O_NOFOLLOW met a symlink: say where it points
             try:
                 target = os.readlink(parent.name, dir_fd=parent.fd)
             except OSError:
                 target = "?"
             raise SymlinkRefused(
                 f"refusing to edit through a symlink: {parent.path} -> {target}; edit the target file instead"
-            )
-        if stat.S_ISDIR(entry.st_mode):
-            raise NotAFile(f"expected a file but got a directory: {parent.path}")
-        data, info = read_entry(parent, max_bytes=limits.max_read_bytes)
+            ) from exc
         # The hash is needed now only to check expectedSha256; otherwise only if a result asks.
         known = sha256_hex(data) if expected_sha256 else None
-        file = TextFile(path=parent.path, text=_decode(data, parent.path), known_sha256=known)
+        file = TextFile(
+            path=parent.path, text=_decode(data, parent.path), size_bytes=len(data), known_sha256=known
+        )
         del data  # the text is the copy kept: a 10 MiB edit holds old and new text, not old bytes too
         if expected_sha256 and file.sha256 != expected_sha256.lower():
             raise Conflict(
