@@ -11,8 +11,9 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,17 @@ def installed_command() -> str:
     if found is None:
         pytest.fail("the mcp-localtools console script is not installed; run pip install -e '.[test]'")
     return found
+
+
+def best_seconds(run: Callable[[], object], *, tries: int = 2) -> float:
+    """The fastest of ``tries`` runs of ``run``, in seconds: for guards against quadratic
+    slowdowns, where the minimum is what a loaded machine disturbs least."""
+    best = float("inf")
+    for _ in range(tries):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
 
 
 INITIALIZE: dict[str, Any] = {

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from mcp_localtools.tools.text.blocks import (
     delete_text_lines,
     replace_text_lines,
 )
-from tests.helpers import text_of
+from tests.helpers import best_seconds, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -198,15 +197,6 @@ async def test_deleting_the_last_line_keeps_a_missing_final_newline(client: Clie
     assert (tmp_path / "f.txt").read_bytes() == b"a\nb"
 
 
-def _best_seconds(run: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(2):
-        began = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
 @pytest.mark.parametrize("tool", ["replace", "delete"])
 def test_editing_many_blocks_takes_time_linear_in_their_number(tmp_path: Path, tool: str) -> None:
     """Four times the blocks must not cost sixteen times the time (each block used to copy every
@@ -232,5 +222,5 @@ def test_editing_many_blocks_takes_time_linear_in_their_number(tmp_path: Path, t
 
     edit_all(3)()
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == ("z\ny\n" if tool == "replace" else "y\n") * 3
-    small, big = _best_seconds(edit_all(10_000)), _best_seconds(edit_all(40_000))
+    small, big = best_seconds(edit_all(10_000)), best_seconds(edit_all(40_000))
     assert big < 8 * small + 0.5 and big < 5, f"10k blocks: {small:.2f} s, 40k blocks: {big:.2f} s"

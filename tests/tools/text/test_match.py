@@ -15,6 +15,7 @@ from mcp_localtools.errors import AmbiguousMatch, NoMatch
 from mcp_localtools.tools.text.diff import unified_diff
 from mcp_localtools.tools.text.match import apply_edit, find_spans
 from mcp_localtools.tools.text.similar import closest_region
+from tests.helpers import best_seconds
 
 
 def edit(body: str, old: str, new: str, expected: int = 1, newline: str = "\n") -> str:
@@ -82,15 +83,6 @@ def test_an_exact_edit_replaces_exactly_the_occurrences_that_keep_crlf_pairs_who
     assert edit(body, old, "<>", expected=len(starts)) == "".join([*pieces, body[done:]])
 
 
-def _best_seconds(run: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(2):
-        began = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
 def test_an_edit_with_many_matches_takes_time_linear_in_their_number() -> None:
     """Four times the matches must not cost sixteen times the time (each match used to copy the
     whole text: 40k matches took 14 s, now 0.2 s); the slack keeps a loaded machine from failing
@@ -102,7 +94,7 @@ def test_an_edit_with_many_matches_takes_time_linear_in_their_number() -> None:
         return lambda: edit(body, "x\ny", "z", expected=count, newline="\r\n")
 
     assert edit("x\r\nyy\r\n" * 3, "x\ny", "z", expected=3, newline="\r\n") == "zy\r\n" * 3
-    small, big = _best_seconds(replace_all(10_000)), _best_seconds(replace_all(40_000))
+    small, big = best_seconds(replace_all(10_000)), best_seconds(replace_all(40_000))
     assert big < 8 * small + 0.5 and big < 5, f"10k matches: {small:.2f} s, 40k matches: {big:.2f} s"
 
 
