@@ -125,20 +125,25 @@ async def test_escaped_processes_that_exit_are_reaped_and_no_other_child_is(
         f"setsid -f sh -c 'exit 0'; (env -i setsid sh -c '{wait_for_die}' {marker} &); "
         "while [ ! -e go ]; do sleep 0.01; done; sleep 0.2"
     )
-    with anyio.fail_after(20):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(runner.run, request(tmp_path, script))
-            escaped: list[int] = []
-            while not escaped:  # the escaped shell, once re-parented to us
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(runner.run, request(tmp_path, script))
+                escaped: list[int] = []
+                while not escaped:  # the escaped shell, once re-parented to us
+                    await anyio.sleep(0.01)
+                    escaped = [pid for pid in processes_with(marker) if pid in server_children()]
+                during = subprocess.Popen(["sh", "-c", "exit 5"])
+                (tmp_path / "go").touch()
+            assert server_children()[escaped[0]][0] != b"Z"  # alive after its run
+            (tmp_path / "die").touch()
+            while server_children()[escaped[0]][0] != b"Z":
                 await anyio.sleep(0.01)
-                escaped = [pid for pid in processes_with(marker) if pid in server_children()]
-            during = subprocess.Popen(["sh", "-c", "exit 5"])
-            (tmp_path / "go").touch()
-        assert server_children()[escaped[0]][0] != b"Z"  # alive after its run
+            await runner.run(request(tmp_path, "true"))
+    finally:  # a failed run must not leave the escaped loop waiting for a file forever
+        (tmp_path / "go").touch()
         (tmp_path / "die").touch()
-        while server_children()[escaped[0]][0] != b"Z":
-            await anyio.sleep(0.01)
-        await runner.run(request(tmp_path, "true"))
+        await wait_until_gone(marker)
     assert escaped[0] not in server_children()
     assert before.wait(timeout=5) == 7 and during.wait(timeout=5) == 5
     assert [
