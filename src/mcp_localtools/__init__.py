@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .config import Config, load_config, parse_config
-from .errors import (
+from mcp_localtools._version import __version__
+from mcp_localtools.config import Config, load_config, parse_config
+from mcp_localtools.errors import (
     ConfigError,
     LocalToolsError,
     OutsideAllowedRoots,
@@ -27,13 +27,13 @@ from .errors import (
     ToolError,
     UnknownToolError,
 )
-from .policy.paths import PathPolicy, ResolvedPath
-from .registry import Registry, ToolAnnotations, ToolSpec
-from .results import ToolResult
-from .tools import build_registry, path_policy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.registry import Registry, ToolAnnotations, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools import build_registry, path_policy
 
 if TYPE_CHECKING:
-    from .server import build_server, create_server
+    from mcp_localtools.server import build_server, create_server
 
 __all__ = [
     "Config",
@@ -61,7 +61,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in ("build_server", "create_server"):
-        from . import server
+        from mcp_localtools import server
 
         return getattr(server, name)
     raise AttributeError(f"module 'mcp_localtools' has no attribute {name!r}")

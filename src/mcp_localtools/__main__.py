@@ -1,6 +1,6 @@
 """``python -m mcp_localtools``: the same as the ``mcp-localtools`` command."""
 
-from .cli import main
+from mcp_localtools.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

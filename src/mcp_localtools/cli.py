@@ -17,10 +17,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._version import __version__
-from .config import Config, load_config, parse_config
-from .errors import ConfigError, UnknownToolError
-from .results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools._version import __version__
+from mcp_localtools.config import Config, load_config, parse_config
+from mcp_localtools.errors import ConfigError, UnknownToolError
+from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
 
 __all__ = ["main"]
 
@@ -195,7 +195,7 @@ def _fail(tool: str, code: str, message: str, exit_code: int = EXIT_ERROR) -> in
 def _call(ns: argparse.Namespace) -> int:
     import anyio
 
-    from .tools import build_registry
+    from mcp_localtools.tools import build_registry
 
     raw = sys.stdin.read() if ns.arguments == "-" else ns.arguments
     try:
@@ -228,7 +228,7 @@ def _call(ns: argparse.Namespace) -> int:
 
 
 def _tools(ns: argparse.Namespace) -> int:
-    from .tools import build_registry
+    from mcp_localtools.tools import build_registry
 
     registry = build_registry(_config(ns))
     if ns.json:
@@ -248,7 +248,7 @@ def _tools(ns: argparse.Namespace) -> int:
 
 def _bearer_token(config: Config) -> str | None:
     """The network token: ``[server] auth_token_file`` if set, else ``MCP_LOCALTOOLS_TOKEN``."""
-    from .transports import check_token, read_token_file
+    from mcp_localtools.transports import check_token, read_token_file
 
     if config.server.auth_token_file:
         return read_token_file(config.server.auth_token_file)
@@ -257,7 +257,7 @@ def _bearer_token(config: Config) -> str | None:
 
 
 def _serve(ns: argparse.Namespace, log_level: str) -> int:
-    from .server import build_server
+    from mcp_localtools.server import build_server
 
     config = _config(ns)
     server_config = config.server
@@ -270,7 +270,7 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
             pass
         return EXIT_OK
 
-    from .transports import NetworkSettings, serve_network
+    from mcp_localtools.transports import NetworkSettings, serve_network
 
     token = _bearer_token(config)
     if token is None and not ns.allow_unauthenticated_loopback:

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import ConfigError
+from mcp_localtools.errors import ConfigError
 
 __all__ = [
     "HARD_MAX_COMMANDS",

@@ -14,8 +14,15 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import NotADirectory, NotAFile, NotFound, TooLarge, UnsupportedContent, from_os_error
-from .policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.errors import (
+    NotADirectory,
+    NotAFile,
+    NotFound,
+    TooLarge,
+    UnsupportedContent,
+    from_os_error,
+)
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 
 __all__ = [
     "FileData",

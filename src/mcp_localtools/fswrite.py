@@ -28,7 +28,7 @@ from typing import Literal
 
 import anyio.from_thread
 
-from .errors import (
+from mcp_localtools.errors import (
     AlreadyExists,
     FileSystemError,
     InvalidArguments,
@@ -39,8 +39,8 @@ from .errors import (
     TooLarge,
     from_os_error,
 )
-from .fileio import read_open_file
-from .policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.fileio import read_open_file
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 
 __all__ = [
     "MAX_NEW_PARENTS",

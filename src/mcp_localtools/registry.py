@@ -23,8 +23,15 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 
-from .errors import ConfigError, InvalidArguments, PolicyViolation, ToolError, ToolTimeout, UnknownToolError
-from .results import ToolResult
+from mcp_localtools.errors import (
+    ConfigError,
+    InvalidArguments,
+    PolicyViolation,
+    ToolError,
+    ToolTimeout,
+    UnknownToolError,
+)
+from mcp_localtools.results import ToolResult
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",

@@ -29,15 +29,15 @@ from mcp.types import (
 )
 from pydantic import AnyHttpUrl
 
-from ._version import __version__
-from .config import Config
-from .policy.paths import PathPolicy
-from .registry import Registry
-from .results import Content, FileContent, ToolResult
-from .results import ImageContent as ImageItem
-from .results import TextContent as TextItem
-from .tools import build_registry, path_policy
-from .transports import StaticTokenVerifier
+from mcp_localtools._version import __version__
+from mcp_localtools.config import Config
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import Registry
+from mcp_localtools.results import Content, FileContent, ToolResult
+from mcp_localtools.results import ImageContent as ImageItem
+from mcp_localtools.results import TextContent as TextItem
+from mcp_localtools.tools import build_registry, path_policy
+from mcp_localtools.transports import StaticTokenVerifier
 
 __all__ = ["SERVER_NAME", "build_server", "create_server", "instructions_for", "to_call_tool_result"]
 

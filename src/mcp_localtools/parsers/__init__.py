@@ -6,6 +6,6 @@ never imported by the server.
 
 from __future__ import annotations
 
-from .runner import Operation, Parsed, ParserRunner
+from mcp_localtools.parsers.runner import Operation, Parsed, ParserRunner
 
 __all__ = ["Operation", "Parsed", "ParserRunner"]

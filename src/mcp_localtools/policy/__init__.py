@@ -1,5 +1,5 @@
 """The policies a tool asks before it touches the system."""
 
-from .paths import PathPolicy, ResolvedPath
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 
 __all__ = ["PathPolicy", "ResolvedPath"]

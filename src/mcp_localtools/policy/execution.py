@@ -24,8 +24,7 @@ from typing import Any
 
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
-
-from .scanner import Dialect, Invocation, ScanError, scan
+from mcp_localtools.policy.scanner import Dialect, Invocation, ScanError, scan
 
 __all__ = [
     "ALWAYS_ALLOWED",

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from .sh_lexer import DYNAMIC, UNQUOTED, ScanError, ShCommands, Word, lex_sh
-from .win_lexer import lex_cmd, lex_powershell
+from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, ScanError, ShCommands, Word, lex_sh
+from mcp_localtools.policy.win_lexer import lex_cmd, lex_powershell
 
 __all__ = ["Dialect", "Invocation", "Scan", "ScanError", "scan"]
 

@@ -17,7 +17,7 @@ tests on, and the seed's behaviour is the reference.
 
 from __future__ import annotations
 
-from .sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ScanError, ShCommands, Word
+from mcp_localtools.policy.sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ScanError, ShCommands, Word
 
 __all__ = ["lex_cmd", "lex_powershell"]
 

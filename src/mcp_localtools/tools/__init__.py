@@ -18,11 +18,10 @@ from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
-
-from .exec import exec_specs
-from .fs import fs_specs
-from .image import image_specs
-from .text import text_specs
+from mcp_localtools.tools.exec import exec_specs
+from mcp_localtools.tools.fs import fs_specs
+from mcp_localtools.tools.image import image_specs
+from mcp_localtools.tools.text import text_specs
 
 __all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
 

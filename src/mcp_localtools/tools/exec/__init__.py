@@ -14,10 +14,9 @@ from typing import Any
 from mcp_localtools.config import ExecConfig, LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
-
-from .group import ExecGroup
-from .scripts import script_specs
-from .shell import shell_specs
+from mcp_localtools.tools.exec.group import ExecGroup
+from mcp_localtools.tools.exec.scripts import script_specs
+from mcp_localtools.tools.exec.shell import shell_specs
 
 __all__ = ["ExecGroup", "exec_specs"]
 

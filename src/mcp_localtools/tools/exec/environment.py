@@ -27,9 +27,8 @@ import anyio
 import anyio.to_thread
 
 from mcp_localtools.policy.execution import MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES
-
-from .process import ProcessRunner, RunRequest
-from .shells import Shell, auto_candidates, first_found
+from mcp_localtools.tools.exec.process import ProcessRunner, RunRequest
+from mcp_localtools.tools.exec.shells import Shell, auto_candidates, first_found
 
 __all__ = [
     "BEGIN_MARKER",

@@ -17,10 +17,9 @@ from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
 from mcp_localtools.fileio import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-
-from .environment import BOOTSTRAP_SECONDS, CommandEnvironment
-from .process import OutputFn, ProcessRunner, RunOutcome, RunRequest
-from .sessions import SessionStore
+from mcp_localtools.tools.exec.environment import BOOTSTRAP_SECONDS, CommandEnvironment
+from mcp_localtools.tools.exec.process import OutputFn, ProcessRunner, RunOutcome, RunRequest
+from mcp_localtools.tools.exec.sessions import SessionStore
 
 __all__ = ["ExecGroup"]
 

@@ -38,9 +38,8 @@ import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
-
-from .output import Captured, HeadTail
-from .proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
+from mcp_localtools.tools.exec.output import Captured, HeadTail
+from mcp_localtools.tools.exec.proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
 __all__ = ["EXIT_SPAWN_FAILED", "EXIT_TIMEOUT", "OutputFn", "ProcessRunner", "RunOutcome", "RunRequest"]
 

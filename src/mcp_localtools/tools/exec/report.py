@@ -6,8 +6,7 @@ from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import cut_text
-
-from .process import RunOutcome
+from mcp_localtools.tools.exec.process import RunOutcome
 
 __all__ = ["RunReport", "fit_text", "render_run", "report_fields"]
 

@@ -35,12 +35,11 @@ from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARG
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
-
-from .group import ExecGroup
-from .report import RunReport, fit_text, render_run, report_fields
-from .shell import EXEC_ANNOTATIONS
-from .shells import Shell, command_argv, first_found
-from .streaming import OutputStreamer
+from mcp_localtools.tools.exec.group import ExecGroup
+from mcp_localtools.tools.exec.report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec.shell import EXEC_ANNOTATIONS
+from mcp_localtools.tools.exec.shells import Shell, command_argv, first_found
+from mcp_localtools.tools.exec.streaming import OutputStreamer
 
 __all__ = [
     "INTERPRETERS",

@@ -23,11 +23,10 @@ from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, T
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model
-
-from .group import ExecGroup
-from .report import RunReport, fit_text, render_run, report_fields
-from .shells import Shell, command_argv, resolve_shell
-from .streaming import OutputStreamer
+from mcp_localtools.tools.exec.group import ExecGroup
+from mcp_localtools.tools.exec.report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec.shells import Shell, command_argv, resolve_shell
+from mcp_localtools.tools.exec.streaming import OutputStreamer
 
 __all__ = ["CommandResult", "ShellCommandArgs", "ShellCommandResult", "shell_command", "shell_specs"]
 

@@ -9,15 +9,14 @@ from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
-
-from .listing import listing_specs
-from .manage import manage_specs
-from .mime import mime_specs
-from .read import read_specs
-from .search import search_specs
-from .stat import stat_specs
-from .trash import trash_specs
-from .write import write_specs
+from mcp_localtools.tools.fs.listing import listing_specs
+from mcp_localtools.tools.fs.manage import manage_specs
+from mcp_localtools.tools.fs.mime import mime_specs
+from mcp_localtools.tools.fs.read import read_specs
+from mcp_localtools.tools.fs.search import search_specs
+from mcp_localtools.tools.fs.stat import stat_specs
+from mcp_localtools.tools.fs.trash import trash_specs
+from mcp_localtools.tools.fs.write import write_specs
 
 __all__ = ["fs_specs"]
 

@@ -20,9 +20,8 @@ from mcp_localtools.errors import InvalidArguments, from_os_error
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.fs.stat import EntryType, entry_type, rfc3339
 from mcp_localtools.tools.offload import offload
-
-from .stat import EntryType, entry_type, rfc3339
 
 __all__ = ["DirectoryEntry", "ListDirectoryArgs", "ListDirectoryResult", "list_directory", "listing_specs"]
 

@@ -28,10 +28,9 @@ from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools.tools.fs.mime import MimeInfo, detect_mime, is_probably_text
+from mcp_localtools.tools.fs.pdf import MAX_PAGES_SPEC, extract_pdf_text
 from mcp_localtools.tools.image import ReturnedImage, fit_image
-
-from .mime import MimeInfo, detect_mime, is_probably_text
-from .pdf import MAX_PAGES_SPEC, extract_pdf_text
 
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "read_specs", "text_window"]
 

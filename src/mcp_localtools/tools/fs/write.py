@@ -34,9 +34,8 @@ from mcp_localtools.fswrite import FileLocks, lstat_entry, parent_dir, read_entr
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.fs.read import Encoding
 from mcp_localtools.tools.offload import offload
-
-from .read import Encoding
 
 __all__ = ["WriteFileArgs", "WriteFileResult", "write_file", "write_specs"]
 

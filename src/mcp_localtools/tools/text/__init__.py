@@ -12,12 +12,11 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.fswrite import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
-
-from .blocks import block_specs
-from .edit import edit_specs
-from .find import find_specs
-from .insert import insert_specs
-from .read import read_specs
+from mcp_localtools.tools.text.blocks import block_specs
+from mcp_localtools.tools.text.edit import edit_specs
+from mcp_localtools.tools.text.find import find_specs
+from mcp_localtools.tools.text.insert import insert_specs
+from mcp_localtools.tools.text.read import read_specs
 
 __all__ = ["text_specs"]
 

@@ -26,8 +26,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
-
-from .lines import (
+from mcp_localtools.tools.text.lines import (
     LISTED_LINES,
     TextLines,
     block_starts,
@@ -38,9 +37,9 @@ from .lines import (
     splice_many,
     trimmed,
 )
-from .report import EditedFile, edit_result, expected_sha256_field
-from .similar import closest_hint
-from .textfile import edit_text
+from mcp_localtools.tools.text.report import EditedFile, edit_result, expected_sha256_field
+from mcp_localtools.tools.text.similar import closest_hint
+from mcp_localtools.tools.text.textfile import edit_text
 
 __all__ = [
     "DeleteTextLinesArgs",

@@ -22,11 +22,10 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
-
-from .lines import BOM, newline_style
-from .match import MatchKind, apply_edit
-from .report import EditedFile, edit_result, expected_sha256_field
-from .textfile import edit_text
+from mcp_localtools.tools.text.lines import BOM, newline_style
+from mcp_localtools.tools.text.match import MatchKind, apply_edit
+from mcp_localtools.tools.text.report import EditedFile, edit_result, expected_sha256_field
+from mcp_localtools.tools.text.textfile import edit_text
 
 __all__ = ["EditFileArgs", "EditFileResult", "TextEdit", "edit_file", "edit_specs"]
 

@@ -27,10 +27,9 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
-
-from .lines import block_starts, check_no_overlap, line_list, trimmed
-from .read import NumberedLine
-from .textfile import read_text
+from mcp_localtools.tools.text.lines import block_starts, check_no_overlap, line_list, trimmed
+from mcp_localtools.tools.text.read import NumberedLine
+from mcp_localtools.tools.text.textfile import read_text
 
 __all__ = ["FindTextArgs", "FindTextResult", "find_specs", "find_text"]
 

@@ -20,10 +20,9 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
-
-from .lines import line_list, splice, trimmed, unique_block
-from .report import EditedFile, edit_result, expected_sha256_field
-from .textfile import edit_text
+from mcp_localtools.tools.text.lines import line_list, splice, trimmed, unique_block
+from mcp_localtools.tools.text.report import EditedFile, edit_result, expected_sha256_field
+from mcp_localtools.tools.text.textfile import edit_text
 
 __all__ = ["InsertTextLinesArgs", "InsertTextLinesResult", "insert_specs", "insert_text_lines"]
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from itertools import islice, pairwise
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
-
-from .similar import closest_hint
+from mcp_localtools.tools.text.similar import closest_hint
 
 __all__ = [
     "BOM",

@@ -24,9 +24,8 @@ from itertools import islice, pairwise
 from typing import Literal
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
-
-from .lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
-from .similar import closest_hint
+from mcp_localtools.tools.text.lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
+from mcp_localtools.tools.text.similar import closest_hint
 
 __all__ = ["Applied", "MatchKind", "apply_edit", "find_spans"]
 

@@ -20,9 +20,8 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.offload import offload
-
-from .lines import line_list, trimmed, unique_block
-from .textfile import read_text
+from mcp_localtools.tools.text.lines import line_list, trimmed, unique_block
+from mcp_localtools.tools.text.textfile import read_text
 
 __all__ = [
     "NumberedLine",

@@ -10,9 +10,8 @@ from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import ToolResult, cut_text
-
-from .diff import unified_diff
-from .textfile import EditableText
+from mcp_localtools.tools.text.diff import unified_diff
+from mcp_localtools.tools.text.textfile import EditableText
 
 __all__ = ["EditedFile", "edit_result", "expected_sha256_field"]
 

@@ -25,8 +25,7 @@ from mcp_localtools.errors import Conflict, NotFound, SymlinkRefused, TooLarge
 from mcp_localtools.fileio import decode_utf8, read_regular_file, sha256_hex
 from mcp_localtools.fswrite import FileLocks, ParentDir, parent_dir, read_entry, write_atomic
 from mcp_localtools.policy.paths import PathPolicy
-
-from .lines import TextLines, parse_text
+from mcp_localtools.tools.text.lines import TextLines, parse_text
 
 __all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text"]
 

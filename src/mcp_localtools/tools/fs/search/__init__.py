@@ -19,13 +19,20 @@ import anyio.to_thread
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolSpec
-
-from .engine import ContentQuery, Engine, FileHits, ListingReport, Progress, Skipped, WalkFilters
-from .globfiles import globfiles_spec
-from .native import NativeEngine
-from .rg import RipgrepEngine, find_ripgrep
-from .searchfiles import searchfiles_spec
-from .tree import tree_spec
+from mcp_localtools.tools.fs.search.engine import (
+    ContentQuery,
+    Engine,
+    FileHits,
+    ListingReport,
+    Progress,
+    Skipped,
+    WalkFilters,
+)
+from mcp_localtools.tools.fs.search.globfiles import globfiles_spec
+from mcp_localtools.tools.fs.search.native import NativeEngine
+from mcp_localtools.tools.fs.search.rg import RipgrepEngine, find_ripgrep
+from mcp_localtools.tools.fs.search.searchfiles import searchfiles_spec
+from mcp_localtools.tools.fs.search.tree import tree_spec
 
 __all__ = ["DeferredEngine", "Engine", "NativeEngine", "RipgrepEngine", "default_engine", "search_specs"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import threading
 
-from .engine import FileHits
+from mcp_localtools.tools.fs.search.engine import FileHits
 
 __all__ = ["TopResults", "path_key"]
 

@@ -15,8 +15,7 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import cut_text
-
-from .engine import Skipped
+from mcp_localtools.tools.fs.search.engine import Skipped
 
 __all__ = [
     "MAX_RESULTS",

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .regex import ContentRegex
+    from mcp_localtools.tools.fs.search.regex import ContentRegex
 
 __all__ = [
     "LINE_WIDTH",

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from mcp_localtools.errors import ToolError
 from mcp_localtools.policy.paths import PathPolicy
-
-from .engine import Line
-from .regex import ContentRegex
+from mcp_localtools.tools.fs.search.engine import Line
+from mcp_localtools.tools.fs.search.regex import ContentRegex
 
 __all__ = ["EXCERPT_BYTES", "EXCERPT_LEAD", "Containment", "FileReader", "decode_line"]
 

@@ -24,9 +24,8 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
-
-from .collect import TopResults, path_key
-from .common import (
+from mcp_localtools.tools.fs.search.collect import TopResults, path_key
+from mcp_localtools.tools.fs.search.common import (
     MAX_RESULTS,
     MAX_SKIPPED,
     LineBudget,
@@ -38,7 +37,7 @@ from .common import (
     skipped_note,
     skipped_paths,
 )
-from .engine import Engine, FileHits, ListingReport, WalkFilters
+from mcp_localtools.tools.fs.search.engine import Engine, FileHits, ListingReport, WalkFilters
 
 __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "globfiles_spec"]
 

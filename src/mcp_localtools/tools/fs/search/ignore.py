@@ -20,8 +20,7 @@ import stat
 from dataclasses import dataclass
 
 from mcp_localtools.errors import InvalidArguments
-
-from .engine import WalkFilters
+from mcp_localtools.tools.fs.search.engine import WalkFilters
 
 __all__ = ["IGNORE_FILES", "GlobRules", "Overrides", "RuleChain", "decide", "read_rules"]
 

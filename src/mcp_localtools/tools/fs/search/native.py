@@ -19,10 +19,16 @@ import anyio.to_thread
 
 from mcp_localtools.errors import NotAFile, TooLarge, ToolError, from_os_error
 from mcp_localtools.fileio import read_open_file
-
-from .engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
-from .regex import ContentRegex
-from .walk import WalkEntry, Walker, error_reason
+from mcp_localtools.tools.fs.search.engine import (
+    ContentQuery,
+    FileHits,
+    ListingReport,
+    Progress,
+    Skipped,
+    WalkFilters,
+)
+from mcp_localtools.tools.fs.search.regex import ContentRegex
+from mcp_localtools.tools.fs.search.walk import WalkEntry, Walker, error_reason
 
 __all__ = ["NativeEngine"]
 

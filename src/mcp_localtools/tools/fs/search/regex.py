@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_localtools.errors import InvalidArguments
-
-from .engine import LINE_WIDTH, Line
+from mcp_localtools.tools.fs.search.engine import LINE_WIDTH, Line
 
 __all__ = ["ContentRegex", "check_pattern", "compile_path_regex"]
 

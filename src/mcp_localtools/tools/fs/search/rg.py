@@ -25,8 +25,16 @@ import anyio.from_thread
 import anyio.to_thread
 
 from mcp_localtools.errors import InvalidArguments, ToolError
-
-from .engine import LINE_WIDTH, ContentQuery, FileHits, Line, ListingReport, Progress, Skipped, WalkFilters
+from mcp_localtools.tools.fs.search.engine import (
+    LINE_WIDTH,
+    ContentQuery,
+    FileHits,
+    Line,
+    ListingReport,
+    Progress,
+    Skipped,
+    WalkFilters,
+)
 
 __all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep", "version_ok"]
 

@@ -21,9 +21,8 @@ from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
-
-from .collect import TopResults
-from .common import (
+from mcp_localtools.tools.fs.search.collect import TopResults
+from mcp_localtools.tools.fs.search.common import (
     MAX_RESULTS,
     MAX_SKIPPED,
     LineBudget,
@@ -35,9 +34,17 @@ from .common import (
     skipped_note,
     skipped_paths,
 )
-from .engine import ContentQuery, Engine, EngineOutput, FileHits, Line, Skipped, WalkFilters
-from .excerpt import Containment, FileReader
-from .regex import ContentRegex, compile_path_regex
+from mcp_localtools.tools.fs.search.engine import (
+    ContentQuery,
+    Engine,
+    EngineOutput,
+    FileHits,
+    Line,
+    Skipped,
+    WalkFilters,
+)
+from mcp_localtools.tools.fs.search.excerpt import Containment, FileReader
+from mcp_localtools.tools.fs.search.regex import ContentRegex, compile_path_regex
 
 __all__ = [
     "FileCount",

@@ -20,10 +20,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
-from mcp_localtools.tools.fs.stat import EntryType
-from mcp_localtools.tools.offload import offload
-
-from .common import (
+from mcp_localtools.tools.fs.search.common import (
     MAX_RESULTS,
     MAX_SKIPPED,
     LineBudget,
@@ -34,9 +31,11 @@ from .common import (
     skipped_note,
     skipped_paths,
 )
-from .engine import Skipped, WalkFilters
-from .ignore import RuleChain
-from .walk import WalkEntry, Walker, error_reason, open_below
+from mcp_localtools.tools.fs.search.engine import Skipped, WalkFilters
+from mcp_localtools.tools.fs.search.ignore import RuleChain
+from mcp_localtools.tools.fs.search.walk import WalkEntry, Walker, error_reason, open_below
+from mcp_localtools.tools.fs.stat import EntryType
+from mcp_localtools.tools.offload import offload
 
 __all__ = ["DirectoryTreeArgs", "DirectoryTreeResult", "TreeEntry", "directory_tree", "tree_spec"]
 

@@ -12,10 +12,9 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from mcp_localtools.tools.fs.search.engine import WalkFilters
+from mcp_localtools.tools.fs.search.ignore import Overrides, RuleChain, decide, read_rules
 from mcp_localtools.tools.fs.stat import EntryType
-
-from .engine import WalkFilters
-from .ignore import Overrides, RuleChain, decide, read_rules
 
 __all__ = ["DIR_FLAGS", "WalkEntry", "Walker", "error_reason", "open_below"]
 
