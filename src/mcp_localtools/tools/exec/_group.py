@@ -1,0 +1,143 @@
+"""The exec tool group: the policies and the state shellcommand and runscript share.
+
+One ``ExecGroup`` is built per server from ``[exec]``; it owns the frozen ``ExecutionPolicy``,
+the path policy, the session store, the process runner and the command environment. The tools
+(``shell.py``, ``scripts.py``) are functions of their arguments and this group.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_localtools.config import ExecConfig, LimitsConfig
+from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
+from mcp_localtools.files.read import stat_path
+from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.registry import ToolAnnotations
+from mcp_localtools.tools.exec._environment import BOOTSTRAP_SECONDS, CommandEnvironment
+from mcp_localtools.tools.exec._process import OutputFn, ProcessRunner, RunOutcome, RunRequest
+from mcp_localtools.tools.exec._sessions import SessionStore
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
+
+_PER_RUN_OVERHEAD_SECONDS = KILL_GRACE_SECONDS + 6.0  # grace, SIGKILL wait, drain
+
+
+EXEC_ANNOTATIONS = ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True)
+"""What shellcommand and runscript are: they may change anything and reach outside the machine."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecGroup:
+    """Everything the exec tools share.
+
+    Attributes:
+        config: the ``[exec]`` section.
+        policy: the execution policy built from it.
+        paths: where working directories and scripts may be.
+        limits: ``[limits]`` (the text budget of a result).
+        sessions: shellcommand sessions.
+        runner: starts and stops processes.
+        environment: the base environment of commands.
+    """
+
+    config: ExecConfig
+    policy: ExecutionPolicy
+    paths: PathPolicy
+    limits: LimitsConfig
+    sessions: SessionStore
+    runner: ProcessRunner
+    environment: CommandEnvironment
+
+    @classmethod
+    def create(cls, workspace: Workspace) -> ExecGroup:
+        """Build the group of ``workspace`` (``[exec]``, the path policy, the limits, and the
+        server's environment, of which commands get an allowlisted part); the exec tools share
+        one through ``workspace.shared(ExecGroup.create)``.
+
+        Raises:
+            ConfigError: a ``denied_patterns`` entry is not a valid regex.
+        """
+        config, paths = workspace.exec, workspace.paths
+        runner = ProcessRunner()
+        return cls(
+            config=config,
+            policy=ExecutionPolicy.from_config(config),
+            paths=paths,
+            limits=workspace.limits,
+            sessions=SessionStore(ttl_seconds=config.session_ttl_seconds, max_sessions=config.max_sessions),
+            runner=runner,
+            environment=CommandEnvironment(
+                workspace.environ,
+                base_env=config.base_env,
+                default_shell=config.default_shell,
+                runner=runner,
+                cwd=paths.base_dir,
+            ),
+        )
+
+    def call_timeout(self, runs: int) -> float:
+        """Registry timeout of a call that may run ``runs`` commands at the longest timeout
+        (REG-5: the registry must not stop a call the policy allows)."""
+        return runs * (self.policy.max_timeout_seconds + _PER_RUN_OVERHEAD_SECONDS) + BOOTSTRAP_SECONDS + 30
+
+    def work_dir(self, path: str | Path | None, *, field: str = "workDir") -> ResolvedPath:
+        """Resolve a working directory (the base directory when None): inside the roots and an
+        existing directory (SC-5, RS-1). Blocking (resolves and stats): call it from a worker
+        thread.
+
+        Raises:
+            InvalidPath, OutsideAllowedRoots, SymlinkRefused: refused by the path policy.
+            NotFound: nothing is there.
+            NotADirectory: it is not a directory.
+            FileSystemError: it cannot be inspected.
+        """
+        resolved = self.paths.resolve(
+            str(path) if path is not None else str(self.paths.base_dir), field=field
+        )
+        info = stat_path(self.paths, resolved, follow=True)
+        if info is None:
+            raise NotFound(f"{field} does not exist: {resolved.path}")
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectory(f"{field} is not a directory: {resolved.path}")
+        return resolved
+
+    @staticmethod
+    def stdin_bytes(text: str | None) -> bytes | None:
+        """The call's ``stdin`` as UTF-8.
+
+        Raises:
+            TooLarge: over ``MAX_STDIN_BYTES``.
+        """
+        if text is None:
+            return None
+        data = text.encode("utf-8", "surrogateescape")
+        if len(data) > MAX_STDIN_BYTES:
+            raise TooLarge(f"stdin is {len(data)} bytes (max {MAX_STDIN_BYTES}); write it to a file instead")
+        return data
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdin: bytes | None,
+        timeout: float,
+        on_output: OutputFn | None,
+    ) -> RunOutcome:
+        """Run one command under the policy's output limit."""
+        request = RunRequest(
+            argv=argv,
+            cwd=cwd,
+            env=env,
+            stdin=stdin,
+            timeout=timeout,
+            max_output_bytes=self.policy.max_output_bytes,
+        )
+        return await self.runner.run(request, on_output)

@@ -1,0 +1,286 @@
+"""Run one command: spawn, capture, time out, stop the whole tree, drain with a bound.
+
+``ProcessRunner.run`` is the only place exec tools start processes. For every run:
+
+* the child is the leader of a new session and process group; its stdin is ``/dev/null`` (or a
+  pipe carrying the call's ``stdin`` text, then closed), stdout and stderr are pipes, every other
+  descriptor is closed: it never sees the server's stdin or stdout (the stdio transport);
+* stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
+  (progress notifications) in arrival order;
+* on timeout (exit code 124) or cancellation the process group and every process of the run
+  that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after 0.5 s;
+* after a normal exit, processes the command left behind are stopped the same way, so no
+  process of a finished run stays alive;
+* the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
+  and holds a pipe open cannot hang the call;
+* exited processes that escaped a run, and were re-parented to the server, are collected by
+  the sweeps (``ProcessTree.orphans``), so they do not stay zombies.
+
+Exit codes: the command's own; 128+N when killed by signal N; 124 on timeout; 127 when the
+process cannot be started (the error text is its stderr, SC-12).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
+from mcp_localtools.tools.exec._output import Captured, HeadTail
+from mcp_localtools.tools.exec._proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
+
+__all__ = ["EXIT_SPAWN_FAILED", "EXIT_TIMEOUT", "OutputFn", "ProcessRunner", "RunOutcome", "RunRequest"]
+
+logger = logging.getLogger(__name__)
+
+EXIT_TIMEOUT = 124
+EXIT_SPAWN_FAILED = 127
+_POLL_SECONDS = 0.05
+_DRAIN_SECONDS = 0.5
+_KILL_WAIT_SECONDS = 5.0
+_CHUNK = 65536
+
+OutputFn = Callable[[str, bytes], None]
+"""``(stream, data)``: receives output as it arrives; ``stream`` is ``"stdout"`` or ``"stderr"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What to run and within which limits.
+
+    Attributes:
+        argv: program and arguments (no shell is added).
+        cwd: working directory.
+        env: the complete environment of the child.
+        stdin: bytes for the child's stdin, or None for ``/dev/null``.
+        timeout: seconds before the run is stopped.
+        max_output_bytes: per stream; head and tail kept.
+    """
+
+    argv: Sequence[str]
+    cwd: Path
+    env: Mapping[str, str]
+    stdin: bytes | None
+    timeout: float
+    max_output_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended."""
+
+    exit_code: int
+    timed_out: bool
+    duration_ms: int
+    stdout: Captured
+    stderr: Captured
+
+
+class ProcessRunner:
+    """Runs commands; owns the process-tree bookkeeping of one server.
+
+    Args:
+        grace_seconds: between SIGTERM and SIGKILL.
+        drain_seconds: how long to keep reading pipes after the run's processes are gone.
+    """
+
+    def __init__(
+        self, *, grace_seconds: float = KILL_GRACE_SECONDS, drain_seconds: float = _DRAIN_SECONDS
+    ) -> None:
+        self.grace_seconds = grace_seconds
+        self.drain_seconds = drain_seconds
+        self._tree: ProcessTree | None = None
+
+    def _process_tree(self) -> ProcessTree:
+        # Hardening changes process-wide state, so it happens when the first command runs,
+        # not when a server is merely built.
+        if self._tree is None:
+            harden_server_process()
+            self._tree = ProcessTree()
+        return self._tree
+
+    async def run(self, request: RunRequest, on_output: OutputFn | None = None) -> RunOutcome:
+        """Run ``request`` to completion, timeout or cancellation; never leaves a process behind.
+
+        On cancellation the run's processes are stopped before the cancellation propagates.
+        """
+        tree = self._process_tree()
+        token = secrets.token_hex(16)
+        started = time.monotonic()
+        since = tree.clock()
+        try:
+            # Shielded: cancelled half-way, open_process would leave a started process (and
+            # its children) without a handle. A pending cancellation lands inside the try below.
+            with anyio.CancelScope(shield=True), tree.starting():
+                process = await anyio.open_process(
+                    list(request.argv),
+                    stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=request.cwd,
+                    env={**request.env, RUN_MARKER: token},
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)
+            return _spawn_failure(request, exc, started, cwd_exists=cwd_exists)
+        tree.started(process.pid)
+        out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
+        run = _Run(process, token, tree, since)
+        done = False
+        try:
+            timed_out = await self._supervise(run, request, out, err, on_output)
+            done = True
+        finally:
+            with anyio.CancelScope(shield=True):
+                if not done:  # cancelled, or failed unexpectedly: stop everything first
+                    await self._stop(run)
+                if process.returncode is not None:
+                    await process.aclose()  # closes the pipes; the wait inside returns at once
+                    tree.finished(process.pid)
+                else:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
+                    logger.error("process %d survived SIGKILL; abandoning it", process.pid)
+        code = process.returncode
+        if code is None:  # pragma: no cover - see above
+            code = -signal.SIGKILL
+        return RunOutcome(
+            exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
+            timed_out=timed_out,
+            duration_ms=round((time.monotonic() - started) * 1000),
+            stdout=out.render(),
+            stderr=err.render(),
+        )
+
+    async def _supervise(
+        self, run: _Run, request: RunRequest, out: HeadTail, err: HeadTail, on_output: OutputFn | None
+    ) -> bool:
+        process = run.process
+        assert process.stdout is not None and process.stderr is not None
+        timed_out = False
+        async with anyio.create_task_group() as pumps:
+            finished = [anyio.Event(), anyio.Event()]
+            pumps.start_soon(_pump, process.stdout, out, "stdout", on_output, finished[0])
+            pumps.start_soon(_pump, process.stderr, err, "stderr", on_output, finished[1])
+            if request.stdin is not None:
+                assert process.stdin is not None
+                pumps.start_soon(_feed, process.stdin, request.stdin)
+            with anyio.move_on_after(request.timeout) as deadline:
+                await process.wait()
+            timed_out = deadline.cancelled_caught
+            await self._stop(run)
+            with anyio.move_on_after(self.drain_seconds):
+                for event in finished:
+                    await event.wait()
+            pumps.cancel_scope.cancel()
+        return timed_out
+
+    async def _stop(self, run: _Run) -> None:
+        """TERM, then KILL after the grace period, the run's group and every stray process;
+        returns when none is left (at once when there is nothing to stop)."""
+        members = await run.members()
+        if run.process.returncode is None or members:
+            run.signal(members, signal.SIGTERM)
+            with anyio.move_on_after(self.grace_seconds):
+                while True:
+                    await anyio.sleep(_POLL_SECONDS)
+                    members = await run.members()
+                    if run.process.returncode is not None and not members:
+                        return
+            with anyio.move_on_after(_KILL_WAIT_SECONDS):
+                while True:  # a process may fork while we kill: repeat until none is left
+                    run.signal(members, signal.SIGKILL)
+                    await run.process.wait()
+                    members = await run.members()
+                    if not members:
+                        return
+                    await anyio.sleep(_POLL_SECONDS)
+            logger.error("processes of pid %d survived SIGKILL: %s", run.process.pid, members)
+
+
+class _Run:
+    """One running command: its process, marker, the tree it is looked up in, and the clock
+    tick (``ProcessTree.clock``) before it started."""
+
+    def __init__(self, process: Process, token: str, tree: ProcessTree, since: int) -> None:
+        self.process = process
+        self.token = token
+        self.tree = tree
+        self.since = since
+
+    async def members(self) -> list[ProcessInfo]:
+        """The run's live processes (exited orphans are reaped on the way)."""
+        if not self.tree.available:
+            return []
+        if self.process.returncode is not None and self.tree.has_children() is False:
+            # The shell is reaped and the server has no child at all: nothing of this run (nor an
+            # escaped descendant, which would have been re-parented to us) is alive. The usual
+            # case, decided without a thread hop.
+            return []
+        found = await anyio.to_thread.run_sync(self.tree.sweep, self.process.pid, self.token)
+        self.tree.reap([info for info in found.members if info.state == "Z"], self.process.pid)
+        exited = self.tree.orphans(found.strays, self.since)
+        if exited:
+            # A child watcher collects its children from the event loop (asyncio's pidfd watcher
+            # once the loop polls): give it that turn, so only zombies nobody waits for are left.
+            await anyio.lowlevel.checkpoint()
+            self.tree.reap_orphans(exited)
+        return [info for info in found.members if info.state != "Z"]
+
+    def signal(self, members: list[ProcessInfo], signum: int) -> None:
+        if self.process.returncode is None:  # the group id is still ours while the leader is unreaped
+            try:
+                os.killpg(self.process.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.tree.signal(members, signum)
+
+
+async def _pump(
+    stream: ByteReceiveStream, sink: HeadTail, name: str, on_output: OutputFn | None, finished: anyio.Event
+) -> None:
+    try:
+        while True:
+            try:
+                chunk = await stream.receive(_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            sink.write(chunk)
+            if on_output is not None:
+                on_output(name, chunk)
+    finally:
+        finished.set()
+
+
+async def _feed(stream: ByteSendStream, data: bytes) -> None:
+    try:
+        for start in range(0, len(data), _CHUNK):
+            await stream.send(data[start : start + _CHUNK])
+        await stream.aclose()
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError):
+        pass  # the command exited without reading all of it
+
+
+def _spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:
+    reason = exc.strerror or str(exc)
+    program = request.argv[0] if request.argv else "?"
+    where = "" if cwd_exists else f" in {request.cwd}"
+    message = f"cannot start {program}{where}: {reason}\n"
+    return RunOutcome(
+        exit_code=EXIT_SPAWN_FAILED,
+        timed_out=False,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        stdout=Captured("", False, 0),
+        stderr=Captured(message, False, len(message.encode())),
+    )

@@ -1,0 +1,248 @@
+"""runscript (``seed-tools.md`` 3.7, RS-1..RS-10): run a script file by its extension's interpreter.
+
+| extension | runs as |
+|---|---|
+| ``.sh`` | ``sh <script> <args>`` (no exec bit needed) |
+| ``.bash`` ``.zsh`` ``.ksh`` ``.dash`` | the same-named shell |
+| ``.py`` | ``python3 <script> <args>`` |
+| ``.ps1`` | ``pwsh`` (else ``powershell``) ``-NoLogo ... -Command "& '<script>' '<args>'"`` |
+
+Only ``[exec.scripts] allowed_extensions`` run (RS-3; ``""`` there allows extension-less files,
+which then need a mapping and have none by default, RS-4). The script is run directly from an
+argv, no shell parses the arguments; the equivalent command line, quoted for the wrapper shell
+(POSIX single quotes, PowerShell doubled single quotes, RS-6), is what the execution policy
+checks and the result reports (RS-7). The script's own content is not inspected: a script can
+do anything a command can, which is why the policy is a guardrail and not a sandbox.
+"""
+
+from __future__ import annotations
+
+import shlex
+import stat
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ScriptsConfig
+from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFound, UnsupportedContent
+from mcp_localtools.files.read import stat_path
+from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
+from mcp_localtools.tools.exec._report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec._shells import Shell, command_argv, first_found
+from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.workspace import Workspace
+
+__all__ = [
+    "INTERPRETERS",
+    "RunScriptArgs",
+    "RunScriptResult",
+    "ScriptPolicy",
+    "powershell_quote",
+    "run_script",
+    "script_command",
+    "spec",
+]
+
+INTERPRETERS: dict[str, tuple[str, ...]] = {
+    ".sh": ("sh",),
+    ".bash": ("bash",),
+    ".zsh": ("zsh",),
+    ".ksh": ("ksh",),
+    ".dash": ("dash",),
+    ".py": ("python3",),
+    ".ps1": ("pwsh", "powershell"),
+}
+"""The seed's default extension → interpreter policy: candidate programs, the first on PATH runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptPolicy:
+    """Which extensions run (normalised: lowercase, leading dot; ``""`` = no extension)."""
+
+    allowed_extensions: frozenset[str]
+
+    @classmethod
+    def from_config(cls, config: ScriptsConfig) -> ScriptPolicy:
+        """Raises: ConfigError: an entry contains a NUL byte or whitespace."""
+        allowed = set()
+        for index, raw in enumerate(config.allowed_extensions):
+            text = raw.strip().lower()
+            if "\x00" in text or any(ch.isspace() for ch in text):
+                raise ConfigError(f"exec.scripts.allowed_extensions[{index}]: not an extension: {raw!r}")
+            allowed.add("" if not text else text if text.startswith(".") else "." + text)
+        return cls(frozenset(allowed))
+
+    def interpreters(self, extension: str) -> tuple[str, ...]:
+        """The candidate programs for ``extension`` (lowercase, leading dot, ``""`` for none).
+
+        Raises:
+            UnsupportedContent: the extension is not allowed (RS-3) or has no mapping (RS-4).
+        """
+        if extension not in self.allowed_extensions:
+            allowed = ", ".join(sorted(e or '""' for e in self.allowed_extensions))
+            raise UnsupportedContent(f'script extension "{extension}" is not allowed; allowed: {allowed}')
+        programs = INTERPRETERS.get(extension)
+        if programs is None:
+            raise UnsupportedContent(f'no interpreter mapping for extension "{extension}"')
+        return programs
+
+
+class RunScriptArgs(ToolArgs):
+    path: str = Field(
+        description="Script file inside the allowed roots; relative to workDir when that is given."
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description=f"Arguments passed to the script as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
+    )
+    env: dict[str, str] | None = Field(None, description="Environment variables for this run.")
+    work_dir: str | None = Field(
+        None, description="Working directory inside the allowed roots; default the base dir."
+    )
+    stdin: str | None = Field(None, description="Text given on standard input; default none (reads see EOF).")
+    timeout_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_TIMEOUT_SECONDS,
+        description="Timeout in seconds; default and maximum are set by the server (clamped).",
+    )
+
+
+class RunScriptResult(RunReport):
+    path: str = Field(description="Absolute path of the script.")
+    work_dir: str = Field(description="Absolute working directory it ran in.")
+    command: str = Field(description="The equivalent command line, quoted for its shell.")
+    interpreter: str = Field(description="Absolute path of the program that ran the script.")
+
+
+def _check_args(args: list[str]) -> None:
+    if len(args) > MAX_SCRIPT_ARGS:
+        raise InvalidArguments(f"too many args: {len(args)} (max {MAX_SCRIPT_ARGS})")
+    for index, arg in enumerate(args):
+        if "\x00" in arg:
+            raise InvalidArguments(f"args[{index}] contains NUL byte")
+        if len(arg.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_ARG_BYTES:
+            raise InvalidArguments(f"args[{index}] too long (max {MAX_SCRIPT_ARG_BYTES} bytes)")
+
+
+def powershell_quote(text: str) -> str:
+    """``text`` as a PowerShell single-quoted string (``'`` doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def script_command(program: Shell, script: str, args: list[str]) -> tuple[list[str], str]:
+    """How ``program`` runs ``script`` with ``args`` (RS-6): ``(argv, command line)``.
+
+    The command line is the equivalent of the argv quoted for ``program.dialect`` (POSIX single
+    quotes; for PowerShell, the ``& '<script>' '<args>'`` that its ``-Command`` runs): what the
+    execution policy checks and the result reports.
+    """
+    if program.dialect == "powershell":
+        line = "& " + " ".join(powershell_quote(part) for part in (script, *args))
+        return command_argv(program, line), line
+    return [program.path, script, *args], shlex.join([program.name, script, *args])
+
+
+def _find_target(
+    args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy, search_path: str | None
+) -> tuple[ResolvedPath, ResolvedPath, Shell]:
+    """``(working directory, script, program to run it with)``; blocking (resolves, stats and
+    looks programs up on ``search_path``): run it in a worker thread.
+
+    Raises:
+        ToolError: a bad ``workDir`` or ``path`` (outside the roots, missing, not a regular file),
+            an extension not allowed or not mapped, no interpreter on ``search_path``.
+    """
+    work = group.work_dir(args.work_dir)
+    given = Path(args.path.strip())
+    script = group.paths.resolve(
+        str(given if given.is_absolute() or args.work_dir is None else work.path / given), field="path"
+    )
+    info = stat_path(group.paths, script, follow=True)
+    if info is None:
+        raise NotFound(f"path does not exist: {script.path}")
+    if not stat.S_ISREG(info.st_mode):
+        raise NotAFile(f"not a regular file: {script.path}; runscript runs script files")
+    candidates = scripts.interpreters(script.path.suffix.lower())
+    program = first_found(candidates, search_path)
+    if program is None:
+        raise NotFound(f"{' or '.join(candidates)} not found on PATH; cannot run {script.path.name}")
+    return work, script, program
+
+
+async def run_script(
+    args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
+) -> ToolResult:
+    """The runscript handler."""
+    if not args.path.strip():
+        raise InvalidArguments("path is required")
+    _check_args(args.args)
+    call_env = group.policy.check_env(args.env)
+    env = {**(await group.environment.base()), **call_env}
+    work, script, program = await anyio.to_thread.run_sync(
+        _find_target, args, group, scripts, env.get("PATH")
+    )
+    argv, line = script_command(program, str(script.path), args.args)
+    group.policy.check_command(line, program.dialect, what="constructed command")
+    stdin = group.stdin_bytes(args.stdin)
+    timeout = group.policy.timeout_for(args.timeout_seconds)
+    async with anyio.create_task_group() as tasks:
+        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+        if streamer is not None:
+            tasks.start_soon(streamer.send_all)
+            streamer.command(line)
+        outcome = await group.run(
+            argv,
+            cwd=work.path,
+            env=env,
+            stdin=stdin,
+            timeout=timeout,
+            on_output=streamer.feed if streamer is not None else None,
+        )
+        if streamer is not None:
+            await streamer.finish()
+    result = RunScriptResult.model_validate(
+        {
+            "path": str(script.path),
+            "work_dir": str(work.path),
+            "command": line,
+            "interpreter": program.path,
+            **report_fields(outcome),
+        }
+    )
+    text = fit_text(
+        render_run(line, result, timeout=timeout), group.limits.max_result_chars, full="the full output"
+    )
+    return ToolResult.of(result, text=text)
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The runscript tool, bound to ``workspace``."""
+    group = workspace.shared(ExecGroup.create)
+    scripts = ScriptPolicy.from_config(group.config.scripts)
+    allowed = ", ".join(sorted(e or '""' for e in scripts.allowed_extensions))
+    return ToolSpec(
+        name="runscript",
+        group="exec",
+        title="Run a script file",
+        description=(
+            f"Run a script file inside the allowed roots by its extension ({allowed}): .sh and other "
+            "shells with that shell, .py with python3, .ps1 with PowerShell; no exec bit needed. "
+            "Arguments are passed as they are. Timeout, output limits and process cleanup as for "
+            "shellcommand."
+        ),
+        args_model=RunScriptArgs,
+        result_model=RunScriptResult,
+        handler=partial(run_script, group=group, scripts=scripts),
+        annotations=EXEC_ANNOTATIONS,
+        timeout_seconds=group.call_timeout(1),
+    )

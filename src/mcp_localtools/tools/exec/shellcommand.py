@@ -1,0 +1,252 @@
+"""shellcommand (``seed-tools.md`` 3.4 SC-1..SC-19, sessions 3.5) with ``stdin``, ``timeoutSeconds``,
+progress notifications, cancellation, and partial results when a later command is refused.
+
+Commands run one after another, each in a fresh shell process (SC-9). Before anything runs the
+call is validated: commands (SC-1, SC-2), session (SC-3), env (SC-6), working directory (SC-5),
+shell (SC-17). Each command is then checked by the execution policy just before it runs; when a
+later command is refused, the results of those that ran are returned with an error entry for
+the refused one, and the call is an error result (SC-10 fixed). By default the call stops after
+the first command that fails or times out (SC-11); ``executeParallel`` keeps going.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
+from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
+from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model
+from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
+from mcp_localtools.tools.exec._report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec._shells import Shell, command_argv, resolve_shell
+from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["CommandResult", "ShellCommandArgs", "ShellCommandResult", "shell_command", "spec"]
+
+
+class ShellCommandArgs(ToolArgs):
+    commands: list[str] = Field(
+        min_length=1,
+        max_length=HARD_MAX_COMMANDS,
+        description="Commands to run one after another, each in a fresh shell (cd/export do not carry over).",
+    )
+    work_dir: str | None = Field(
+        None,
+        description="Working directory inside the allowed roots; default the session's, else the base dir.",
+    )
+    env: dict[str, str] | None = Field(
+        None, description="Environment variables for these commands; also stored in the session."
+    )
+    shell: ShellName = Field(
+        "auto", description="Shell to run the commands with; auto picks the user's shell."
+    )
+    execute_parallel: bool = Field(
+        False,
+        description="Not concurrency: false stops after the first failing command, true runs every command.",
+    )
+    session_id: str = Field(
+        "",
+        alias="sessionID",
+        description="Session from an earlier call, to reuse its workDir and env; empty starts a new session.",
+    )
+    stdin: str | None = Field(
+        None, description="Text given to each command on standard input; default none (reads see EOF)."
+    )
+    timeout_seconds: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_TIMEOUT_SECONDS,
+        description="Timeout per command in seconds; default and maximum are set by the server (clamped).",
+    )
+
+
+class CommandResult(RunReport):
+    command: str = Field(description="The command as run (trimmed).")
+    work_dir: str = Field(description="Absolute working directory it ran in.")
+    shell: str = Field(description="Shell name.")
+    shell_path: str = Field(description="Absolute path of the shell binary.")
+    error: str | None = Field(None, description="Why the command was refused; it did not run.")
+
+
+class ShellCommandResult(ToolOutput):
+    session_id: str = Field(
+        alias="sessionID", description="Session id; pass it back to keep workDir and env."
+    )
+    work_dir: str = Field(description="Absolute working directory of the call.")
+    timeout_seconds: float = Field(description="Timeout each command had, in seconds.")
+    results: list[CommandResult] = Field(
+        description="One entry per command that ran (or was refused), in order."
+    )
+    skipped: int = Field(
+        description="Commands not run because an earlier one failed (executeParallel=false)."
+    )
+
+
+async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
+    """The shellcommand handler."""
+    policy = group.policy
+    commands = [command for command in args.commands if command.strip()]
+    if not commands:
+        raise InvalidArguments("commands is required: give at least one non-blank command")
+    if len(commands) > policy.max_commands:
+        raise InvalidArguments(f"too many commands: {len(commands)} (max {policy.max_commands})")
+    session = group.sessions.get(args.session_id) if args.session_id else None
+    if args.session_id and session is None:
+        raise NotFound(
+            f"unknown sessionID: {args.session_id} (expired or evicted); "
+            "omit sessionID to start a new session"
+        )
+    call_env = policy.check_env(args.env)
+    stored = session.work_dir if session is not None else None
+    defaults = await group.environment.defaults()
+    env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
+
+    def preflight() -> tuple[ResolvedPath, Shell]:  # file system and PATH lookups: a worker thread
+        work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
+        shell = resolve_shell(
+            args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
+        )
+        return work, shell
+
+    work, shell = await anyio.to_thread.run_sync(preflight)
+    stdin = group.stdin_bytes(args.stdin)
+    timeout = policy.timeout_for(args.timeout_seconds)
+
+    created = session is None
+    if session is None:
+        session = group.sessions.create()
+    group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
+    results: list[CommandResult] = []
+    refusal: ToolError | None = None
+    skipped = 0
+    try:
+        # A task group wraps what its body raises in an ExceptionGroup, so the refusal of the
+        # first command is kept in ``refusal`` and raised after the group has closed.
+        async with anyio.create_task_group() as tasks:
+            streamer = OutputStreamer(ctx, policy.max_output_bytes) if ctx.progress else None
+            if streamer is not None:
+                tasks.start_soon(streamer.send_all)
+            for index, raw in enumerate(commands):
+                try:
+                    command = policy.check_command(raw, shell.dialect, what=f"commands[{index}]")
+                except ToolError as exc:
+                    refusal = exc
+                    if results:
+                        results.append(_refused(raw.strip(), exc, work.path, shell.name, shell.path))
+                    break
+                if streamer is not None:
+                    streamer.command(command)
+                outcome = await group.run(
+                    command_argv(shell, command),
+                    cwd=work.path,
+                    env=env,
+                    stdin=stdin,
+                    timeout=timeout,
+                    on_output=streamer.feed if streamer is not None else None,
+                )
+                results.append(
+                    CommandResult.model_validate(
+                        {
+                            "command": command,
+                            "work_dir": str(work.path),
+                            "shell": shell.name,
+                            "shell_path": shell.path,
+                            **report_fields(outcome),
+                        }
+                    )
+                )
+                if (outcome.exit_code != 0 or outcome.timed_out) and not args.execute_parallel:
+                    skipped = len(commands) - index - 1
+                    break
+            if streamer is not None:
+                await streamer.finish()
+    finally:
+        if created and not results:  # SC-4: a failed call leaves no session behind
+            group.sessions.delete(session.id)
+    if refusal is not None and not results:
+        raise refusal
+    result = ShellCommandResult(
+        session_id=session.id,
+        work_dir=str(work.path),
+        timeout_seconds=timeout,
+        results=results,
+        skipped=skipped,
+    )
+    text = _render(result, group.limits.max_result_chars)
+    if refusal is None:
+        return ToolResult.of(result, text=text)
+    ran = len(results) - 1
+    plural = "s" if ran != 1 else ""
+    message = f"{refusal.message} (refused after {ran} earlier command{plural} ran; see their results)"
+    return ToolResult(
+        content=(TextContent(text + "\n" + message),),
+        structured=dump_model(result),
+        error=ErrorInfo(refusal.code, message, policy=isinstance(refusal, PolicyViolation)),
+    )
+
+
+def _refused(command: str, exc: ToolError, work_dir: Any, shell: str, shell_path: str) -> CommandResult:
+    return CommandResult(
+        command=command,
+        work_dir=str(work_dir),
+        shell=shell,
+        shell_path=shell_path,
+        exit_code=None,
+        timed_out=False,
+        duration_ms=0,
+        stdout="",
+        stderr="",
+        stdout_truncated=False,
+        stderr_truncated=False,
+        stdout_bytes=0,
+        stderr_bytes=0,
+        error=exc.message,
+    )
+
+
+def _render(result: ShellCommandResult, budget: int) -> str:
+    parts = [f"session {result.session_id} in {result.work_dir}"]
+    for entry in result.results:
+        if entry.error is not None:
+            parts.append(f"$ {entry.command}\n[refused: {entry.error}]")
+        else:
+            parts.append(render_run(entry.command, entry, timeout=result.timeout_seconds))
+    if result.skipped:
+        parts.append(
+            f"[{result.skipped} later command(s) not run; pass executeParallel=true to run them anyway]"
+        )
+    return fit_text("\n".join(parts), budget, full="every command's output")
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The shellcommand tool, bound to ``workspace``."""
+    group = workspace.shared(ExecGroup.create)
+    policy = group.policy
+    return ToolSpec(
+        name="shellcommand",
+        group="exec",
+        title="Run shell commands",
+        description=(
+            "Run shell commands one after another in a working directory inside the allowed roots. "
+            f"Each command: timeout {policy.timeout_seconds:g} s by default (timeoutSeconds, up to "
+            f"{policy.max_timeout_seconds:g} s); stdout and stderr kept up to "
+            f"{policy.max_output_bytes} bytes each (head and tail); stdin is empty unless given; "
+            "every process it started is stopped when it ends. A sessionID keeps workDir and env "
+            "between calls. A blocklist refuses some commands (rm: use deletefile; editors and "
+            "pagers: use readfile/writefile; network tools); it is a guardrail, not a sandbox. "
+            "Output lines stream as progress notifications."
+        ),
+        args_model=ShellCommandArgs,
+        result_model=ShellCommandResult,
+        handler=partial(shell_command, group=group),
+        annotations=EXEC_ANNOTATIONS,
+        timeout_seconds=group.call_timeout(policy.max_commands),
+    )

@@ -1,0 +1,217 @@
+"""deletefile: move a file or directory to a trash, never unlink it (``seed-tools.md`` 2.3,
+DF-1..DF-8; DF-9 fixed: every trash entry gets a freedesktop ``.trashinfo``).
+
+Where it goes:
+
+* ``trashDir: "auto"`` (default): the freedesktop home trash through send2trash, so a desktop can
+  restore it, when that trash lies inside the allowed roots and on the file's device; otherwise
+  ``<root>/.trash`` inside the root that holds the file.
+* An explicit ``trashDir`` inside the roots (created if missing).
+
+Our own trash directories use the freedesktop layout (``files/`` + ``info/<name>.trashinfo``
+with the original path and deletion date), and the move is race-proof: the source entry is
+renamed between two verified directory descriptors, the destination name reserved first.
+send2trash works by path name, so the system-trash route is only as race-proof as its rename;
+it is used only when the system trash is inside the roots, which the usual setup (project
+roots, trash in the home directory) is not.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path, PurePath
+from typing import Any, Literal
+from urllib.parse import quote
+
+from pydantic import Field
+
+from mcp_localtools.errors import (
+    AlreadyExists,
+    InvalidArguments,
+    NotAFile,
+    NotFound,
+    ToolError,
+    from_os_error,
+)
+from mcp_localtools.files.copy import move_entry
+from mcp_localtools.files.entries import kind_of
+from mcp_localtools.files.parents import ParentDir, ensure_subdir, lstat_entry, parent_dir, refuse_roots
+from mcp_localtools.offload import offload
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["DeleteFileArgs", "DeleteFileResult", "delete_file", "spec"]
+
+Method = Literal["systemTrash", "rename", "copyAndRemove"]
+_ATTEMPTS = 12
+_MAX_TRASH_DIRS = 32
+
+
+class DeleteFileArgs(ToolArgs):
+    path: str = Field(description="File (or, with recursive, directory) to move to the trash.")
+    trash_dir: str = Field(
+        "auto",
+        description=(
+            '"auto": the desktop trash if it is inside the allowed roots, else `.trash` in the file\'s root. '
+            "Or a directory inside the roots, created if missing."
+        ),
+    )
+    recursive: bool = Field(False, description="Allow trashing a directory with everything in it.")
+
+
+class DeleteFileResult(ToolOutput):
+    original_path: str = Field(description="Where the entry was.")
+    trashed_path: str = Field(description="Where it is now; move it back to restore it.")
+    method: Method = Field(
+        description="systemTrash (desktop trash, via send2trash), rename, or copyAndRemove (across devices)."
+    )
+    trash_info_path: str = Field(description="The .trashinfo file recording the original path and date.")
+
+
+def _trash_name(name: str, attempt: int) -> str:
+    if attempt == 0:
+        return name
+    suffix = PurePath(name).suffix
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    return f"{stem[:180]}.{stamp}.{secrets.token_hex(6)}{suffix}"
+
+
+def _trash_info(original: Path) -> bytes:
+    date = datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    return f"[Trash Info]\nPath={quote(str(original))}\nDeletionDate={date}\n".encode()
+
+
+def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path, Path, Method]:
+    """Move ``source`` into the freedesktop-style trash directory ``trash``."""
+    trash_fd = ensure_subdir(trash.fd, trash.name, trash.path)
+    try:
+        files_fd = ensure_subdir(trash_fd, "files", trash.path / "files")
+        info_fd = ensure_subdir(trash_fd, "info", trash.path / "info")
+    finally:
+        os.close(trash_fd)
+    try:
+        for attempt in range(_ATTEMPTS):
+            name = _trash_name(source.name, attempt)
+            info_name = f"{name}.trashinfo"
+            try:  # the info file reserves the name, as the freedesktop spec does
+                info = os.open(
+                    info_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=info_fd
+                )
+            except FileExistsError:
+                continue
+            with os.fdopen(info, "wb") as handle:
+                handle.write(_trash_info(source.path))
+            target = ParentDir(fd=files_fd, name=name, path=trash.path / "files" / name)
+            try:
+                method = move_entry(source, target, is_dir=is_dir, replace=False)
+            except AlreadyExists:  # taken meanwhile: try the next name
+                os.unlink(info_name, dir_fd=info_fd)
+                continue
+            except BaseException:
+                os.unlink(info_name, dir_fd=info_fd)
+                raise
+            return target.path, trash.path / "info" / info_name, method
+        raise AlreadyExists(f"could not find a free name in the trash {trash.path} after {_ATTEMPTS} tries")
+    finally:
+        os.close(files_fd)
+        os.close(info_fd)
+
+
+def _system_trash(paths: PathPolicy, info: os.stat_result) -> Path | None:
+    """The freedesktop home trash, when send2trash would use it and it is inside the roots."""
+    try:
+        from send2trash import plat_other
+    except ImportError:  # pragma: no cover - not a freedesktop platform
+        return None
+    home_trash = Path(plat_other.HOMETRASH)
+    # os.path.expanduser leaves "~" as it is when there is no home directory (a container run
+    # as a uid without a passwd entry); Path.expanduser would raise.
+    home = os.path.expanduser("~")  # noqa: PTH111
+    if home == "~":
+        return None
+    try:
+        paths.resolve(str(home_trash))
+        home_dev = os.stat(os.path.realpath(home)).st_dev
+    except (ToolError, OSError):
+        return None
+    return home_trash if info.st_dev == home_dev else None
+
+
+def _send_to_system_trash(source: ParentDir, home_trash: Path) -> tuple[Path, Path]:
+    from send2trash import send2trash
+
+    files = home_trash / "files"
+    before = {entry.name for entry in files.iterdir()} if files.is_dir() else set()
+    try:
+        send2trash(str(source.path))
+    except OSError as exc:
+        raise from_os_error(exc, str(source.path)) from exc
+    added = sorted({entry.name for entry in files.iterdir()} - before)
+    name = next((n for n in added if n == source.name), added[0] if added else source.name)
+    return files / name, home_trash / "info" / f"{name}.trashinfo"
+
+
+def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
+    """The deletefile tool body (runs in a worker thread)."""
+    resolved = paths.resolve(args.path, follow_final=False)
+    refuse_roots(paths, resolved, "delete")
+    with parent_dir(paths, resolved) as source:
+        info = lstat_entry(source)
+        if info is None:
+            raise NotFound(f"path does not exist: {source.path}")
+        is_dir = stat.S_ISDIR(info.st_mode)
+        if is_dir and not args.recursive:
+            raise NotAFile(f"path is a directory, not a file: {source.path}; pass recursive=true to trash it")
+        if not (is_dir or stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            raise NotAFile(f"refusing to delete non-regular file: {source.path} is a {kind_of(info.st_mode)}")
+        auto = args.trash_dir.strip().lower() in ("", "auto")
+        home_trash = _system_trash(paths, info) if auto else None
+        method: Method
+        if home_trash is not None:
+            trashed, info_path = _send_to_system_trash(source, home_trash)
+            method = "systemTrash"
+        else:
+            trash = (
+                paths.resolve(str(resolved.root / ".trash"))
+                if auto
+                else paths.resolve(args.trash_dir, field="trashDir")
+            )
+            if trash.real.is_relative_to(resolved.real):
+                raise InvalidArguments(
+                    f"the trash {trash.path} is inside {source.path}; choose another trashDir"
+                )
+            with parent_dir(paths, trash, create=True, max_new=_MAX_TRASH_DIRS) as trash_parent:
+                trashed, info_path, method = _move_into(source, is_dir, trash_parent)
+    result = DeleteFileResult(
+        original_path=str(source.path),
+        trashed_path=str(trashed),
+        method=method,
+        trash_info_path=str(info_path),
+    )
+    return ToolResult.of(result, text=f"moved {source.path} to the trash: {trashed} ({method})")
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The deletefile tool, bound to ``workspace``."""
+    paths = workspace.paths
+    return ToolSpec(
+        name="deletefile",
+        group="fs",
+        title="Move to the trash",
+        description=(
+            "Delete a file (or, with recursive=true, a directory) by moving it to a trash: the desktop "
+            "trash when it is inside the allowed roots, else `.trash` in the file's root, or trashDir. "
+            "Nothing is unlinked; the result says where it went. An allowed root cannot be deleted."
+        ),
+        args_model=DeleteFileArgs,
+        result_model=DeleteFileResult,
+        handler=offload(partial(delete_file, paths=paths)),
+        annotations=DESTRUCTIVE,
+    )

@@ -1,0 +1,215 @@
+"""directorytree: a depth-limited, size-annotated tree of a directory, capped in entries.
+
+Directories are read level by level (breadth first), so when ``maxEntries`` runs out the upper
+levels are complete and each directory that was cut says how many entries it left out. The same
+filters as searchfiles apply (ignore files, hidden names, ``exclude``); symlinks are shown, never
+followed. The tree is read by the Python walk whatever the search engine: it is bounded by
+depth and entries, and needs empty directories and sizes, which ``rg --files`` does not give.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from functools import partial
+from typing import Any
+
+from pydantic import Field
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.files.entries import EntryType
+from mcp_localtools.offload import offload
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.search.engine import Skipped, WalkFilters
+from mcp_localtools.search.ignore import RuleChain
+from mcp_localtools.search.walk import WalkEntry, Walker, error_reason, open_below
+from mcp_localtools.tools.fs._budget import LineBudget, join_within
+from mcp_localtools.tools.fs._roots import MAX_RESULTS, check_globs, opened_root
+from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["DirectoryTreeArgs", "DirectoryTreeResult", "TreeEntry", "directory_tree", "spec"]
+
+MAX_DEPTH = 20
+_RESERVE = 400
+
+
+class DirectoryTreeArgs(ToolArgs):
+    path: str = Field(".", description="Directory to show; default the base directory.")
+    max_depth: int = Field(3, ge=1, le=MAX_DEPTH, description="Levels below path to show (1 = its entries).")
+    max_entries: int = Field(
+        500,
+        ge=1,
+        le=MAX_RESULTS,
+        description="Most entries in the whole tree; upper levels are filled first.",
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Leave out files and directories matching these globs (gitignore syntax).",
+    )
+    respect_ignore_files: bool = Field(
+        True, description="Leave out what .gitignore, .ignore and .rgignore files exclude."
+    )
+    include_hidden: bool = Field(False, description="Also show names starting with a dot, .git included.")
+
+
+class TreeEntry(ToolOutput):
+    name: str = Field(description="Entry name.")
+    type: EntryType = Field(description="file, directory, symlink (not followed) or other.")
+    size_bytes: int | None = Field(None, description="Files: size in bytes.")
+    children: list[TreeEntry] | None = Field(
+        None, description="Directories that were read: their entries; absent at the depth limit."
+    )
+    omitted_entries: int | None = Field(
+        None, description="Directories cut by maxEntries: how many of their entries are not shown."
+    )
+
+
+class DirectoryTreeResult(ToolOutput):
+    path: str = Field(description="Absolute real path of the directory.")
+    entries: list[TreeEntry] = Field(description="Its entries, sorted by name, each with its subtree.")
+    shown_entries: int = Field(description="Entries in the tree.")
+    truncated: bool = Field(description="True when maxEntries or the result budget cut the tree.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Directories that could not be read (the first {MAX_SKIPPED})."
+    )
+
+
+class _Node:
+    __slots__ = ("children", "entry", "omitted")
+
+    def __init__(self, entry: WalkEntry | None) -> None:
+        self.entry = entry
+        self.children: list[_Node] | None = None
+        self.omitted = 0
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "K", "M", "G", "T"):
+        if value < 1024 or unit == "T":
+            return f"{size}B" if unit == "B" else f"{value:.1f}{unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _read_tree(
+    walker: Walker, root_fd: int, args: DirectoryTreeArgs, skipped: list[Skipped]
+) -> tuple[_Node, int, bool]:
+    """Read the tree below the open directory ``root_fd`` breadth first, within ``maxDepth``
+    and ``maxEntries``; unreadable directories go to ``skipped``.
+
+    Returns:
+        ``(root node, entries shown, whether maxEntries left entries out)``.
+    """
+    root = _Node(None)
+    queue: deque[tuple[_Node, str, RuleChain | None, int]] = deque([(root, "", None, 1)])
+    shown = 0
+    cut = False
+    while queue:
+        node, rel, chain, depth = queue.popleft()
+        try:
+            fd = open_below(root_fd, rel)
+        except OSError as exc:
+            skipped.append(Skipped(rel, error_reason(exc)))
+            node.children = []
+            continue
+        try:
+            entries, child_chain = walker.read_directory(fd, rel, chain)
+        finally:
+            os.close(fd)
+        room = max(0, args.max_entries - shown)
+        node.children = [_Node(entry) for entry in entries[:room]]
+        node.omitted = len(entries) - len(node.children)
+        cut = cut or node.omitted > 0
+        shown += len(node.children)
+        if depth < args.max_depth:
+            for child in node.children:
+                if child.entry is not None and child.entry.kind == "directory":
+                    queue.append((child, child.entry.rel, child_chain, depth + 1))
+    return root, shown, cut
+
+
+def _entry_model(node: _Node) -> TreeEntry:
+    entry = node.entry
+    assert entry is not None
+    return TreeEntry(
+        name=entry.name,
+        type=entry.kind,
+        size_bytes=entry.size if entry.kind == "file" else None,
+        children=None if node.children is None else [_entry_model(child) for child in node.children],
+        omitted_entries=node.omitted or None,
+    )
+
+
+def _render(node: _Node, indent: str, text: LineBudget) -> bool:
+    """Add the lines of ``node``'s children to ``text``; False once its budget ran out."""
+    for child in node.children or []:
+        entry = child.entry
+        assert entry is not None
+        if entry.kind == "directory":
+            line = f"{indent}{entry.name}/" + (" …" if child.children is None else "")
+        elif entry.kind == "file":
+            line = f"{indent}{entry.name} {_human(entry.size)}"
+        else:
+            line = f"{indent}{entry.name}{'@' if entry.kind == 'symlink' else ' (other)'}"
+        if not text.fits([line]):
+            return False
+        if child.children is not None and not _render(child, indent + "  ", text):
+            return False
+    if node.omitted:
+        return text.fits([f"{indent}[… {node.omitted} more entries not shown: maxEntries]"])
+    return True
+
+
+def directory_tree(args: DirectoryTreeArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
+    """The directorytree tool body (runs in a worker thread)."""
+    filters = WalkFilters(
+        exclude=check_globs(args.exclude, "exclude"),
+        respect_ignore_files=args.respect_ignore_files,
+        include_hidden=args.include_hidden,
+    )
+    skipped: list[Skipped] = []
+    walker = Walker(filters, on_error=lambda rel, reason: skipped.append(Skipped(rel, reason)))
+    with opened_root(paths, args.path, field="path") as (root, root_fd):
+        tree, shown, cut = _read_tree(walker, root_fd, args, skipped)
+    text = LineBudget(limits.max_result_chars - _RESERVE)
+    _render(tree, "", text)
+    items = skipped_paths(root, skipped)
+    head = f"{root.real}/ (depth {args.max_depth}, {shown} entries; … marks directories not listed)"
+    notes = []
+    if text.cut:
+        notes.append("[the tree was cut to the result budget; lower maxDepth or pick a subdirectory]")
+    if note := skipped_note(items):
+        notes.append(note)
+    result = DirectoryTreeResult(
+        path=str(root.real),
+        entries=[_entry_model(child) for child in tree.children or []],
+        shown_entries=shown,
+        truncated=cut or text.cut,
+        skipped=items[:MAX_SKIPPED],
+    )
+    return ToolResult.of(result, text=join_within([head, *text.lines, *notes], limits.max_result_chars))
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The directorytree tool, bound to ``workspace``."""
+    paths = workspace.paths
+    limits = workspace.limits
+    return ToolSpec(
+        name="directorytree",
+        group="fs",
+        title="Show a directory tree",
+        description=(
+            "Show a directory as an indented tree with file sizes, maxDepth levels deep (default 3), at most "
+            "maxEntries entries (default 500; upper levels first, cut directories say how many entries they "
+            "left out). Respects .gitignore/.ignore, hides dotfiles unless includeHidden, no symlinks. "
+            "To find files by name use globfiles; to list one directory with details use listdirectory."
+        ),
+        args_model=DirectoryTreeArgs,
+        result_model=DirectoryTreeResult,
+        handler=offload(partial(directory_tree, paths=paths, limits=limits)),
+        annotations=READ_ONLY,
+    )

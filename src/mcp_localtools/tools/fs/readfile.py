@@ -1,0 +1,355 @@
+"""readfile (``seed-tools.md`` 2.1, RF-1..RF-11) with a line window, a result budget and PDF pages.
+
+Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
+lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and
+gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
+Binary mode returns image content for images and an embedded resource otherwise. Images go
+through readimage's path (``tools/image.py``): upright and fitted to the limits clients accept
+(1568 px, 1,000,000 bytes of base64), unless the call asks for the ``original`` bytes. PDFs and
+images are parsed in a confined worker process (``mcp_localtools.parsers``), never in the server.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate
+from typing import Annotated, Any, Literal
+
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
+from mcp_localtools.errors import InvalidArguments, UnsupportedContent
+from mcp_localtools.files.read import FileData, decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
+from mcp_localtools.parsers import ParserRunner
+from mcp_localtools.parsers.images import ReturnedImage, fit_image
+from mcp_localtools.parsers.pdf import MAX_PAGES_SPEC, extract_pdf_text
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
+from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "spec", "text_window"]
+
+
+_Encodings = Literal["text", "binary"]
+Encoding = Annotated[_Encodings, any_case(_Encodings)]
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File to read, absolute or relative to the base directory.")
+    encoding: Encoding = Field(
+        "text",
+        description=(
+            "`text`: UTF-8 text (a PDF gives its extracted text). `binary`: the raw bytes, as image "
+            "content for images and as an embedded resource otherwise."
+        ),
+    )
+    offset: int = Field(0, ge=0, description="Text only: number of lines to skip (0 = from the first line).")
+    limit: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_READ_LINES,
+        description="Text only: most lines to return; default the server's window (2000).",
+    )
+    pages: str | None = Field(
+        None,
+        max_length=MAX_PAGES_SPEC,
+        description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.',
+    )
+    original: bool = Field(
+        False,
+        description=(
+            "Binary mode, images only: return the file's bytes unchanged. By default an image is returned "
+            "upright and fitted to what clients accept (1568 px long side, 1,000,000 bytes of base64)."
+        ),
+    )
+
+
+class ReadFileResult(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    encoding: Literal["text", "binary"] = Field(description="How the content was read.")
+    mime_type: str = Field(description="Detected MIME type.")
+    size_bytes: int = Field(description="File size in bytes.")
+    sha256: str = Field(description="SHA-256 of the whole file (pass it as expectedSha256 to later edits).")
+    content: str | None = Field(None, description="Text mode: the text of the returned lines, verbatim.")
+    total_lines: int | None = Field(None, description="Text mode: lines in the whole text.")
+    start_line: int | None = Field(None, description="Text mode: 1-based number of the first returned line.")
+    end_line: int | None = Field(None, description="Text mode: 1-based number of the last returned line.")
+    next_offset: int | None = Field(None, description="Set when lines remain: pass it as offset to continue.")
+    truncated: bool = Field(False, description="True when the text was cut by the line window or the budget.")
+    page_count: int | None = Field(None, description="PDF: pages in the document.")
+    pages: list[int] | None = Field(None, description="PDF: the pages extracted.")
+    width: int | None = Field(None, description="Binary images: width of the image in the file (pixels).")
+    height: int | None = Field(None, description="Binary images: height of the image in the file (pixels).")
+    returned: ReturnedImage | None = Field(
+        None, description="Binary images: the image content as returned (its size and encoding)."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TextWindow:
+    """A window of lines cut from a text.
+
+    Attributes:
+        text: the window's text, verbatim (line endings kept).
+        total_lines: lines in the whole text (a final line without newline counts).
+        start_line: 1-based first line, or None when the window is empty.
+        end_line: 1-based last line (inclusive), or None when the window is empty.
+        next_offset: offset of the first line not returned, or None when the text ended.
+        cut_line: the 1-based line that was cut mid-line to fit the budget, if any.
+    """
+
+    text: str
+    total_lines: int
+    start_line: int | None
+    end_line: int | None
+    next_offset: int | None
+    cut_line: int | None = None
+
+
+def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindow:
+    """Cut ``text`` to ``limit`` lines after skipping ``offset``, within ``budget`` characters.
+
+    Lines are split on ``\\n`` only, so CRLF and stray CR bytes come back as they are. A single
+    line longer than the budget is cut mid-line (``cut_line`` says which).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line of a non-empty text.
+    """
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if offset and offset >= total:
+        raise InvalidArguments(
+            f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
+        )
+    if not offset and total <= limit and len(text) <= budget:  # the common case: all of it fits
+        return TextWindow(text, total, 1 if total else None, total or None, None)
+    parts = text.split("\n", offset + limit)
+    count = min(limit, total - offset)
+    selected = parts[offset : offset + count]
+    # Line k of the window ends lengths[k] + k characters in, plus 1 for its own newline, which
+    # every line has but the text's last one when the text does not end with "\n" (the window's
+    # lines from with_newline on: none, or that last line). The first line always goes in (cut
+    # below when it alone is over the budget). Cumulated in C, searched in log time.
+    lengths = list(accumulate(map(len, selected)))
+    with_newline = len(parts) - offset - 1
+    used = (
+        max(1, bisect_right(range(count), budget, key=lambda k: lengths[k] + k + (k < with_newline)))
+        if count
+        else 0
+    )
+    chunk = "\n".join(selected[:used])
+    if used and offset + used < len(parts):  # the last returned line had its newline
+        chunk += "\n"
+    cut_line = None
+    if len(chunk) > budget:  # one line alone is over the budget
+        chunk = chunk[:budget]
+        cut_line = offset + 1
+    next_offset = offset + used if offset + used < total else None
+    first = offset + 1 if used else None
+    return TextWindow(chunk, total, first, offset + used if used else None, next_offset, cut_line)
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    file: FileData
+    mime: MimeInfo
+    common: dict[str, Any]
+
+
+def _load(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
+    resolved = paths.resolve(args.path)
+    file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
+    common = {"path": str(file.path), "size_bytes": len(file.data), "sha256": sha256_hex(file.data)}
+    return _Loaded(file=file, mime=detect_mime(file.path, file.data[:4096]), common=common)
+
+
+async def read_file(
+    args: ReadFileArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner
+) -> ToolResult:
+    """The readfile tool body: file work in a worker thread, parsing in a worker process."""
+    if args.original and args.encoding != "binary":
+        raise InvalidArguments('original applies to encoding "binary" only')
+    loaded = await anyio.to_thread.run_sync(
+        partial(_load_or_read_text, args, paths=paths, limits=limits), abandon_on_cancel=True
+    )
+    if isinstance(loaded, ToolResult):
+        return loaded
+    if args.encoding == "binary":
+        return await _read_binary(args, loaded, parsers)
+    return await _read_pdf(args, loaded, limits, parsers)
+
+
+def _load_or_read_text(
+    args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig
+) -> _Loaded | ToolResult:
+    """In a worker thread: load the file; a plain text read is finished here too (one hop)."""
+    loaded = _load(args, paths=paths, limits=limits)
+    # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
+    if args.encoding == "binary" or loaded.mime.base == "application/pdf":
+        return loaded
+    return _read_text(args, loaded, limits)
+
+
+async def _read_binary(args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner) -> ToolResult:
+    file, mime_type = loaded.file, loaded.mime.base
+    summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {loaded.common['sha256']}"
+    is_image = mime_type.startswith("image/") and mime_type != "image/svg+xml"
+    if not is_image or args.original:  # the file's bytes as they are
+        result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
+        if not is_image:
+            return ToolResult.of(result, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
+        return ToolResult.of(
+            result, ImageContent(file.data, mime_type), text=summary + "; the file's own bytes"
+        )
+    fitted = await fit_image(
+        parsers,
+        file.data,
+        failure=f"cannot read image {file.path}",
+        hint="; pass original=true to get the file's bytes as they are",
+    )
+    returned = fitted.returned
+    width, height = fitted.meta["width"], fitted.meta["height"]
+    summary += f"; image {width}x{height}"
+    if returned.reencoded:
+        summary += (
+            f", returned as {returned.width}x{returned.height} {returned.mime_type} ({returned.size_bytes} "
+            "bytes) to fit what clients accept; original=true returns the file's bytes"
+        )
+    result = ReadFileResult(
+        encoding="binary", mime_type=mime_type, width=width, height=height, returned=returned, **loaded.common
+    )
+    return ToolResult.of(result, ImageContent(fitted.data, returned.mime_type), text=summary)
+
+
+async def _read_pdf(
+    args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig, parsers: ParserRunner
+) -> ToolResult:
+    file = loaded.file
+    pdf = await extract_pdf_text(parsers, file.data, pages=args.pages, name=str(file.path))
+    notes: list[str] = []
+    if pdf.cut:
+        notes.append(
+            f"[text extraction stopped after page {pdf.pages[-1]} at the text size cap; pass pages to read "
+            "later pages]"
+        )
+    if pdf.pages and len(pdf.empty_pages) == len(pdf.pages):
+        notes.append(
+            f"[no text layer: the selected pages of {file.path} contain no extractable text (a scanned "
+            'PDF?); read it with encoding "binary" to get the file itself]'
+        )
+    if pdf.page_count == 0:
+        notes.append(f"[the PDF {file.path} has no pages]")
+
+    def finish() -> ToolResult:  # decoding and cutting up to 16 Mi characters: off the event loop
+        return _text_result(
+            args,
+            loaded,
+            limits,
+            pdf.decode(),
+            mime_type="application/pdf",
+            cut=pdf.cut,
+            notes=notes,
+            page_count=pdf.page_count,
+            pages=list(pdf.pages),
+        )
+
+    return await anyio.to_thread.run_sync(finish, abandon_on_cancel=True)
+
+
+def _read_text(args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig) -> ToolResult:
+    file, mime = loaded.file, loaded.mime
+    if args.pages is not None:
+        raise InvalidArguments(f"pages applies to PDF files only; {file.path} is {mime.base}")
+    if mime.base != "image/svg+xml" and mime.mode in ("image", "document"):
+        raise UnsupportedContent(f'cannot read {file.path} as text: it is {mime.base}; use encoding "binary"')
+    if not is_probably_text(file.data[:4096]):
+        raise UnsupportedContent(f'cannot read {file.path} as text: it looks binary; use encoding "binary"')
+    text = decode_utf8(file.data, file.path)
+    return _text_result(args, loaded, limits, text, mime_type=mime.base)
+
+
+def _text_result(
+    args: ReadFileArgs,
+    loaded: _Loaded,
+    limits: LimitsConfig,
+    text: str,
+    *,
+    mime_type: str,
+    cut: bool = False,
+    notes: Sequence[str] = (),
+    **fields: Any,
+) -> ToolResult:
+    """The text-mode result: ``text`` cut to the call's line window and the result budget (in a
+    worker thread: the text may be millions of characters).
+
+    Args:
+        text: the whole text (a file's, or a PDF's extracted pages).
+        mime_type: the result's ``mimeType``.
+        cut: the text was already cut before it got here (PDF extraction stopped at its cap).
+        notes: further notes for the caller, after the window's.
+        fields: further ``ReadFileResult`` fields (a PDF's pages).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line.
+    """
+    limit = args.limit or limits.read_max_lines
+    window = text_window(text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
+    result = ReadFileResult(
+        encoding="text",
+        mime_type=mime_type,
+        content=window.text,
+        total_lines=window.total_lines,
+        start_line=window.start_line,
+        end_line=window.end_line,
+        next_offset=window.next_offset,
+        truncated=window.next_offset is not None or window.cut_line is not None or cut,
+        **fields,
+        **loaded.common,
+    )
+    told: list[str] = []
+    if window.cut_line is not None:
+        told.append(
+            f"line {window.cut_line} is longer than the result budget and was cut after {len(window.text)} "
+            "characters"
+        )
+    if window.next_offset is not None:
+        told.append(
+            f"showing lines {window.start_line}-{window.end_line} of {window.total_lines}; call readfile "
+            f"with offset={window.next_offset} to continue"
+        )
+    if told:
+        notes = [f"[{'; '.join(told)}]", *notes]
+    return ToolResult.of(result, *map(TextContent, notes), text=window.text)
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The readfile tool, bound to ``workspace``."""
+    paths = workspace.paths
+    limits = workspace.limits
+    parsers = workspace.parsers
+
+    async def handler(args: ReadFileArgs, ctx: CallContext) -> ToolResult:
+        return await read_file(args, ctx, paths=paths, limits=limits, parsers=parsers)
+
+    return ToolSpec(
+        name="readfile",
+        group="fs",
+        title="Read a file",
+        description=(
+            f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
+            "per call (use offset/limit; the result gives nextOffset when more remains) and "
+            f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
+            "Binary mode returns images as image content, upright and fitted to 1568 px and under 1 MB "
+            "(original=true for the file's bytes), and other files as an embedded resource. "
+            f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
+        ),
+        args_model=ReadFileArgs,
+        result_model=ReadFileResult,
+        handler=handler,
+        annotations=READ_ONLY,
+    )

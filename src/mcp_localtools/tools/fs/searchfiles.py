@@ -1,0 +1,399 @@
+"""searchfiles (``seed-tools.md`` 2.4, SF-1..SF-10) with the fixes of ``decisions.md`` and
+ripgrep's output modes.
+
+A regex is matched line by line against file contents and, in ``files`` mode, against each
+file's display path too (SF-4). Results are sorted by path and cut to ``maxResults`` (default
+100) and to the result budget, with ``truncated`` set; unreadable entries are listed in
+``skipped`` instead of failing the search (SF-9 fixed). What is walked: see ``engine.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.search.engine import ContentQuery, Engine, EngineOutput, FileHits, Skipped, WalkFilters
+from mcp_localtools.search.line import Line
+from mcp_localtools.search.regex import ContentRegex, compile_path_regex
+from mcp_localtools.tools.fs._budget import LineBudget, join_within
+from mcp_localtools.tools.fs._excerpt import Containment, FileReader
+from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
+from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
+from mcp_localtools.tools.fs._top import TopResults
+from mcp_localtools.workspace import Workspace
+
+__all__ = [
+    "FileCount",
+    "SearchFilesArgs",
+    "SearchFilesResult",
+    "SearchMatch",
+    "search_files",
+    "spec",
+]
+
+MAX_CONTEXT = 20
+_RESERVE = 600  # characters kept back from the budget for the notes
+
+
+class SearchFilesArgs(ToolArgs):
+    pattern: str = Field(
+        description=(
+            "Regular expression (RE2/Rust syntax, linear time: no backreferences or look-around) matched "
+            "line by line; in files mode also against each file's path. Literal text with fixedStrings."
+        )
+    )
+    root: str = Field(
+        ".",
+        description=(
+            "Directory to search; default the base directory. Paths in the result start as this argument "
+            "does: `.` gives `a/b.txt`, `sub` gives `sub/a/b.txt`, an absolute root gives absolute paths."
+        ),
+    )
+    output_mode: Literal["files", "matches", "count"] = Field(
+        "files",
+        description=(
+            "`files`: paths of files whose path or content matches. `matches`: each matching line with its "
+            "1-based number (and contextLines around it), like rg -n -C. `count`: matching lines per file."
+        ),
+    )
+    context_lines: int = Field(
+        0, ge=0, le=MAX_CONTEXT, description="matches mode: lines shown before and after each match."
+    )
+    include: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Only search files matching one of these globs (gitignore syntax, relative to root): `*.py` at "
+            "any depth, `src/**/*.ts` under src."
+        ),
+    )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Skip files and directories matching these globs: `node_modules`, `*.min.js`, `build/`.",
+    )
+    case_sensitive: bool = Field(True, description="False matches regardless of case.")
+    fixed_strings: bool = Field(False, description="Treat pattern as literal text, not a regex.")
+    respect_ignore_files: bool = Field(
+        True, description="Skip what .gitignore, .ignore and .rgignore files under root exclude."
+    )
+    include_hidden: bool = Field(
+        False, description="Also search files and directories whose names start with a dot, .git included."
+    )
+    max_results: int = Field(
+        100,
+        ge=1,
+        le=MAX_RESULTS,
+        description="Most files (files, count mode) or matching lines (matches mode) to return.",
+    )
+    max_file_size_bytes: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_READ_BYTES,
+        description="Files larger than this are not searched; default the server's max_read_bytes (16 MiB).",
+    )
+
+
+class SearchMatch(ToolOutput):
+    path: str = Field(description="File, in the display form described for root.")
+    line_number: int = Field(description="1-based line number.")
+    line: str = Field(description="The line; a long line is an excerpt around the match, cut ends marked …")
+    context_before: list[str] | None = Field(None, description="With contextLines: the lines before.")
+    context_after: list[str] | None = Field(None, description="With contextLines: the lines after.")
+
+
+class FileCount(ToolOutput):
+    path: str = Field(description="File, in the display form described for root.")
+    count: int = Field(description="Number of matching lines.")
+
+
+class SearchFilesResult(ToolOutput):
+    root: str = Field(description="Absolute real path of the directory searched.")
+    output_mode: Literal["files", "matches", "count"] = Field(description="The output mode used.")
+    files: list[str] | None = Field(None, description="files mode: matching files, sorted by path.")
+    matches: list[SearchMatch] | None = Field(None, description="matches mode: matching lines, sorted.")
+    counts: list[FileCount] | None = Field(None, description="count mode: files with their counts, sorted.")
+    total_files: int = Field(description="Files that matched in all, including those not returned.")
+    total_matches: int | None = Field(None, description="matches/count mode: matching lines in all.")
+    truncated: bool = Field(description="True when maxResults or the result budget left results out.")
+    skipped: list[SkippedPath] = Field(
+        description=f"Entries that could not be read (the first {MAX_SKIPPED}); the search went on."
+    )
+    oversize_files: int | None = Field(
+        None, description="files mode: files over maxFileSizeBytes, neither searched nor listed."
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _cut_lines(lines: tuple[Line, ...], take: int, context: int) -> list[Line]:
+    """The lines of a file that belong to its first ``take`` matches (with their context)."""
+    numbers = [line.number for line in lines if line.is_match]
+    if take >= len(numbers):
+        return list(lines)
+    last, following = numbers[take - 1], numbers[take]
+    return [line for line in lines if line.number <= last + context and line.number < following]
+
+
+_ENGINE_OUTPUT: dict[str, EngineOutput] = {"files": "files", "count": "count", "matches": "lines"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What a search needs before the engine runs.
+
+    Attributes:
+        root: the opened root.
+        query: the content search.
+        path_regex: files mode: the pattern compiled for display paths.
+    """
+
+    root: SearchRoot
+    query: ContentQuery
+    path_regex: Any
+
+
+def _prepare(args: SearchFilesArgs, paths: PathPolicy, limits: LimitsConfig) -> _Prepared:
+    """Compile the pattern where it is used, check the globs and open the root (blocking).
+
+    Raises:
+        InvalidArguments: the pattern or a glob is unusable.
+        ToolError: the root is not a readable directory inside the roots (see ``open_root``).
+    """
+    mode = args.output_mode
+    options = {"case_sensitive": args.case_sensitive, "fixed_strings": args.fixed_strings}
+    # Either compile validates the pattern (the same bytes, the same options): files mode
+    # matches paths with one, the other modes match lines in Python (excerpts, the Python engine).
+    path_regex = compile_path_regex(args.pattern, **options) if mode == "files" else None
+    regex = None if mode == "files" else ContentRegex(args.pattern, **options)
+    filters = WalkFilters(
+        include=check_globs(args.include, "include"),
+        exclude=check_globs(args.exclude, "exclude"),
+        respect_ignore_files=args.respect_ignore_files,
+        include_hidden=args.include_hidden,
+    )
+    root = open_root(paths, args.root, field="root")
+    query = ContentQuery(
+        directory=root.real,
+        pattern=args.pattern,
+        case_sensitive=args.case_sensitive,
+        fixed_strings=args.fixed_strings,
+        filters=filters,
+        max_file_size=args.max_file_size_bytes or limits.max_read_bytes,
+        output=_ENGINE_OUTPUT[mode],
+        context_lines=args.context_lines if mode == "matches" else 0,
+        regex=regex,
+    )
+    return _Prepared(root, query, path_regex)
+
+
+async def search_files(
+    args: SearchFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
+) -> ToolResult:
+    """The searchfiles tool body: the file work before and after the search runs in worker
+    threads (one hop each), the search in the engine."""
+    mode = args.output_mode
+    prepared = await anyio.to_thread.run_sync(_prepare, args, paths, limits, abandon_on_cancel=True)
+    root, query = prepared.root, prepared.query
+    top = TopResults(args.max_results, dedupe=mode == "files")
+
+    async def progress(count: int, message: str) -> None:
+        await ctx.report_progress(count, None, message)
+
+    skipped: list[Skipped] = []
+    oversize: int | None = None
+    if mode == "files":
+
+        def listed(rel: str) -> None:
+            if prepared.path_regex.search(root.display(rel)):
+                top.add(FileHits(rel, 0), 1)
+
+        async def list_all() -> None:
+            nonlocal oversize
+            report = await engine.list_files(
+                root.real, query.filters, listed, progress, max_file_size=query.max_file_size
+            )
+            skipped.extend(report.skipped)
+            oversize = report.oversize
+
+        async def search_all() -> None:
+            skipped.extend(await engine.search(query, lambda hits: top.add(hits, 1), progress))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(list_all)
+            group.start_soon(search_all)
+    else:
+        units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
+        skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
+    return await anyio.to_thread.run_sync(
+        _result, args, prepared, top, skipped, oversize, paths, limits, abandon_on_cancel=True
+    )
+
+
+def _result(
+    args: SearchFilesArgs,
+    prepared: _Prepared,
+    top: TopResults,
+    skipped_entries: list[Skipped],
+    oversize: int | None,
+    paths: PathPolicy,
+    limits: LimitsConfig,
+) -> ToolResult:
+    """The result of a finished search (blocking: it checks the files it names and reads the
+    long lines it shows)."""
+    mode = args.output_mode
+    root = prepared.root
+    skipped = skipped_paths(root, skipped_entries)
+    containment = Containment(paths)
+    render = LineBudget(limits.max_result_chars - _RESERVE)
+    files: list[str] = []
+    counts: list[FileCount] = []
+    matches: list[SearchMatch] = []
+    shown = 0
+    for hits in top.results():
+        if shown >= args.max_results or render.cut:
+            break
+        path = f"{root.real}/{hits.path}" if str(root.real) != "/" else f"/{hits.path}"
+        if not containment.check(path):
+            continue
+        display = root.display(hits.path)
+        if mode == "files" and render.fits([display]):
+            files.append(display)
+            shown += 1
+        elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
+            counts.append(FileCount(path=display, count=hits.count))
+            shown += 1
+        elif mode == "matches":
+            assert prepared.query.regex is not None
+            reader = FileReader(paths, path, prepared.query.regex, prepared.query.max_file_size)
+            try:
+                shown += _render_matches(
+                    hits, display, reader, args, render, matches, args.max_results - shown
+                )
+            finally:
+                reader.close()
+    truncated = top.truncated or render.cut
+    unit = "matching lines" if mode == "matches" else "files"
+    total = top.total_units if mode == "matches" else top.total_files
+    if mode == "files":
+        head = f"{_plural(top.total_files, 'file')} match"
+    else:
+        head = f"{_plural(top.total_lines, 'matching line')} in {_plural(top.total_files, 'file')}"
+    head += f" under {root.real}" + (f" (showing {shown})" if truncated else "")
+    notes = []
+    if truncated:
+        notes.append(
+            f"[truncated: showing {shown} of {total} {unit} in path order; narrow the search (root, include, "
+            "exclude, a more specific pattern) or raise maxResults]"
+        )
+    if total == 0:
+        notes.append(
+            "[no matches; hidden files and files excluded by ignore files were not searched "
+            "(includeHidden, respectIgnoreFiles)]"
+        )
+    if oversize:
+        notes.append(
+            f"[{_plural(oversize, 'file')} over {args.max_file_size_bytes or limits.max_read_bytes} bytes "
+            "not searched; raise maxFileSizeBytes to include them]"
+        )
+    if note := skipped_note(skipped):
+        notes.append(note)
+    result = SearchFilesResult(
+        root=str(root.real),
+        output_mode=mode,
+        files=files if mode == "files" else None,
+        matches=matches if mode == "matches" else None,
+        counts=counts if mode == "count" else None,
+        total_files=top.total_files,
+        total_matches=top.total_lines if mode != "files" else None,
+        truncated=truncated,
+        skipped=skipped[:MAX_SKIPPED],
+        oversize_files=oversize,
+    )
+    return ToolResult.of(result, text=join_within([head, *render.lines, *notes], limits.max_result_chars))
+
+
+def _render_matches(
+    hits: FileHits,
+    display: str,
+    reader: FileReader,
+    args: SearchFilesArgs,
+    render: LineBudget,
+    out: list[SearchMatch],
+    room: int,
+) -> int:
+    """Render one file's matches (at most ``room``) rg-style; return how many were shown.
+
+    A line's text is read (for a long line, from the file) only when it is about to be shown.
+    """
+    context = args.context_lines
+    lines = _cut_lines(hits.lines, room, context)
+    by_number = {line.number: line for line in lines}
+    texts: dict[int, str] = {}
+
+    def text(number: int) -> str:
+        if number not in texts:
+            texts[number] = reader.text(by_number[number])
+        return texts[number]
+
+    printed = 0  # the last line number printed
+    shown = 0
+    for line in lines:
+        if not line.is_match:
+            continue
+        segment = [
+            by_number[n]
+            for n in range(max(printed + 1, line.number - context), line.number + context + 1)
+            if n in by_number
+        ]
+        if segment:  # empty when an earlier match's context already printed this line
+            block = [display] if not printed else (["--"] if segment[0].number > printed + 1 else [])
+            block += [f"{item.number}{':' if item.is_match else '-'}{text(item.number)}" for item in segment]
+            if not render.fits(block if printed or not out else ["", *block]):
+                break
+            printed = segment[-1].number
+        before = [text(n) for n in range(line.number - context, line.number) if n in by_number]
+        after = [text(n) for n in range(line.number + 1, line.number + context + 1) if n in by_number]
+        out.append(
+            SearchMatch(
+                path=display,
+                line_number=line.number,
+                line=text(line.number),
+                context_before=before if context else None,
+                context_after=after if context else None,
+            )
+        )
+        shown += 1
+    return shown
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The searchfiles tool, bound to ``workspace``."""
+    paths = workspace.paths
+    limits = workspace.limits
+    engine = workspace.search
+    return ToolSpec(
+        name="searchfiles",
+        group="fs",
+        title="Search files",
+        description=(
+            "Search a directory tree at ripgrep speed: a regex matched line by line against file contents "
+            "(and, in files mode, paths). outputMode files (default), matches (line numbers, contextLines) "
+            "or count; include/exclude globs; .gitignore/.ignore respected, hidden files, binary files and "
+            "files over maxFileSizeBytes skipped; symlinks not followed. Sorted by path, at most maxResults "
+            "(default 100) with truncated. For file names use globfiles; for one file's lines readfile."
+        ),
+        args_model=SearchFilesArgs,
+        result_model=SearchFilesResult,
+        handler=partial(search_files, paths=paths, limits=limits, engine=engine),
+        annotations=READ_ONLY,
+    )

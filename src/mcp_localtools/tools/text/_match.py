@@ -1,0 +1,205 @@
+"""editfile's matching: find ``oldText`` in a file's text and replace it with ``newText``. Pure.
+
+Matching goes down a ladder and stops at the first rung that finds anything:
+
+1. ``exact``: the text occurs verbatim (without cutting a CRLF pair in two).
+2. ``lineEndings``: it occurs once CRLF is read as LF on both sides (a model that drops the
+   ``\\r`` of a CRLF file still hits).
+3. ``whitespace``: whole lines that are equal after trimming leading and trailing whitespace
+   per line (and line endings).
+
+The rung's matches must number exactly ``expectedReplacements`` and must not overlap, or the
+edit is refused with the line numbers of every match; with no match at all the error shows the
+closest region of the file (``similar.py``). ``newText`` is inserted literally (no regex
+replacement syntax, ``security.md`` #4225); only its line breaks are converted to the newline
+style of the region it replaces, so a CRLF file stays CRLF.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice, pairwise
+from typing import Literal
+
+from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
+from mcp_localtools.tools.text._similar import closest_hint
+
+__all__ = ["Applied", "MatchKind", "apply_edit", "find_spans"]
+
+MatchKind = Literal["exact", "lineEndings", "whitespace"]
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """One applied edit: how it matched, and the 1-based ``(first, last)`` lines it replaced,
+    counted in the text the edit was applied to."""
+
+    kind: MatchKind
+    lines: tuple[tuple[int, int], ...]
+
+
+def _occurrences(text: str, needle: str) -> Iterator[int]:
+    at = text.find(needle)
+    while at != -1:
+        yield at
+        at = text.find(needle, at + 1)
+
+
+def _splits_crlf(body: str, start: int, end: int) -> bool:
+    """True when the span cuts a CRLF pair in two (it would leave a stray ``\r``)."""
+    return (0 < start < len(body) and body[start - 1 : start + 1] == "\r\n") or (
+        0 < end < len(body) and body[end - 1 : end + 1] == "\r\n"
+    )
+
+
+def _line_ending_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
+    norm_old = old.replace("\r\n", "\n")
+    if "\r\n" not in body and norm_old == old:
+        return []  # nothing to normalise: the exact rung already answered
+    removed = []  # positions in the normalised text where a "\r" was dropped
+    for k, at in enumerate(_occurrences(body, "\r\n")):
+        removed.append(at - k)
+    norm_body = body.replace("\r\n", "\n")
+
+    def original(pos: int) -> int:
+        return pos + bisect.bisect_left(removed, pos)
+
+    return [
+        (original(at), original(at + len(norm_old)))
+        for at in islice(_occurrences(norm_body, norm_old), limit)
+    ]
+
+
+def _body_lines(body: str) -> list[str]:
+    raw = body.split("\n")
+    return raw[:-1] if raw[-1] == "" else raw
+
+
+def _whitespace_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
+    norm_old = old.replace("\r\n", "\n")
+    if not norm_old.strip():
+        return []  # a blank oldText would match any blank region: too weak to guess
+    whole_lines = norm_old.endswith("\n")
+    wanted = (norm_old[:-1] if whole_lines else norm_old).split("\n")
+    raw = _body_lines(body)
+    offsets = [0]
+    for line in raw:
+        offsets.append(offsets[-1] + len(line) + 1)
+    spans = []
+    for i in block_starts(trimmed(raw), wanted, limit=limit):
+        last = i + len(wanted) - 1
+        if whole_lines:
+            end = min(offsets[last + 1], len(body))
+        else:
+            content = raw[last]
+            has_break = last < len(raw) - 1 or body.endswith("\n")
+            end = offsets[last] + len(content) - (1 if has_break and content.endswith("\r") else 0)
+        spans.append((offsets[i], end))
+    return spans
+
+
+def find_spans(body: str, old: str, *, limit: int | None = None) -> tuple[MatchKind, list[tuple[int, int]]]:
+    """The first rung of the ladder that finds ``old`` in ``body``, with its matches (at most
+    ``limit``) as ``(start, end)`` character spans, overlapping ones included; ``("exact", [])``
+    when no rung finds it."""
+    most = limit if limit is not None else len(body) + 1
+    exact = list(
+        islice((at for at in _occurrences(body, old) if not _splits_crlf(body, at, at + len(old))), most)
+    )
+    if exact:
+        return "exact", [(at, at + len(old)) for at in exact]
+    spans = _line_ending_spans(body, old, most)
+    if spans:
+        return "lineEndings", spans
+    spans = _whitespace_spans(body, old, most)
+    return ("whitespace", spans) if spans else ("exact", [])
+
+
+def _line_ranges(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    ranges = []
+    line, pos = 1, 0
+    for start, end in spans:
+        line += body.count("\n", pos, start)
+        pos = start
+        inside = body.count("\n", start, end) - (1 if body[start:end].endswith("\n") else 0)
+        ranges.append((line, line + max(inside, 0)))
+    return ranges
+
+
+def _newline_of(region: str, default: str) -> str:
+    crlf = region.count("\r\n")
+    lf = region.count("\n") - crlf
+    if crlf == lf:
+        return default
+    return "\r\n" if crlf > lf else "\n"
+
+
+def _literal(new: str, newline: str) -> str:
+    text = new.replace("\r\n", "\n")
+    return text.replace("\n", "\r\n") if newline == "\r\n" else text
+
+
+_RUNG_WORDS = {
+    "exact": "",
+    "lineEndings": " (ignoring line endings)",
+    "whitespace": " (ignoring leading/trailing whitespace per line)",
+}
+
+
+def apply_edit(
+    body: str, old: str, new: str, *, expected: int, newline: str, what: str, where: str
+) -> tuple[str, Applied]:
+    """Replace the ``expected`` matches of ``old`` in ``body`` with ``new``.
+
+    Args:
+        body: the text (without a BOM).
+        old, new: the edit's texts.
+        expected: how many matches there must be.
+        newline: the file's newline style, for a region without line breaks of its own.
+        what: how to name the edit in messages (``edits[1].oldText``).
+        where: where the text was searched (the path, plus a note for later edits).
+
+    Raises:
+        NoMatch: no rung found ``old``; the message shows the closest region.
+        AmbiguousMatch: the matches overlap or number other than ``expected``; the message
+            lists the lines of each.
+    """
+    limit = expected + LISTED_LINES
+    kind, spans = find_spans(body, old, limit=limit)
+    if not spans:
+        wanted = old.replace("\r\n", "\n").removesuffix("\n").split("\n")
+        hint = closest_hint(_body_lines(body), wanted, fragments=True)
+        raise NoMatch(
+            f"{what} was not found in {where}, not even ignoring line endings and leading/trailing "
+            f"whitespace. {hint}\nCopy the text exactly as it is in the file and try again."
+        )
+    ranges = _line_ranges(body, spans)
+    overlap = any(b[0] < a[1] for a, b in pairwise(spans))
+    if overlap or len(spans) != expected:
+        count = f"more than {limit - 1}" if len(spans) == limit else str(len(spans))
+        found = f"{count} overlapping places" if overlap else f"{count} places"
+        fix = (
+            f"or set expectedReplacements={len(spans)} to replace them all"
+            if not overlap and expected < len(spans) < limit
+            else "or check expectedReplacements"
+        )
+        raise AmbiguousMatch(
+            f"{what} matches {found}{_RUNG_WORDS[kind]} in {where}, expected {expected}: lines "
+            f"{format_line_numbers(ranges, complete=len(spans) < limit)}. Add neighbouring lines to oldText "
+            f"to single one out, {fix}."
+        )
+    applied = Applied(kind=kind, lines=tuple(ranges))
+    if kind == "exact" and not old.startswith("\n") and not old.endswith("\r"):
+        # No occurrence can cut a CRLF in two, so the matches are every occurrence, and they do
+        # not overlap: str.replace replaces exactly them, with no copy of the pieces in between.
+        return body.replace(old, _literal(new, _newline_of(old, newline))), applied
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        pieces += (body[done:start], _literal(new, _newline_of(body[start:end], newline)))
+        done = end
+    pieces.append(body[done:])
+    return "".join(pieces), applied

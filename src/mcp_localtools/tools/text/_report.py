@@ -1,0 +1,90 @@
+"""What every editing tool returns: the file's new SHA-256 and the unified diff of the change,
+cut to the result budget, so the model can check the edit without reading the file again.
+
+An edit tool reads as load → change → save → report: ``edit_text`` loads, the tool computes
+the new text, ``EditableText.save`` (or ``preview`` for a dry run) saves, ``edit_report``
+reports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import Field
+
+from mcp_localtools.registry import ToolOutput
+from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.tools.text._diff import unified_diff
+from mcp_localtools.tools.text._textfile import EditableText, Saved
+
+__all__ = ["EditedFile", "edit_report", "expected_sha256_field"]
+
+_SHA256_PATTERN = r"^[0-9a-fA-F]{64}$"
+_RESERVE = 2000  # room in the result budget for the summary and notes
+
+
+def expected_sha256_field() -> Any:
+    """The ``expectedSha256`` argument every editing tool takes."""
+    return Field(
+        None,
+        pattern=_SHA256_PATTERN,
+        description="Refuse unless the file's SHA-256 is this one (from readfile or readtextrange): no lost "
+        "updates.",
+    )
+
+
+class EditedFile(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    changed: bool = Field(description="True when the file's bytes changed (false for a dry run or a no-op).")
+    sha256: str = Field(
+        description="SHA-256 of the file after the call (unchanged for a dry run): pass it as expectedSha256."
+    )
+    size_bytes: int = Field(
+        description="Size of the file after the call, in bytes (a dry run: as it would be)."
+    )
+    diff: str = Field(description="Unified diff of the change; line numbers are the file's.")
+    diff_truncated: bool = Field(description="True when the diff was cut to fit the result budget.")
+
+
+ResultT = TypeVar("ResultT", bound=EditedFile)
+
+
+def edit_report(
+    model: type[ResultT],
+    target: EditableText,
+    text: str,
+    saved: Saved,
+    *,
+    budget: int,
+    summary: str,
+    notes: Sequence[str] = (),
+    dry_run: bool = False,
+    **fields: Any,
+) -> ToolResult:
+    """The result of an edit that produced ``text`` and was saved (or previewed) as ``saved``:
+    ``model`` filled in with ``fields``, and a text of ``summary``, ``notes`` and the diff,
+    cut to ``budget`` characters. Writes nothing."""
+    diff, cut = cut_text(
+        unified_diff(target.file.text, text, name=target.path.name), max(budget - _RESERVE, 1000)
+    )
+    if "dry_run" in model.model_fields:
+        fields["dry_run"] = dry_run
+    result = model(
+        path=str(target.path),
+        changed=saved.changed,
+        sha256=saved.sha256,
+        size_bytes=saved.size_bytes,
+        diff=diff,
+        diff_truncated=cut,
+        **fields,
+    )
+    if dry_run:
+        state = "dry run, nothing written"
+    else:
+        state = f"sha256 {saved.sha256}" if saved.changed else "no change"
+    rendered = "\n".join([f"{summary} ({state})", *(f"[{note}]" for note in notes)])
+    if diff:
+        rendered += "\n" + diff.rstrip("\n")
+    if cut:
+        rendered += "\n[diff cut to fit the result budget; readtextrange shows the edited lines]"
+    return ToolResult.of(result, text=rendered)

@@ -1,0 +1,191 @@
+"""readtextrange (``seed-tools.md`` 4.2, RT-1..RT-8) with numeric ``startLine``/``endLine`` and paging.
+
+A range is given by marker blocks (``startMatchLines``/``endMatchLines``, each must match exactly
+once, trimmed comparison, both blocks included) or by line numbers, or a mix (one of each per
+side). A selection longer than the line window (2000 by default) or the result budget is not an
+error (RT-6 fixed): the first window comes back with ``nextStartLine``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Self
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.offload import offload
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools.text._lines import line_list, trimmed, unique_block
+from mcp_localtools.tools.text._textfile import read_text
+from mcp_localtools.workspace import Workspace
+
+__all__ = [
+    "NumberedLine",
+    "ReadTextRangeArgs",
+    "ReadTextRangeResult",
+    "read_text_range",
+    "spec",
+]
+
+_RESERVE = 400  # room in the budget for the header and the notes
+
+
+class ReadTextRangeArgs(ToolArgs):
+    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    start_match_lines: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Lines that start the range (included); must match exactly once, compared trimmed.",
+    )
+    end_match_lines: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Lines that end the range (included); must match exactly once, compared trimmed.",
+    )
+    start_line: int | None = Field(None, ge=1, description="1-based first line (instead of startMatchLines).")
+    end_line: int | None = Field(
+        None,
+        ge=1,
+        description="1-based last line, included (instead of endMatchLines); past the end = to the end.",
+    )
+
+    @model_validator(mode="after")
+    def _one_way_per_side(self) -> Self:
+        for lines, number, side in (
+            (self.start_match_lines, self.start_line, "start"),
+            (self.end_match_lines, self.end_line, "end"),
+        ):
+            if lines is not None and number is not None:
+                raise PydanticCustomError("conflict", f"give {side}MatchLines or {side}Line, not both", {})
+        if self.start_line and self.end_line and self.end_line < self.start_line:
+            raise PydanticCustomError(
+                "conflict", f"endLine {self.end_line} is before startLine {self.start_line}", {}
+            )
+        return self
+
+
+class NumberedLine(ToolOutput):
+    line_number: int = Field(description="1-based line number.")
+    text: str = Field(description="The line as it is in the file, without its line ending.")
+
+
+class ReadTextRangeResult(ToolOutput):
+    path: str = Field(description="Absolute path of the file.")
+    sha256: str = Field(description="SHA-256 of the file (pass it as expectedSha256 to an edit).")
+    total_lines: int = Field(description="Lines in the whole file.")
+    start_line: int | None = Field(None, description="1-based first returned line; absent when none.")
+    end_line: int | None = Field(None, description="1-based last returned line; absent when none.")
+    lines_returned: int = Field(description="Number of lines returned.")
+    lines: list[NumberedLine] = Field(description="The lines, verbatim, with their numbers.")
+    next_start_line: int | None = Field(
+        None, description="Set when the range goes on: call again with startLine set to it (same end)."
+    )
+    truncated: bool = Field(
+        description="True when the range was cut by the line window or the result budget."
+    )
+
+
+def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: LimitsConfig) -> ToolResult:
+    """The readtextrange tool body (runs in a worker thread)."""
+    file = read_text(paths, args.path, limits)
+    lines = file.doc.lines
+    total = len(lines)
+    file_trimmed = trimmed(lines)
+    start, start_block_end = 0, 0
+    if args.start_match_lines is not None:
+        block = line_list(args.start_match_lines)
+        start = unique_block(lines, file_trimmed, block, "startMatchLines", file.path)
+        start_block_end = start + len(block)
+    elif args.start_line is not None:
+        if args.start_line > max(total, 1):
+            raise InvalidArguments(
+                f"startLine {args.start_line} is past the end of {file.path} ({total} lines)"
+            )
+        start = start_block_end = args.start_line - 1
+    stop = total
+    if args.end_match_lines is not None:
+        block = line_list(args.end_match_lines)
+        end_start = unique_block(lines, file_trimmed, block, "endMatchLines", file.path)
+        if end_start < start_block_end:
+            what = "startMatchLines" if args.start_match_lines is not None else "startLine"
+            raise InvalidArguments(
+                f"endMatchLines occurs before (or overlaps) {what} (start at line {start + 1}, end at line "
+                f"{end_start + 1})"
+            )
+        stop = end_start + len(block)
+    elif args.end_line is not None:
+        if args.end_line <= start:
+            raise InvalidArguments(
+                f"endLine {args.end_line} is before the start of the range (line {start + 1})"
+            )
+        stop = min(args.end_line, total)
+
+    width = len(str(max(stop, 1)))
+    budget = max(limits.max_result_chars - _RESERVE, 100)
+    shown: list[tuple[int, str]] = []
+    used = 0
+    cut_line = None
+    for number in range(start + 1, min(stop, start + limits.read_max_lines) + 1):
+        size = width + len(lines[number - 1]) + 2
+        if used + size > budget:
+            if not shown:  # one line alone is over the budget: show its head
+                shown.append((number, lines[number - 1][: budget - width - 2]))
+                cut_line = number
+            break
+        shown.append((number, lines[number - 1]))
+        used += size
+    last = start + len(shown)
+    next_start = last + 1 if last < stop else None
+    result = ReadTextRangeResult(
+        path=str(file.path),
+        sha256=file.sha256,
+        total_lines=total,
+        start_line=start + 1 if shown else None,
+        end_line=last if shown else None,
+        lines_returned=len(shown),
+        lines=[NumberedLine(line_number=n, text=text) for n, text in shown],
+        next_start_line=next_start,
+        truncated=next_start is not None or cut_line is not None,
+    )
+    header = (
+        f"{file.path}: lines {start + 1}-{last} of {total}"
+        if shown
+        else f"{file.path}: no lines ({total} in file)"
+    )
+    notes = []
+    if cut_line is not None:
+        notes.append(f"line {cut_line} is longer than the result budget and was cut")
+    if next_start is not None:
+        notes.append(
+            f"the range goes on to line {stop}: call readtextrange with startLine={next_start} (and the same "
+            "end) to continue"
+        )
+    text = "\n".join([header, *(f"{n:>{width}}\t{t}" for n, t in shown), *(f"[{note}]" for note in notes)])
+    return ToolResult.of(result, text=text)
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The readtextrange tool, bound to ``workspace``."""
+    paths = workspace.paths
+    limits = workspace.limits
+    return ToolSpec(
+        name="readtextrange",
+        group="text",
+        title="Read lines of a text file",
+        description=(
+            "Read numbered lines of a UTF-8 text file: a range between marker lines (startMatchLines/"
+            "endMatchLines, each matching exactly once, compared trimmed, markers included) or by "
+            f"startLine/endLine; the whole file with neither. At most {limits.read_max_lines} lines per "
+            "call: a longer range returns nextStartLine to continue. Returns the file's sha256 for "
+            "expectedSha256."
+        ),
+        args_model=ReadTextRangeArgs,
+        result_model=ReadTextRangeResult,
+        handler=offload(partial(read_text_range, paths=paths, limits=limits)),
+        annotations=READ_ONLY,
+    )

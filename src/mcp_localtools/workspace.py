@@ -1,0 +1,105 @@
+"""The Workspace: everything the tools share, built once from the config.
+
+One object holds what used to travel through a factory per tool group: the path policy, the
+limits, the server's environment (for commands), the per-file locks (read-modify-write calls on
+one file take turns), the parser runner (it bounds how many parser processes run at once) and
+the search engine (ripgrep or the Python engine, picked at the first search). Every tool
+module's ``spec(workspace)`` takes what it needs from it. State that belongs to one tool group
+(the exec group's sessions and process runner) is built on first request through ``shared`` and
+kept here, so the group's tools share one instance without a module-level singleton.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp_localtools.config import Config, ExecConfig, LimitsConfig
+from mcp_localtools.files.locks import FileLocks
+from mcp_localtools.parsers.runner import ParserRunner
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.search import DeferredEngine
+from mcp_localtools.search.engine import Engine
+
+__all__ = ["Workspace"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)
+class Workspace:
+    """What the tools work with; build it with ``Workspace.from_config``.
+
+    Attributes:
+        config: the whole configuration.
+        paths: the path policy of ``[paths]``.
+        environ: the server's environment; the exec tools pass an allowlisted part of it to
+            commands (empty: nothing).
+        locks: one lock per file for read-modify-write calls (writefile's appends, the text edits).
+        parsers: runs image and PDF parsing in confined worker processes.
+        search: the engine behind searchfiles and globfiles.
+    """
+
+    config: Config
+    paths: PathPolicy
+    environ: Mapping[str, str] = field(default_factory=dict)
+    locks: FileLocks = field(default_factory=FileLocks)
+    parsers: ParserRunner = field(default_factory=ParserRunner)
+    search: Engine = field(default_factory=DeferredEngine)
+    _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
+    _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config,
+        *,
+        paths: PathPolicy | None = None,
+        environ: Mapping[str, str] | None = None,
+        search: Engine | None = None,
+    ) -> Workspace:
+        """Build the workspace of ``config``.
+
+        Args:
+            paths: an already-built policy for ``config.paths`` (built here when omitted).
+            environ: the server's environment (None: empty).
+            search: the search engine (default: ripgrep if installed, else Python, picked at the
+                first search).
+
+        Raises:
+            ConfigError: a root is missing or not a directory, or the base directory is outside
+                the roots.
+        """
+        extra: dict[str, Any] = {} if search is None else {"search": search}
+        return cls(
+            config=config,
+            paths=paths or PathPolicy.from_config(config.paths),
+            environ=dict(environ or {}),
+            **extra,
+        )
+
+    @property
+    def limits(self) -> LimitsConfig:
+        """``[limits]``: read, write and result budgets."""
+        return self.config.limits
+
+    @property
+    def exec(self) -> ExecConfig:
+        """``[exec]``: the execution policy's settings."""
+        return self.config.exec
+
+    def shared(self, factory: Callable[[Workspace], T]) -> T:
+        """The one instance ``factory(self)`` builds for this workspace, built on the first call.
+
+        A tool group keeps state its tools share this way (``workspace.shared(ExecGroup.create)``).
+
+        Raises:
+            whatever ``factory`` raises (it is called again on the next request).
+        """
+        with self._guard:
+            if factory not in self._shared:
+                self._shared[factory] = factory(self)
+            instance: T = self._shared[factory]
+            return instance
