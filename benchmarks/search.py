@@ -28,7 +28,7 @@ import anyio
 from harness import Spawned, cpu_seconds, linear_stdio, server_command
 from mcp import Client
 
-from mcp_localtools.tools.fs.search.rg import find_ripgrep
+from mcp_localtools.search.rg import find_ripgrep
 
 PATTERN = r"class \w+Error\("
 MIN_FILES = 5000
@@ -217,14 +217,16 @@ def serve_python_engine(root: str) -> None:
     """Serve the search tools over stdio with the pure-Python engine (for the fallback timing)."""
     from mcp_localtools.config import parse_config
     from mcp_localtools.registry import Registry
+    from mcp_localtools.search import NativeEngine
     from mcp_localtools.server import create_server
-    from mcp_localtools.tools import path_policy
-    from mcp_localtools.tools.fs.search import NativeEngine, search_specs
+    from mcp_localtools.tools.fs import directorytree, globfiles, searchfiles
+    from mcp_localtools.workspace import Workspace
 
     config = parse_config({"paths": {"allowed_roots": [root]}})
+    workspace = Workspace.from_config(config, search=NativeEngine())
     registry = Registry()
-    for spec in search_specs(path_policy(config), config.limits, NativeEngine()):
-        registry.register(spec)
+    for module in (searchfiles, globfiles, directorytree):
+        registry.register(module.spec(workspace))
     create_server(registry).run()
 
 

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_localtools.tools.exec.process import ProcessRunner, RunRequest
+from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
 from tests.tools.exec.conftest import exec_client, processes_with, wait_until_gone
 
 pytestmark = [
@@ -203,7 +203,9 @@ def test_a_non_dumpable_server_keeps_same_user_commands_out_of_its_stdout_and_en
     # is a pipe that user owns, as with a real client. "plain" shows the attack works at all.
     import tempfile
 
-    source = Path(__file__).resolve().parents[3] / "src" / "mcp_localtools" / "tools" / "exec" / "proctree.py"
+    source = (
+        Path(__file__).resolve().parents[3] / "src" / "mcp_localtools" / "tools" / "exec" / "_proctree.py"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         os.chmod(scratch, 0o755)
         shutil.copy(source, Path(scratch, "proctree.py"))

@@ -11,8 +11,8 @@ from mcp import Client
 
 from mcp_localtools.config import ScriptsConfig
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.tools.exec.scripts import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
-from mcp_localtools.tools.exec.shells import Shell
+from mcp_localtools.tools.exec._shells import Shell
+from mcp_localtools.tools.exec.runscript import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
 from tests.helpers import text_of
 from tests.tools.exec.conftest import exec_client
 

@@ -16,8 +16,8 @@ from mcp import Client
 
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools import build_registry
-from mcp_localtools.tools.exec.process import ProcessRunner, RunRequest
-from mcp_localtools.tools.exec.shell import ShellCommandArgs
+from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
+from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
 from tests.helpers import config_for, text_of
 from tests.tools.exec.conftest import exec_client
 

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcp_localtools.registry import CallContext
-from mcp_localtools.tools.exec.streaming import OutputStreamer
+from mcp_localtools.tools.exec._streaming import OutputStreamer
 from tests.helpers import text_of
 from tests.tools.exec.conftest import exec_client
 

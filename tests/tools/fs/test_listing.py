@@ -12,7 +12,7 @@ from mcp import Client
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.tools.fs.listing import ListDirectoryArgs, list_directory
+from mcp_localtools.tools.fs.listdirectory import ListDirectoryArgs, list_directory
 from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio

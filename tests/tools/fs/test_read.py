@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
 from PIL import Image
 
-from mcp_localtools.tools.fs.pdf import parse_page_spec
-from mcp_localtools.tools.fs.read import text_window
+from mcp_localtools.parsers.pdf import parse_page_spec
+from mcp_localtools.tools.fs.readfile import text_window
 from tests.helpers import (
     config_for,
     connect,

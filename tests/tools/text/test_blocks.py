@@ -11,14 +11,10 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.fswrite import FileLocks
+from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.tools.text.blocks import (
-    DeleteTextLinesArgs,
-    ReplaceTextLinesArgs,
-    delete_text_lines,
-    replace_text_lines,
-)
+from mcp_localtools.tools.text.deletetextlines import DeleteTextLinesArgs, delete_text_lines
+from mcp_localtools.tools.text.replacetextlines import ReplaceTextLinesArgs, replace_text_lines
 from tests.helpers import best_seconds, text_of
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
-from mcp_localtools.tools.text.lines import (
+from mcp_localtools.tools.text._lines import (
     BOM,
     block_starts,
     check_no_overlap,

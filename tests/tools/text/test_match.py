@@ -12,9 +12,9 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
-from mcp_localtools.tools.text.diff import unified_diff
-from mcp_localtools.tools.text.match import apply_edit, find_spans
-from mcp_localtools.tools.text.similar import closest_region
+from mcp_localtools.tools.text._diff import unified_diff
+from mcp_localtools.tools.text._match import apply_edit, find_spans
+from mcp_localtools.tools.text._similar import closest_region
 from tests.helpers import best_seconds
 
 

@@ -19,17 +19,13 @@ from hypothesis import strategies as st
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import AmbiguousMatch, NoMatch, ToolError
-from mcp_localtools.fswrite import FileLocks
+from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.tools.text.blocks import (
-    DeleteTextLinesArgs,
-    ReplaceTextLinesArgs,
-    delete_text_lines,
-    replace_text_lines,
-)
-from mcp_localtools.tools.text.edit import EditFileArgs, edit_file
-from mcp_localtools.tools.text.insert import InsertTextLinesArgs, insert_text_lines
+from mcp_localtools.tools.text.deletetextlines import DeleteTextLinesArgs, delete_text_lines
+from mcp_localtools.tools.text.editfile import EditFileArgs, edit_file
+from mcp_localtools.tools.text.inserttextlines import InsertTextLinesArgs, insert_text_lines
+from mcp_localtools.tools.text.replacetextlines import ReplaceTextLinesArgs, replace_text_lines
 
 BOM = "\ufeff"
 SETTINGS = settings(

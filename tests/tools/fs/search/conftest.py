@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.config import Config
+from mcp_localtools.search import Engine
 from mcp_localtools.server import create_server
-from mcp_localtools.tools.fs.search import Engine
 from tests.helpers import config_for
 from tests.tools.fs.search.engines import ENGINES, make_engine, search_registry
 

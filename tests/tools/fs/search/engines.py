@@ -9,9 +9,10 @@ import pytest
 
 from mcp_localtools.config import Config
 from mcp_localtools.registry import Registry
-from mcp_localtools.tools import path_policy
-from mcp_localtools.tools.fs.search import Engine, NativeEngine, RipgrepEngine, search_specs
-from mcp_localtools.tools.fs.search.rg import find_ripgrep
+from mcp_localtools.search import Engine, NativeEngine, RipgrepEngine
+from mcp_localtools.search.rg import find_ripgrep
+from mcp_localtools.tools.fs import directorytree, globfiles, searchfiles
+from mcp_localtools.workspace import Workspace
 
 ENGINES = ["ripgrep", "python"]
 
@@ -29,6 +30,7 @@ def make_engine(name: str) -> Engine:
 def search_registry(config: Config, engine: Engine) -> Registry:
     """A registry holding only the search tools, bound to ``engine``."""
     registry = Registry()
-    for spec in search_specs(path_policy(config), config.limits, engine):
-        registry.register(spec)
+    workspace = Workspace.from_config(config, search=engine)
+    for module in (searchfiles, globfiles, directorytree):
+        registry.register(module.spec(workspace))
     return registry

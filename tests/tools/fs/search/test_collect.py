@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from mcp_localtools.tools.fs.search.collect import TopResults, path_key
-from mcp_localtools.tools.fs.search.engine import FileHits
+from mcp_localtools.search.engine import FileHits
+from mcp_localtools.tools.fs._top import TopResults, path_key
 
 
 def test_paths_sort_component_by_component() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
-import mcp_localtools.tools.fs.search as search_package
+import mcp_localtools.search as search_package
 from mcp_localtools.registry import Registry
-from mcp_localtools.tools import path_policy
-from mcp_localtools.tools.fs.search import search_specs
+from mcp_localtools.tools.fs import directorytree, globfiles, searchfiles
+from mcp_localtools.workspace import Workspace
 from tests.helpers import config_for
 
 pytestmark = pytest.mark.anyio
@@ -31,8 +31,9 @@ async def test_the_engine_is_picked_once_at_the_first_search_off_the_event_loop(
     monkeypatch.setattr(search_package, "find_ripgrep", find_ripgrep)
     config = config_for(tmp_path)
     registry = Registry()
-    for spec in search_specs(path_policy(config), config.limits):
-        registry.register(spec)
+    workspace = Workspace.from_config(config)
+    for module in (searchfiles, globfiles, directorytree):
+        registry.register(module.spec(workspace))
     assert picks == [], "building the specs runs no rg --version"
 
     (tmp_path / "a.txt").write_text("needle\n", encoding="utf-8")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.tools.fs.search.engine import Line
-from mcp_localtools.tools.fs.search.excerpt import EXCERPT_BYTES, Containment, FileReader, decode_line
-from mcp_localtools.tools.fs.search.regex import ContentRegex
+from mcp_localtools.search.line import Line
+from mcp_localtools.search.regex import ContentRegex
+from mcp_localtools.tools.fs._excerpt import EXCERPT_BYTES, Containment, FileReader, decode_line
 
 
 def test_a_reported_file_reached_through_a_swapped_in_symlink_is_not_contained(tmp_path: Path) -> None:

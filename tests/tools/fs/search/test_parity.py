@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_localtools.tools.fs.search import Engine
-from mcp_localtools.tools.fs.search.engine import ContentQuery, FileHits, WalkFilters
+from mcp_localtools.search import Engine
+from mcp_localtools.search.engine import ContentQuery, FileHits, WalkFilters
 from tests.tools.fs.search.engines import make_engine
 from tests.tools.fs.search.trees import make_tree
 

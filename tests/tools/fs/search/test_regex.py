@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_localtools.errors import InvalidArguments
-from mcp_localtools.tools.fs.search.regex import ContentRegex, check_pattern, compile_path_regex
+from mcp_localtools.search.regex import ContentRegex, check_pattern, compile_path_regex
 
 
 @pytest.mark.parametrize("pattern", ["\\n", "a\\nb", "\\\\\\n", "[^\\n]", "a\nb"])

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_localtools.tools.fs.search import RipgrepEngine
-from mcp_localtools.tools.fs.search.rg import find_ripgrep, version_ok
+from mcp_localtools.search import RipgrepEngine
+from mcp_localtools.search.rg import find_ripgrep, version_ok
 from tests.helpers import child_processes, config_for
 from tests.tools.fs.search.conftest import search_client
 from tests.tools.fs.search.engines import make_engine, search_registry

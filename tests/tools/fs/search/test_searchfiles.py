@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.tools.fs.search.engine import LINE_WIDTH, Line
-from mcp_localtools.tools.fs.search.excerpt import Containment, FileReader
+from mcp_localtools.search.line import LINE_WIDTH, Line
+from mcp_localtools.tools.fs._excerpt import Containment, FileReader
 from tests.helpers import text_of
 from tests.tools.fs.search.conftest import Connect
 from tests.tools.fs.search.unprivileged import run_unprivileged_searches
