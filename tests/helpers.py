@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from mcp_localtools.config import Config, parse_config
-from mcp_localtools.server import build_server
+from mcp_localtools.server import ERROR_META_KEY, build_server
 
 
 def config_for(root: Path, **sections: dict[str, Any]) -> Config:
@@ -40,6 +40,16 @@ async def connect(config: Config, *, mode: str = "auto") -> AsyncIterator[Client
     """The SDK's real client, connected in memory to a server built from ``config``."""
     async with Client(build_server(config), mode=mode, raise_exceptions=True) as client:
         yield client
+
+
+def error_code(result: CallToolResult) -> str | None:
+    """The stable error code an error result carries on the wire (``_meta``), None for a success."""
+    if not result.is_error:
+        return None
+    meta = result.meta or {}
+    assert ERROR_META_KEY in meta, f"an error result without its code: {meta!r}"
+    code: str = meta[ERROR_META_KEY]["code"]
+    return code
 
 
 def text_of(result: CallToolResult) -> str:

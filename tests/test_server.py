@@ -8,8 +8,18 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
+from mcp_localtools.server import ERROR_META_KEY
 from mcp_localtools.tools import build_registry
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    call_message,
+    config_for,
+    connect,
+    error_code,
+    raw_stdio_exchange,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -92,6 +102,33 @@ async def test_an_error_result_has_no_traceback_and_no_structured_content(tmp_pa
         result = await client.call_tool("readfile", {"path": "missing.txt"})
     assert result.is_error and result.structured_content is None
     assert "Traceback" not in text_of(result)
+
+
+async def test_an_error_result_carries_its_stable_code_and_message_in_meta(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("keep", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        missing = await client.call_tool("readfile", {"path": "missing.txt"})
+        outside = await client.call_tool("readfile", {"path": "/etc/hostname"})
+        clobber = await client.call_tool("writefile", {"path": "a.txt", "content": "new"})
+        invalid = await client.call_tool("readfile", {"path": "a.txt", "limit": 0})
+        ok = await client.call_tool("readfile", {"path": "a.txt"})
+    assert [error_code(r) for r in (missing, outside, clobber, invalid)] == [
+        "not_found",
+        "outside_roots",
+        "already_exists",
+        "invalid_arguments",
+    ]
+    assert (missing.meta or {})[ERROR_META_KEY] == {"code": "not_found", "message": text_of(missing)}
+    assert error_code(ok) is None and not (ok.meta or {}).get(ERROR_META_KEY)
+
+
+async def test_the_error_code_is_in_the_raw_json_rpc_answer_on_stdio(tmp_path: Path) -> None:
+    messages = [INITIALIZE, INITIALIZED, call_message(2, "statpath", {"path": "../outside"})]
+    by_id, _ = raw_stdio_exchange(tmp_path, messages)
+    reply = by_id[2]
+    assert reply["result"]["isError"] is True
+    assert reply["result"]["_meta"][ERROR_META_KEY]["code"] == "outside_roots"
+    assert "structuredContent" not in reply["result"]
 
 
 async def test_tools_enabled_and_disabled_select_by_name_group_and_glob(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@
 result model the output schema, plus title and annotations), and ``tools/call`` goes to
 ``Registry.call``. Results map onto MCP content: text → ``TextContent``, images →
 ``ImageContent``, files → an embedded ``BlobResourceContents``, the typed result →
-``structuredContent``; failures → ``isError`` results. An unknown tool name is a protocol error
-(-32602). This module and ``transports.py`` are the only ones that import ``mcp``.
+``structuredContent``; failures → ``isError`` results whose ``_meta`` carries the error's stable
+code (``ERROR_META_KEY``). An unknown tool name is a protocol error (-32602). This module and
+``transports.py`` are the only ones that import ``mcp``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ from mcp_localtools.tools import build_registry
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["SERVER_NAME", "build_server", "create_server", "instructions_for", "to_call_tool_result"]
+__all__ = [
+    "ERROR_META_KEY",
+    "SERVER_NAME",
+    "build_server",
+    "create_server",
+    "instructions_for",
+    "to_call_tool_result",
+]
 
 SERVER_NAME = "mcp-localtools"
 
@@ -59,12 +67,27 @@ def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResour
     return EmbeddedResource(type="resource", resource=blob)
 
 
+ERROR_META_KEY = "mcp-localtools/error"
+"""The ``_meta`` key of an error result: ``{"code": ..., "message": ...}``, the error's stable code
+(``errors.py``) and its message, for clients that act on failures without parsing prose.
+
+The code travels in ``_meta`` rather than ``structuredContent`` because clients built on the
+TypeScript SDK validate any ``structuredContent`` of a result, error or not, against the tool's
+output schema, and would turn the error into a protocol exception."""
+
+
 def to_call_tool_result(result: ToolResult) -> CallToolResult:
-    """Map a registry result onto an MCP ``CallToolResult``."""
+    """Map a registry result onto an MCP ``CallToolResult``: content items, ``structuredContent``
+    for a success, and for a failure ``isError`` with the code and message under
+    ``_meta[ERROR_META_KEY]``."""
+    meta = None
+    if result.error is not None:
+        meta = {ERROR_META_KEY: {"code": result.error.code, "message": result.error.message}}
     return CallToolResult(
         content=[_content_block(item) for item in result.content],
         structured_content=result.structured,
         is_error=result.is_error,
+        _meta=meta,
     )
 
 
