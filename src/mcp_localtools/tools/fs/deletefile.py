@@ -215,4 +215,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

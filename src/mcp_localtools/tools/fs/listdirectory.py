@@ -153,4 +153,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=ListDirectoryResult,
         handler=offload(partial(list_directory, paths=paths, limits=limits)),
         annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )
