@@ -116,7 +116,7 @@ def why_unsupported(*, dir_fd: bool = False, process_groups: bool = False) -> st
 
 # --- files -------------------------------------------------------------------------------------
 
-if sys.platform == "win32":
+if sys.platform == "win32":  # pragma: no cover - Windows
 
     def fchmod(fd: int, mode: int) -> None:
         """Nothing: Windows (before Python 3.13) has no ``fchmod`` and no POSIX permission bits;
@@ -147,7 +147,7 @@ else:
         return os.pread(fd, length, offset)
 
 
-if sys.platform == "darwin":
+if sys.platform == "darwin":  # pragma: no cover - macOS
     import fcntl
 
     def fd_path(fd: int) -> str | None:
@@ -177,7 +177,7 @@ else:
 # --- accounts ----------------------------------------------------------------------------------
 
 
-if sys.platform == "win32":
+if sys.platform == "win32":  # pragma: no cover - Windows
 
     def login_shell() -> str | None:
         """None: Windows has no account database with login shells."""
@@ -200,7 +200,7 @@ else:
 
 # --- processes ---------------------------------------------------------------------------------
 
-if sys.platform == "win32":
+if sys.platform == "win32":  # pragma: no cover - Windows
     SIGKILL: Final[int] = signal.SIGTERM
     """Windows has no SIGKILL; ``os.kill`` with SIGTERM terminates the process there."""
 
@@ -290,7 +290,7 @@ if sys.platform == "linux":
         a process's start time in ``/proc/<pid>/stat``."""
         return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
-else:
+else:  # pragma: no cover - not Linux
 
     def prctl(option: int, arg: int) -> int:
         """Raises ``OSError`` (``ENOSYS``): ``prctl`` is Linux only."""
