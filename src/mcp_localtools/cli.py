@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from mcp_localtools import compat
 from mcp_localtools._version import __version__
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError, UnknownToolError
@@ -305,14 +306,14 @@ def _token(ns: argparse.Namespace) -> int:
         raise ConfigError("say where to write the token: mcp-localtools token --file PATH")
     path = Path(target).expanduser().absolute()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if ns.force else os.O_EXCL)
+    flags = os.O_WRONLY | os.O_CREAT | compat.O_NOFOLLOW | (os.O_TRUNC if ns.force else os.O_EXCL)
     try:
         fd = os.open(path, flags, 0o600)
     except FileExistsError:
         raise ConfigError(f"{path} exists; pass --force to replace it") from None
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror}") from exc
-    os.fchmod(fd, 0o600)
+    compat.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(secrets.token_urlsafe(32) + "\n")  # 32 random bytes: 256 bits
     sys.stderr.write(

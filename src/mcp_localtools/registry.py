@@ -138,6 +138,8 @@ class ToolSpec(Generic[ArgsT]):
         handler: ``async (args, ctx) -> ToolResult``; raises ``ToolError`` for failures.
         annotations: MCP annotations.
         timeout_seconds: this tool's call timeout, when it differs from the registry default.
+        unsupported: why the tool cannot work on this platform (``compat.why_unsupported``), or
+            None when it can; ``build_registry`` leaves such a tool out and logs the reason.
     """
 
     name: str
@@ -149,6 +151,7 @@ class ToolSpec(Generic[ArgsT]):
     handler: Callable[[ArgsT, CallContext], Awaitable[ToolResult]]
     annotations: ToolAnnotations
     timeout_seconds: float | None = None
+    unsupported: str | None = None
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio.from_thread
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     AlreadyExists,
     from_os_error,
@@ -96,14 +97,17 @@ def write_atomic(
     tmp = temp_name(name)
     try:
         fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dir_fd
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW | compat.O_CLOEXEC,
+            0o666,
+            dir_fd=dir_fd,
         )
     except OSError as exc:
         raise from_os_error(exc, str(display)) from exc
     try:
         try:
             if mode is not None:
-                os.fchmod(fd, mode)
+                compat.fchmod(fd, mode)
             for piece in (data,) if isinstance(data, bytes) else data:
                 view = memoryview(piece)
                 while view:
@@ -153,7 +157,9 @@ def rename_noclobber(
             os.mkdir(dst_name, 0o700, dir_fd=dst_dir)
         else:
             os.close(
-                os.open(dst_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dst_dir)
+                os.open(
+                    dst_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW, 0o600, dir_fd=dst_dir
+                )
             )
     except FileExistsError:
         raise AlreadyExists(f"path already exists: {display}") from None

@@ -11,6 +11,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     AlreadyExists,
     FileSystemError,
@@ -39,11 +40,13 @@ class CopyStats:
 
 
 def _copy_file(src_dir: int, src_name: str, dst_dir: int, dst_name: str, info: os.stat_result) -> int:
-    src = os.open(src_name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=src_dir)
+    src = os.open(
+        src_name, os.O_RDONLY | compat.O_NOFOLLOW | compat.O_NONBLOCK | compat.O_CLOEXEC, dir_fd=src_dir
+    )
     try:
         dst = os.open(
             dst_name,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW | compat.O_CLOEXEC,
             0o600,
             dir_fd=dst_dir,
         )
@@ -54,7 +57,7 @@ def _copy_file(src_dir: int, src_name: str, dst_dir: int, dst_name: str, info: o
                 while view:
                     view = view[os.write(dst, view) :]
                 copied += len(chunk)
-            os.fchmod(dst, stat.S_IMODE(info.st_mode))
+            compat.fchmod(dst, stat.S_IMODE(info.st_mode))
             os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
             os.fsync(dst)
         finally:
@@ -93,16 +96,16 @@ def copy_entry(
     elif stat.S_ISDIR(info.st_mode):
         if depth >= _MAX_DEPTH:
             raise InvalidArguments(f"directory tree too deep to copy (over {_MAX_DEPTH} levels): {display}")
-        src = os.open(src_name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=src_dir)
+        src = os.open(src_name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=src_dir)
         try:
             os.mkdir(dst_name, 0o700, dir_fd=dst_dir)
-            dst = os.open(dst_name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dst_dir)
+            dst = os.open(dst_name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=dst_dir)
             try:
                 with os.scandir(src) as entries:
                     names = sorted(entry.name for entry in entries)
                 for name in names:
                     copy_entry(src, name, dst, name, stats, display=f"{display}/{name}", depth=depth + 1)
-                os.fchmod(dst, stat.S_IMODE(info.st_mode))
+                compat.fchmod(dst, stat.S_IMODE(info.st_mode))
                 os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
             finally:
                 os.close(dst)

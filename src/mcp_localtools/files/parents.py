@@ -13,6 +13,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     NotADirectory,
     NotFound,
@@ -40,7 +41,7 @@ MAX_NEW_PARENTS = 8
 """Most directories one call may create on the way to a file (decisions.md: WF-5 fixed)."""
 
 
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | compat.O_DIRECTORY | compat.O_CLOEXEC
 """Flags to open a directory to work inside it."""
 
 
@@ -126,7 +127,7 @@ def parent_dir(
                 except OSError as exc:
                     raise from_os_error(exc, str(probe)) from exc
                 try:
-                    fd = os.open(name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                    fd = os.open(name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
                         raise SymlinkRefused(f"{probe} became a symlink while it was being created") from exc
@@ -159,7 +160,7 @@ def ensure_subdir(dir_fd: int, name: str, display: Path | str) -> int:
     except OSError as exc:
         raise from_os_error(exc, str(display)) from exc
     try:
-        return os.open(name, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+        return os.open(name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SymlinkRefused(f"refusing to use {display}: it is a symlink") from exc
@@ -188,7 +189,9 @@ def read_entry(parent: ParentDir, *, max_bytes: int) -> tuple[bytes, os.stat_res
     """
     try:
         fd = os.open(
-            parent.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent.fd
+            parent.name,
+            os.O_RDONLY | compat.O_NOFOLLOW | compat.O_NONBLOCK | compat.O_CLOEXEC,
+            dir_fd=parent.fd,
         )
     except OSError as exc:
         raise from_os_error(exc, str(parent.path)) from exc

@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     NotADirectory,
     NotAFile,
@@ -76,7 +77,7 @@ def read_regular_file(
         OutsideAllowedRoots, SymlinkRefused: refused by the policy.
         FileSystemError: any other OS error.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    flags = os.O_RDONLY | compat.O_NONBLOCK | (0 if follow_symlinks else compat.O_NOFOLLOW)
     with paths.opened(resolved, flags) as fd:
         data, info = read_open_file(fd, resolved.path, max_bytes=max_bytes, head_only=head_only)
     return FileData(path=resolved.path, data=data, stat=info)
@@ -132,11 +133,10 @@ def stat_path(paths: PathPolicy, resolved: ResolvedPath, *, follow: bool) -> os.
         OutsideAllowedRoots, SymlinkRefused: refused by the policy.
         FileSystemError: any OS error other than "does not exist".
     """
-    o_path = getattr(os, "O_PATH", None)
     try:
-        if o_path is None:  # pragma: no cover - not Linux
+        if not compat.O_PATH:  # pragma: no cover - not Linux
             return os.stat(resolved.path) if follow else os.lstat(resolved.path)
-        flags = o_path | (0 if follow else os.O_NOFOLLOW)
+        flags = compat.O_PATH | (0 if follow else compat.O_NOFOLLOW)
         with paths.opened(resolved, flags) as fd:
             return os.fstat(fd)
     except (NotFound, NotADirectory):

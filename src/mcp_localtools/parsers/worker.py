@@ -67,25 +67,26 @@ class Refusal(Exception):
 def confine(memory_bytes: int, cpu_seconds: int) -> None:
     """Apply resource limits to this process; best effort where the OS refuses one (macOS has
     no working ``RLIMIT_AS``)."""
-    import resource
-    import signal
+    if sys.platform != "win32":  # Windows has no ``resource``: only the runner's timeout and kill apply
+        import resource
+        import signal
 
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write then fails with EFBIG instead of killing
-    wanted = [
-        (resource.RLIMIT_AS, memory_bytes, memory_bytes),
-        (resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1),  # SIGXCPU, then SIGKILL a second later
-        (resource.RLIMIT_FSIZE, 0, 0),
-        (resource.RLIMIT_CORE, 0, 0),
-        (resource.RLIMIT_NOFILE, 32, 32),
-    ]
-    for which, soft, hard in wanted:
-        try:
-            _, current_hard = resource.getrlimit(which)
-            if current_hard != resource.RLIM_INFINITY:
-                soft, hard = min(soft, current_hard), min(hard, current_hard)
-            resource.setrlimit(which, (soft, hard))
-        except (ValueError, OSError):
-            pass
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write then fails with EFBIG instead of killing
+        wanted = [
+            (resource.RLIMIT_AS, memory_bytes, memory_bytes),
+            (resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1),  # SIGXCPU, then SIGKILL a second later
+            (resource.RLIMIT_FSIZE, 0, 0),
+            (resource.RLIMIT_CORE, 0, 0),
+            (resource.RLIMIT_NOFILE, 32, 32),
+        ]
+        for which, soft, hard in wanted:
+            try:
+                _, current_hard = resource.getrlimit(which)
+                if current_hard != resource.RLIM_INFINITY:
+                    soft, hard = min(soft, current_hard), min(hard, current_hard)
+                resource.setrlimit(which, (soft, hard))
+            except (ValueError, OSError):
+                pass
 
 
 def private_stdout() -> io.BufferedWriter:

@@ -22,7 +22,6 @@ The policy is not an OS sandbox (POL-12): processes started by the exec tools ar
 
 from __future__ import annotations
 
-import fcntl
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -30,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_localtools import compat
 from mcp_localtools.config import PathsConfig
 from mcp_localtools.errors import (
     ConfigError,
@@ -42,7 +42,6 @@ from mcp_localtools.errors import (
 
 __all__ = ["PathPolicy", "ResolvedPath"]
 
-_F_GETPATH: int | None = getattr(fcntl, "F_GETPATH", None)  # macOS only
 _MACOS_ALIASES = ("/var", "/tmp", "/etc")  # noqa: S108 - symlinks to /private/... that POL-4 tolerates
 
 
@@ -78,19 +77,8 @@ def _normalise(path: Path) -> Path:
 
 def _fd_location(fd: int) -> Path | None:
     """The path of the object behind ``fd`` as the kernel sees it, or None where unknown."""
-    if _F_GETPATH is not None:  # pragma: no cover - macOS only
-        try:
-            raw = fcntl.fcntl(fd, _F_GETPATH, b"\0" * 1024)
-        except OSError:
-            return None
-        return Path(os.fsdecode(raw.split(b"\0", 1)[0]))
-    try:  # Linux (and anything else with a /proc/self/fd)
-        target = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:  # pragma: no cover - no /proc
-        return None
-    if target.endswith(" (deleted)"):
-        target = target[: -len(" (deleted)")]
-    return Path(target) if target.startswith("/") else None
+    location = compat.fd_path(fd)
+    return None if location is None else Path(location)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +269,8 @@ class PathPolicy:
     def open(self, resolved: ResolvedPath, flags: int, mode: int = 0o666) -> int:
         """Open ``resolved.path`` with ``os.open`` and verify the result (``verify_fd``).
 
-        ``O_CLOEXEC`` is always added, ``O_NOFOLLOW`` when ``block_symlinks`` is on.
+        ``O_CLOEXEC`` (and Windows' ``O_BINARY``) is always added, ``O_NOFOLLOW`` when
+        ``block_symlinks`` is on.
 
         Returns:
             An open file descriptor that the caller must close.
@@ -290,9 +279,9 @@ class PathPolicy:
             ToolError: the open failed (translated ``OSError``) or the opened object is outside
                 the roots.
         """
-        flags |= os.O_CLOEXEC
+        flags |= compat.O_CLOEXEC | compat.O_BINARY
         if self.block_symlinks:
-            flags |= os.O_NOFOLLOW
+            flags |= compat.O_NOFOLLOW
         try:
             fd = os.open(resolved.path, flags, mode)
         except OSError as exc:

@@ -19,6 +19,7 @@ import os
 import stat
 from dataclasses import dataclass
 
+from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.search.engine import WalkFilters
 
@@ -120,7 +121,9 @@ class RuleChain:
 
 def _read_lines(dir_fd: int, name: str) -> list[str] | None:
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        fd = os.open(
+            name, os.O_RDONLY | compat.O_NOFOLLOW | compat.O_NONBLOCK | compat.O_CLOEXEC, dir_fd=dir_fd
+        )
     except OSError:
         return None
     try:

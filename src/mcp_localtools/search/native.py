@@ -17,6 +17,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from mcp_localtools import compat
 from mcp_localtools.errors import NotAFile, TooLarge, ToolError, from_os_error
 from mcp_localtools.files.read import read_open_file
 from mcp_localtools.search.engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
@@ -28,7 +29,7 @@ __all__ = ["NativeEngine"]
 T = TypeVar("T")
 
 _PROGRESS_EVERY = 0.25  # seconds
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | compat.O_NOFOLLOW | compat.O_NONBLOCK | compat.O_CLOEXEC
 
 
 class _Reporter:
@@ -59,7 +60,7 @@ async def _in_thread(body: Callable[[threading.Event], T]) -> T:
 
 def _open_root(directory: Path) -> int:
     try:
-        return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(directory, os.O_RDONLY | compat.O_DIRECTORY | compat.O_CLOEXEC)
     except OSError as exc:
         raise from_os_error(exc, str(directory)) from exc
 

@@ -24,6 +24,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, ToolError
 from mcp_localtools.search.engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
 from mcp_localtools.search.line import LINE_WIDTH, Line
@@ -72,7 +73,7 @@ def version_ok(executable: str) -> bool:
 def find_ripgrep() -> str | None:
     """The ``rg`` to use: the one the ``ripgrep`` wheel installed next to this interpreter's
     scripts, else the first on ``PATH``; None when neither exists or is older than 14."""
-    name = "rg.exe" if os.name == "nt" else "rg"
+    name = "rg.exe" if compat.IS_WINDOWS else "rg"
     bundled = Path(sysconfig.get_path("scripts")) / name
     for candidate in (str(bundled) if bundled.is_file() else None, shutil.which("rg")):
         if candidate and os.access(candidate, os.X_OK) and version_ok(candidate):

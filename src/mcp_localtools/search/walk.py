@@ -12,13 +12,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from mcp_localtools import compat
 from mcp_localtools.files.entries import EntryType
 from mcp_localtools.search.engine import WalkFilters
 from mcp_localtools.search.ignore import Overrides, RuleChain, decide, read_rules
 
 __all__ = ["DIR_FLAGS", "WalkEntry", "Walker", "error_reason", "open_below"]
 
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | compat.O_DIRECTORY | compat.O_NOFOLLOW | compat.O_CLOEXEC
 """``os.open`` flags for a directory of the walk: never through a symlink."""
 
 

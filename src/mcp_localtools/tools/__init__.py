@@ -8,6 +8,7 @@ must not silently enable or disable nothing).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
@@ -21,6 +22,8 @@ from mcp_localtools.tools import fs, image, text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["GROUPS", "all_specs", "build_registry", "select_tools"]
+
+logger = logging.getLogger(__name__)
 
 GROUPS = (fs, text, exec_tools, image)
 """The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
@@ -70,7 +73,8 @@ def build_registry(
     environ: Mapping[str, str] | None = None,
     workspace: Workspace | None = None,
 ) -> Registry:
-    """A registry holding the tools ``config`` enables.
+    """A registry holding the tools ``config`` enables. A tool this platform cannot run
+    (``ToolSpec.unsupported``) is left out, with a warning in the log that says why.
 
     Args:
         config: the whole configuration.
@@ -85,7 +89,14 @@ def build_registry(
     """
     workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
     registry = Registry()
+    left_out: dict[str, list[str]] = {}
     for spec in select_tools(all_specs(workspace), config.tools):
-        if spec.group != "exec" or config.exec.enabled:
-            registry.register(spec)
+        if spec.group == "exec" and not config.exec.enabled:
+            continue
+        if spec.unsupported is not None:
+            left_out.setdefault(spec.unsupported, []).append(spec.name)
+            continue
+        registry.register(spec)
+    for reason, names in left_out.items():
+        logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry

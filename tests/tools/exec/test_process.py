@@ -209,6 +209,10 @@ def test_a_non_dumpable_server_keeps_same_user_commands_out_of_its_stdout_and_en
     with tempfile.TemporaryDirectory() as scratch:
         os.chmod(scratch, 0o755)
         shutil.copy(source, Path(scratch, "proctree.py"))
+        # It takes prctl from compat, which imports nothing else of the package.
+        Path(scratch, "mcp_localtools").mkdir()
+        Path(scratch, "mcp_localtools", "__init__.py").touch()
+        shutil.copy(source.parents[2] / "compat.py", Path(scratch, "mcp_localtools", "compat.py"))
         Path(scratch, "probe.py").write_text(_PROBE, encoding="utf-8")
         done = subprocess.run(
             [

@@ -18,7 +18,6 @@ reaches this module as a parameter; only ``cli.py`` reads ``os.environ``.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from mcp_localtools import compat
 from mcp_localtools.policy.execution import MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES
 from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
 from mcp_localtools.tools.exec._shells import Shell, auto_candidates, first_found
@@ -176,7 +176,7 @@ class CommandEnvironment:
         self._default_shell = default_shell
         self._runner = runner
         self._cwd = cwd
-        self._windows = sys.platform == "win32"
+        self._windows = compat.IS_WINDOWS
         self._host_filtered = filter_env(self._host_env, self._extra, windows=self._windows)
         self._defaults: BootstrapDefaults | None = None
         self._lock = anyio.Lock()

@@ -23,7 +23,6 @@ process cannot be started (the error text is its stderr, SC-12).
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import signal
 import subprocess
@@ -37,6 +36,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from mcp_localtools import compat
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
 from mcp_localtools.tools.exec._output import Captured, HeadTail
 from mcp_localtools.tools.exec._proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
@@ -154,7 +154,7 @@ class ProcessRunner:
                     logger.error("process %d survived SIGKILL; abandoning it", process.pid)
         code = process.returncode
         if code is None:  # pragma: no cover - see above
-            code = -signal.SIGKILL
+            code = -compat.SIGKILL
         return RunOutcome(
             exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
             timed_out=timed_out,
@@ -200,7 +200,7 @@ class ProcessRunner:
                         return
             with anyio.move_on_after(_KILL_WAIT_SECONDS):
                 while True:  # a process may fork while we kill: repeat until none is left
-                    run.signal(members, signal.SIGKILL)
+                    run.signal(members, compat.SIGKILL)
                     await run.process.wait()
                     members = await run.members()
                     if not members:
@@ -241,7 +241,7 @@ class _Run:
     def signal(self, members: list[ProcessInfo], signum: int) -> None:
         if self.process.returncode is None:  # the group id is still ours while the leader is unreaped
             try:
-                os.killpg(self.process.pid, signum)
+                compat.killpg(self.process.pid, signum)
             except (ProcessLookupError, PermissionError):
                 pass
         self.tree.signal(members, signum)

@@ -33,16 +33,14 @@ read its environment or memory, or ptrace it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
-import signal
-import sys
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from mcp_localtools import compat
 
 __all__ = ["RUN_MARKER", "ProcessInfo", "ProcessTree", "Sweep", "harden_server_process"]
 
@@ -87,13 +85,12 @@ def harden_server_process() -> bool:
     Returns:
         True when the subreaper is in place, so escaped descendants can be found.
     """
-    if not sys.platform.startswith("linux"):
+    if not compat.HAS_PRCTL:
         return False
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        subreaper = bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError) as exc:  # pragma: no cover - a libc without prctl
+        subreaper = bool(compat.prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0)
+        compat.prctl(_PR_SET_DUMPABLE, 0)
+    except OSError as exc:  # pragma: no cover - a libc without prctl
         logger.warning("cannot make the server a child subreaper (%s); escaped processes may survive", exc)
         return False
     if not subreaper:  # pragma: no cover - kernels before 3.4
@@ -140,15 +137,14 @@ class ProcessTree:
 
     def __init__(self) -> None:
         self.root = os.getpid()
-        self.available = sys.platform.startswith("linux") and Path(_PROC, "self").is_dir()
+        self.available = compat.HAS_PROCFS
         # The kernel's per-thread list of children (CONFIG_PROC_CHILDREN) lets a sweep visit only
         # this server's subtree (everything escaped is re-parented into it, the server being a
         # subreaper); without it every process on the machine is read.
         self._children_files = (
             self.available and Path(_PROC, "self", "task", str(self.root), "children").exists()
         )
-        self._session = os.getsid(0) if self.available else -1
-        self._ticks_per_second = os.sysconf("SC_CLK_TCK") if self.available else 100
+        self._session = compat.getsid(0) if self.available else -1
         self._leaders: set[int] = set()  # shells of runs in progress (asyncio waits for them)
         self._spawning = 0  # runs being started: a shell not yet in _leaders may exist
         self._orphans: dict[int, int] = {}  # pid -> start tick of a recorded orphan
@@ -157,7 +153,7 @@ class ProcessTree:
         """Now, in the unit of ``ProcessInfo.start`` (clock ticks since boot); 0 without ``/proc``."""
         if not self.available:
             return 0
-        return int(time.clock_gettime(time.CLOCK_BOOTTIME) * self._ticks_per_second)
+        return compat.boot_ticks()
 
     @contextlib.contextmanager
     def starting(self) -> Iterator[None]:
@@ -252,7 +248,7 @@ class ProcessTree:
             if info.state == "Z":
                 continue
             try:
-                fd = os.pidfd_open(info.pid)
+                fd = compat.pidfd_open(info.pid)
             except ProcessLookupError:
                 continue
             except OSError:  # pragma: no cover - no pidfd support: plain kill, same check
@@ -262,7 +258,7 @@ class ProcessTree:
                 if current is None or current.start != info.start:
                     continue  # exited, and the pid may belong to someone else now
                 if fd >= 0:
-                    signal.pidfd_send_signal(fd, signum)
+                    compat.pidfd_send_signal(fd, signum)
                 else:  # pragma: no cover
                     os.kill(info.pid, signum)
             except ProcessLookupError:
@@ -277,7 +273,7 @@ class ProcessTree:
         for info in processes:
             if info.ppid == self.root and info.pid != leader:
                 with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(info.pid, os.WNOHANG)
+                    compat.waitpid_nohang(info.pid)
 
     def orphans(self, strays: list[ProcessInfo], since: int) -> list[ProcessInfo]:
         """Record the processes among ``strays`` (a sweep's) that escaped a run started at tick
@@ -319,5 +315,5 @@ class ProcessTree:
                 and info.pid not in self._leaders
             ):
                 with contextlib.suppress(ChildProcessError, OSError):
-                    os.waitpid(info.pid, os.WNOHANG)
+                    compat.waitpid_nohang(info.pid)
                 del self._orphans[info.pid]

@@ -15,14 +15,13 @@ PowerShell ``-NoLogo -NonInteractive -NoProfile -Command <cmd>``; cmd ``/d /s /c
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
+from mcp_localtools import compat
 from mcp_localtools.config import ShellName
 from mcp_localtools.errors import NotFound
 from mcp_localtools.policy.scanner import Dialect
@@ -89,15 +88,12 @@ def find_shell(name: str, search_path: str | None) -> Shell | None:
 def account_shell() -> str | None:
     """The login shell of the account running the server (``getent passwd`` / Directory
     Services through NSS), or None."""
-    try:
-        return pwd.getpwuid(os.getuid()).pw_shell or None
-    except (KeyError, AttributeError):  # pragma: no cover - no passwd entry / Windows
-        return None
+    return compat.login_shell()
 
 
 def auto_candidates(env: Mapping[str, str], *, windows: bool | None = None) -> list[str]:
     """Shell names or paths to try for ``auto``, in order (SC-18), before any is looked up."""
-    if sys.platform == "win32" if windows is None else windows:  # pragma: no cover - Windows
+    if compat.IS_WINDOWS if windows is None else windows:  # pragma: no cover - Windows
         return list(_WINDOWS_ORDER)
     candidates: list[str] = []
     for path in (env.get("SHELL"), account_shell()):

@@ -28,6 +28,7 @@ import anyio
 import anyio.to_thread
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ScriptsConfig
 from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFound, UnsupportedContent
 from mcp_localtools.files.read import stat_path
@@ -245,4 +246,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=partial(run_script, group=group, scripts=scripts),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(1),
+        unsupported=compat.why_unsupported(process_groups=True),
     )

@@ -18,6 +18,7 @@ import anyio
 import anyio.to_thread
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
@@ -249,4 +250,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=partial(shell_command, group=group),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(policy.max_commands),
+        unsupported=compat.why_unsupported(process_groups=True),
     )

@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+from mcp_localtools import compat
 from mcp_localtools.errors import ToolError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.line import Line
@@ -106,7 +107,7 @@ class FileReader:
         if self._fd is None and not self._failed:
             try:
                 resolved = self._paths.resolve(self._path)
-                self._fd = self._paths.open(resolved, os.O_RDONLY | os.O_NONBLOCK)
+                self._fd = self._paths.open(resolved, os.O_RDONLY | compat.O_NONBLOCK)
             except ToolError:
                 self._failed = True
         if self._fd is None:
@@ -116,7 +117,7 @@ class FileReader:
         try:
             while size < limit:
                 want = min(_CHUNK, limit - size)
-                chunk = os.pread(self._fd, want, offset + size)
+                chunk = compat.pread(self._fd, want, offset + size)
                 newline = chunk.find(b"\n")
                 if newline >= 0:
                     chunks.append(chunk[:newline])

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 
@@ -47,7 +48,7 @@ def opened_root(paths: PathPolicy, given: str, *, field: str) -> Iterator[tuple[
         NotFound, NotADirectory, OutsideAllowedRoots, SymlinkRefused, FileSystemError.
     """
     resolved = paths.resolve(given, field=field)
-    with paths.opened(resolved, os.O_RDONLY | os.O_DIRECTORY) as fd:
+    with paths.opened(resolved, os.O_RDONLY | compat.O_DIRECTORY) as fd:
         text = given.strip()
         base = str(resolved.path) if Path(text).is_absolute() else os.path.normpath(text)
         prefix = "" if base == "." else base.rstrip("/") + "/"

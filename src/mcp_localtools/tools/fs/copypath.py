@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     AlreadyExists,
     NotAFile,
@@ -111,4 +112,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=CopyPathResult,
         handler=offload(partial(copy_path, paths=paths)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

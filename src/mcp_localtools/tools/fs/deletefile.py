@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     AlreadyExists,
     InvalidArguments,
@@ -102,7 +103,7 @@ def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path,
             info_name = f"{name}.trashinfo"
             try:  # the info file reserves the name, as the freedesktop spec does
                 info = os.open(
-                    info_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=info_fd
+                    info_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW, 0o600, dir_fd=info_fd
                 )
             except FileExistsError:
                 continue
@@ -214,4 +215,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

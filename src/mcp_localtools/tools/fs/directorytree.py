@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.files.entries import EntryType
 from mcp_localtools.offload import offload
@@ -212,4 +213,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=DirectoryTreeResult,
         handler=offload(partial(directory_tree, paths=paths, limits=limits)),
         annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

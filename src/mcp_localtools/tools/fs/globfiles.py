@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio.to_thread
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
@@ -226,4 +227,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=GlobFilesResult,
         handler=partial(glob_files, paths=paths, limits=limits, engine=engine),
         annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, from_os_error
 from mcp_localtools.files.entries import EntryType, entry_type, rfc3339
@@ -86,7 +87,7 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
     if args.pattern is not None:
         check_name_pattern(args.pattern)
     resolved = paths.resolve(args.path)
-    with paths.opened(resolved, os.O_RDONLY | os.O_DIRECTORY) as fd:
+    with paths.opened(resolved, os.O_RDONLY | compat.O_DIRECTORY) as fd:
         try:
             with os.scandir(fd) as scan:
                 found = sorted(
@@ -152,4 +153,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=ListDirectoryResult,
         handler=offload(partial(list_directory, paths=paths, limits=limits)),
         annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

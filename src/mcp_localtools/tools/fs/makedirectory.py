@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     NotADirectory,
     from_os_error,
@@ -85,4 +86,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=MakeDirectoryResult,
         handler=offload(partial(make_directory, paths=paths)),
         annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.errors import (
     NotFound,
 )
@@ -87,4 +88,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=MovePathResult,
         handler=offload(partial(move_path, paths=paths)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -17,6 +17,7 @@ import anyio
 import anyio.to_thread
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -396,4 +397,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=SearchFilesResult,
         handler=partial(search_files, paths=paths, limits=limits, engine=engine),
         annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

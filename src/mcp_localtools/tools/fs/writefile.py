@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import (
     AlreadyExists,
@@ -178,4 +179,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=WriteFileResult,
         handler=offload(partial(write_file, paths=paths, limits=limits, locks=locks)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
 from mcp_localtools.files.locks import FileLocks
@@ -183,4 +184,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=EditFileResult,
         handler=offload(partial(edit_file, paths=paths, limits=limits, locks=locks)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.files.locks import FileLocks
@@ -154,4 +155,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=InsertTextLinesResult,
         handler=offload(partial(insert_text_lines, paths=paths, limits=limits, locks=locks)),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )

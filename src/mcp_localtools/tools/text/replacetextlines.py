@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
@@ -96,4 +97,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             partial(replace_text_lines, paths=workspace.paths, limits=workspace.limits, locks=workspace.locks)
         ),
         annotations=DESTRUCTIVE,
+        unsupported=compat.why_unsupported(dir_fd=True),
     )
