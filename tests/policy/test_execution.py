@@ -1,4 +1,5 @@
-"""ExecutionPolicy: BL-1..BL-7 as tables of command strings, the config knobs, SC-6 env limits."""
+"""ExecutionPolicy: what the command scanner blocks and lets through, as tables of command strings;
+the config knobs; the limits on env overrides."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def refusal(command: str, dialect: str = "sh", policy: ExecutionPolicy = POLICY)
     return None
 
 
-# BL-4's examples first, then what the seed missed and this scanner catches.
+# Command words in every position the seed checked first, then what the seed missed and this scanner catches.
 BLOCKED_SH = [
     ("X=1 sudo ls", "sudo"),
     ("env -i FOO=bar sudo ls", "sudo"),
@@ -123,8 +124,8 @@ ALLOWED_SH = [
     "x=$(ls) y",
     "FOO='a b' make test",
     "cat <<'EOF' > notes.txt\nrm is mentioned here\nless too\nEOF",  # heredoc bodies are data
-    "python3 -c 'import os'",  # BL-7: interpreters are not looked into
-    "$CMD x",  # BL-7: a name computed at run time is not known (allowed unless deny_by_default)
+    "python3 -c 'import os'",  # interpreters are not looked into
+    "$CMD x",  # a name computed at run time is not known (allowed unless deny_by_default)
     "echo a;;echo b",
     "[[ -f x ]] && echo yes",
     "printf '%s\\n' rm sudo",

@@ -1,4 +1,5 @@
-"""PathPolicy: POL-1..POL-11 (seed-tools.md 1.2) and the path-escape security cases."""
+"""PathPolicy: roots, the base directory, path checks and symlink rules, and the path-escape security
+cases."""
 
 from __future__ import annotations
 

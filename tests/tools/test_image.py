@@ -1,4 +1,4 @@
-"""readimage through the SDK client: RI-1..RI-9 (seed-tools.md 5.1), formats, fitting, hostile images."""
+"""readimage through the SDK client: paths, formats, metadata, fitting, hostile images."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def huge_png() -> bytes:
     return make_large_png(10000, 10000)
 
 
-# --- RI-1 .. RI-4: paths ------------------------------------------------------------------------
+# --- paths: roots, missing files, directories, symlinks -------------------------------------------
 
 
 async def test_ri1_an_empty_path_is_an_invalid_path(client: Client) -> None:
@@ -124,7 +124,7 @@ async def test_ri4_a_dangling_symlink_is_refused_as_a_symlink(client: Client, tm
     assert f"refusing to operate on symlink file: {tmp_path / 'alias.png'}" in text_of(result)
 
 
-# --- RI-5 .. RI-8: metadata and bytes ------------------------------------------------------------
+# --- metadata and bytes ---------------------------------------------------------------------------
 
 
 def _sample(mode: str, size: tuple[int, int]) -> Image.Image:
@@ -264,7 +264,7 @@ async def test_ri8_a_1x1_png_reports_its_size_and_readfile_binary_gives_image_co
     assert [block.mime_type for block in images_of(binary)] == ["image/png"]
 
 
-# --- RI-9 fixed: images fitted to what clients accept --------------------------------------------
+# --- images fitted to what clients accept ---------------------------------------------------------
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The command environment: the allowlist and BootstrapDefaults (BD-1..BD-3)."""
+"""The command environment: the allowlist and BootstrapDefaults (the login shell's environment)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ async def test_bd1_bd2_the_login_environment_is_read_once_filtered_and_wins_over
     env = environment(host, tmp_path, base_env=["MY_TOOL"])
     first = await env.defaults()
     assert await env.defaults() is first
-    assert (home / "probes").read_text(encoding="utf-8") == "probed\n"  # BD-1: once per server
+    assert (home / "probes").read_text(encoding="utf-8") == "probed\n"  # once per server
     assert first.problem is None and first.shell is not None and first.shell.name == "bash"
     assert first.env["PATH"].startswith(f"{home}/tools/bin:")
     assert first.env["NVM_DIR"] == f"{home}/.nvm" and first.env["MY_TOOL"] == "login"

@@ -1,4 +1,4 @@
-"""runscript through the SDK client: RS-1..RS-10."""
+"""runscript through the SDK client: extensions and interpreters, quoting, the policy, env and exit codes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SessionStore: ids, sliding TTL (SS-2) and LRU eviction (SS-3), with a fake clock."""
+"""SessionStore: ids, sliding TTL and LRU eviction, with a fake clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""shellcommand through the SDK client: SC-1..SC-19, sessions SS-3/SS-4, stdin, timeouts, progress."""
+"""shellcommand through the SDK client: validation, the policy, sessions, stdin, timeouts, output capture,
+progress."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ async def test_sc19_a_command_reports_its_output_shell_path_and_directory(
     assert entry["stdout"] == "hello\n" and entry["stderr"] == "oops\n" and entry["exitCode"] == 0
     assert entry["command"] == "echo hello; echo oops >&2" and entry["timedOut"] is False
     assert entry["stdoutBytes"] == 6 and entry["stdoutTruncated"] is False
-    assert entry["workDir"] == str(tmp_path) == data["workDir"]  # SC-19
+    assert entry["workDir"] == str(tmp_path) == data["workDir"]  # the directory used, absolute
     assert os.path.isabs(entry["shellPath"]) and entry["shell"] in (
         "bash",
         "zsh",

@@ -1,4 +1,4 @@
-"""Shell selection (SC-17, SC-18) and invocation forms (SC-16), PowerShell and cmd included."""
+"""Shell selection (explicit and ``auto``) and invocation forms, PowerShell and cmd included."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""listdirectory through the SDK client: LD-1..LD-6 (seed-tools.md 2.5), details, maxEntries."""
+"""listdirectory through the SDK client: entries, glob patterns, details, maxEntries."""
 
 from __future__ import annotations
 

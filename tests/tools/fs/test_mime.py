@@ -1,4 +1,4 @@
-"""mimeforpath and mimeforextension through the SDK client: MP-1..MP-4, ME-1..ME-3."""
+"""mimeforpath and mimeforextension through the SDK client: the extension table, sniffing, symlinks."""
 
 from __future__ import annotations
 

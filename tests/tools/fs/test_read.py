@@ -1,4 +1,4 @@
-"""readfile through the SDK client: RF-1..RF-11 (seed-tools.md 2.1), line windows, PDFs, escapes."""
+"""readfile through the SDK client: text and binary modes, line windows, PDFs, escapes."""
 
 from __future__ import annotations
 

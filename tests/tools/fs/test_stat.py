@@ -1,4 +1,4 @@
-"""statpath through the SDK client: SP-1..SP-5 (seed-tools.md 2.6) plus type, mode and symlinks."""
+"""statpath through the SDK client: existence, size, type, mode and symlinks."""
 
 from __future__ import annotations
 

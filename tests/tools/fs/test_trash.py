@@ -1,5 +1,5 @@
-"""deletefile through the SDK client: DF-1..DF-8 (seed-tools.md 2.3), DF-9 fixed (.trashinfo),
-the freedesktop trash through send2trash, and roots that can never be deleted."""
+"""deletefile through the SDK client: what may be deleted, where it goes, name collisions,
+``.trashinfo`` entries, the freedesktop trash through send2trash, and roots that can never be deleted."""
 
 from __future__ import annotations
 

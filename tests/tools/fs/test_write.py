@@ -1,4 +1,4 @@
-"""writefile through the SDK client: WF-1..WF-11 (seed-tools.md 2.2) with the decisions.md fixes,
+"""writefile through the SDK client: encodings, overwrite, parents, atomic writes, modes,
 plus append, expectedSha256, hard links and byte-exact round trips."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""replacetextlines and deletetextlines through the SDK client: RP-1..RP-8 and DL-1..DL-5
-(seed-tools.md 4.5, 4.6) with the decisions.md fix of DL-4."""
+"""replacetextlines and deletetextlines through the SDK client: blocks with their context, counts,
+newline styles; deleting every line leaves an empty file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""findtext through the SDK client: FT-1..FT-8 (seed-tools.md 4.3) with the decisions.md fixes."""
+"""findtext through the SDK client: substring, regex and line blocks, context, limits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""inserttextlines through the SDK client: IT-1..IT-8 (seed-tools.md 4.4) plus the lineNumber position."""
+"""inserttextlines through the SDK client: start, end, anchors and the lineNumber position."""
 
 from __future__ import annotations
 

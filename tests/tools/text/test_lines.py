@@ -1,4 +1,5 @@
-"""The pure line model: TX-2..TX-6 (seed-tools.md 4.1) with the decisions.md fix of TX-3."""
+"""The pure line model: line endings kept byte for byte (a stray CR is text), normalised line arrays,
+trimmed block matching."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""readtextrange through the SDK client: RT-1..RT-8 (seed-tools.md 4.2), numeric ranges and paging."""
+"""readtextrange through the SDK client: marker blocks, numeric ranges and paging."""
 
 from __future__ import annotations
 

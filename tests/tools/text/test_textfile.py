@@ -1,4 +1,4 @@
-"""TX-1 and TX-7 for every text tool: what files they accept, symlinks, atomic writes that keep
+"""Every text tool: what files they accept, symlinks, atomic writes that keep
 the mode, and edits of one file that run in parallel without losing each other."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Both engines give identical results on the same generated trees (issue 3: the parity test)."""
+"""Both engines give identical results on the same generated trees."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""searchfiles through the SDK client, with both engines: SF-1..SF-10 (seed-tools.md 2.4), the
-decisions.md fixes and the output modes, filters and hostile trees of issue 3."""
+"""searchfiles through the SDK client, with both engines: the walk, display paths,
+path and content matches, the output modes, filters and hostile trees."""
 
 from __future__ import annotations
 
