@@ -14,14 +14,14 @@ from tests.helpers import config_for, connect, make_pdf, make_png, text_of
 pytestmark = pytest.mark.anyio
 
 
-async def test_mp1_a_known_extension_is_answered_without_the_file(client: Client, tmp_path: Path) -> None:
+async def test_a_known_extension_is_answered_without_the_file(client: Client, tmp_path: Path) -> None:
     data = (await client.call_tool("mimeforpath", {"path": "not-there.md"})).structured_content
     assert data["mimeType"] == "text/markdown; charset=utf-8"
     assert data["method"] == "extension" and data["mode"] == "text"
     assert data["extension"] == ".md" and data["normalizedExtension"] == ".md"
 
 
-async def test_mp2_an_unknown_extension_is_sniffed(client: Client, tmp_path: Path) -> None:
+async def test_an_unknown_extension_is_sniffed(client: Client, tmp_path: Path) -> None:
     (tmp_path / "image.dat").write_bytes(make_png())
     (tmp_path / "README").write_text("plain words\n", encoding="utf-8")
     (tmp_path / "doc.bin").write_bytes(make_pdf(["x"]))
@@ -33,9 +33,7 @@ async def test_mp2_an_unknown_extension_is_sniffed(client: Client, tmp_path: Pat
     assert pdf["mimeType"] == "application/pdf" and pdf["mode"] == "document"
 
 
-async def test_mp2_an_unknown_extension_needs_an_existing_regular_file(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_an_unknown_extension_needs_an_existing_regular_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.dat").mkdir()
     missing = await client.call_tool("mimeforpath", {"path": "nope.dat"})
     assert missing.is_error and "does not exist" in text_of(missing)
@@ -43,7 +41,7 @@ async def test_mp2_an_unknown_extension_needs_an_existing_regular_file(
     assert directory.is_error and "directory" in text_of(directory)
 
 
-async def test_mp2_a_fifo_is_refused_without_hanging_and_named(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_is_refused_without_hanging_and_named(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.dat")
     with anyio.fail_after(30):
         result = await client.call_tool("mimeforpath", {"path": "pipe.dat"})
@@ -51,19 +49,21 @@ async def test_mp2_a_fifo_is_refused_without_hanging_and_named(client: Client, t
     assert f"expected a regular file: {tmp_path / 'pipe.dat'} is a FIFO" in text_of(result)
 
 
-async def test_mp2_binary_noise_is_octet_stream(client: Client, tmp_path: Path) -> None:
+async def test_binary_noise_is_an_octet_stream(client: Client, tmp_path: Path) -> None:
     (tmp_path / "noise.qqq").write_bytes(bytes(range(256)))
     data = (await client.call_tool("mimeforpath", {"path": "noise.qqq"})).structured_content
     assert data["mimeType"] == "application/octet-stream" and data["mode"] == "default"
 
 
-async def test_mp3_base_mime_type_strips_parameters(client: Client) -> None:
+async def test_base_mime_type_strips_parameters(client: Client) -> None:
     data = (await client.call_tool("mimeforpath", {"path": "x.txt"})).structured_content
     assert data["mimeType"] == "text/plain; charset=utf-8"
     assert data["baseMIMEType"] == "text/plain"
 
 
-async def test_mp4_symlinks_blocked_outside_refused(tmp_path: Path) -> None:
+async def test_a_symlink_is_followed_unless_blocked_and_a_path_outside_the_roots_is_refused(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "real.dat").write_bytes(b"abc")
     (tmp_path / "link.dat").symlink_to("real.dat")
     async with connect(config_for(tmp_path)) as client:
@@ -77,12 +77,12 @@ async def test_mp4_symlinks_blocked_outside_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("given", ["", "   ", "."])
-async def test_me1_an_empty_extension_is_invalid(client: Client, given: str) -> None:
+async def test_an_empty_extension_is_invalid(client: Client, given: str) -> None:
     result = await client.call_tool("mimeforextension", {"extension": given})
     assert result.is_error and "invalid path" in text_of(result)
 
 
-async def test_me2_an_unknown_extension_is_not_an_error(client: Client) -> None:
+async def test_an_unknown_extension_is_not_an_error(client: Client) -> None:
     data = (await client.call_tool("mimeforextension", {"extension": "qqqzz"})).structured_content
     assert data == {
         "extension": "qqqzz",
@@ -104,7 +104,7 @@ async def test_me2_an_unknown_extension_is_not_an_error(client: Client) -> None:
         ("tiff", "image/tiff", "image"),
     ],
 )
-async def test_me3_known_extensions_map_to_their_type_and_mode(
+async def test_known_extensions_map_to_their_type_and_mode(
     client: Client, given: str, mime: str, mode: str
 ) -> None:
     data = (await client.call_tool("mimeforextension", {"extension": given})).structured_content

@@ -14,7 +14,7 @@ from tests.helpers import config_for, connect, text_of
 pytestmark = pytest.mark.anyio
 
 
-async def test_sp1_a_missing_path_is_not_an_error(client: Client, tmp_path: Path) -> None:
+async def test_a_missing_path_is_not_an_error(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("statpath", {"path": "nope/deeper.txt"})
     assert not result.is_error
     assert result.structured_content == {
@@ -24,7 +24,7 @@ async def test_sp1_a_missing_path_is_not_an_error(client: Client, tmp_path: Path
     }
 
 
-async def test_sp2_an_existing_file_reports_name_type_size_and_mtime(client: Client, tmp_path: Path) -> None:
+async def test_an_existing_file_reports_name_type_size_and_mtime(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("12345", encoding="utf-8")
     os.chmod(tmp_path / "a.txt", 0o640)
     data = (await client.call_tool("statpath", {"path": "a.txt"})).structured_content
@@ -34,7 +34,7 @@ async def test_sp2_an_existing_file_reports_name_type_size_and_mtime(client: Cli
     assert data["modTime"].endswith("Z")
 
 
-async def test_sp2_a_directory_reports_is_dir(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_reports_is_dir(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     data = (await client.call_tool("statpath", {"path": "d"})).structured_content
     assert data["isDir"] is True and data["type"] == "directory"
@@ -49,13 +49,13 @@ async def test_a_fifo_or_socket_is_type_other_and_stat_does_not_block(client: Cl
             assert data["exists"] is True and data["type"] == "other" and data["isDir"] is False, name
 
 
-async def test_sp3_an_empty_file_still_has_a_size(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_file_still_has_a_size(client: Client, tmp_path: Path) -> None:
     (tmp_path / "empty").touch()
     data = (await client.call_tool("statpath", {"path": "empty"})).structured_content
     assert data["sizeBytes"] == 0
 
 
-async def test_sp4_a_symlink_is_followed_and_described_when_allowed(client: Client, tmp_path: Path) -> None:
+async def test_a_symlink_is_followed_and_described_when_allowed(client: Client, tmp_path: Path) -> None:
     (tmp_path / "target.txt").write_text("abc", encoding="utf-8")
     (tmp_path / "link").symlink_to("target.txt")
     data = (await client.call_tool("statpath", {"path": "link"})).structured_content
@@ -63,15 +63,13 @@ async def test_sp4_a_symlink_is_followed_and_described_when_allowed(client: Clie
     assert data["type"] == "file" and data["sizeBytes"] == 3 and data["name"] == "link"
 
 
-async def test_sp4_a_dangling_symlink_inside_the_root_exists_as_a_symlink(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_dangling_symlink_inside_the_root_exists_as_a_symlink(client: Client, tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("gone.txt")
     data = (await client.call_tool("statpath", {"path": "link"})).structured_content
     assert data["exists"] is True and data["type"] == "symlink" and data["symlinkTarget"] == "gone.txt"
 
 
-async def test_sp4_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "target.txt").touch()
     (tmp_path / "link").symlink_to("target.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
@@ -79,7 +77,9 @@ async def test_sp4_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path
     assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
 
 
-async def test_sp5_an_empty_path_is_invalid_and_outside_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_path_is_invalid_and_a_path_outside_the_roots_is_refused(
+    client: Client, tmp_path: Path
+) -> None:
     empty = await client.call_tool("statpath", {"path": " "})
     assert empty.is_error and "invalid path" in text_of(empty)
     outside = await client.call_tool("statpath", {"path": "/etc/passwd"})

@@ -23,12 +23,12 @@ def trash_info(path: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines[1:])
 
 
-async def test_df1_a_missing_path_is_not_found(client: Client) -> None:
+async def test_a_missing_path_is_not_found(client: Client) -> None:
     result = await client.call_tool("deletefile", {"path": "nope.txt"})
     assert result.is_error and "does not exist" in text_of(result)
 
 
-async def test_df1_a_directory_needs_recursive(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_needs_recursive(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("deletefile", {"path": "d"})
     assert (
@@ -39,16 +39,14 @@ async def test_df1_a_directory_needs_recursive(client: Client, tmp_path: Path) -
     assert (tmp_path / "d").is_dir()
 
 
-async def test_df1_a_fifo_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_is_refused(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("deletefile", {"path": "pipe"})
     assert result.is_error and "refusing to delete non-regular file" in text_of(result)
     assert (tmp_path / "pipe").exists()
 
 
-async def test_df2_a_symlink_is_moved_itself_and_its_target_is_untouched(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_symlink_is_moved_itself_and_its_target_is_untouched(client: Client, tmp_path: Path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("outside", encoding="utf-8")
     try:
@@ -63,7 +61,7 @@ async def test_df2_a_symlink_is_moved_itself_and_its_target_is_untouched(
         outside.unlink()
 
 
-async def test_df2_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").touch()
     (tmp_path / "link").symlink_to("a.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
@@ -71,7 +69,7 @@ async def test_df2_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path
     assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
 
 
-async def test_df3_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside(
+async def test_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "sub").mkdir()
@@ -83,7 +81,7 @@ async def test_df3_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_out
     assert Path(data["trashedPath"]).read_text(encoding="utf-8") == "notes"
 
 
-def test_df3_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_the_roots(
+def test_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_the_roots(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -108,15 +106,13 @@ def test_df3_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_th
     assert unquote(trash_info(data["trashInfoPath"])["Path"]) == str(home / "project" / "old.txt")
 
 
-async def test_df4_an_explicit_trash_dir_is_created_relative_to_the_base(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_an_explicit_trash_dir_is_created_relative_to_the_base(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "bin/trash"})
     assert result.structured_content["trashedPath"] == str(tmp_path / "bin" / "trash" / "files" / "a.txt")
 
 
-async def test_df4_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays(
+async def test_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
@@ -126,14 +122,14 @@ async def test_df4_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "a"
 
 
-async def test_df4_a_trash_dir_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_trash_dir_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "/tmp"})
     assert result.is_error and "outside allowed roots" in text_of(result)
     assert (tmp_path / "a.txt").exists()
 
 
-async def test_df5_name_collisions_in_the_trash_get_unique_names(client: Client, tmp_path: Path) -> None:
+async def test_name_collisions_in_the_trash_get_unique_names(client: Client, tmp_path: Path) -> None:
     trashed = []
     for content in ("first", "second", "third"):
         (tmp_path / "same.txt").write_text(content, encoding="utf-8")
@@ -145,7 +141,7 @@ async def test_df5_name_collisions_in_the_trash_get_unique_names(client: Client,
     assert sorted(p.read_text(encoding="utf-8") for p in trashed) == ["first", "second", "third"]
 
 
-async def test_df7_across_devices_the_file_is_copied_then_removed(tmp_path: Path, other_device: Path) -> None:
+async def test_across_devices_the_file_is_copied_then_removed(tmp_path: Path, other_device: Path) -> None:
     (tmp_path / "a.txt").write_text("cross", encoding="utf-8")
     (tmp_path / "tree").mkdir()
     (tmp_path / "tree" / "x.txt").write_text("x", encoding="utf-8")
@@ -161,7 +157,7 @@ async def test_df7_across_devices_the_file_is_copied_then_removed(tmp_path: Path
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "tree").exists()
 
 
-async def test_df8_after_success_the_original_is_gone_and_the_trashed_path_exists(
+async def test_after_success_the_original_is_gone_and_the_trashed_path_exists(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
@@ -172,7 +168,7 @@ async def test_df8_after_success_the_original_is_gone_and_the_trashed_path_exist
     assert there.structured_content["exists"] is True
 
 
-async def test_df9_every_trash_entry_has_a_trashinfo_with_the_original_path(
+async def test_every_trash_entry_has_a_trashinfo_with_the_original_path(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "my file.txt").write_text("a", encoding="utf-8")

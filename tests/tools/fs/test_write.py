@@ -21,7 +21,7 @@ def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.iterdir() if p.name.endswith(".tmp")]
 
 
-async def test_wf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
+async def test_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "hi", "encoding": " Text "})
     assert not result.is_error and (tmp_path / "a.txt").read_text(encoding="utf-8") == "hi"
     bad = await client.call_tool("writefile", {"path": "b.txt", "content": "hi", "encoding": "utf16"})
@@ -29,14 +29,14 @@ async def test_wf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_
     assert not (tmp_path / "b.txt").exists()
 
 
-async def test_wf2_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "s.txt", "content": "bad \ud800 surrogate"})
     assert result.is_error
     assert "invalid arguments for writefile: content: holds a lone surrogate" in text_of(result)
     assert not (tmp_path / "s.txt").exists()
 
 
-async def test_wf3_binary_content_is_trimmed_base64_and_round_trips(client: Client, tmp_path: Path) -> None:
+async def test_binary_content_is_trimmed_base64_and_round_trips(client: Client, tmp_path: Path) -> None:
     payload = bytes(range(256)) * 5
     encoded = base64.b64encode(payload).decode()
     wrapped = "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
@@ -47,7 +47,7 @@ async def test_wf3_binary_content_is_trimmed_base64_and_round_trips(client: Clie
     assert (tmp_path / "b.bin").read_bytes() == payload
 
 
-async def test_wf3_invalid_base64_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_invalid_base64_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool(
         "writefile", {"path": "b.bin", "content": "not*base64!", "encoding": "binary"}
     )
@@ -55,7 +55,7 @@ async def test_wf3_invalid_base64_is_refused(client: Client, tmp_path: Path) -> 
     assert not (tmp_path / "b.bin").exists()
 
 
-async def test_wf3_content_over_the_write_cap_is_refused_before_decoding(tmp_path: Path) -> None:
+async def test_content_over_the_write_cap_is_refused_before_decoding(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path, limits={"max_write_bytes": 1000})) as client:
         binary = await client.call_tool(
             "writefile",
@@ -67,15 +67,13 @@ async def test_wf3_content_over_the_write_cap_is_refused_before_decoding(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf4_a_missing_parent_is_an_error_and_nothing_is_created(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_missing_parent_is_an_error_and_nothing_is_created(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "new/dir/a.txt", "content": "x"})
     assert result.is_error and "parent directory does not exist" in text_of(result)
     assert not (tmp_path / "new").exists()
 
 
-async def test_wf5_create_parents_makes_up_to_eight_directories(client: Client, tmp_path: Path) -> None:
+async def test_create_parents_makes_up_to_eight_directories(client: Client, tmp_path: Path) -> None:
     deep = "/".join(f"d{n}" for n in range(8)) + "/a.txt"
     result = await client.call_tool("writefile", {"path": deep, "content": "x", "createParents": True})
     assert not result.is_error
@@ -83,7 +81,7 @@ async def test_wf5_create_parents_makes_up_to_eight_directories(client: Client, 
     assert len(result.structured_content["createdDirectories"]) == 8
 
 
-async def test_wf5_more_than_eight_new_directories_is_refused_and_none_are_left(
+async def test_more_than_eight_new_directories_is_refused_and_none_are_left(
     client: Client, tmp_path: Path
 ) -> None:
     deep = "/".join(f"d{n}" for n in range(9)) + "/a.txt"
@@ -92,7 +90,7 @@ async def test_wf5_more_than_eight_new_directories_is_refused_and_none_are_left(
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf5_directories_created_for_a_failed_write_are_removed(client: Client, tmp_path: Path) -> None:
+async def test_directories_created_for_a_failed_write_are_removed(client: Client, tmp_path: Path) -> None:
     # expectedSha256 for a file that does not exist fails after the parents were made
     failing = await client.call_tool(
         "writefile",
@@ -102,13 +100,13 @@ async def test_wf5_directories_created_for_a_failed_write_are_removed(client: Cl
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf6_a_directory_destination_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_destination_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("writefile", {"path": "d", "content": "x", "overwrite": True})
     assert result.is_error and "path is a directory, not a file" in text_of(result)
 
 
-async def test_wf6_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
+async def test_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "target.txt").write_text("keep", encoding="utf-8")
@@ -119,13 +117,13 @@ async def test_wf6_a_symlink_destination_is_refused_even_when_symlinks_are_allow
     assert (tmp_path / "link.txt").is_symlink()
 
 
-async def test_wf6_a_fifo_destination_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_destination_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("writefile", {"path": "pipe", "content": "x", "overwrite": True})
     assert result.is_error and "FIFO" in text_of(result)
 
 
-async def test_wf7_an_existing_file_without_overwrite_is_refused_and_untouched(
+async def test_an_existing_file_without_overwrite_is_refused_and_untouched(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("keep", encoding="utf-8")
@@ -136,7 +134,7 @@ async def test_wf7_an_existing_file_without_overwrite_is_refused_and_untouched(
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "keep"
 
 
-async def test_wf8_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
+async def test_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("old", encoding="utf-8")
@@ -148,7 +146,7 @@ async def test_wf8_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
     assert leftovers(tmp_path) == []
 
 
-async def test_wf9_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old_mode(
+async def test_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old_mode(
     client: Client, tmp_path: Path
 ) -> None:
     umask = os.umask(0o022)
@@ -164,9 +162,7 @@ async def test_wf9_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old
     assert script.stat().st_mode & 0o777 == 0o750
 
 
-async def test_wf10_the_result_gives_the_absolute_path_bytes_and_sha256(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_the_result_gives_the_absolute_path_bytes_and_sha256(client: Client, tmp_path: Path) -> None:
     content = "héllo\n"
     result = await client.call_tool("writefile", {"path": "./sub/../a.txt", "content": content})
     data = result.structured_content
@@ -176,13 +172,13 @@ async def test_wf10_the_result_gives_the_absolute_path_bytes_and_sha256(
     assert data["created"] is True
 
 
-async def test_wf11_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "../escape.txt", "content": "x"})
     assert result.is_error and "outside allowed roots" in text_of(result)
     assert not (tmp_path.parent / "escape.txt").exists()
 
 
-async def test_wf11_a_symlinked_parent_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlinked_parent_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to("real")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:

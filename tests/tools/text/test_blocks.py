@@ -32,7 +32,7 @@ async def delete(client: Client, **arguments: Any) -> Any:
     return await client.call_tool("deletetextlines", {"path": "f.txt", **arguments})
 
 
-async def test_rp1_match_lines_and_replace_with_lines_are_required(client: Client, tmp_path: Path) -> None:
+async def test_match_lines_and_replace_with_lines_are_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     no_match = await replace(client, matchLines=[], replaceWithLines=["x"])
     assert no_match.is_error and "matchLines" in text_of(no_match)
@@ -43,37 +43,33 @@ async def test_rp1_match_lines_and_replace_with_lines_are_required(client: Clien
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
-async def test_rp1_an_empty_string_replacement_leaves_one_blank_line(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_string_replacement_leaves_one_blank_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\nb\nc\n", encoding="utf-8")
     await replace(client, matchLines=["b"], replaceWithLines=[""])
     assert (tmp_path / "f.txt").read_bytes() == b"a\n\nc\n"
 
 
-async def test_rp2_expected_replacements_below_one_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_expected_replacements_below_one_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await replace(client, matchLines=["a"], replaceWithLines=["b"], expectedReplacements=0)
     assert result.is_error and "expectedReplacements" in text_of(result)
 
 
-async def test_rp3_context_must_sit_directly_around_and_is_not_modified(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_context_must_sit_directly_around_and_is_not_modified(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("ctx\n\nt\nctx\nt\n", encoding="utf-8")
     result = await replace(client, matchLines=["t"], replaceWithLines=["T"], beforeLines=["  ctx"])
     assert result.structured_content["replacedAtLines"] == [5]
     assert (tmp_path / "f.txt").read_bytes() == b"ctx\n\nt\nctx\nT\n"
 
 
-async def test_rp4_overlapping_candidates_are_refused(client: Client, tmp_path: Path) -> None:
+async def test_overlapping_candidates_are_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
     result = await replace(client, matchLines=["x", "x"], replaceWithLines=["y"])
     assert result.is_error and "overlapping matches" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == b"x\nx\nx\n"
 
 
-async def test_rp5_a_count_mismatch_lists_the_lines_and_changes_nothing(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_count_mismatch_lists_the_lines_and_changes_nothing(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     before = (tmp_path / "f.txt").read_bytes()
     result = await replace(client, matchLines=["TODO: old"], replaceWithLines=["TODO: new"])
@@ -83,14 +79,14 @@ async def test_rp5_a_count_mismatch_lists_the_lines_and_changes_nothing(
     assert (tmp_path / "f.txt").read_bytes() == before
 
 
-async def test_rp5_no_match_shows_the_closest_region(client: Client, tmp_path: Path) -> None:
+async def test_no_match_shows_the_closest_region(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     result = await replace(client, matchLines=["TODO: olde"], replaceWithLines=["x"])
     assert result.is_error and "expected 1, found 0" in text_of(result)
     assert "closest region is line 3" in text_of(result)
 
 
-async def test_rp5_a_block_found_without_its_context_says_so(client: Client, tmp_path: Path) -> None:
+async def test_a_block_found_without_its_context_says_so(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     result = await replace(
         client, matchLines=["TODO: old"], replaceWithLines=["x"], afterLines=["<!-- C END -->"]
@@ -101,7 +97,7 @@ async def test_rp5_a_block_found_without_its_context_says_so(client: Client, tmp
     )
 
 
-async def test_rp5_a_block_found_hundreds_of_times_without_its_context_lists_200_and_says_more(
+async def test_a_block_found_hundreds_of_times_without_its_context_lists_200_and_says_more(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "f.txt").write_text("t\n" * 300, encoding="utf-8")
@@ -110,9 +106,7 @@ async def test_rp5_a_block_found_hundreds_of_times_without_its_context_lists_200
     assert ", 199, 200, and more, but not with the given beforeLines/afterLines" in text_of(result)
 
 
-async def test_rp6_all_matches_are_replaced_and_reported_by_original_line(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_all_matches_are_replaced_and_reported_by_original_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\na\nx\nb\nx\n", encoding="utf-8")
     result = await replace(client, matchLines=["x"], replaceWithLines=["y1", "y2"], expectedReplacements=3)
     data = result.structured_content
@@ -120,13 +114,13 @@ async def test_rp6_all_matches_are_replaced_and_reported_by_original_line(
     assert (tmp_path / "f.txt").read_bytes() == b"y1\ny2\na\ny1\ny2\nb\ny1\ny2\n"
 
 
-async def test_rp7_replacement_lines_are_verbatim_and_crlf_is_kept(client: Client, tmp_path: Path) -> None:
+async def test_replacement_lines_are_verbatim_and_crlf_is_kept(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"def f():\r\n    return 1\r\nend")
     await replace(client, matchLines=["return 1"], replaceWithLines=["\treturn  2 "])
     assert (tmp_path / "f.txt").read_bytes() == b"def f():\r\n\treturn  2 \r\nend"
 
 
-async def test_rp8_the_section_b_scenario_changes_only_section_b(client: Client, tmp_path: Path) -> None:
+async def test_the_section_b_scenario_changes_only_section_b(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     result = await replace(
         client,
@@ -141,13 +135,13 @@ async def test_rp8_the_section_b_scenario_changes_only_section_b(client: Client,
     )
 
 
-async def test_dl1_match_lines_is_required(client: Client, tmp_path: Path) -> None:
+async def test_match_lines_is_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await delete(client)
     assert result.is_error and "matchLines" in text_of(result)
 
 
-async def test_dl2_a_count_mismatch_changes_nothing(client: Client, tmp_path: Path) -> None:
+async def test_a_count_mismatch_changes_nothing(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\ny\nx\n", encoding="utf-8")
     result = await delete(client, matchLines=["x"])
     assert result.is_error and "delete match count mismatch: expected 1, found 2 (at lines 1, 3)" in text_of(
@@ -158,29 +152,29 @@ async def test_dl2_a_count_mismatch_changes_nothing(client: Client, tmp_path: Pa
     assert zero.is_error and "expectedDeletions" in text_of(zero)
 
 
-async def test_dl2_context_and_expected_deletions(client: Client, tmp_path: Path) -> None:
+async def test_context_and_expected_deletions_choose_the_blocks_deleted(
+    client: Client, tmp_path: Path
+) -> None:
     (tmp_path / "f.txt").write_text("A\nx\nB\nx\nA\nx\n", encoding="utf-8")
     result = await delete(client, matchLines=["x"], beforeLines=["A"], expectedDeletions=2)
     assert result.structured_content["deletedAtLines"] == [2, 6]
     assert (tmp_path / "f.txt").read_bytes() == b"A\nB\nx\nA\n"
 
 
-async def test_dl3_blocks_and_padded_lines_are_deleted_whole(client: Client, tmp_path: Path) -> None:
+async def test_blocks_and_padded_lines_are_deleted_whole(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("keep\n  one  \n\ttwo\nkeep\n", encoding="utf-8")
     result = await delete(client, matchLines=["one\ntwo"])
     assert result.structured_content["deletionsMade"] == 1
     assert (tmp_path / "f.txt").read_bytes() == b"keep\nkeep\n"
 
 
-async def test_dl4_deleting_every_line_leaves_an_empty_file(client: Client, tmp_path: Path) -> None:
+async def test_deleting_every_line_leaves_an_empty_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\nb\n", encoding="utf-8")
     await delete(client, matchLines=["a", "b"])
     assert (tmp_path / "f.txt").read_bytes() == b""
 
 
-async def test_dl5_crlf_is_kept_and_lines_are_reported_as_before_the_edit(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_crlf_is_kept_and_lines_are_reported_as_before_the_edit(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\r\nx\r\nb\r\nx\r\n")
     result = await delete(client, matchLines=["x"], expectedDeletions=2)
     assert result.structured_content["deletedAtLines"] == [2, 4]

@@ -17,14 +17,16 @@ async def insert(client: Client, **arguments: Any) -> Any:
     return await client.call_tool("inserttextlines", {"path": "f.txt", **arguments})
 
 
-async def test_it1_lines_to_insert_is_required(client: Client, tmp_path: Path) -> None:
+async def test_lines_to_insert_is_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await insert(client, linesToInsert=[])
     assert result.is_error and "linesToInsert is required" in text_of(result)
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
-async def test_it2_start_and_end(client: Client, tmp_path: Path) -> None:
+async def test_start_inserts_before_line_one_and_end_appends_after_the_last(
+    client: Client, tmp_path: Path
+) -> None:
     (tmp_path / "f.txt").write_text("a\nb\n", encoding="utf-8")
     start = await insert(client, position="START", linesToInsert=["0"])
     assert start.structured_content["insertedAtLine"] == 1
@@ -33,20 +35,20 @@ async def test_it2_start_and_end(client: Client, tmp_path: Path) -> None:
     assert (tmp_path / "f.txt").read_bytes() == b"0\na\nb\nc\n"
 
 
-async def test_it2_end_keeps_a_missing_final_newline(client: Client, tmp_path: Path) -> None:
+async def test_end_keeps_a_missing_final_newline(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\nb")
     await insert(client, linesToInsert=["c", "d"])
     assert (tmp_path / "f.txt").read_bytes() == b"a\nb\nc\nd"
 
 
-async def test_it2_inserting_into_an_empty_file_adds_no_final_newline(client: Client, tmp_path: Path) -> None:
+async def test_inserting_into_an_empty_file_adds_no_final_newline(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"")
     result = await insert(client, linesToInsert=["x", "y"])
     assert result.structured_content["insertedAtLine"] == 1
     assert (tmp_path / "f.txt").read_bytes() == b"x\ny"
 
 
-async def test_it3_an_anchor_with_start_or_end_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_an_anchor_with_start_or_end_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     for position in ({}, {"position": "start"}):
         result = await insert(client, linesToInsert=["x"], anchorMatchLines=["a"], **position)
@@ -54,7 +56,7 @@ async def test_it3_an_anchor_with_start_or_end_is_refused(client: Client, tmp_pa
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
-async def test_it4_an_anchor_position_without_an_anchor_names_the_position(
+async def test_an_anchor_position_without_an_anchor_names_the_position(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
@@ -62,7 +64,7 @@ async def test_it4_an_anchor_position_without_an_anchor_names_the_position(
     assert result.is_error and "afterAnchor needs anchorMatchLines" in text_of(result)
 
 
-async def test_it4_the_anchor_must_match_exactly_once(client: Client, tmp_path: Path) -> None:
+async def test_the_anchor_must_match_exactly_once(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\nb\na\n", encoding="utf-8")
     missing = await insert(client, position="afterAnchor", anchorMatchLines=["zzz"], linesToInsert=["x"])
     assert missing.is_error and "no match found for anchorMatchLines" in text_of(missing)
@@ -74,7 +76,7 @@ async def test_it4_the_anchor_must_match_exactly_once(client: Client, tmp_path: 
     assert (tmp_path / "f.txt").read_bytes() == b"a\nb\na\n"
 
 
-async def test_it5_it6_before_and_after_an_anchor_block(client: Client, tmp_path: Path) -> None:
+async def test_before_and_after_an_anchor_block(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("h\n  <a>\n  </a>\nt\n", encoding="utf-8")
     after = await insert(
         client, position="afteranchor", anchorMatchLines=["<a>", "</a>"], linesToInsert=["  new"]
@@ -88,13 +90,13 @@ async def test_it5_it6_before_and_after_an_anchor_block(client: Client, tmp_path
     assert (tmp_path / "f.txt").read_bytes() == b"h\ntop\n  <a>\n  </a>\n  new\nt\n"
 
 
-async def test_it7_an_unknown_position_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_an_unknown_position_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await insert(client, position="middle", linesToInsert=["x"])
     assert result.is_error and "position" in text_of(result)
 
 
-async def test_it8_lines_are_verbatim_and_a_crlf_file_stays_crlf(client: Client, tmp_path: Path) -> None:
+async def test_lines_are_verbatim_and_a_crlf_file_stays_crlf(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\r\nb\r\n")
     await insert(client, position="afterAnchor", anchorMatchLines=["a"], linesToInsert=["  x\ty  ", "z\nw"])
     assert (tmp_path / "f.txt").read_bytes() == b"a\r\n  x\ty  \r\nz\r\nw\r\nb\r\n"

@@ -30,7 +30,7 @@ ALL = EDITS + READS
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_a_file_that_is_not_utf8_is_refused_and_untouched(
+async def test_a_file_that_is_not_utf8_is_refused_and_untouched(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\n\xff\xfe\n")
@@ -40,7 +40,7 @@ async def test_tx1_a_file_that_is_not_utf8_is_refused_and_untouched(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_missing_files_and_directories_are_refused(
+async def test_missing_files_and_directories_are_refused(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     missing = await client.call_tool(tool, {"path": "nope.txt", **arguments})
@@ -51,7 +51,7 @@ async def test_tx1_missing_files_and_directories_are_refused(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_a_file_over_the_read_cap_is_refused(
+async def test_a_file_over_the_read_cap_is_refused(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_text("a\n" * 600, encoding="utf-8")
@@ -61,7 +61,7 @@ async def test_tx1_a_file_over_the_read_cap_is_refused(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_paths_outside_the_roots_are_refused(
+async def test_paths_outside_the_roots_are_refused(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     root = tmp_path / "root"
@@ -74,7 +74,7 @@ async def test_tx1_paths_outside_the_roots_are_refused(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), EDITS)
-async def test_tx1_editing_tools_never_write_through_a_symlink(
+async def test_editing_tools_never_write_through_a_symlink(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
@@ -88,7 +88,7 @@ async def test_tx1_editing_tools_never_write_through_a_symlink(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), READS)
-async def test_tx1_read_only_tools_follow_a_symlinked_file(
+async def test_read_only_tools_follow_a_symlinked_file(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
@@ -98,7 +98,7 @@ async def test_tx1_read_only_tools_follow_a_symlinked_file(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_block_symlinks_refuses_even_read_only_tools(
+async def test_block_symlinks_refuses_even_read_only_tools(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
@@ -109,7 +109,7 @@ async def test_tx1_block_symlinks_refuses_even_read_only_tools(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), EDITS)
-async def test_tx7_edits_are_atomic_and_keep_the_mode(
+async def test_edits_are_atomic_and_keep_the_mode(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_text("a\nz\n", encoding="utf-8")
