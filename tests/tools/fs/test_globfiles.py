@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,16 @@ import pytest
 from mcp import Client
 
 from tests.helpers import text_of
-from tests.tools.fs.search.conftest import Connect
+from tests.tools.fs.conftest import Connect
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def client(connect_search: Connect) -> AsyncIterator[Client]:
+    """A search client rooted in ``tmp_path``, once per engine."""
+    async with connect_search() as connected:
+        yield connected
 
 
 async def glob(client: Client, pattern: str, **args: Any) -> Any:

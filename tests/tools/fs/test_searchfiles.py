@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,17 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.line import LINE_WIDTH, Line
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
 from tests.helpers import text_of
-from tests.tools.fs.search.conftest import Connect
-from tests.tools.fs.search.unprivileged import run_unprivileged_searches
+from tests.tools.fs.conftest import Connect
+from tests.tools.fs.unprivileged import run_unprivileged_searches
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def client(connect_search: Connect) -> AsyncIterator[Client]:
+    """A search client rooted in ``tmp_path``, once per engine."""
+    async with connect_search() as connected:
+        yield connected
 
 
 async def search(client: Client, pattern: str, **args: Any) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,6 @@ async def tree_of(client: Client, **args: Any) -> Any:
     result = await client.call_tool("directorytree", args)
     assert not result.is_error, text_of(result)
     return result
-
-
-@pytest.fixture
-async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    """The default server (the tree does not depend on the search engine)."""
-    async with connect(config_for(tmp_path)) as connected:
-        yield connected
 
 
 @pytest.fixture
