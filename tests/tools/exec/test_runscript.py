@@ -13,7 +13,7 @@ from mcp_localtools.config import ScriptsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.tools.exec._shells import Shell
 from mcp_localtools.tools.exec.runscript import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
-from tests.helpers import text_of
+from tests.helpers import error_code, text_of
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -39,9 +39,9 @@ async def test_a_script_runs_in_its_work_dir_with_args_and_env(shell: Client, tm
 
 async def test_a_blank_path_or_a_bad_work_dir_is_an_error(shell: Client) -> None:
     blank = await shell.call_tool("runscript", {"path": "  "})
-    assert blank.is_error and "path is required" in text_of(blank)
+    assert error_code(blank) == "invalid_arguments" and "path is required" in text_of(blank)
     outside = await shell.call_tool("runscript", {"path": "x.sh", "workDir": "/etc"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
 async def test_the_script_must_be_a_regular_file_inside_the_roots(shell: Client, tmp_path: Path) -> None:
@@ -50,14 +50,14 @@ async def test_the_script_must_be_a_regular_file_inside_the_roots(shell: Client,
     outside.write_text("echo escaped\n", encoding="utf-8")
     (tmp_path / "link.sh").symlink_to(outside)
     try:
-        for path, needle in [
-            ("dir.sh", "not a regular file"),
-            ("missing.sh", "does not exist"),
-            ("link.sh", "outside allowed roots"),
-            ("/etc/profile", "outside allowed roots"),
+        for path, code in [
+            ("dir.sh", "not_a_file"),
+            ("missing.sh", "not_found"),
+            ("link.sh", "outside_roots"),
+            ("/etc/profile", "outside_roots"),
         ]:
             result = await shell.call_tool("runscript", {"path": path})
-            assert result.is_error and needle in text_of(result), path
+            assert error_code(result) == code, (path, text_of(result))
     finally:
         outside.unlink()
 
@@ -68,11 +68,13 @@ async def test_extensions_must_be_allowed_and_mapped(tmp_path: Path) -> None:
     async with exec_client(tmp_path) as client:
         ruby = await client.call_tool("runscript", {"path": "x.rb"})
         upper = await call(client, path="x.SH")
-    assert ruby.is_error and 'script extension ".rb" is not allowed' in text_of(ruby)
+    assert error_code(ruby) == "unsupported_content"
+    assert 'script extension ".rb" is not allowed' in text_of(ruby)
     assert upper["stdout"] == "upper\n"  # case-insensitive
     async with exec_client(tmp_path, exec={"scripts": {"allowed_extensions": ["rb"]}}) as client:
         unmapped = await client.call_tool("runscript", {"path": "x.rb"})
-    assert unmapped.is_error and 'no interpreter mapping for extension ".rb"' in text_of(unmapped)
+    assert error_code(unmapped) == "unsupported_content"
+    assert 'no interpreter mapping for extension ".rb"' in text_of(unmapped)
 
 
 async def test_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None:
@@ -84,7 +86,7 @@ async def test_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None
         ({"env": {"": "x"}}, 'env "": the name is empty'),
     ]:
         result = await shell.call_tool("runscript", {"path": "a.sh", **arguments})
-        assert result.is_error and needle in text_of(result), needle
+        assert error_code(result) == "invalid_arguments" and needle in text_of(result), needle
 
 
 async def test_arguments_pass_through_exactly_and_the_command_is_quoted(
@@ -137,7 +139,8 @@ async def test_a_powershell_script_is_checked_as_powershell_and_run_with_command
     line = f"& '{tmp_path / 'ok.ps1'}' 'it''s'"
     assert ran["command"] == line and ran["interpreter"] == str(fake)
     assert ran["stdout"] == f"-NoLogo\n-NonInteractive\n-NoProfile\n-Command\n{line}\n"
-    assert refused.is_error and text_of(refused).startswith("command not allowed: other.ps1")
+    assert error_code(refused) == "command_refused"
+    assert text_of(refused).startswith("command not allowed: other.ps1")
 
 
 async def test_the_constructed_command_goes_through_the_policy(tmp_path: Path) -> None:
@@ -148,11 +151,12 @@ async def test_the_constructed_command_goes_through_the_policy(tmp_path: Path) -
     ) as client:
         shell_script = await client.call_tool("runscript", {"path": "a.sh"})
         python = await client.call_tool("runscript", {"path": "a.py"})
-    assert shell_script.is_error and text_of(shell_script).startswith("command not allowed: sh")
+    assert error_code(shell_script) == "command_refused"
+    assert text_of(shell_script).startswith("command not allowed: sh")
     assert not python.is_error and python.structured_content["stdout"] == "ok\n"  # type: ignore[index]
     async with exec_client(tmp_path, exec={"max_command_length": 20}) as client:
         long = await client.call_tool("runscript", {"path": "a.sh", "args": ["x" * 30]})
-    assert long.is_error and "constructed command too long" in text_of(long)
+    assert error_code(long) == "too_large" and "constructed command too long" in text_of(long)
 
 
 async def test_the_env_is_the_allowlisted_base_then_the_call(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools import build_registry
 from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
-from tests.helpers import config_for, text_of
+from tests.helpers import config_for, error_code, text_of
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -58,18 +58,18 @@ async def test_blank_commands_are_dropped_and_none_left_is_an_error(shell: Clien
     data = await run(shell, "  ", "echo one", "")
     assert [entry["command"] for entry in data["results"]] == ["echo one"]
     result = await shell.call_tool("shellcommand", {"commands": ["   ", "\n"]})
-    assert result.is_error and "commands is required" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "commands is required" in text_of(result)
 
 
 async def test_more_commands_than_the_maximum_is_an_error(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_commands": 2}) as client:
         result = await client.call_tool("shellcommand", {"commands": ["true", "true", "true"]})
-    assert result.is_error and "too many commands: 3 (max 2)" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "too many commands: 3 (max 2)" in text_of(result)
 
 
 async def test_an_unknown_session_is_an_error(shell: Client) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["true"], "sessionID": "sess_" + "0" * 32})
-    assert result.is_error and "unknown sessionID: sess_" in text_of(result)
+    assert error_code(result) == "not_found" and "unknown sessionID: sess_" in text_of(result)
 
 
 async def test_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp_path: Path) -> None:
@@ -82,7 +82,8 @@ async def test_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp_pat
         and len(group.sessions) == 1
     )
     refused = await registry.call("shellcommand", {"commands": ["rm -rf x"]})
-    assert refused.is_error and len(group.sessions) == 1
+    assert refused.error is not None and refused.error.code == "command_refused"
+    assert len(group.sessions) == 1
 
 
 async def test_work_dir_beats_the_sessions_which_beats_the_base_and_must_be_a_directory_inside(
@@ -96,18 +97,18 @@ async def test_work_dir_beats_the_sessions_which_beats_the_base_and_must_be_a_di
     assert again["workDir"] == str(tmp_path / "sub")
     fresh = await run(shell, "pwd")  # no session: the base directory
     assert fresh["workDir"] == str(tmp_path)
-    for work_dir, needle in [
-        ("/etc", "outside allowed roots"),
-        ("missing", "does not exist"),
-        ("file.txt", "not a directory"),
+    for work_dir, code in [
+        ("/etc", "outside_roots"),
+        ("missing", "not_found"),
+        ("file.txt", "not_a_directory"),
     ]:
         result = await shell.call_tool("shellcommand", {"commands": ["pwd"], "workDir": work_dir})
-        assert result.is_error and needle in text_of(result), work_dir
+        assert error_code(result) == code, (work_dir, text_of(result))
 
 
 async def test_invalid_env_is_refused_before_anything_runs(shell: Client, tmp_path: Path) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["touch ran"], "env": {"A=B": "x"}})
-    assert result.is_error and "env 'A=B'" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "env 'A=B'" in text_of(result)
     assert not (tmp_path / "ran").exists()
 
 
@@ -139,7 +140,7 @@ async def test_the_least_recently_used_session_is_evicted(tmp_path: Path) -> Non
         await run(client, "true")
         await run(client, "true")
         result = await client.call_tool("shellcommand", {"commands": ["true"], "sessionID": first})
-    assert result.is_error and f"unknown sessionID: {first}" in text_of(result)
+    assert error_code(result) == "not_found" and f"unknown sessionID: {first}" in text_of(result)
 
 
 async def test_cd_and_export_do_not_carry_over_between_commands(shell: Client, tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ async def test_cd_and_export_do_not_carry_over_between_commands(shell: Client, t
 
 async def test_a_refused_later_command_keeps_the_earlier_results(shell: Client, tmp_path: Path) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["echo first", "rm -rf /", "echo never"]})
-    assert result.is_error
+    assert error_code(result) == "command_refused"
     data = result.structured_content
     assert data is not None
     first, refused = data["results"]
@@ -164,7 +165,7 @@ async def test_a_refused_later_command_keeps_the_earlier_results(shell: Client, 
 
 async def test_a_refused_first_command_is_a_plain_policy_error(shell: Client) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["sudo ls"]})
-    assert result.is_error and result.structured_content is None
+    assert error_code(result) == "command_refused" and result.structured_content is None
     assert text_of(result).startswith("blocked command: sudo")
 
 
@@ -172,8 +173,8 @@ async def test_over_long_and_nul_commands_are_refused(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_command_length": 10}) as client:
         long = await client.call_tool("shellcommand", {"commands": ["echo 12345678"]})
         nul = await client.call_tool("shellcommand", {"commands": ["echo a\x00b"]})
-    assert long.is_error and "commands[0] too long (13 bytes; max 10)" in text_of(long)
-    assert nul.is_error and "commands[0] contains NUL byte" in text_of(nul)
+    assert error_code(long) == "too_large" and "commands[0] too long (13 bytes; max 10)" in text_of(long)
+    assert error_code(nul) == "invalid_arguments" and "commands[0] contains NUL byte" in text_of(nul)
 
 
 async def test_by_default_a_failure_stops_the_call_and_execute_parallel_goes_on(shell: Client) -> None:
@@ -250,9 +251,10 @@ async def test_explicit_shells_run_or_are_named_when_missing(shell: Client) -> N
     data = await run(shell, "echo $0", shell="sh")
     assert data["results"][0]["shell"] == "sh" and data["results"][0]["stdout"].strip().endswith("sh")
     result = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "cmd"})
-    assert result.is_error and "cmd requested but not found" in text_of(result)
+    assert error_code(result) == "not_found" and "cmd requested but not found" in text_of(result)
     invalid = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "tcsh"})
-    assert invalid.is_error and text_of(invalid) == (
+    assert error_code(invalid) == "invalid_arguments"
+    assert text_of(invalid) == (
         "invalid arguments for shellcommand: shell: Input should be 'auto', 'bash', 'zsh', 'sh', "
         "'dash', 'ksh', 'fish', 'pwsh', 'powershell' or 'cmd'"
     )
@@ -269,7 +271,8 @@ async def test_deny_by_default_is_enforced_through_the_tool(tmp_path: Path) -> N
         allowed = await client.call_tool("shellcommand", {"commands": ["ls && echo ok"]})
         refused = await client.call_tool("shellcommand", {"commands": ["cat /etc/hostname"]})
     assert not allowed.is_error
-    assert refused.is_error and text_of(refused).startswith("command not allowed: cat")
+    assert error_code(refused) == "command_refused"
+    assert text_of(refused).startswith("command not allowed: cat")
 
 
 async def test_progress_notifications_carry_the_output_lines_in_order(shell: Client) -> None:

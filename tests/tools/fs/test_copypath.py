@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,7 @@ async def test_copypath_of_a_directory_needs_recursive_and_keeps_symlinks(
     (tmp_path / "src" / "link").symlink_to("sub/f.txt")
     os.mkfifo(tmp_path / "src" / "pipe")
     refused = await client.call_tool("copypath", {"source": "src", "destination": "dst"})
-    assert refused.is_error and "recursive=true" in text_of(refused)
+    assert error_code(refused) == "not_a_file" and "recursive=true" in text_of(refused)
     result = await client.call_tool("copypath", {"source": "src", "destination": "dst", "recursive": True})
     assert (tmp_path / "dst" / "sub" / "f.txt").read_text(encoding="utf-8") == "f"
     assert os.readlink(tmp_path / "dst" / "link") == "sub/f.txt"
@@ -47,7 +47,7 @@ async def test_copypath_refuses_an_existing_destination_unless_overwrite(
     (tmp_path / "a").write_text("a", encoding="utf-8")
     (tmp_path / "b").write_text("b", encoding="utf-8")
     refused = await client.call_tool("copypath", {"source": "a", "destination": "b"})
-    assert refused.is_error and (tmp_path / "b").read_text(encoding="utf-8") == "b"
+    assert error_code(refused) == "already_exists" and (tmp_path / "b").read_text(encoding="utf-8") == "b"
     done = await client.call_tool("copypath", {"source": "a", "destination": "b", "overwrite": True})
     assert done.structured_content["replaced"] is True and (tmp_path / "b").read_text(encoding="utf-8") == "a"
 
@@ -58,19 +58,19 @@ async def test_copypath_never_merges_directories(client: Client, tmp_path: Path)
     result = await client.call_tool(
         "copypath", {"source": "a", "destination": "b", "recursive": True, "overwrite": True}
     )
-    assert result.is_error and "does not merge" in text_of(result)
+    assert error_code(result) == "already_exists" and "does not merge" in text_of(result)
 
 
 async def test_copypath_refuses_to_copy_into_itself(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     result = await client.call_tool("copypath", {"source": "a", "destination": "a/copy", "recursive": True})
-    assert result.is_error and "into itself" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "into itself" in text_of(result)
 
 
 async def test_copypath_of_a_symlink_to_outside_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("/etc/hostname")
     result = await client.call_tool("copypath", {"source": "link", "destination": "stolen"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert not (tmp_path / "stolen").exists()
 
 
@@ -88,5 +88,5 @@ async def test_a_failed_copy_leaves_no_partial_destination(tmp_path: Path) -> No
         result = await client.call_tool(
             "copypath", {"source": "src", "destination": "dst", "recursive": True}
         )
-    assert result.is_error and "too deep" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "too deep" in text_of(result)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]

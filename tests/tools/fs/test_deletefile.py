@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, installed_command, text_of
+from tests.helpers import config_for, connect, error_code, installed_command, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -25,24 +25,21 @@ def trash_info(path: str) -> dict[str, str]:
 
 async def test_a_missing_path_is_not_found(client: Client) -> None:
     result = await client.call_tool("deletefile", {"path": "nope.txt"})
-    assert result.is_error and "does not exist" in text_of(result)
+    assert error_code(result) == "not_found"
 
 
 async def test_a_directory_needs_recursive(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("deletefile", {"path": "d"})
-    assert (
-        result.is_error
-        and "path is a directory, not a file" in text_of(result)
-        and "recursive" in text_of(result)
-    )
+    assert error_code(result) == "not_a_file"
+    assert "path is a directory, not a file" in text_of(result) and "recursive" in text_of(result)
     assert (tmp_path / "d").is_dir()
 
 
 async def test_a_fifo_is_refused(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("deletefile", {"path": "pipe"})
-    assert result.is_error and "refusing to delete non-regular file" in text_of(result)
+    assert error_code(result) == "not_a_file" and "refusing to delete non-regular file" in text_of(result)
     assert (tmp_path / "pipe").exists()
 
 
@@ -66,7 +63,7 @@ async def test_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) ->
     (tmp_path / "link").symlink_to("a.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("deletefile", {"path": "link"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
 async def test_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside(
@@ -118,14 +115,14 @@ async def test_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays(
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     (tmp_path / "trash").write_text("i am a file", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "trash"})
-    assert result.is_error and "not a directory" in text_of(result)
+    assert error_code(result) == "not_a_directory"
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "a"
 
 
 async def test_a_trash_dir_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "/tmp"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert (tmp_path / "a.txt").exists()
 
 
@@ -191,10 +188,8 @@ async def test_recursive_moves_a_whole_directory_to_the_trash(client: Client, tm
 async def test_an_allowed_root_itself_can_never_be_deleted(client: Client, tmp_path: Path, path: str) -> None:
     (tmp_path / "sub").mkdir()
     result = await client.call_tool("deletefile", {"path": path.format(root=tmp_path), "recursive": True})
-    assert (
-        result.is_error
-        and f"refusing to delete {tmp_path}: it is (or contains) an allowed root" in text_of(result)
-    )
+    assert error_code(result) == "policy_violation"
+    assert f"refusing to delete {tmp_path}: it is (or contains) an allowed root" in text_of(result)
     assert tmp_path.is_dir() and (tmp_path / "sub").is_dir()
 
 
@@ -205,10 +200,10 @@ async def test_a_directory_that_contains_a_root_can_never_be_deleted(tmp_path: P
         result = await client.call_tool(
             "deletefile", {"path": str(tmp_path / "outer" / "inner"), "recursive": True}
         )
-    assert result.is_error and "allowed root" in text_of(result)
+    assert error_code(result) == "policy_violation" and "allowed root" in text_of(result)
     assert (tmp_path / "outer" / "inner").is_dir()
 
 
 async def test_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("deletefile", {"path": "/etc/hostname"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"

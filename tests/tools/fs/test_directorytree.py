@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -99,9 +99,9 @@ async def test_symlinks_are_shown_not_followed_and_fifos_do_not_hang(client: Cli
 
 
 async def test_the_path_must_be_a_directory_inside_the_roots(client: Client, tree: Path) -> None:
-    assert (await client.call_tool("directorytree", {"path": "README.md"})).is_error
+    assert error_code(await client.call_tool("directorytree", {"path": "README.md"})) == "not_a_directory"
     outside = await client.call_tool("directorytree", {"path": "/etc"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
 async def test_the_text_stays_within_the_result_budget(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools.fs.listdirectory import ListDirectoryArgs, list_directory
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -63,15 +63,15 @@ async def test_the_pattern_is_a_case_sensitive_glob_on_names(
 @pytest.mark.parametrize("pattern", ["[", "a[b", "abc\\"])
 async def test_a_malformed_pattern_is_an_error(client: Client, tree: Path, pattern: str) -> None:
     result = await client.call_tool("listdirectory", {"path": ".", "pattern": pattern})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "syntax error in pattern" in text_of(result)
 
 
 async def test_a_missing_path_is_not_found_and_a_file_is_not_a_directory(client: Client, tree: Path) -> None:
     missing = await client.call_tool("listdirectory", {"path": "nope"})
-    assert missing.is_error and "does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     file = await client.call_tool("listdirectory", {"path": "a.txt"})
-    assert file.is_error and "not a directory" in text_of(file)
+    assert error_code(file) == "not_a_directory"
 
 
 async def test_the_default_path_is_the_base_directory(client: Client, tree: Path) -> None:
@@ -84,12 +84,12 @@ async def test_a_symlinked_directory_is_refused_when_symlinks_are_blocked(tree: 
     (tree / "link").symlink_to(tree / "dir")
     async with connect(config_for(tree, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("listdirectory", {"path": "link"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
 async def test_a_directory_outside_the_roots_is_refused(client: Client, tree: Path) -> None:
     result = await client.call_tool("listdirectory", {"path": ".."})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
 
 
 async def test_details_give_type_size_and_mtime_without_following_symlinks(

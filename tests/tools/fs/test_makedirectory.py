@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.helpers import text_of
+from tests.helpers import error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,7 @@ async def test_makedirectory_on_an_existing_directory_is_fine(client: Client, tm
 async def test_makedirectory_on_an_existing_file_is_an_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x", encoding="utf-8")
     result = await client.call_tool("makedirectory", {"path": "f"})
-    assert result.is_error and "exists and is not a directory" in text_of(result)
+    assert error_code(result) == "not_a_directory"
 
 
 async def test_makedirectory_on_a_root_is_fine(client: Client, tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ async def test_makedirectory_on_a_root_is_fine(client: Client, tmp_path: Path) -
 async def test_makedirectory_on_a_dangling_symlink_is_a_clear_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("gone")
     result = await client.call_tool("makedirectory", {"path": "link", "parents": False})
-    assert result.is_error
+    assert error_code(result) == "not_a_directory"
     assert f"path is a symlink whose target cannot be used as a directory: {tmp_path / 'link'}" in text_of(
         result
     )
@@ -51,10 +51,10 @@ async def test_makedirectory_on_a_dangling_symlink_is_a_clear_error(client: Clie
 
 async def test_makedirectory_without_parents_needs_the_parent(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("makedirectory", {"path": "x/y", "parents": False})
-    assert result.is_error and "parent directory does not exist" in text_of(result)
+    assert error_code(result) == "not_found" and "parent directory does not exist" in text_of(result)
     assert not (tmp_path / "x").exists()
 
 
 async def test_makedirectory_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("makedirectory", {"path": "../sibling"})
-    assert result.is_error and not (tmp_path.parent / "sibling").exists()
+    assert error_code(result) == "outside_roots" and not (tmp_path.parent / "sibling").exists()

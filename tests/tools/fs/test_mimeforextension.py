@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from tests.helpers import text_of
+from tests.helpers import error_code
 
 pytestmark = pytest.mark.anyio
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.parametrize("given", ["", "   ", "."])
 async def test_an_empty_extension_is_invalid(client: Client, given: str) -> None:
     result = await client.call_tool("mimeforextension", {"extension": given})
-    assert result.is_error and "invalid path" in text_of(result)
+    assert error_code(result) == "invalid_path"
 
 
 async def test_an_unknown_extension_is_not_an_error(client: Client) -> None:

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, make_pdf, make_png, text_of
+from tests.helpers import config_for, connect, error_code, make_pdf, make_png, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,16 +36,16 @@ async def test_an_unknown_extension_is_sniffed(client: Client, tmp_path: Path) -
 async def test_an_unknown_extension_needs_an_existing_regular_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.dat").mkdir()
     missing = await client.call_tool("mimeforpath", {"path": "nope.dat"})
-    assert missing.is_error and "does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     directory = await client.call_tool("mimeforpath", {"path": "d.dat"})
-    assert directory.is_error and "directory" in text_of(directory)
+    assert error_code(directory) == "not_a_file"
 
 
 async def test_a_fifo_is_refused_without_hanging_and_named(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.dat")
     with anyio.fail_after(30):
         result = await client.call_tool("mimeforpath", {"path": "pipe.dat"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert f"expected a regular file: {tmp_path / 'pipe.dat'} is a FIFO" in text_of(result)
 
 
@@ -70,7 +70,7 @@ async def test_a_symlink_is_followed_unless_blocked_and_a_path_outside_the_roots
         followed = await client.call_tool("mimeforpath", {"path": "link.dat"})
         outside = await client.call_tool("mimeforpath", {"path": "/etc/hosts.md"})
     assert not followed.is_error and followed.structured_content["baseMIMEType"] == "text/plain"
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         blocked = await client.call_tool("mimeforpath", {"path": "link.dat"})
-    assert blocked.is_error and "symlinks are disallowed" in text_of(blocked)
+    assert error_code(blocked) == "symlink_refused"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +27,8 @@ async def test_movepath_refuses_an_existing_destination_without_overwrite(
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     (tmp_path / "b.txt").write_text("b", encoding="utf-8")
     result = await client.call_tool("movepath", {"source": "a.txt", "destination": "b.txt"})
-    assert result.is_error and "destination already exists and overwrite=false" in text_of(result)
+    assert error_code(result) == "already_exists"
+    assert "destination already exists and overwrite=false" in text_of(result)
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "a"
     assert (tmp_path / "b.txt").read_text(encoding="utf-8") == "b"
     replaced = await client.call_tool(
@@ -45,9 +46,9 @@ async def test_movepath_moves_a_directory_and_refuses_a_non_empty_destination(
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "g").write_text("g", encoding="utf-8")
     refused = await client.call_tool("movepath", {"source": "src", "destination": "full", "overwrite": True})
-    assert refused.is_error and "not empty" in text_of(refused)
+    assert error_code(refused) == "already_exists" and "not empty" in text_of(refused)
     moved = await client.call_tool("movepath", {"source": "src", "destination": "new/place"})
-    assert moved.is_error and "parent directory does not exist" in text_of(moved)
+    assert error_code(moved) == "not_found" and "parent directory does not exist" in text_of(moved)
     moved = await client.call_tool("movepath", {"source": "src", "destination": "dst"})
     assert moved.structured_content["type"] == "directory"
     assert (tmp_path / "dst" / "f").read_text(encoding="utf-8") == "f"
@@ -56,14 +57,14 @@ async def test_movepath_moves_a_directory_and_refuses_a_non_empty_destination(
 async def test_movepath_refuses_to_move_a_directory_into_itself(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("movepath", {"source": "d", "destination": "d/inner"})
-    assert result.is_error and "into itself" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "into itself" in text_of(result)
 
 
 async def test_movepath_refuses_to_replace_a_file_with_a_directory(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_text("f", encoding="utf-8")
     result = await client.call_tool("movepath", {"source": "d", "destination": "f", "overwrite": True})
-    assert result.is_error and "cannot replace a file with a directory" in text_of(result)
+    assert error_code(result) == "not_a_file" and "cannot replace a file with a directory" in text_of(result)
 
 
 async def test_movepath_moves_a_symlink_as_itself(client: Client, tmp_path: Path) -> None:
@@ -76,9 +77,9 @@ async def test_movepath_moves_a_symlink_as_itself(client: Client, tmp_path: Path
 async def test_movepath_cannot_move_a_root_or_escape_the_roots(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     root = await client.call_tool("movepath", {"source": ".", "destination": "elsewhere"})
-    assert root.is_error and tmp_path.is_dir()
+    assert error_code(root) == "policy_violation" and tmp_path.is_dir()
     escape = await client.call_tool("movepath", {"source": "a.txt", "destination": "../escaped.txt"})
-    assert escape.is_error and "outside allowed roots" in text_of(escape)
+    assert error_code(escape) == "outside_roots"
     assert (tmp_path / "a.txt").exists()
 
 

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.line import LINE_WIDTH, Line
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
-from tests.helpers import text_of
+from tests.helpers import error_code, text_of
 from tests.tools.fs.conftest import Connect
 from tests.tools.fs.unprivileged import run_unprivileged_searches
 
@@ -52,20 +52,21 @@ async def test_an_empty_pattern_is_required_and_an_invalid_regex_is_an_error(
     client: Client, tree: Path
 ) -> None:
     empty = await client.call_tool("searchfiles", {"pattern": ""})
-    assert empty.is_error and "pattern is required" in text_of(empty)
+    assert error_code(empty) == "invalid_arguments" and "pattern is required" in text_of(empty)
     invalid = await client.call_tool("searchfiles", {"pattern": "(unclosed"})
-    assert invalid.is_error and "invalid regex" in text_of(invalid) and "missing )" in text_of(invalid)
+    assert error_code(invalid) == "invalid_arguments"
+    assert "invalid regex" in text_of(invalid) and "missing )" in text_of(invalid)
     backref = await client.call_tool("searchfiles", {"pattern": "(a)\\1"})
-    assert backref.is_error and "invalid regex" in text_of(backref)
+    assert error_code(backref) == "invalid_arguments" and "invalid regex" in text_of(backref)
 
 
 async def test_the_root_must_be_an_existing_directory_inside_the_roots(client: Client, tree: Path) -> None:
     missing = await client.call_tool("searchfiles", {"pattern": "x", "root": "nope"})
-    assert missing.is_error and "does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     file = await client.call_tool("searchfiles", {"pattern": "x", "root": "a.txt"})
-    assert file.is_error and "not a directory" in text_of(file)
+    assert error_code(file) == "not_a_directory"
     outside = await client.call_tool("searchfiles", {"pattern": "x", "root": "/"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
 async def test_the_walk_is_recursive_and_reports_only_files(client: Client, tree: Path) -> None:
@@ -331,7 +332,7 @@ async def test_a_backslash_before_n_is_searchable_unless_it_is_a_newline_escape(
     assert await lines("x[^\\\\n]y") == [4], "a class without backslash and n"
     for pattern, fixed in (("\\n", False), ("a\nb", True)):
         refused = await client.call_tool("searchfiles", {"pattern": pattern, "fixedStrings": fixed})
-        assert refused.is_error and "newline" in text_of(refused)
+        assert error_code(refused) == "invalid_arguments" and "newline" in text_of(refused)
 
 
 async def test_case_insensitive_and_fixed_strings(client: Client, tree: Path) -> None:

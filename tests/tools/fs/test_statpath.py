@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code
 
 pytestmark = pytest.mark.anyio
 
@@ -74,16 +74,16 @@ async def test_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) ->
     (tmp_path / "link").symlink_to("target.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("statpath", {"path": "link"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
 async def test_an_empty_path_is_invalid_and_a_path_outside_the_roots_is_refused(
     client: Client, tmp_path: Path
 ) -> None:
     empty = await client.call_tool("statpath", {"path": " "})
-    assert empty.is_error and "invalid path" in text_of(empty)
+    assert error_code(empty) == "invalid_path"
     outside = await client.call_tool("statpath", {"path": "/etc/passwd"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
 async def test_a_symlink_to_outside_is_refused_without_leaking_its_metadata(
@@ -91,5 +91,5 @@ async def test_a_symlink_to_outside_is_refused_without_leaking_its_metadata(
 ) -> None:
     (tmp_path / "link").symlink_to("/etc/passwd")
     result = await client.call_tool("statpath", {"path": "link"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert result.structured_content is None

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -25,13 +25,13 @@ async def test_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "hi", "encoding": " Text "})
     assert not result.is_error and (tmp_path / "a.txt").read_text(encoding="utf-8") == "hi"
     bad = await client.call_tool("writefile", {"path": "b.txt", "content": "hi", "encoding": "utf16"})
-    assert bad.is_error and "'text' or 'binary'" in text_of(bad)
+    assert error_code(bad) == "invalid_arguments" and "'text' or 'binary'" in text_of(bad)
     assert not (tmp_path / "b.txt").exists()
 
 
 async def test_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "s.txt", "content": "bad \ud800 surrogate"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "invalid arguments for writefile: content: holds a lone surrogate" in text_of(result)
     assert not (tmp_path / "s.txt").exists()
 
@@ -51,7 +51,7 @@ async def test_invalid_base64_is_refused(client: Client, tmp_path: Path) -> None
     result = await client.call_tool(
         "writefile", {"path": "b.bin", "content": "not*base64!", "encoding": "binary"}
     )
-    assert result.is_error and "invalid base64 content" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "invalid base64 content" in text_of(result)
     assert not (tmp_path / "b.bin").exists()
 
 
@@ -62,14 +62,15 @@ async def test_content_over_the_write_cap_is_refused_before_decoding(tmp_path: P
             {"path": "b.bin", "content": base64.b64encode(b"x" * 5000).decode(), "encoding": "binary"},
         )
         text = await client.call_tool("writefile", {"path": "t.txt", "content": "y" * 1001})
-    assert binary.is_error and "content too large: about 5001 bytes decoded" in text_of(binary)
-    assert text.is_error and "content too large" in text_of(text)
+    assert error_code(binary) == "too_large"
+    assert "content too large: about 5001 bytes decoded" in text_of(binary)
+    assert error_code(text) == "too_large"
     assert list(tmp_path.iterdir()) == []
 
 
 async def test_a_missing_parent_is_an_error_and_nothing_is_created(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "new/dir/a.txt", "content": "x"})
-    assert result.is_error and "parent directory does not exist" in text_of(result)
+    assert error_code(result) == "not_found" and "parent directory does not exist" in text_of(result)
     assert not (tmp_path / "new").exists()
 
 
@@ -86,7 +87,8 @@ async def test_more_than_eight_new_directories_is_refused_and_none_are_left(
 ) -> None:
     deep = "/".join(f"d{n}" for n in range(9)) + "/a.txt"
     result = await client.call_tool("writefile", {"path": deep, "content": "x", "createParents": True})
-    assert result.is_error and "too many parent directories to create: 9 (max 8)" in text_of(result)
+    assert error_code(result) == "too_large"
+    assert "too many parent directories to create: 9 (max 8)" in text_of(result)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -96,14 +98,14 @@ async def test_directories_created_for_a_failed_write_are_removed(client: Client
         "writefile",
         {"path": "n1/n2/n3/c.txt", "content": "x", "createParents": True, "expectedSha256": "0" * 64},
     )
-    assert failing.is_error and "does not exist" in text_of(failing)
+    assert error_code(failing) == "conflict" and "does not exist" in text_of(failing)
     assert list(tmp_path.iterdir()) == []
 
 
 async def test_a_directory_destination_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("writefile", {"path": "d", "content": "x", "overwrite": True})
-    assert result.is_error and "path is a directory, not a file" in text_of(result)
+    assert error_code(result) == "not_a_file" and "path is a directory, not a file" in text_of(result)
 
 
 async def test_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
@@ -112,7 +114,7 @@ async def test_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
     (tmp_path / "target.txt").write_text("keep", encoding="utf-8")
     (tmp_path / "link.txt").symlink_to("target.txt")
     result = await client.call_tool("writefile", {"path": "link.txt", "content": "new", "overwrite": True})
-    assert result.is_error and "symlink" in text_of(result)
+    assert error_code(result) == "symlink_refused"
     assert (tmp_path / "target.txt").read_text(encoding="utf-8") == "keep"
     assert (tmp_path / "link.txt").is_symlink()
 
@@ -120,7 +122,7 @@ async def test_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
 async def test_a_fifo_destination_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("writefile", {"path": "pipe", "content": "x", "overwrite": True})
-    assert result.is_error and "FIFO" in text_of(result)
+    assert error_code(result) == "not_a_file" and "FIFO" in text_of(result)
 
 
 async def test_an_existing_file_without_overwrite_is_refused_and_untouched(
@@ -128,7 +130,7 @@ async def test_an_existing_file_without_overwrite_is_refused_and_untouched(
 ) -> None:
     (tmp_path / "a.txt").write_text("keep", encoding="utf-8")
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "new"})
-    assert result.is_error
+    assert error_code(result) == "already_exists"
     assert f"file already exists and overwrite=false: {tmp_path / 'a.txt'}" in text_of(result)
     assert "pass overwrite=true" in text_of(result)
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "keep"
@@ -174,7 +176,7 @@ async def test_the_result_gives_the_absolute_path_bytes_and_sha256(client: Clien
 
 async def test_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "../escape.txt", "content": "x"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert not (tmp_path.parent / "escape.txt").exists()
 
 
@@ -183,7 +185,7 @@ async def test_a_symlinked_parent_is_refused_when_symlinks_are_blocked(tmp_path:
     (tmp_path / "alias").symlink_to("real")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("writefile", {"path": "alias/a.txt", "content": "x"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
     assert not (tmp_path / "real" / "a.txt").exists()
 
 
@@ -198,7 +200,7 @@ async def test_a_dangling_symlink_to_outside_is_refused_and_creates_nothing_outs
             result = await client.call_tool(
                 "writefile", {"path": "dangling", "content": "x", "overwrite": overwrite}
             )
-            assert result.is_error and "outside allowed roots" in text_of(result)
+            assert error_code(result) == "outside_roots"
     assert list(outside.iterdir()) == []
 
 
@@ -250,7 +252,7 @@ async def test_expected_sha256_allows_the_write_only_when_the_file_is_unchanged(
     stale = await client.call_tool(
         "writefile", {"path": "a.txt", "content": "mine", "overwrite": True, "expectedSha256": sha}
     )
-    assert stale.is_error and "changed since it was read" in text_of(stale)
+    assert error_code(stale) == "conflict" and "changed since it was read" in text_of(stale)
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "v2 by someone else"
     fresh = hashlib.sha256(b"v2 by someone else").hexdigest()
     ok = await client.call_tool(
@@ -261,7 +263,7 @@ async def test_expected_sha256_allows_the_write_only_when_the_file_is_unchanged(
 
 async def test_a_malformed_expected_sha256_is_refused(client: Client) -> None:
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "x", "expectedSha256": "abc"})
-    assert result.is_error and "expectedSha256" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "expectedSha256" in text_of(result)
 
 
 async def test_concurrent_appends_to_one_file_all_land(client: Client, tmp_path: Path) -> None:
@@ -303,4 +305,5 @@ async def test_appends_and_text_edits_on_one_file_take_turns(client: Client, tmp
 
 async def test_writing_to_an_allowed_root_itself_says_so(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": ".", "content": "x", "overwrite": True})
-    assert result.is_error and f"{tmp_path} is an allowed root, not an entry inside one" in text_of(result)
+    assert error_code(result) == "policy_violation"
+    assert f"{tmp_path} is an allowed root, not an entry inside one" in text_of(result)

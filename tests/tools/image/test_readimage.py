@@ -18,6 +18,7 @@ from PIL import Image
 from tests.helpers import (
     config_for,
     connect,
+    error_code,
     installed_command,
     make_bomb_png,
     make_large_png,
@@ -59,14 +60,12 @@ def huge_png() -> bytes:
 
 async def test_an_empty_path_is_an_invalid_path(client: Client) -> None:
     result = await client.call_tool("readimage", {"path": "  "})
-    assert result.is_error
-    assert "invalid path" in text_of(result)
+    assert error_code(result) == "invalid_path"
 
 
 async def test_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("readimage", {"path": "../elsewhere.png"})
-    assert result.is_error
-    assert "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
 
 
 async def test_a_missing_file_is_exists_false_and_not_an_error(client: Client, tmp_path: Path) -> None:
@@ -83,7 +82,7 @@ async def test_a_missing_file_is_exists_false_and_not_an_error(client: Client, t
 async def test_a_directory_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "pics").mkdir()
     result = await client.call_tool("readimage", {"path": "pics"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a file but got a directory" in text_of(result)
 
 
@@ -91,7 +90,7 @@ async def test_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path)
     os.mkfifo(tmp_path / "pipe.png")
     with anyio.fail_after(30):
         result = await client.call_tool("readimage", {"path": "pipe.png"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a regular file" in text_of(result)
 
 
@@ -99,7 +98,7 @@ async def test_a_symlink_is_refused_even_when_symlinks_are_allowed(client: Clien
     (tmp_path / "real.png").write_bytes(make_png())
     (tmp_path / "alias.png").symlink_to(tmp_path / "real.png")
     result = await client.call_tool("readimage", {"path": "alias.png"})
-    assert result.is_error
+    assert error_code(result) == "symlink_refused"
     assert "refusing to operate on symlink file" in text_of(result)
     assert not (await client.call_tool("readimage", {"path": "real.png"})).is_error
 
@@ -118,7 +117,7 @@ async def test_a_path_through_a_file_is_exists_false(client: Client, tmp_path: P
 async def test_a_dangling_symlink_is_refused_as_a_symlink(client: Client, tmp_path: Path) -> None:
     (tmp_path / "alias.png").symlink_to(tmp_path / "later.png")
     result = await client.call_tool("readimage", {"path": "alias.png"})
-    assert result.is_error
+    assert error_code(result) == "symlink_refused"
     assert f"refusing to operate on symlink file: {tmp_path / 'alias.png'}" in text_of(result)
 
 
@@ -205,14 +204,14 @@ async def test_metadata_has_frames_dpi_and_orientation_when_the_file_has_them(
 async def test_a_png_name_with_garbage_bytes_is_a_clear_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "fake.png").write_bytes(b"this is not a png at all" * 10)
     result = await client.call_tool("readimage", {"path": "fake.png"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert f"cannot read image {tmp_path / 'fake.png'}: it is not an image" in text_of(result)
 
 
 async def test_a_text_file_is_not_an_image(client: Client, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
     result = await client.call_tool("readimage", {"path": "notes.txt"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "not an image" in text_of(result)
 
 
@@ -236,8 +235,7 @@ async def test_an_image_over_the_read_cap_is_refused_when_its_bytes_are_asked_fo
     (tmp_path / "big.png").write_bytes(make_large_png(400, 400) + b"\0" * 8000)
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
         result = await client.call_tool("readimage", {"path": "big.png", "includeBase64Data": True})
-    assert result.is_error
-    assert "exceeds maximum allowed size" in text_of(result)
+    assert error_code(result) == "too_large"
 
 
 async def test_metadata_of_a_file_over_the_read_cap_comes_from_its_head(tmp_path: Path) -> None:
@@ -352,7 +350,7 @@ async def test_limits_above_the_hard_maxima_are_refused(
 ) -> None:
     (tmp_path / "p.png").write_bytes(make_png())
     result = await client.call_tool("readimage", {"path": "p.png", **arguments})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert field in text_of(result)
 
 
@@ -394,7 +392,7 @@ async def test_an_svg_declaring_entities_is_refused(client: Client, tmp_path: Pa
     )
     with anyio.fail_after(60):
         result = await client.call_tool("readimage", {"path": "lol.svg"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "entities" in text_of(result)
 
 
@@ -411,7 +409,7 @@ async def test_a_decompression_bomb_is_refused_quickly_without_decoding(
         with anyio.fail_after(60):
             result = await client.call_tool("readimage", arguments)
         elapsed = time.perf_counter() - started
-        assert result.is_error
+        assert error_code(result) == "too_large"
         assert f"declares {side * side:,} pixels" in text_of(result)
         assert "decompression-bomb" in text_of(result)
         assert elapsed < 20, f"took {elapsed:.1f} s"  # decoding it would need {side}**2 * 4 bytes
@@ -423,7 +421,7 @@ async def test_a_truncated_png_is_a_clear_error(client: Client, tmp_path: Path) 
     for arguments in ({"path": "cut.png"}, {"path": "cut.png", "includeBase64Data": True}):
         with anyio.fail_after(60):
             result = await client.call_tool("readimage", arguments)
-        assert result.is_error
+        assert error_code(result) == "unsupported_content"
         assert f"cannot read image {tmp_path / 'cut.png'}" in text_of(result)
         assert "runcated" in text_of(result)
 

@@ -14,7 +14,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools.text.deletetextlines import DeleteTextLinesArgs, delete_text_lines
-from tests.helpers import best_seconds, text_of
+from tests.helpers import best_seconds, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -26,18 +26,17 @@ async def delete(client: Client, **arguments: Any) -> Any:
 async def test_match_lines_is_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await delete(client)
-    assert result.is_error and "matchLines" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "matchLines" in text_of(result)
 
 
 async def test_a_count_mismatch_changes_nothing(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\ny\nx\n", encoding="utf-8")
     result = await delete(client, matchLines=["x"])
-    assert result.is_error and "delete match count mismatch: expected 1, found 2 (at lines 1, 3)" in text_of(
-        result
-    )
+    assert error_code(result) == "ambiguous_match"
+    assert "delete match count mismatch: expected 1, found 2 (at lines 1, 3)" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == b"x\ny\nx\n"
     zero = await delete(client, matchLines=["x"], expectedDeletions=0)
-    assert zero.is_error and "expectedDeletions" in text_of(zero)
+    assert error_code(zero) == "invalid_arguments" and "expectedDeletions" in text_of(zero)
 
 
 async def test_context_and_expected_deletions_choose_the_blocks_deleted(

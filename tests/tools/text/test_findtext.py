@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,8 @@ async def test_regex_applies_to_each_trimmed_line(client: Client, tmp_path: Path
 async def test_a_bad_regex_is_an_error_naming_the_syntax(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "regex", "query": "(unclosed"})
-    assert result.is_error and "invalid regex" in text_of(result) and "RE2" in text_of(result)
+    assert error_code(result) == "invalid_arguments"
+    assert "invalid regex" in text_of(result) and "RE2" in text_of(result)
 
 
 async def test_regex_runs_in_linear_time_on_a_pathological_pattern(client: Client, tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ async def test_overlapping_line_blocks_are_refused(client: Client, tmp_path: Pat
     result = await client.call_tool(
         "findtext", {"path": "f.txt", "queryType": "lineBlock", "matchLines": ["x", "x"]}
     )
-    assert result.is_error and "overlapping matches" in text_of(result)
+    assert error_code(result) == "ambiguous_match" and "overlapping matches" in text_of(result)
 
 
 async def test_context_defaults_to_five_lines_clamped_to_the_file(client: Client, tmp_path: Path) -> None:
@@ -96,9 +97,9 @@ async def test_context_lines_and_max_matches_over_their_limits_are_refused(
 ) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     context = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "contextLines": 2001})
-    assert context.is_error and "contextLines" in text_of(context)
+    assert error_code(context) == "invalid_arguments" and "contextLines" in text_of(context)
     many = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 501})
-    assert many.is_error and "maxMatches" in text_of(many)
+    assert error_code(many) == "invalid_arguments" and "maxMatches" in text_of(many)
 
 
 async def test_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
@@ -162,7 +163,7 @@ async def test_argument_mixes_are_refused(
 ) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", **arguments})
-    assert result.is_error and message in text_of(result)
+    assert error_code(result) == "invalid_arguments" and message in text_of(result)
 
 
 async def test_an_empty_file_or_no_match_is_an_empty_result(client: Client, tmp_path: Path) -> None:
@@ -179,4 +180,4 @@ async def test_an_empty_file_or_no_match_is_an_empty_result(client: Client, tmp_
 async def test_findtext_refuses_a_file_that_is_not_utf8(client: Client, tmp_path: Path) -> None:
     (tmp_path / "l1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     result = await client.call_tool("findtext", {"path": "l1.txt", "query": "caf"})
-    assert result.is_error and "not valid UTF-8" in text_of(result)
+    assert error_code(result) == "unsupported_content" and "not valid UTF-8" in text_of(result)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import text_of
+from tests.helpers import error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +20,7 @@ async def insert(client: Client, **arguments: Any) -> Any:
 async def test_lines_to_insert_is_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await insert(client, linesToInsert=[])
-    assert result.is_error and "linesToInsert is required" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "linesToInsert is required" in text_of(result)
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
@@ -52,7 +52,8 @@ async def test_an_anchor_with_start_or_end_is_refused(client: Client, tmp_path: 
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     for position in ({}, {"position": "start"}):
         result = await insert(client, linesToInsert=["x"], anchorMatchLines=["a"], **position)
-        assert result.is_error and "anchorMatchLines is only for beforeAnchor/afterAnchor" in text_of(result)
+        assert error_code(result) == "invalid_arguments"
+        assert "anchorMatchLines is only for beforeAnchor/afterAnchor" in text_of(result)
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
@@ -61,18 +62,17 @@ async def test_an_anchor_position_without_an_anchor_names_the_position(
 ) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await insert(client, position="afterAnchor", linesToInsert=["x"])
-    assert result.is_error and "afterAnchor needs anchorMatchLines" in text_of(result)
+    assert error_code(result) == "invalid_arguments"
+    assert "afterAnchor needs anchorMatchLines" in text_of(result)
 
 
 async def test_the_anchor_must_match_exactly_once(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\nb\na\n", encoding="utf-8")
     missing = await insert(client, position="afterAnchor", anchorMatchLines=["zzz"], linesToInsert=["x"])
-    assert missing.is_error and "no match found for anchorMatchLines" in text_of(missing)
+    assert error_code(missing) == "no_match" and "no match found for anchorMatchLines" in text_of(missing)
     twice = await insert(client, position="beforeAnchor", anchorMatchLines=["a"], linesToInsert=["x"])
-    assert (
-        twice.is_error
-        and "ambiguous match for anchorMatchLines: found 2 occurrences (at lines 1, 3)" in text_of(twice)
-    )
+    assert error_code(twice) == "ambiguous_match"
+    assert "ambiguous match for anchorMatchLines: found 2 occurrences (at lines 1, 3)" in text_of(twice)
     assert (tmp_path / "f.txt").read_bytes() == b"a\nb\na\n"
 
 
@@ -93,7 +93,7 @@ async def test_before_and_after_an_anchor_block(client: Client, tmp_path: Path) 
 async def test_an_unknown_position_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await insert(client, position="middle", linesToInsert=["x"])
-    assert result.is_error and "position" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "position" in text_of(result)
 
 
 async def test_lines_are_verbatim_and_a_crlf_file_stays_crlf(client: Client, tmp_path: Path) -> None:
@@ -117,11 +117,13 @@ async def test_line_number_past_the_end_or_mixed_with_another_position_is_refuse
 ) -> None:
     (tmp_path / "f.txt").write_text("1\n", encoding="utf-8")
     past = await insert(client, lineNumber=3, linesToInsert=["x"])
-    assert past.is_error and "past the end" in text_of(past) and "2 appends" in text_of(past)
+    assert error_code(past) == "invalid_arguments"
+    assert "past the end" in text_of(past) and "2 appends" in text_of(past)
     mixed = await insert(client, position="start", lineNumber=1, linesToInsert=["x"])
-    assert mixed.is_error and "lineNumber is not used with position start" in text_of(mixed)
+    assert error_code(mixed) == "invalid_arguments"
+    assert "lineNumber is not used with position start" in text_of(mixed)
     missing = await insert(client, position="lineNumber", linesToInsert=["x"])
-    assert missing.is_error and "needs lineNumber" in text_of(missing)
+    assert error_code(missing) == "invalid_arguments" and "needs lineNumber" in text_of(missing)
     assert (tmp_path / "f.txt").read_bytes() == b"1\n"
 
 

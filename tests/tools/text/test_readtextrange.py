@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +53,7 @@ async def test_an_end_marker_before_the_start_is_refused(client: Client, tmp_pat
     result = await client.call_tool(
         "readtextrange", {"path": "d.txt", "startMatchLines": ["end"], "endMatchLines": ["body 1"]}
     )
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert (
         "endMatchLines occurs before (or overlaps) startMatchLines (start at line 5, end at line 3)"
         in text_of(result)
@@ -63,14 +63,14 @@ async def test_an_end_marker_before_the_start_is_refused(client: Client, tmp_pat
 async def test_a_missing_marker_is_an_error_showing_the_closest_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "startMatchLines": ["body 3"]})
-    assert result.is_error and "no match found for startMatchLines" in text_of(result)
+    assert error_code(result) == "no_match" and "no match found for startMatchLines" in text_of(result)
     assert "closest region is line 3" in text_of(result)
 
 
 async def test_an_ambiguous_marker_is_an_error_listing_the_lines(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("x\ny\nx\n", encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "endMatchLines": ["x"]})
-    assert result.is_error
+    assert error_code(result) == "ambiguous_match"
     assert "ambiguous match for endMatchLines: found 2 occurrences (at lines 1, 3)" in text_of(result)
 
 
@@ -132,15 +132,16 @@ async def test_a_marker_and_a_number_can_be_mixed_but_not_on_one_side(client: Cl
     both = await client.call_tool(
         "readtextrange", {"path": "d.txt", "startLine": 2, "startMatchLines": ["x"]}
     )
-    assert both.is_error and "startMatchLines or startLine, not both" in text_of(both)
+    assert error_code(both) == "invalid_arguments"
+    assert "startMatchLines or startLine, not both" in text_of(both)
 
 
 async def test_bad_line_numbers_are_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     past = await client.call_tool("readtextrange", {"path": "d.txt", "startLine": 9})
-    assert past.is_error and "past the end" in text_of(past)
+    assert error_code(past) == "invalid_arguments" and "past the end" in text_of(past)
     backwards = await client.call_tool("readtextrange", {"path": "d.txt", "startLine": 4, "endLine": 2})
-    assert backwards.is_error and "before startLine" in text_of(backwards)
+    assert error_code(backwards) == "invalid_arguments" and "before startLine" in text_of(backwards)
 
 
 async def test_the_result_carries_the_sha256_for_a_later_edit(client: Client, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools.text.replacetextlines import ReplaceTextLinesArgs, replace_text_lines
-from tests.helpers import best_seconds, text_of
+from tests.helpers import best_seconds, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -30,11 +30,12 @@ async def replace(client: Client, **arguments: Any) -> Any:
 async def test_match_lines_and_replace_with_lines_are_required(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     no_match = await replace(client, matchLines=[], replaceWithLines=["x"])
-    assert no_match.is_error and "matchLines" in text_of(no_match)
+    assert error_code(no_match) == "invalid_arguments" and "matchLines" in text_of(no_match)
     absent = await replace(client, matchLines=["a"])
-    assert absent.is_error and "replaceWithLines: required" in text_of(absent)
+    assert error_code(absent) == "invalid_arguments" and "replaceWithLines: required" in text_of(absent)
     empty = await replace(client, matchLines=["a"], replaceWithLines=[])
-    assert empty.is_error and "deletion is not supported here, use deletetextlines" in text_of(empty)
+    assert error_code(empty) == "invalid_arguments"
+    assert "deletion is not supported here, use deletetextlines" in text_of(empty)
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == "a\n"
 
 
@@ -47,7 +48,7 @@ async def test_an_empty_string_replacement_leaves_one_blank_line(client: Client,
 async def test_expected_replacements_below_one_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n", encoding="utf-8")
     result = await replace(client, matchLines=["a"], replaceWithLines=["b"], expectedReplacements=0)
-    assert result.is_error and "expectedReplacements" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "expectedReplacements" in text_of(result)
 
 
 async def test_context_must_sit_directly_around_and_is_not_modified(client: Client, tmp_path: Path) -> None:
@@ -60,7 +61,7 @@ async def test_context_must_sit_directly_around_and_is_not_modified(client: Clie
 async def test_overlapping_candidates_are_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
     result = await replace(client, matchLines=["x", "x"], replaceWithLines=["y"])
-    assert result.is_error and "overlapping matches" in text_of(result)
+    assert error_code(result) == "ambiguous_match" and "overlapping matches" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == b"x\nx\nx\n"
 
 
@@ -68,7 +69,7 @@ async def test_a_count_mismatch_lists_the_lines_and_changes_nothing(client: Clie
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     before = (tmp_path / "f.txt").read_bytes()
     result = await replace(client, matchLines=["TODO: old"], replaceWithLines=["TODO: new"])
-    assert result.is_error
+    assert error_code(result) == "ambiguous_match"
     assert "replace match count mismatch: expected 1, found 2 (at lines 3, 8)" in text_of(result)
     assert "tighter beforeLines/afterLines" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == before
@@ -77,7 +78,7 @@ async def test_a_count_mismatch_lists_the_lines_and_changes_nothing(client: Clie
 async def test_no_match_shows_the_closest_region(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(SECTIONS, encoding="utf-8")
     result = await replace(client, matchLines=["TODO: olde"], replaceWithLines=["x"])
-    assert result.is_error and "expected 1, found 0" in text_of(result)
+    assert error_code(result) == "no_match" and "expected 1, found 0" in text_of(result)
     assert "closest region is line 3" in text_of(result)
 
 
@@ -86,10 +87,8 @@ async def test_a_block_found_without_its_context_says_so(client: Client, tmp_pat
     result = await replace(
         client, matchLines=["TODO: old"], replaceWithLines=["x"], afterLines=["<!-- C END -->"]
     )
-    assert (
-        result.is_error
-        and "occurs at lines 3, 8, but not with the given beforeLines/afterLines" in text_of(result)
-    )
+    assert error_code(result) == "no_match"
+    assert "occurs at lines 3, 8, but not with the given beforeLines/afterLines" in text_of(result)
 
 
 async def test_a_block_found_hundreds_of_times_without_its_context_lists_200_and_says_more(
@@ -97,7 +96,7 @@ async def test_a_block_found_hundreds_of_times_without_its_context_lists_200_and
 ) -> None:
     (tmp_path / "f.txt").write_text("t\n" * 300, encoding="utf-8")
     result = await replace(client, matchLines=["t"], replaceWithLines=["x"], afterLines=["nope"])
-    assert result.is_error and "occurs at lines 1, 2, 3, " in text_of(result)
+    assert error_code(result) == "no_match" and "occurs at lines 1, 2, 3, " in text_of(result)
     assert ", 199, 200, and more, but not with the given beforeLines/afterLines" in text_of(result)
 
 
