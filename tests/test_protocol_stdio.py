@@ -8,10 +8,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ImageContent
 
+from mcp_localtools.server import ERROR_META_KEY
 from tests.helpers import (
     INITIALIZE,
     INITIALIZED,
     call_message,
+    error_code,
     installed_command,
     make_pdf,
     make_png,
@@ -51,7 +53,7 @@ async def test_a_real_stdio_client_lists_reads_and_is_refused_outside(project: P
         assert any(isinstance(block, ImageContent) for block in png.content)
 
         outside = await client.call_tool("readfile", {"path": "/etc/passwd"})
-        assert outside.is_error and "outside allowed roots" in text_of(outside)
+        assert error_code(outside) == "outside_roots" and "outside allowed roots" in text_of(outside)
 
 
 def test_stdout_carries_nothing_but_json_rpc(project: Path) -> None:
@@ -68,6 +70,7 @@ def test_stdout_carries_nothing_but_json_rpc(project: Path) -> None:
     assert {1, 2, 3, 4, 5} <= set(by_id)
     assert by_id[3]["result"]["isError"] is False
     assert by_id[4]["result"]["isError"] is True
+    assert by_id[4]["result"]["_meta"][ERROR_META_KEY]["code"] == "outside_roots"
     assert by_id[5]["error"]["code"] == -32602
 
 

@@ -79,14 +79,14 @@ async def test_an_unknown_tool_is_a_protocol_error_invalid_params(tmp_path: Path
 async def test_unknown_arguments_are_refused_naming_the_valid_ones(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("statpath", {"path": ".", "follow": True})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "unknown argument 'follow'" in text_of(result) and "valid: path" in text_of(result)
 
 
 async def test_snake_case_argument_names_are_refused(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("listdirectory", {"max_entries": 3})
-    assert result.is_error and "maxEntries" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "maxEntries" in text_of(result)
 
 
 async def test_results_carry_structured_content_and_a_text_rendering(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ async def test_results_carry_structured_content_and_a_text_rendering(tmp_path: P
 async def test_an_error_result_has_no_traceback_and_no_structured_content(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("readfile", {"path": "missing.txt"})
-    assert result.is_error and result.structured_content is None
+    assert error_code(result) == "not_found" and result.structured_content is None
     assert "Traceback" not in text_of(result)
 
 

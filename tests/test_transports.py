@@ -23,7 +23,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.helpers import INITIALIZE, installed_command, processes_with, text_of, wait_until_gone
+from tests.helpers import INITIALIZE, error_code, installed_command, processes_with, text_of, wait_until_gone
 
 TOKEN = "test-token-" + "x" * 40
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -117,7 +117,7 @@ async def test_a_real_client_lists_tools_and_reads_a_file_over_http(served: Serv
         result = await client.call_tool("readfile", {"path": "hello.txt"})
         assert result.structured_content["content"] == "hello over http\n"
         refused = await client.call_tool("readfile", {"path": "/etc/passwd"})
-        assert refused.is_error and "outside allowed roots" in text_of(refused)
+        assert error_code(refused) == "outside_roots" and "outside allowed roots" in text_of(refused)
 
 
 def test_no_token_or_a_wrong_token_gets_401(served: Served) -> None:

@@ -2,8 +2,8 @@
 
 This is the only module that reads argv, the environment and (through ``load_config``) files.
 
-Exit codes of ``call`` (the LLMC contract, ``seed-tools.md`` section 9): 0 the tool succeeded,
-1 bad input or a tool error, 2 a path-policy or command-policy refusal.
+Exit codes of ``call``: 0 the tool succeeded, 1 bad input or a tool error, 2 a path-policy or
+command-policy refusal.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """The TOML configuration: pydantic models of every section, and ``load_config``.
 
 Every key is optional; unknown keys and bad values fail at start-up with the key path and the
-reason (``paths.allowed_roots[0]: ...``). Limits come in three tiers (``design.md`` rule 9):
+reason (``paths.allowed_roots[0]: ...``). Limits come in three tiers (``docs/ARCHITECTURE.md``):
 the hard maxima below are constants, the config sets defaults under them, and a call may ask
 for less (or, where a tool allows it, more up to the configured maximum).
 
-The keys and their defaults are those of ``shared/spec/decisions.md`` section 3;
-``config.example.toml`` documents each one.
+``config.example.toml`` documents every key and its default.
 """
 
 from __future__ import annotations

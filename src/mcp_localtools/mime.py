@@ -1,4 +1,4 @@
-"""MIME detection (``seed-tools.md`` 2.7) and the mimeforpath / mimeforextension tools (2.8, 2.9).
+"""MIME detection: what a file holds, from its extension or its first bytes.
 
 Detection: an extension that maps to a specific MIME type with a text, image or document mode
 is answered from the table without touching the file (method ``extension``). Otherwise the first

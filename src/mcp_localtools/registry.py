@@ -1,7 +1,7 @@
 """The tool registry: specs, argument validation, timeouts and error results.
 
 Each tool is a ``ToolSpec``: its name, title and description, one pydantic arguments model (the
-single source of its input schema *and* its validation, ``design.md`` rule 6), a result model
+single source of its input schema *and* its validation, ``docs/ARCHITECTURE.md``), a result model
 (its output schema), MCP-style annotations and an async handler. The registry refuses a bad
 spec when it is registered, not when it is called (duplicate name, a field without a
 description), and ``call()`` turns every failure into an error ``ToolResult``.
@@ -50,7 +50,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT_SECONDS = 600.0
-"""Every call is bounded; a hung filesystem cannot hang the server (decisions.md section 5)."""
+"""Every call is bounded; a hung filesystem cannot hang the server."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*$")
 

@@ -1,6 +1,6 @@
 """Network transports: SSE and Streamable HTTP with a bearer token and DNS-rebinding protection.
 
-What every HTTP request passes before a tool can run (``shared/spec/security.md``, invariant I7):
+What every HTTP request passes before a tool can run:
 
 1. the bearer token (the SDK's ``BearerAuthBackend`` + ``RequireAuthMiddleware`` with a
    constant-time static-token verifier): missing or wrong → 401. The token is read only from the

@@ -33,7 +33,7 @@ while True:
         time.sleep(0.2)
 PY
 
-# The scenarios any server must pass (shared/sdk-notes.md section 3); the rest expect the
+# The scenarios any server must pass; the rest expect the
 # "everything" fixture server's tool names.
 failed=0
 for scenario in server-initialize ping tools-list resources-list prompts-list \

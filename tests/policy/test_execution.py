@@ -1,4 +1,5 @@
-"""ExecutionPolicy: BL-1..BL-7 as tables of command strings, the config knobs, SC-6 env limits."""
+"""ExecutionPolicy: what the command scanner blocks and lets through, as tables of command strings;
+the config knobs; the limits on env overrides."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def refusal(command: str, dialect: str = "sh", policy: ExecutionPolicy = POLICY)
     return None
 
 
-# BL-4's examples first, then what the seed missed and this scanner catches.
+# Command words in every position the seed checked first, then what the seed missed and this scanner catches.
 BLOCKED_SH = [
     ("X=1 sudo ls", "sudo"),
     ("env -i FOO=bar sudo ls", "sudo"),
@@ -86,7 +87,7 @@ BLOCKED_SH = [
 
 
 @pytest.mark.parametrize(("command", "name"), BLOCKED_SH)
-def test_bl4_bl5_blocked_command_words_are_refused_naming_the_command(command: str, name: str) -> None:
+def test_blocked_command_words_are_refused_naming_the_command(command: str, name: str) -> None:
     message = refusal(command)
     assert message is not None and message.startswith(
         (f"blocked command: {name};", f"blocked command: {name} (")
@@ -123,8 +124,8 @@ ALLOWED_SH = [
     "x=$(ls) y",
     "FOO='a b' make test",
     "cat <<'EOF' > notes.txt\nrm is mentioned here\nless too\nEOF",  # heredoc bodies are data
-    "python3 -c 'import os'",  # BL-7: interpreters are not looked into
-    "$CMD x",  # BL-7: a name computed at run time is not known (allowed unless deny_by_default)
+    "python3 -c 'import os'",  # interpreters are not looked into
+    "$CMD x",  # a name computed at run time is not known (allowed unless deny_by_default)
     "echo a;;echo b",
     "[[ -f x ]] && echo yes",
     "printf '%s\\n' rm sudo",
@@ -133,7 +134,7 @@ ALLOWED_SH = [
 
 
 @pytest.mark.parametrize("command", ALLOWED_SH)
-def test_bl4_only_command_words_are_checked_so_these_are_allowed(command: str) -> None:
+def test_only_command_words_are_checked_so_these_are_allowed(command: str) -> None:
     assert refusal(command) is None
 
 
@@ -146,12 +147,12 @@ def test_bl4_only_command_words_are_checked_so_these_are_allowed(command: str) -
         ("bomb(){ bomb|bomb& };bomb", "fork bomb"),
     ],
 )
-def test_bl6_heuristics_refuse_fork_bombs_and_backgrounding(command: str, needle: str) -> None:
+def test_heuristics_refuse_fork_bombs_and_backgrounding(command: str, needle: str) -> None:
     message = refusal(command)
     assert message is not None and needle in message
 
 
-def test_bl6_allow_dangerous_turns_off_the_heuristics_but_never_the_blocklist() -> None:
+def test_allow_dangerous_turns_off_the_heuristics_but_never_the_blocklist() -> None:
     policy = ExecutionPolicy.from_config(ExecConfig(allow_dangerous=True))
     assert refusal("sleep 1 &", policy=policy) is None
     assert refusal(":(){ :|:& };:", policy=policy) is None
@@ -191,9 +192,7 @@ def test_a_command_the_scanner_cannot_read_is_refused_fail_closed(command: str, 
         ("r^m x", "cmd", "rm"),
     ],
 )
-def test_bl1_bl3_powershell_and_cmd_dialects_find_the_command_word(
-    command: str, dialect: str, name: str
-) -> None:
+def test_powershell_and_cmd_dialects_find_the_command_word(command: str, dialect: str, name: str) -> None:
     message = refusal(command, dialect)
     assert message is not None and message.startswith(f"blocked command: {name}"), message
 
@@ -209,7 +208,7 @@ def test_bl1_bl3_powershell_and_cmd_dialects_find_the_command_word(
         ("echo del", "cmd"),
     ],
 )
-def test_bl2_bl4_quotes_and_comments_per_dialect_are_allowed(command: str, dialect: str) -> None:
+def test_quotes_and_comments_per_dialect_are_allowed(command: str, dialect: str) -> None:
     assert refusal(command, dialect) is None
 
 
@@ -272,7 +271,7 @@ def test_a_bad_denied_pattern_fails_at_start_up_naming_the_key(tmp_path) -> None
         ("echo " + "x" * 70_000, "command too long (70005 bytes; max 65536)"),
     ],
 )
-def test_sc10_nul_blank_and_over_long_commands_are_refused(command: str, message: str) -> None:
+def test_nul_blank_and_over_long_commands_are_refused(command: str, message: str) -> None:
     assert refusal(command) == message
 
 
@@ -287,7 +286,7 @@ def test_sc10_nul_blank_and_over_long_commands_are_refused(command: str, message
         ({f"V{i}": "x" * 30_000 for i in range(10)}, "env overrides too large"),
     ],
 )
-def test_sc6_invalid_env_is_refused(env: dict[str, str], message: str) -> None:
+def test_invalid_env_is_refused(env: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidArguments) as caught:
         POLICY.check_env(env)
     assert caught.value.message.startswith(message)

@@ -1,4 +1,5 @@
-"""PathPolicy: POL-1..POL-11 (seed-tools.md 1.2) and the path-escape security cases."""
+"""PathPolicy: roots, the base directory, path checks and symlink rules, and the path-escape security
+cases."""
 
 from __future__ import annotations
 
@@ -21,23 +22,23 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
-def test_pol1_roots_are_canonicalised_and_deduplicated(root: Path) -> None:
+def test_roots_are_canonicalised_and_deduplicated(root: Path) -> None:
     policy = PathPolicy.create([str(root / "sub" / ".."), str(root), f"  {root}/ ".strip()])
     assert policy.roots == (root.resolve(),)
 
 
-def test_pol1_a_root_reached_through_a_symlink_is_stored_resolved(root: Path, tmp_path: Path) -> None:
+def test_a_root_reached_through_a_symlink_is_stored_resolved(root: Path, tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(root)
     assert PathPolicy.create([tmp_path / "alias"]).roots == (root.resolve(),)
 
 
 @pytest.mark.parametrize("bad", ["missing", "sub/a.txt"])
-def test_pol1_a_missing_root_or_a_file_root_fails_at_start_up(root: Path, bad: str) -> None:
+def test_a_missing_root_or_a_file_root_fails_at_start_up(root: Path, bad: str) -> None:
     with pytest.raises(ConfigError, match="invalid allowed root"):
         PathPolicy.create([root / bad])
 
 
-def test_pol2_base_defaults_to_the_first_root_as_written_not_sorted(root: Path, tmp_path: Path) -> None:
+def test_base_defaults_to_the_first_root_as_written_not_sorted(root: Path, tmp_path: Path) -> None:
     later = tmp_path / "aaa"
     later.mkdir()
     policy = PathPolicy.create([root, later])
@@ -45,46 +46,46 @@ def test_pol2_base_defaults_to_the_first_root_as_written_not_sorted(root: Path, 
     assert policy.resolve("x.txt").path == root.resolve() / "x.txt"
 
 
-def test_pol3_a_base_outside_the_roots_fails_at_start_up(root: Path, tmp_path: Path) -> None:
+def test_a_base_outside_the_roots_fails_at_start_up(root: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="outside the allowed roots"):
         PathPolicy.create([root], base_dir=tmp_path / "outside")
 
 
-def test_pol4_block_symlinks_refuses_a_root_with_a_symlink_component(root: Path, tmp_path: Path) -> None:
+def test_block_symlinks_refuses_a_root_with_a_symlink_component(root: Path, tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(root)
     with pytest.raises(ConfigError, match="symlink"):
         PathPolicy.create([tmp_path / "alias"], block_symlinks=True)
 
 
 @pytest.mark.parametrize("given", ["", "   ", "\t"])
-def test_pol5_empty_paths_are_invalid(root: Path, given: str) -> None:
+def test_empty_paths_are_invalid(root: Path, given: str) -> None:
     with pytest.raises(InvalidPath, match="invalid path"):
         PathPolicy.create([root]).resolve(given)
 
 
-def test_pol5_a_nul_byte_is_invalid(root: Path) -> None:
+def test_a_nul_byte_is_invalid(root: Path) -> None:
     with pytest.raises(InvalidPath, match="NUL"):
         PathPolicy.create([root]).resolve("sub/a.txt\x00.png")
 
 
-def test_pol5_surrounding_whitespace_is_trimmed(root: Path) -> None:
+def test_surrounding_whitespace_is_trimmed(root: Path) -> None:
     assert PathPolicy.create([root]).resolve("  sub/a.txt \n").path == root / "sub" / "a.txt"
 
 
-def test_pol6_relative_paths_join_the_base_and_dotdot_collapses_before_the_check(root: Path) -> None:
+def test_relative_paths_join_the_base_and_dotdot_collapses_before_the_check(root: Path) -> None:
     policy = PathPolicy.create([root])
     assert policy.resolve("sub/../sub/./a.txt").path == root / "sub" / "a.txt"
     with pytest.raises(OutsideAllowedRoots):
         policy.resolve("sub/../../outside/secret.txt")
 
 
-def test_pol7_a_symlink_inside_a_root_that_points_outside_is_refused(root: Path, tmp_path: Path) -> None:
+def test_a_symlink_inside_a_root_that_points_outside_is_refused(root: Path, tmp_path: Path) -> None:
     (root / "link").symlink_to(tmp_path / "outside" / "secret.txt")
     with pytest.raises(OutsideAllowedRoots):
         PathPolicy.create([root]).resolve("link")
 
 
-def test_pol7_a_new_path_is_checked_through_its_nearest_existing_ancestor(root: Path, tmp_path: Path) -> None:
+def test_a_new_path_is_checked_through_its_nearest_existing_ancestor(root: Path, tmp_path: Path) -> None:
     (root / "out").symlink_to(tmp_path / "outside")
     policy = PathPolicy.create([root])
     with pytest.raises(OutsideAllowedRoots):
@@ -92,7 +93,7 @@ def test_pol7_a_new_path_is_checked_through_its_nearest_existing_ancestor(root: 
     assert policy.resolve("sub/new/deeper/file.txt").real == root / "sub" / "new" / "deeper" / "file.txt"
 
 
-def test_pol8_the_outside_error_names_the_path_as_given_and_as_resolved(root: Path, tmp_path: Path) -> None:
+def test_the_outside_error_names_the_path_as_given_and_as_resolved(root: Path, tmp_path: Path) -> None:
     (root / "link").symlink_to(tmp_path / "outside" / "secret.txt")
     with pytest.raises(OutsideAllowedRoots) as caught:
         PathPolicy.create([root]).resolve("link")
@@ -102,26 +103,26 @@ def test_pol8_the_outside_error_names_the_path_as_given_and_as_resolved(root: Pa
     assert str(tmp_path / "outside" / "secret.txt") in message
 
 
-def test_pol9_resolved_paths_keep_the_lexical_form_of_an_inside_symlink(root: Path) -> None:
+def test_resolved_paths_keep_the_lexical_form_of_an_inside_symlink(root: Path) -> None:
     (root / "alias.txt").symlink_to(root / "sub" / "a.txt")
     resolved = PathPolicy.create([root]).resolve("alias.txt")
     assert resolved.path == root / "alias.txt"
     assert resolved.real == root / "sub" / "a.txt"
 
 
-def test_pol11_block_symlinks_refuses_a_symlink_component(root: Path) -> None:
+def test_block_symlinks_refuses_a_symlink_component(root: Path) -> None:
     (root / "dirlink").symlink_to(root / "sub")
     with pytest.raises(SymlinkRefused, match="symlinks are disallowed by policy"):
         PathPolicy.create([root], block_symlinks=True).resolve("dirlink/a.txt")
 
 
-def test_pol11_block_symlinks_refuses_a_symlink_file(root: Path) -> None:
+def test_block_symlinks_refuses_a_symlink_file(root: Path) -> None:
     (root / "alias.txt").symlink_to(root / "sub" / "a.txt")
     with pytest.raises(SymlinkRefused):
         PathPolicy.create([root], block_symlinks=True).resolve("alias.txt")
 
 
-def test_pol11_symlinks_inside_the_roots_are_fine_when_not_blocked(root: Path) -> None:
+def test_symlinks_inside_the_roots_are_fine_when_not_blocked(root: Path) -> None:
     (root / "dirlink").symlink_to(root / "sub")
     assert PathPolicy.create([root]).resolve("dirlink/a.txt").real == root / "sub" / "a.txt"
 

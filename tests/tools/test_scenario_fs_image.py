@@ -1,4 +1,4 @@
-"""The seed's filesystem + image integration scenario (seed-tools.md 5.2), one call after another
+"""The seed's filesystem + image integration scenario, one call after another
 through the SDK client on real files, as a model would drive it."""
 
 from __future__ import annotations

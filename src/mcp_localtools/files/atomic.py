@@ -74,7 +74,7 @@ def write_atomic(
     mode: int | None = None,
     display: Path | str = "",
 ) -> None:
-    """Write ``data`` as entry ``name`` of ``dir_fd``: temp file, fsync, rename (WF-8).
+    """Write ``data`` as entry ``name`` of ``dir_fd``: temp file, fsync, rename.
 
     Args:
         dir_fd: a verified directory descriptor.
@@ -131,7 +131,7 @@ def write_atomic(
 def rename_noclobber(
     src_dir: int, src_name: str, dst_dir: int, dst_name: str, *, is_dir: bool, display: Path | str = ""
 ) -> None:
-    """Rename an entry without replacing an existing destination (DF-6).
+    """Rename an entry without replacing an existing destination.
 
     Files are hard-linked then unlinked (atomic: the link fails if the name exists); where hard
     links are not possible, and for directories, the name is reserved with an exclusive

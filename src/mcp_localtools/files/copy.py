@@ -157,7 +157,7 @@ def copy_into_place(src: ParentDir, dst: ParentDir, *, is_dir: bool, replace: bo
 
 
 def move_entry(src: ParentDir, dst: ParentDir, *, is_dir: bool, replace: bool) -> MoveMethod:
-    """Move ``src``'s entry to ``dst``'s: a rename, or across devices (DF-7) a copy into place
+    """Move ``src``'s entry to ``dst``'s: a rename, or across devices a copy into place
     (``copy_into_place``) followed by removing the source.
 
     Args:

@@ -1,6 +1,6 @@
 """ParserRunner: parse untrusted images and PDFs in short-lived, confined worker processes.
 
-Decoders are the riskiest code the server runs on hostile input (``shared/spec/security.md``):
+Decoders are the riskiest code the server runs on hostile input:
 a decompression bomb, a malformed PDF that sends a parser into a loop, a crash in C code. So no
 decoder runs in the server process. Each parse starts ``worker.py`` in a fresh interpreter that
 limits its own memory, CPU time, file writes and descriptors before it reads the file's bytes

@@ -1,17 +1,18 @@
 """ExecutionPolicy: the limits and the command checks of shellcommand and runscript.
 
-Built once from ``[exec]`` (``decisions.md`` section 3) and frozen; a call can narrow what it
-gets (a shorter timeout) but never loosen the policy. Three tiers of limits (``design.md`` rule
-9): hard maxima in ``config.py``, the config's defaults under them, per-call values clamped.
+Built once from the ``[exec]`` config table and frozen; a call can narrow what it gets (a
+shorter timeout) but never loosen the policy. Three tiers of limits (``docs/ARCHITECTURE.md``):
+hard maxima in ``config.py``, the config's defaults under them, per-call values clamped.
 
-``check_command`` applies, in order: NUL and length limits (SC-10), the scanner
-(``scanner.scan``; a command it cannot read is refused, BL-1..BL-4), the hard blocklist of the
-seed's 40 names plus ``blocked_commands`` (BL-5; never shrinks), ``allowed_commands`` when
-``deny_by_default`` is on, ``denied_patterns`` (RE2 syntax, linear time), and unless
-``allow_dangerous`` the fork-bomb and background-``&`` heuristics (BL-6).
+``check_command`` applies, in order: NUL and length limits, the scanner (``scanner.scan``; a
+command it cannot read is refused), the hard blocklist of the seed's 40 names plus
+``blocked_commands`` (never shrinks), ``allowed_commands`` when ``deny_by_default`` is on,
+``denied_patterns`` (RE2 syntax, linear time), and unless ``allow_dangerous`` the fork-bomb and
+background-``&`` heuristics.
 
-This is a guardrail against accidents, not a sandbox: see ``shared/spec/security.md`` "What a
-denylist cannot do" and the README's security section.
+This is a guardrail against accidents, not a sandbox: a denylist cannot see what a script, an
+interpreter (``python -c``) or a name computed at run time will do. See the README's security
+section.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ HARD_BLOCKLIST = frozenset(
     invoke-webrequest iwr invoke-restmethod irm
     diskpart format.com del erase rmdir rd remove-item ri""".split()
 )
-"""The seed's 40 command names (``seed-tools.md`` 3.2): always blocked, whatever the config says."""
+"""The seed's 40 command names: always blocked, whatever the config says."""
 
 ALWAYS_ALLOWED = frozenset(
     "cd pwd echo printf true false test [ : export unset set shift exit return wait read".split()
@@ -64,7 +65,7 @@ MAX_STDIN_BYTES = 1024 * 1024
 MAX_SCRIPT_ARGS = 256
 MAX_SCRIPT_ARG_BYTES = 16 * 1024
 KILL_GRACE_SECONDS = 0.5
-"""Between SIGTERM and SIGKILL of a command's processes (``decisions.md`` section 5)."""
+"""Between SIGTERM and SIGKILL of a command's processes."""
 
 _DELETE = "use the deletefile tool instead (it moves files to the trash, where they can be restored)"
 _EDIT = "use the readfile and writefile tools instead of an interactive editor"
@@ -242,7 +243,7 @@ class ExecutionPolicy:
         return ", ".join(sorted(self.allowed)) or "none"
 
     def check_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        """Validate per-call environment overrides (SC-6); returns them as a plain dict.
+        """Validate per-call environment overrides; returns them as a plain dict.
 
         Raises:
             InvalidArguments: an empty key, ``=`` or NUL in a key, NUL in a value, a key or value

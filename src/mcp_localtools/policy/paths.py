@@ -1,7 +1,6 @@
 """PathPolicy: the allowed roots, the base directory for relative paths, and the symlink rules.
 
-Behaviour follows ``shared/spec/seed-tools.md`` POL-1..POL-12 with the fixes of
-``shared/spec/decisions.md``:
+The rules:
 
 * Roots are canonicalised once at start-up (``~`` expanded, absolute, symlinks resolved); a
   missing root or one that is not a directory is a start-up error. Their order is kept, and
@@ -17,7 +16,7 @@ Behaviour follows ``shared/spec/seed-tools.md`` POL-1..POL-12 with the fixes of
   open through ``open()``/``opened()``, which verify that the object actually opened lies inside
   the roots (``/proc/self/fd`` on Linux, ``F_GETPATH`` on macOS, an inode comparison elsewhere).
 
-The policy is not an OS sandbox (POL-12): processes started by the exec tools are not confined.
+The policy is not an OS sandbox: processes started by the exec tools are not confined.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ from mcp_localtools.errors import (
 
 __all__ = ["PathPolicy", "ResolvedPath"]
 
-_MACOS_ALIASES = ("/var", "/tmp", "/etc")  # noqa: S108 - symlinks to /private/... that POL-4 tolerates
+_MACOS_ALIASES = ("/var", "/tmp", "/etc")  # noqa: S108 - symlinks to /private/... a root may contain
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +114,7 @@ class PathPolicy:
         base_dir: str | os.PathLike[str] | None = None,
         block_symlinks: bool = False,
     ) -> PathPolicy:
-        """Canonicalise ``roots`` and ``base_dir`` and build the policy (POL-1..POL-4).
+        """Canonicalise ``roots`` and ``base_dir`` and build the policy.
 
         Args:
             roots: existing directories; relative ones are taken against the current directory.
@@ -174,7 +173,7 @@ class PathPolicy:
         return max(inside, key=lambda root: len(root.parts)) if inside else None
 
     def resolve(self, path: str, *, field: str = "path", follow_final: bool = True) -> ResolvedPath:
-        """Check a user-supplied path and return where it points (POL-5..POL-9, POL-11).
+        """Check a user-supplied path and return where it points.
 
         Args:
             path: absolute, or relative to ``base_dir``; surrounding whitespace is trimmed.
@@ -215,7 +214,7 @@ class PathPolicy:
         lexical_root = self.root_of(lexical)
         if self.block_symlinks:
             self._refuse_symlinks(given, lexical, lexical_root)
-        # Work on the lexical form (so a later lstat still sees a final symlink, POL-9) unless
+        # Work on the lexical form (so a later lstat still sees a final symlink) unless
         # the caller came in through a symlink outside the roots: then use where it lands.
         used = real if lexical_root is None else lexical
         return ResolvedPath(given=given, path=used, real=real, root=root)

@@ -1,7 +1,7 @@
-"""What a command string will run: the command names the execution policy checks (BL-1..BL-4).
+"""What a command string will run: the command names the execution policy checks.
 
 ``scan(command, dialect)`` lexes the string (``sh_lexer``, ``win_lexer``), then finds the
-command word of every simple command (BL-3):
+command word of every simple command:
 
 * leading ``NAME=value`` assignments and, in sh, reserved words (``if``, ``then``, ``do``, ``!``,
   ``{``, ...) are skipped; ``for``/``case``/``select`` headers and ``[[ ... ]]`` run nothing;

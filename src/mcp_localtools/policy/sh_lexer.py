@@ -1,7 +1,7 @@
 """The POSIX-shell side of the command scanner: split a command string into simple commands.
 
 This is not a shell. It models just enough of sh/bash syntax to find every word that the shell
-will run as a command (``seed-tools.md`` BL-1, BL-2), including those the seed missed:
+will run as a command, including those the seed missed:
 
 * separators ``;`` ``&`` ``&&`` ``|`` ``||`` ``|&`` newline ``(`` ``)``, honouring single and
   double quotes, backslash escapes and ``$'...'`` (decoded, so ``$'\\x72\\x6d'`` reads ``rm``);

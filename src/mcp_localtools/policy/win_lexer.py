@@ -1,4 +1,4 @@
-"""The PowerShell and cmd.exe side of the command scanner (``seed-tools.md`` BL-1, BL-2).
+"""The PowerShell and cmd.exe side of the command scanner.
 
 Both split a command string into simple commands (lists of ``Word``) the way the seed does:
 

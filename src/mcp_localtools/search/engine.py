@@ -1,6 +1,6 @@
 """The internal interface between the search tools and the engines that walk and search.
 
-Two engines implement it with identical results (``tests/tools/fs/search/test_parity.py``):
+Two engines implement it with identical results (``tests/search/test_parity.py``):
 ripgrep (``rg.py``), and a pure-Python fallback (``native.py``: an fd-based walk, RE2 on bytes)
 for machines without an ``rg``. The tools never see which one runs.
 

@@ -31,7 +31,7 @@ escaped backslash, then the letter)."""
 
 
 def check_pattern(pattern: str, *, fixed_strings: bool = False) -> None:
-    """Refuse what no engine can search for (SF-1).
+    """Refuse what no engine can search for.
 
     Args:
         pattern: the search pattern.

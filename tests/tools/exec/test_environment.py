@@ -1,4 +1,4 @@
-"""The command environment: the allowlist and BootstrapDefaults (BD-1..BD-3)."""
+"""The command environment: the allowlist and BootstrapDefaults (the login shell's environment)."""
 
 from __future__ import annotations
 
@@ -74,13 +74,13 @@ def test_bd_the_windows_allowlist_compares_upper_case_names() -> None:
         (Shell("cmd", "cmd.exe"), ["cmd.exe", "/d", "/s", "/c"]),
     ],
 )
-def test_bd2_each_shell_is_probed_as_a_login_shell_where_it_can_be(shell: Shell, head: list[str]) -> None:
+def test_each_shell_is_probed_as_a_login_shell_where_it_can_be(shell: Shell, head: list[str]) -> None:
     argv = probe_argv(shell)
     assert argv[: len(head)] == head and len(argv) == len(head) + 1
     assert BEGIN_MARKER in argv[-1] and END_MARKER in argv[-1]
 
 
-def test_bd3_the_probe_output_is_parsed_between_the_markers() -> None:
+def test_the_probe_output_is_parsed_between_the_markers() -> None:
     output = f"motd\r\n{BEGIN_MARKER}\r\nA=1\r\nnot a variable\r\nB=x=y\r\n=nokey\r\n{END_MARKER}\r\nC=3\r\n"
     assert parse_probe(output) == {"A": "1", "B": "x=y"}
     with pytest.raises(ValueError, match="markers"):
@@ -97,7 +97,7 @@ def environment(host: dict[str, str], tmp_path: Path, **options: object) -> Comm
     )
 
 
-async def test_bd1_bd2_the_login_environment_is_read_once_filtered_and_wins_over_the_servers(
+async def test_the_login_environment_is_read_once_filtered_and_wins_over_the_servers(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -119,7 +119,7 @@ async def test_bd1_bd2_the_login_environment_is_read_once_filtered_and_wins_over
     env = environment(host, tmp_path, base_env=["MY_TOOL"])
     first = await env.defaults()
     assert await env.defaults() is first
-    assert (home / "probes").read_text(encoding="utf-8") == "probed\n"  # BD-1: once per server
+    assert (home / "probes").read_text(encoding="utf-8") == "probed\n"  # once per server
     assert first.problem is None and first.shell is not None and first.shell.name == "bash"
     assert first.env["PATH"].startswith(f"{home}/tools/bin:")
     assert first.env["NVM_DIR"] == f"{home}/.nvm" and first.env["MY_TOOL"] == "login"
@@ -128,7 +128,7 @@ async def test_bd1_bd2_the_login_environment_is_read_once_filtered_and_wins_over
     assert base["MY_TOOL"] == "login" and "AWS_SECRET_ACCESS_KEY" not in base
 
 
-async def test_bd1_a_failing_bootstrap_is_not_fatal(tmp_path: Path) -> None:
+async def test_a_failing_bootstrap_is_not_fatal(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bash_profile").write_text("exit 3\n", encoding="utf-8")
@@ -138,7 +138,7 @@ async def test_bd1_a_failing_bootstrap_is_not_fatal(tmp_path: Path) -> None:
     assert await env.base() == {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}
 
 
-async def test_bd3_a_probe_with_nothing_usable_is_reported(tmp_path: Path) -> None:
+async def test_a_probe_with_nothing_usable_is_reported(tmp_path: Path) -> None:
     fake = tmp_path / "bin" / "bash"
     fake.parent.mkdir()
     fake.write_text(

@@ -32,7 +32,7 @@ def test_one_huge_write_is_cut_in_linear_time() -> None:
     assert captured.total_bytes == 10_000_003
 
 
-def test_sc15_invalid_utf8_is_replaced_and_a_cut_character_leaves_no_debris() -> None:
+def test_invalid_utf8_is_replaced_and_a_cut_character_leaves_no_debris() -> None:
     sink = HeadTail(100)
     sink.write(b"\xff\xfeok")
     assert sink.render().text == "\ufffd\ufffdok"

@@ -36,9 +36,7 @@ def request(tmp_path: Path, script: str, *, timeout: float = 10) -> RunRequest:
     )
 
 
-async def test_sc13_a_setsid_grandchild_is_killed_when_its_command_times_out(
-    tmp_path: Path, marker: str
-) -> None:
+async def test_a_setsid_grandchild_is_killed_when_its_command_times_out(tmp_path: Path, marker: str) -> None:
     async with exec_client(tmp_path, exec={"timeout_seconds": 1}) as client:
         with anyio.fail_after(15):
             result = await client.call_tool(
@@ -171,7 +169,7 @@ async def test_the_server_becomes_a_subreaper_and_non_dumpable_once_a_command_ra
     assert libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 
 
-async def test_sc12_a_missing_working_directory_at_spawn_gives_127(tmp_path: Path) -> None:
+async def test_a_missing_working_directory_at_spawn_gives_127(tmp_path: Path) -> None:
     outcome = await ProcessRunner().run(
         RunRequest(["/bin/true"], tmp_path / "gone", {}, None, timeout=5, max_output_bytes=1024)
     )

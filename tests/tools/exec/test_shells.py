@@ -1,4 +1,4 @@
-"""Shell selection (SC-17, SC-18) and invocation forms (SC-16), PowerShell and cmd included."""
+"""Shell selection (explicit and ``auto``) and invocation forms, PowerShell and cmd included."""
 
 from __future__ import annotations
 
@@ -56,11 +56,11 @@ PATH = {"PATH": os.environ.get("PATH", os.defpath)}
         ),
     ],
 )
-def test_sc16_each_shell_family_has_its_non_interactive_invocation(shell: Shell, argv: list[str]) -> None:
+def test_each_shell_family_has_its_non_interactive_invocation(shell: Shell, argv: list[str]) -> None:
     assert command_argv(shell, "echo hi") == argv
 
 
-def test_sc16_dialects_follow_the_shell_family() -> None:
+def test_the_dialect_follows_the_shell_family() -> None:
     assert [dialect_of(n) for n in ("bash", "zsh", "dash", "fish", "pwsh", "powershell", "cmd")] == [
         "sh",
         "sh",
@@ -72,12 +72,12 @@ def test_sc16_dialects_follow_the_shell_family() -> None:
     ]
 
 
-def test_sc17_an_explicit_installed_shell_is_found_on_path() -> None:
+def test_an_explicit_installed_shell_is_found_on_path() -> None:
     shell = resolve_shell("sh", default="auto", detected=None, env=PATH)
     assert shell.name == "sh" and os.path.isabs(shell.path)
 
 
-def test_sc17_missing_shells_are_errors_naming_them() -> None:
+def test_missing_shells_are_errors_naming_them() -> None:
     with pytest.raises(NotFound, match="shell not found: fish on PATH"):
         resolve_shell("fish", default="auto", detected=None, env={"PATH": "/nonexistent"})
     with pytest.raises(NotFound, match="pwsh requested but not found on PATH"):
@@ -92,13 +92,13 @@ def test_the_first_installed_candidate_is_taken_by_name_or_path() -> None:
     assert first_found(["no-such-shell"], PATH["PATH"]) is None
 
 
-def test_sc18_auto_prefers_the_configured_default_then_the_detected_shell() -> None:
+def test_auto_prefers_the_configured_default_then_the_detected_shell() -> None:
     assert resolve_shell("auto", default="sh", detected=Shell("bash", "/bin/bash"), env=PATH).name == "sh"
     detected = Shell("dash", "/usr/bin/dash")
     assert resolve_shell("auto", default="auto", detected=detected, env=PATH) is detected
 
 
-def test_sc18_auto_order_is_shell_env_then_account_shell_then_the_list() -> None:
+def test_auto_order_is_shell_env_then_account_shell_then_the_list() -> None:
     account = account_shell()
     login = (
         [account]
@@ -111,7 +111,7 @@ def test_sc18_auto_order_is_shell_env_then_account_shell_then_the_list() -> None
     assert auto_candidates({}, windows=True) == ["pwsh", "powershell", "cmd"]
 
 
-def test_sc18_auto_falls_back_to_a_shell_on_path() -> None:
+def test_auto_falls_back_to_a_shell_on_path() -> None:
     shell = resolve_shell(
         "auto", default="auto", detected=None, env={"PATH": PATH["PATH"], "SHELL": "/nope/zsh"}
     )

@@ -1,4 +1,5 @@
-"""The pure line model: TX-2..TX-6 (seed-tools.md 4.1) with the decisions.md fix of TX-3."""
+"""The pure line model: line endings kept byte for byte (a stray CR is text), normalised line arrays,
+trimmed block matching."""
 
 from __future__ import annotations
 
@@ -39,35 +40,35 @@ from mcp_localtools.tools.text._lines import (
         "\r",
     ],
 )
-def test_tx3_parse_then_render_gives_back_every_byte(text: str) -> None:
+def test_parse_then_render_gives_back_every_byte_of_each_example(text: str) -> None:
     assert parse_text(text).render() == text
 
 
-def test_tx2_a_file_with_crlf_endings_adds_crlf_lines_and_an_lf_file_adds_lf() -> None:
+def test_a_file_with_crlf_endings_adds_crlf_lines_and_an_lf_file_adds_lf() -> None:
     assert parse_text("a\r\nb\r\n").newline == "\r\n"
     assert parse_text("a\nb\n").newline == "\n"
     assert parse_text("").newline == "\n"
 
 
-def test_tx2_mixed_endings_add_the_more_common_one_and_crlf_on_a_tie() -> None:
+def test_mixed_endings_add_the_more_common_one_and_crlf_on_a_tie() -> None:
     assert parse_text("a\nb\nc\r\n").newline == "\n"
     assert parse_text("a\r\nb\r\nc\n").newline == "\r\n"
     assert parse_text("a\nb\r\n").newline == "\r\n"
 
 
-def test_tx2_lines_have_no_terminators_and_the_final_newline_is_remembered() -> None:
+def test_lines_have_no_terminators_and_the_final_newline_is_remembered() -> None:
     doc = parse_text("a\r\nb")
     assert doc.lines == ("a", "b") and doc.ends == ("\r\n", "")
     assert not doc.final_newline
     assert parse_text("a\n").final_newline and not parse_text("").final_newline
 
 
-def test_tx3_a_stray_cr_is_text_not_a_line_break() -> None:
+def test_a_stray_cr_is_text_not_a_line_break() -> None:
     doc = parse_text("a\rb\nc\n")
     assert doc.lines == ("a\rb", "c")
 
 
-def test_tx3_a_lone_lf_in_a_crlf_file_keeps_its_own_ending() -> None:
+def test_a_lone_lf_in_a_crlf_file_keeps_its_own_ending() -> None:
     doc = parse_text("a\r\nb\nc\r\n")
     assert doc.lines == ("a", "b", "c") and doc.ends == ("\r\n", "\n", "\r\n")
     assert splice(doc, 0, 1, ["A"]).render() == "A\r\nb\nc\r\n"
@@ -79,27 +80,27 @@ def test_a_bom_is_set_aside_and_written_back() -> None:
     assert splice(doc, 0, 1, ["one"]).render() == BOM + "one\n"
 
 
-def test_tx4_items_with_embedded_newlines_become_several_lines() -> None:
+def test_items_with_embedded_newlines_become_several_lines() -> None:
     assert line_list(["a\nb", "c\r\nd", "e\rf"]) == ["a", "b", "c", "d", "e", "f"]
     assert line_list(["a\n", ""]) == ["a", ""]
     assert line_list(["\n"]) == [""]
 
 
-def test_tx5_matching_trims_both_sides_but_is_case_and_inner_space_sensitive() -> None:
+def test_matching_trims_both_sides_but_is_case_and_inner_space_sensitive() -> None:
     file = trimmed(["  def f():  ", "\treturn 1", "x  y"])
     assert block_starts(file, ["def f():", "  return 1  "]) == [0]
     assert block_starts(file, ["DEF f():"]) == []
     assert block_starts(file, ["x y"]) == []
 
 
-def test_tx6_overlapping_matches_of_a_block_are_refused() -> None:
+def test_overlapping_matches_of_a_block_are_refused() -> None:
     starts = block_starts(["x", "x", "x"], ["x", "x"])
     assert starts == [0, 1]
     with pytest.raises(AmbiguousMatch, match="overlapping matches"):
         check_no_overlap(starts, 2, "matchLines")
 
 
-def test_rp3_context_must_sit_directly_around_the_block() -> None:
+def test_context_must_sit_directly_around_the_block() -> None:
     file = trimmed(["A", "t", "B", "", "t", "C"])
     assert context_starts(file, ["t"], before=["A"]) == [1]
     assert context_starts(file, ["t"], after=["C"]) == [4]
@@ -121,7 +122,7 @@ def test_splice_keeps_a_missing_final_newline() -> None:
     assert splice(parse_text(""), 0, 0, ["x", "y"]).render() == "x\ny"
 
 
-def test_tx3_a_file_that_is_one_newline_stays_one_newline() -> None:
+def test_a_file_that_is_one_newline_stays_one_newline() -> None:
     doc = parse_text("\n")
     assert doc.lines == ("",)
     assert splice(doc, 0, 1, [""]).render() == "\n"

@@ -1,4 +1,4 @@
-"""The seed's end-to-end text scenario (seed-tools.md 4.7) through the SDK client, byte-exact,
+"""The seed's end-to-end text scenario through the SDK client, byte-exact,
 and the same steps on a CRLF file with a BOM."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TX-1 and TX-7 for every text tool: what files they accept, symlinks, atomic writes that keep
+"""Every text tool: what files they accept, symlinks, atomic writes that keep
 the mode, and edits of one file that run in parallel without losing each other."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.tools import build_registry
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -30,38 +30,39 @@ ALL = EDITS + READS
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_a_file_that_is_not_utf8_is_refused_and_untouched(
+async def test_a_file_that_is_not_utf8_is_refused_and_untouched(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\n\xff\xfe\n")
     result = await client.call_tool(tool, {"path": "f.txt", **arguments})
-    assert result.is_error and "not valid UTF-8 text" in text_of(result) and "offset 2" in text_of(result)
+    assert error_code(result) == "unsupported_content"
+    assert "not valid UTF-8 text" in text_of(result) and "offset 2" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == b"a\n\xff\xfe\n"
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_missing_files_and_directories_are_refused(
+async def test_missing_files_and_directories_are_refused(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     missing = await client.call_tool(tool, {"path": "nope.txt", **arguments})
-    assert missing.is_error and "path does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     (tmp_path / "d").mkdir()
     directory = await client.call_tool(tool, {"path": "d", **arguments})
-    assert directory.is_error and "directory" in text_of(directory)
+    assert error_code(directory) == "not_a_file"
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_a_file_over_the_read_cap_is_refused(
+async def test_a_file_over_the_read_cap_is_refused(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_text("a\n" * 600, encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 1000})) as client:
         result = await client.call_tool(tool, {"path": "f.txt", **arguments})
-    assert result.is_error and "exceeds maximum allowed size" in text_of(result)
+    assert error_code(result) == "too_large"
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_paths_outside_the_roots_are_refused(
+async def test_paths_outside_the_roots_are_refused(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     root = tmp_path / "root"
@@ -69,18 +70,18 @@ async def test_tx1_paths_outside_the_roots_are_refused(
     (tmp_path / "outside.txt").write_text("a\n", encoding="utf-8")
     async with connect(config_for(root)) as client:
         result = await client.call_tool(tool, {"path": "../outside.txt", **arguments})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert (tmp_path / "outside.txt").read_text(encoding="utf-8") == "a\n"
 
 
 @pytest.mark.parametrize(("tool", "arguments"), EDITS)
-async def test_tx1_editing_tools_never_write_through_a_symlink(
+async def test_editing_tools_never_write_through_a_symlink(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
     (tmp_path / "link.txt").symlink_to("target.txt")
     result = await client.call_tool(tool, {"path": "link.txt", **arguments})
-    assert result.is_error and "refusing to edit through a symlink" in text_of(result)
+    assert error_code(result) == "symlink_refused" and "refusing to edit through a symlink" in text_of(result)
     assert "target.txt" in text_of(result)
     assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "target.txt").read_text(
         encoding="utf-8"
@@ -88,7 +89,7 @@ async def test_tx1_editing_tools_never_write_through_a_symlink(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), READS)
-async def test_tx1_read_only_tools_follow_a_symlinked_file(
+async def test_read_only_tools_follow_a_symlinked_file(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
@@ -98,18 +99,18 @@ async def test_tx1_read_only_tools_follow_a_symlinked_file(
 
 
 @pytest.mark.parametrize(("tool", "arguments"), ALL)
-async def test_tx1_block_symlinks_refuses_even_read_only_tools(
+async def test_block_symlinks_refuses_even_read_only_tools(
     tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "target.txt").write_text("a\n", encoding="utf-8")
     (tmp_path / "link.txt").symlink_to("target.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool(tool, {"path": "link.txt", **arguments})
-    assert result.is_error and "symlink" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
 @pytest.mark.parametrize(("tool", "arguments"), EDITS)
-async def test_tx7_edits_are_atomic_and_keep_the_mode(
+async def test_edits_are_atomic_and_keep_the_mode(
     client: Client, tmp_path: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
     (tmp_path / "f.txt").write_text("a\nz\n", encoding="utf-8")
@@ -138,7 +139,7 @@ async def test_a_result_over_the_write_cap_is_refused_and_nothing_changes(
         grow["edits"] = [{"oldText": "a", "newText": "b" * 100}]
     async with connect(config_for(tmp_path, limits={"max_write_bytes": 1510})) as client:
         result = await client.call_tool(tool, {"path": "f.txt", **grow})
-    assert result.is_error and "over the write limit" in text_of(result)
+    assert error_code(result) == "too_large" and "over the write limit" in text_of(result)
     assert (tmp_path / "f.txt").read_bytes() == original
 
 
@@ -148,7 +149,7 @@ async def test_a_large_edit_over_the_write_cap_names_the_cap_not_the_size_of_a_p
         result = await client.call_tool(
             "editfile", {"path": "f.txt", "edits": [{"oldText": "a", "newText": "\u00e9" * 1_100_000}]}
         )
-    assert result.is_error
+    assert error_code(result) == "too_large"
     assert text_of(result) == (
         "the edited file would be over the write limit of 1500000 bytes; nothing was written"
     )

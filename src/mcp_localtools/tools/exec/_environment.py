@@ -1,4 +1,4 @@
-"""The environment commands start from: an allowlisted base and BootstrapDefaults (BD-1..BD-3).
+"""The environment commands start from: an allowlisted base and BootstrapDefaults.
 
 A command never inherits the server's whole environment: API keys and tokens the client passed
 to the server (``AWS_SECRET_ACCESS_KEY``, ``MCP_LOCALTOOLS_TOKEN``, ...) stay in the server. The
@@ -11,7 +11,7 @@ base environment is built from
    server, the login shell is run once as bash/zsh do for a terminal (``-lic``) and prints its
    environment between marker lines. Failures are logged and never fatal.
 
-Then the session's and the call's ``env`` are laid on top (SC-7). The server's own environment
+Then the session's and the call's ``env`` are laid on top (later wins). The server's own environment
 reaches this module as a parameter; only ``cli.py`` reads ``os.environ``.
 """
 
@@ -62,7 +62,7 @@ UNIX_ALLOWLIST = frozenset(
         "XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME " + _SHARED
     ).split()
 )
-"""Variables passed to commands on Unix (exact, case-sensitive; ``seed-tools.md`` 3.6)."""
+"""Variables passed to commands on Unix (exact, case-sensitive; the seed's list)."""
 UNIX_PREFIXES = ("ASDF_", "PYENV_", "RBENV_", "NVM_", "VOLTA_", "SDKMAN_", "LC_", "CONDA_", "GIT_")
 WINDOWS_ALLOWLIST = frozenset(
     (
@@ -96,7 +96,7 @@ def filter_env(
 
 
 def probe_argv(shell: Shell) -> list[str]:
-    """The argv that prints the login environment between the markers (BD-2)."""
+    """The argv that prints the login environment between the markers."""
     if shell.name in ("pwsh", "powershell"):
         script = (
             f"Write-Output '{BEGIN_MARKER}'; "
@@ -117,7 +117,7 @@ def probe_argv(shell: Shell) -> list[str]:
 
 
 def parse_probe(output: str) -> dict[str, str]:
-    """``KEY=VALUE`` lines between the markers (BD-3); CRLF tolerated, lines without ``=`` skipped.
+    """``KEY=VALUE`` lines between the markers; CRLF tolerated, lines without ``=`` skipped.
 
     Raises:
         ValueError: a marker is missing.
@@ -138,7 +138,7 @@ def parse_probe(output: str) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class BootstrapDefaults:
-    """What the login shell told us (BD-1).
+    """What the login shell told us (asked once per server; a failure leaves both empty).
 
     Attributes:
         shell: the default shell found, or None.

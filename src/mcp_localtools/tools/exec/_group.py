@@ -83,13 +83,12 @@ class ExecGroup:
 
     def call_timeout(self, runs: int) -> float:
         """Registry timeout of a call that may run ``runs`` commands at the longest timeout
-        (REG-5: the registry must not stop a call the policy allows)."""
+        (the registry's timeout must not stop a call the policy allows)."""
         return runs * (self.policy.max_timeout_seconds + _PER_RUN_OVERHEAD_SECONDS) + BOOTSTRAP_SECONDS + 30
 
     def work_dir(self, path: str | Path | None, *, field: str = "workDir") -> ResolvedPath:
         """Resolve a working directory (the base directory when None): inside the roots and an
-        existing directory (SC-5, RS-1). Blocking (resolves and stats): call it from a worker
-        thread.
+        existing directory. Blocking (resolves and stats): call it from a worker thread.
 
         Raises:
             InvalidPath, OutsideAllowedRoots, SymlinkRefused: refused by the path policy.

@@ -1,6 +1,6 @@
 """Capture one output stream within a byte budget, keeping its head and its tail.
 
-The seed kept only the tail (SC-15), so an error printed early (a compiler's first message) was
+The seed kept only the tail, so an error printed early (a compiler's first message) was
 lost. ``HeadTail`` keeps the first half of the budget and a ring of the last half, counts every
 byte, and renders the elided middle as one marker line that says how much is missing.
 """

@@ -17,7 +17,7 @@
   the sweeps (``ProcessTree.orphans``), so they do not stay zombies.
 
 Exit codes: the command's own; 128+N when killed by signal N; 124 on timeout; 127 when the
-process cannot be started (the error text is its stderr, SC-12).
+process cannot be started (the error text is its stderr).
 """
 
 from __future__ import annotations

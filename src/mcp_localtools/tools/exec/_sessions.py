@@ -1,9 +1,9 @@
 """Shell sessions: a working directory and environment that later shellcommand calls reuse.
 
-A session holds only ``workDir`` and ``env``, never a live process (SS-1). Ids are ``sess_`` and
-32 random hex digits, so they cannot be guessed. Entries expire ``ttl`` seconds after their last
-use (sliding, SS-2) and the least recently used one is evicted when a new one would exceed the cap
-(SS-3); expiry is lazy, on each access.
+A session holds only ``workDir`` and ``env``, never a live process. Ids are ``sess_`` and 32
+random hex digits, so they cannot be guessed. Entries expire ``ttl`` seconds after their last use
+(sliding) and the least recently used one is evicted when a new one would exceed the cap; expiry
+is lazy, on each access.
 """
 
 from __future__ import annotations
@@ -82,11 +82,11 @@ class SessionStore:
         return session
 
     def update(self, session: Session, *, work_dir: Path | None, env: Mapping[str, str]) -> None:
-        """Store ``work_dir`` (when given) and merge ``env`` into ``session`` (SC-8)."""
+        """Store ``work_dir`` (when given) and merge ``env`` into ``session``, for later calls."""
         if work_dir is not None:
             session.work_dir = work_dir
         session.env.update(env)
 
     def delete(self, session_id: str) -> None:
-        """Forget ``session_id`` (SC-4: a session created by a call that failed)."""
+        """Forget ``session_id`` (a session created by a call that failed)."""
         self._sessions.pop(session_id, None)

@@ -1,4 +1,4 @@
-"""Which shell runs a command, and the argv that runs it (SC-16..SC-18).
+"""Which shell runs a command, and the argv that runs it.
 
 Explicit names are looked up on the command environment's ``PATH``. ``auto`` takes the
 configured ``default_shell``, else the shell found by the bootstrap, else (Unix) ``$SHELL`` when
@@ -66,7 +66,7 @@ def dialect_of(name: str) -> Dialect:
 
 
 def command_argv(shell: Shell, command: str) -> list[str]:
-    """The argv that makes ``shell`` run ``command`` (SC-16)."""
+    """The argv that makes ``shell`` run ``command``, non-interactive and without profiles."""
     if shell.dialect == "powershell":
         return [shell.path, *_POWERSHELL_FLAGS, command]
     if shell.dialect == "cmd":
@@ -92,7 +92,7 @@ def account_shell() -> str | None:
 
 
 def auto_candidates(env: Mapping[str, str], *, windows: bool | None = None) -> list[str]:
-    """Shell names or paths to try for ``auto``, in order (SC-18), before any is looked up."""
+    """Shell names or paths to try for ``auto``, in order, before any is looked up."""
     if compat.IS_WINDOWS if windows is None else windows:  # pragma: no cover - Windows
         return list(_WINDOWS_ORDER)
     candidates: list[str] = []

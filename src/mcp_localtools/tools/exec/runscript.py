@@ -1,4 +1,4 @@
-"""runscript (``seed-tools.md`` 3.7, RS-1..RS-10): run a script file by its extension's interpreter.
+"""runscript: run a script file by its extension's interpreter.
 
 | extension | runs as |
 |---|---|
@@ -7,12 +7,12 @@
 | ``.py`` | ``python3 <script> <args>`` |
 | ``.ps1`` | ``pwsh`` (else ``powershell``) ``-NoLogo ... -Command "& '<script>' '<args>'"`` |
 
-Only ``[exec.scripts] allowed_extensions`` run (RS-3; ``""`` there allows extension-less files,
-which then need a mapping and have none by default, RS-4). The script is run directly from an
-argv, no shell parses the arguments; the equivalent command line, quoted for the wrapper shell
-(POSIX single quotes, PowerShell doubled single quotes, RS-6), is what the execution policy
-checks and the result reports (RS-7). The script's own content is not inspected: a script can
-do anything a command can, which is why the policy is a guardrail and not a sandbox.
+Only ``[exec.scripts] allowed_extensions`` run (``""`` there allows extension-less files, which
+then need a mapping and have none by default). The script is run directly from an argv, no shell
+parses the arguments; the equivalent command line, quoted for the wrapper shell (POSIX single
+quotes, PowerShell doubled single quotes), is what the execution policy checks and the result
+reports. The script's own content is not inspected: a script can do anything a command can,
+which is why the policy is a guardrail and not a sandbox.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ class ScriptPolicy:
         """The candidate programs for ``extension`` (lowercase, leading dot, ``""`` for none).
 
         Raises:
-            UnsupportedContent: the extension is not allowed (RS-3) or has no mapping (RS-4).
+            UnsupportedContent: the extension is not allowed or has no mapping.
         """
         if extension not in self.allowed_extensions:
             allowed = ", ".join(sorted(e or '""' for e in self.allowed_extensions))
@@ -141,7 +141,7 @@ def powershell_quote(text: str) -> str:
 
 
 def script_command(program: Shell, script: str, args: list[str]) -> tuple[list[str], str]:
-    """How ``program`` runs ``script`` with ``args`` (RS-6): ``(argv, command line)``.
+    """How ``program`` runs ``script`` with ``args``: ``(argv, command line)``.
 
     The command line is the equivalent of the argv quoted for ``program.dialect`` (POSIX single
     quotes; for PowerShell, the ``& '<script>' '<args>'`` that its ``-Command`` runs): what the

@@ -1,12 +1,14 @@
-"""shellcommand (``seed-tools.md`` 3.4 SC-1..SC-19, sessions 3.5) with ``stdin``, ``timeoutSeconds``,
-progress notifications, cancellation, and partial results when a later command is refused.
+"""shellcommand: run shell commands, with sessions, ``stdin``, ``timeoutSeconds``, progress
+notifications, cancellation, and partial results when a later command is refused.
 
-Commands run one after another, each in a fresh shell process (SC-9). Before anything runs the
-call is validated: commands (SC-1, SC-2), session (SC-3), env (SC-6), working directory (SC-5),
-shell (SC-17). Each command is then checked by the execution policy just before it runs; when a
-later command is refused, the results of those that ran are returned with an error entry for
-the refused one, and the call is an error result (SC-10 fixed). By default the call stops after
-the first command that fails or times out (SC-11); ``executeParallel`` keeps going.
+Commands run one after another, each in a fresh shell process (so ``cd`` and ``export`` do not
+carry over). Before anything runs the call is validated: commands (blank ones dropped, at least
+one, at most the maximum), session (known), env (names and sizes), working directory (inside the
+roots), shell (installed). Each command is then checked by the execution policy just before it
+runs; when a later command is refused, the results of those that ran are returned with an error
+entry for the refused one, and the call is an error result (the seed discarded those results).
+By default the call stops after the first command that fails or times out; ``executeParallel``
+keeps going.
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
             if streamer is not None:
                 await streamer.finish()
     finally:
-        if created and not results:  # SC-4: a failed call leaves no session behind
+        if created and not results:  # a failed call leaves no session behind
             group.sessions.delete(session.id)
     if refusal is not None and not results:
         raise refusal

@@ -25,7 +25,7 @@ class SearchRoot:
     Attributes:
         real: its real path (what the engine walks).
         prefix: what display paths start with: ``""`` for the base directory, ``"sub/"`` for a
-            relative root, the absolute path plus ``/`` for an absolute one (SF-4, SF-10).
+            relative root, the absolute path plus ``/`` for an absolute one (also when the root is a symlink).
     """
 
     real: Path
@@ -39,7 +39,7 @@ class SearchRoot:
 
 @contextmanager
 def opened_root(paths: PathPolicy, given: str, *, field: str) -> Iterator[tuple[SearchRoot, int]]:
-    """Resolve a root argument and open it as a directory (SF-2), for a caller that reads it.
+    """Resolve a root argument and open it as a directory, for a caller that reads it.
 
     Yields:
         The root and a descriptor of the opened directory, closed when the block ends.
@@ -56,7 +56,7 @@ def opened_root(paths: PathPolicy, given: str, *, field: str) -> Iterator[tuple[
 
 
 def open_root(paths: PathPolicy, given: str, *, field: str) -> SearchRoot:
-    """Resolve a root argument and check it is a readable directory (SF-2). Blocking: call it
+    """Resolve a root argument and check it is a readable directory. Blocking: call it
     from a worker thread.
 
     Raises:

@@ -1,5 +1,5 @@
-"""deletefile: move a file or directory to a trash, never unlink it (``seed-tools.md`` 2.3,
-DF-1..DF-8; DF-9 fixed: every trash entry gets a freedesktop ``.trashinfo``).
+"""deletefile: move a file or directory to a trash, never unlink it. Every trash entry gets a
+freedesktop ``.trashinfo`` (the seed wrote none).
 
 Where it goes:
 

@@ -1,4 +1,4 @@
-"""listdirectory (``seed-tools.md`` 2.5, LD-1..LD-6) plus ``details``, ``maxEntries`` and truncation.
+"""listdirectory: a directory's entries, with ``details``, ``maxEntries`` and truncation.
 
 Immediate children only, dotfiles included, sorted by name. ``pattern`` is a glob on the bare
 name with the seed's semantics: ``*``, ``?``, ``[...]`` (``[!...]`` or ``[^...]`` negate), ``\\``
@@ -31,7 +31,7 @@ MAX_ENTRIES = 10_000
 
 
 def check_name_pattern(pattern: str) -> None:
-    """Refuse a glob whose ``[`` class is never closed or that ends in a lone ``\\`` (LD-3).
+    """Refuse a glob whose ``[`` class is never closed or that ends in a lone ``\\``.
 
     Raises:
         InvalidArguments: the pattern is malformed.

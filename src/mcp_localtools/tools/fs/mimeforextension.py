@@ -37,7 +37,7 @@ class MimeForExtensionResult(ToolOutput):
 
 
 def mime_for_extension(args: MimeForExtensionArgs) -> ToolResult:
-    """mimeforextension (ME-1..ME-3): table lookup only; an unknown extension is not an error."""
+    """mimeforextension: table lookup only; an unknown extension is not an error."""
     given = args.extension.strip()
     if not given or given == ".":
         raise InvalidPath('invalid path: extension is empty; pass an extension such as "png" or ".png"')

@@ -40,7 +40,7 @@ class MimeForPathResult(ToolOutput):
 
 
 def mime_for_path(args: MimeForPathArgs, *, paths: PathPolicy) -> ToolResult:
-    """mimeforpath (MP-1..MP-4): from the extension table when it decides, else by sniffing."""
+    """mimeforpath: from the extension table when it decides, else by sniffing."""
     resolved = paths.resolve(args.path)
     suffix = resolved.path.suffix
     info = from_extension(resolved.path)

@@ -1,4 +1,4 @@
-"""readfile (``seed-tools.md`` 2.1, RF-1..RF-11) with a line window, a result budget and PDF pages.
+"""readfile: a file's text or bytes, with a line window, a result budget and PDF pages.
 
 Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
 lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and

@@ -1,10 +1,9 @@
-"""searchfiles (``seed-tools.md`` 2.4, SF-1..SF-10) with the fixes of ``decisions.md`` and
-ripgrep's output modes.
+"""searchfiles: a regex search of the files under a root, with ripgrep's output modes.
 
 A regex is matched line by line against file contents and, in ``files`` mode, against each
-file's display path too (SF-4). Results are sorted by path and cut to ``maxResults`` (default
-100) and to the result budget, with ``truncated`` set; unreadable entries are listed in
-``skipped`` instead of failing the search (SF-9 fixed). What is walked: see ``engine.py``.
+file's display path too. Results are sorted by path and cut to ``maxResults`` (default 100) and
+to the result budget, with ``truncated`` set; unreadable entries are listed in ``skipped``
+instead of failing the search (the seed aborted it). What is walked: see ``engine.py``.
 """
 
 from __future__ import annotations

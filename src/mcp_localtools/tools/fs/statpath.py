@@ -1,9 +1,8 @@
-"""statpath (``seed-tools.md`` 2.6, SP-1..SP-5) plus type, mode and symlink details.
+"""statpath: whether a path exists, and its type, size, times, mode and symlink details.
 
-A missing path is not an error: the result says ``exists: false`` (SP-1). ``sizeBytes`` is
-always present (the seed omitted zero sizes, SP-3). Symlinks are followed when the policy allows
-them (their target must be inside the roots); ``isSymlink`` and ``symlinkTarget`` describe the
-link itself.
+A missing path is not an error: the result says ``exists: false``. ``sizeBytes`` is always
+present (the seed omitted zero sizes). Symlinks are followed when the policy allows them (their
+target must be inside the roots); ``isSymlink`` and ``symlinkTarget`` describe the link itself.
 """
 
 from __future__ import annotations

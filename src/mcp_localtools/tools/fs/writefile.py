@@ -1,4 +1,4 @@
-"""writefile (``seed-tools.md`` 2.2, WF-1..WF-11, with the ``decisions.md`` fixes).
+"""writefile: write text or base64 binary content to a file, atomically.
 
 Text (UTF-8) or base64 binary content; ``overwrite`` is decided atomically (exclusive create,
 never check-then-write); ``createParents`` makes at most 8 directories and removes them again if

@@ -1,18 +1,18 @@
-"""The image group: readimage (``seed-tools.md`` 5.1, RI-1..RI-9, with the ``decisions.md`` fixes).
+"""The image group: readimage, an image file's metadata and, when asked, the image sized for clients.
 
 Metadata comes from the image header without decoding the pixels: width, height, format, MIME
 type, mode, frame count, DPI and EXIF orientation, for every format Pillow opens (PNG, JPEG,
 GIF, WebP, BMP, TIFF, ICO, ...); SVG gives width, height and viewBox only. With
-``includeBase64Data`` the image comes back as MCP image content that clients accept (peers.md
-section 2 item 23): turned upright by its EXIF orientation, downscaled so the long side is at
-most ``maxDimension`` and the image as sent at most ``maxBytes``, re-encoded only when needed
-(PNG for transparency or few colours, JPEG otherwise, or the ``format`` asked for). The result
-states both the original and the returned size. ``readfile`` in binary mode uses the same path.
+``includeBase64Data`` the image comes back as MCP image content that clients accept: turned
+upright by its EXIF orientation, downscaled so the long side is at most ``maxDimension`` and the
+image as sent at most ``maxBytes``, re-encoded only when needed (PNG for transparency or few
+colours, JPEG otherwise, or the ``format`` asked for). The result states both the original and
+the returned size. ``readfile`` in binary mode uses the same path.
 
 ``maxBytes`` counts the base64 form, because that is what clients measure: Claude Desktop
-refuses a result over 1,048,576 characters ("result exceeds maximum length", peers.md item 23)
-and the Anthropic API an image whose base64 is over 5 MiB. A 1 MiB JPEG is 1.4 MB of base64, so
-the default is 1,000,000, which leaves room for the result's text and structured parts.
+refuses a result over 1,048,576 characters ("result exceeds maximum length") and the Anthropic
+API an image whose base64 is over 5 MiB. A 1 MiB JPEG is 1.4 MB of base64, so the default is
+1,000,000, which leaves room for the result's text and structured parts.
 
 All decoding happens in a confined worker process (``parsers``); this module never imports Pillow.
 """
@@ -124,8 +124,8 @@ class _Loaded:
 def _load(args: ReadImageArgs, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
     """In a worker thread: resolve the path, read the image (at most the read cap; for metadata
     only, the first that many bytes of a larger file) and tell SVG from raster images. The file
-    is None when nothing is at the path (RI-2). A symlink is refused even where the policy allows
-    symlinks (RI-4): it is opened with ``O_NOFOLLOW``, so a swap cannot slip one in.
+    is None when nothing is at the path (not an error). A symlink is refused even where the
+    policy allows symlinks: it is opened with ``O_NOFOLLOW``, so a swap cannot slip one in.
 
     Raises:
         SymlinkRefused: the path is a symlink.

@@ -1,7 +1,7 @@
 """Pure functions on the lines of a text file: parsing, rendering, block matching, splicing, and
 listing line numbers in messages. No I/O.
 
-The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
+The model:
 
 * A leading UTF-8 BOM (U+FEFF) is set aside as a flag and written back; line 1 starts after it.
 * Lines are split on ``\\n``; a ``\\r`` right before it belongs to that line's ending. Every line
@@ -11,7 +11,7 @@ The model (``seed-tools.md`` TX-2..TX-6, with the ``decisions.md`` fix of TX-3):
 * Lines that an edit adds take the file's newline style: the more common ending, CRLF on a tie.
 * Whether the file ends with a newline is kept by every edit (an empty result stays empty).
 * Blocks match when every line equals the file's line after trimming leading and trailing
-  whitespace on both sides (TX-5); case and inner whitespace matter.
+  whitespace on both sides; case and inner whitespace matter.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def parse_text(text: str) -> TextLines:
 
 
 def line_list(items: Sequence[str]) -> list[str]:
-    """Normalise a caller's line array (TX-4): an item with embedded ``\\n``, ``\\r\\n`` or ``\\r``
+    """Normalise a caller's line array: an item with embedded ``\\n``, ``\\r\\n`` or ``\\r``
     becomes several lines, trailing line breaks of an item are dropped (``"a\\n"`` is one line
     ``a``), and ``""`` is one empty line."""
     out: list[str] = []
@@ -122,7 +122,7 @@ def line_list(items: Sequence[str]) -> list[str]:
 
 
 def trimmed(lines: Sequence[str]) -> list[str]:
-    """The lines with leading and trailing whitespace removed, for matching (TX-5)."""
+    """The lines with leading and trailing whitespace removed, for matching."""
     return [line.strip() for line in lines]
 
 
@@ -138,9 +138,9 @@ def _iter_block_starts(file_trimmed: Sequence[str], block: Sequence[str]) -> Ite
 
 
 def block_starts(file_trimmed: Sequence[str], block: Sequence[str], *, limit: int | None = None) -> list[int]:
-    """0-based indexes where ``block`` matches ``file_trimmed`` line for line, after trimming
-    (TX-6), overlapping ones included; at most ``limit`` of them (a block of one blank line in
-    a huge file must not cost a list of millions)."""
+    """0-based indexes where ``block`` matches ``file_trimmed`` line for line, after trimming,
+    overlapping ones included; at most ``limit`` of them (a block of one blank line in a huge
+    file must not cost a list of millions)."""
     return list(islice(_iter_block_starts(file_trimmed, block), limit))
 
 
@@ -153,7 +153,7 @@ def context_starts(
     limit: int | None = None,
 ) -> list[int]:
     """Starts of ``block`` that have ``before`` immediately above and ``after`` immediately below
-    (RP-3: no gap, no blank-line tolerance; trimmed comparison); at most ``limit`` of them."""
+    (no gap, no blank-line tolerance; trimmed comparison); at most ``limit`` of them."""
     above = trimmed(before)
     below = trimmed(after)
     size = len(block)
@@ -167,7 +167,7 @@ def context_starts(
 
 
 def check_no_overlap(starts: Sequence[int], size: int, what: str) -> None:
-    """Refuse overlapping matches of a ``size``-line block (TX-6: ``[x, x]`` in ``x, x, x``).
+    """Refuse overlapping matches of a ``size``-line block (``[x, x]`` in ``x, x, x``).
 
     Raises:
         AmbiguousMatch: two starts are closer than ``size`` lines; the message gives the lines.
@@ -266,7 +266,7 @@ def format_line_numbers(numbers: Sequence[int | tuple[int, int]], *, complete: b
 def unique_block(
     file_lines: Sequence[str], file_trimmed: Sequence[str], block: Sequence[str], name: str, path: object
 ) -> int:
-    """The 0-based start of ``block`` in the file, which must match exactly once (RT-5, IT-4).
+    """The 0-based start of ``block`` in the file, which must match exactly once.
 
     Args:
         file_lines: the file's lines; ``file_trimmed``: the same, trimmed (``trimmed``).

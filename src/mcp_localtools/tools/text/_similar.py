@@ -1,5 +1,5 @@
 """The region of a file closest to a block that was not found, so a failed edit can show the
-model what is really there (``seed-tools.md`` 11.9-11.11; DC's "closest match" in ``peers.md``).
+model what is really there instead of a bare count.
 
 Pure functions on lines. Candidate windows come from two sources: windows where some wanted
 lines occur exactly (after trimming), and windows around the file lines most similar to the

@@ -1,4 +1,4 @@
-"""Loading a UTF-8 text file for the text tools, and saving an edited one back (TX-1, TX-7).
+"""Loading a UTF-8 text file for the text tools, and saving an edited one back atomically.
 
 Read-only tools (``read_text``) follow a final symlink like readfile does. Editing tools
 (``edit_text``) never write through one: the file is named relative to its verified parent
@@ -77,7 +77,7 @@ def _decode(data: bytes, path: Path) -> str:
 
 
 def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
-    """Read a UTF-8 text file for a read-only tool (a final symlink is followed, TX-1).
+    """Read a UTF-8 text file for a read-only tool (a final symlink is followed).
 
     Raises:
         NotFound, NotAFile, TooLarge, UnsupportedContent (not UTF-8), policy errors.
@@ -171,7 +171,7 @@ class EditableText:
 def edit_text(
     paths: PathPolicy, path: str, limits: LimitsConfig, locks: FileLocks, *, expected_sha256: str | None
 ) -> Iterator[EditableText]:
-    """Open an existing UTF-8 text file for editing (TX-1, TX-7).
+    """Open an existing UTF-8 text file for editing (never through a symlink; see ``save``).
 
     Raises:
         NotFound: the file (or its directory) does not exist.

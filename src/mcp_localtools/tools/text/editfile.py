@@ -1,5 +1,4 @@
-"""editfile: exact-text edits, applied in order in memory, all or nothing (``decisions.md``: from
-llm_toolkit edit_file/multi_edit, jeeves edit, LLMC edit_file; ``peers.md`` 2.5-2.7 and 2.24).
+"""editfile: exact-text edits, applied in order in memory, all or nothing.
 
 Each edit's ``oldText`` is matched by the ladder of ``match.py`` against the text as the earlier
 edits left it; if any edit fails, nothing is written. ``dryRun`` returns the diff without

@@ -1,14 +1,14 @@
-"""findtext (``seed-tools.md`` 4.3, FT-1..FT-8) with the ``decisions.md`` fixes.
+"""findtext: the lines of a text file that match a substring, a regex or a block of lines, with context.
 
 ``substring`` and ``regex`` test each line after trimming it (one match per line); ``regex`` is
 RE2 syntax run by RE2 (``google-re2``), so matching is linear in the line's length whatever the
 pattern: no catastrophic backtracking. ``lineBlock`` matches a block of lines compared trimmed.
 ``contextLines`` defaults to 5 when omitted; ``reachedMaxMatches`` is true only when more
-matches exist than were returned (FT-6 fixed). Output over the result budget, or over 4000
-window lines (FT-5), is cut and says so (``truncated``) instead of failing, in the text and the
-structured result alike: matches that do not fit are left out, and when the first match's
-window alone does not fit, its context is narrowed (and, if the match alone is too big, its
-lines are cut).
+matches exist than were returned (the seed set it when the count reached the maximum). Output
+over the result budget, or over 4000 window lines, is cut and says so (``truncated``) instead of
+failing, in the text and the structured result alike: matches that do not fit are left out, and
+when the first match's window alone does not fit, its context is narrowed (and, if the match
+alone is too big, its lines are cut).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""inserttextlines (``seed-tools.md`` 4.4, IT-1..IT-8) plus a ``lineNumber`` position.
+"""inserttextlines: insert lines at the start, the end, a line number, or before or after an anchor block.
 
 Lines go in verbatim (no re-indentation) with the file's newline style; the file's other bytes,
 its BOM and its final-newline state are kept. ``insertedAtLine`` is the first inserted line's

@@ -1,9 +1,9 @@
-"""readtextrange (``seed-tools.md`` 4.2, RT-1..RT-8) with numeric ``startLine``/``endLine`` and paging.
+"""readtextrange: a range of a text file's lines, by marker blocks or line numbers, paged.
 
 A range is given by marker blocks (``startMatchLines``/``endMatchLines``, each must match exactly
 once, trimmed comparison, both blocks included) or by line numbers, or a mix (one of each per
 side). A selection longer than the line window (2000 by default) or the result budget is not an
-error (RT-6 fixed): the first window comes back with ``nextStartLine``.
+error (the seed refused it): the first window comes back with ``nextStartLine``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""readimage through the SDK client: RI-1..RI-9 (seed-tools.md 5.1), formats, fitting, hostile images."""
+"""readimage through the SDK client: paths, formats, metadata, fitting, hostile images."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from PIL import Image
 from tests.helpers import (
     config_for,
     connect,
+    error_code,
     installed_command,
     make_bomb_png,
     make_large_png,
@@ -54,22 +55,20 @@ def huge_png() -> bytes:
     return make_large_png(10000, 10000)
 
 
-# --- RI-1 .. RI-4: paths ------------------------------------------------------------------------
+# --- paths: roots, missing files, directories, symlinks -------------------------------------------
 
 
-async def test_ri1_an_empty_path_is_an_invalid_path(client: Client) -> None:
+async def test_an_empty_path_is_an_invalid_path(client: Client) -> None:
     result = await client.call_tool("readimage", {"path": "  "})
-    assert result.is_error
-    assert "invalid path" in text_of(result)
+    assert error_code(result) == "invalid_path"
 
 
-async def test_ri1_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("readimage", {"path": "../elsewhere.png"})
-    assert result.is_error
-    assert "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
 
 
-async def test_ri2_a_missing_file_is_exists_false_and_not_an_error(client: Client, tmp_path: Path) -> None:
+async def test_a_missing_file_is_exists_false_and_not_an_error(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("readimage", {"path": "nope.png", "includeBase64Data": True})
     assert not result.is_error
     assert result.structured_content == {
@@ -80,33 +79,31 @@ async def test_ri2_a_missing_file_is_exists_false_and_not_an_error(client: Clien
     assert images_of(result) == []
 
 
-async def test_ri3_a_directory_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "pics").mkdir()
     result = await client.call_tool("readimage", {"path": "pics"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a file but got a directory" in text_of(result)
 
 
-async def test_ri3_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.png")
     with anyio.fail_after(30):
         result = await client.call_tool("readimage", {"path": "pipe.png"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a regular file" in text_of(result)
 
 
-async def test_ri4_a_symlink_is_refused_even_when_symlinks_are_allowed(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_symlink_is_refused_even_when_symlinks_are_allowed(client: Client, tmp_path: Path) -> None:
     (tmp_path / "real.png").write_bytes(make_png())
     (tmp_path / "alias.png").symlink_to(tmp_path / "real.png")
     result = await client.call_tool("readimage", {"path": "alias.png"})
-    assert result.is_error
+    assert error_code(result) == "symlink_refused"
     assert "refusing to operate on symlink file" in text_of(result)
     assert not (await client.call_tool("readimage", {"path": "real.png"})).is_error
 
 
-async def test_ri2_a_path_through_a_file_is_exists_false(client: Client, tmp_path: Path) -> None:
+async def test_a_path_through_a_file_is_exists_false(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.png").write_bytes(make_png())
     result = await client.call_tool("readimage", {"path": "a.png/b.png"})
     assert not result.is_error, text_of(result)
@@ -117,14 +114,14 @@ async def test_ri2_a_path_through_a_file_is_exists_false(client: Client, tmp_pat
     }
 
 
-async def test_ri4_a_dangling_symlink_is_refused_as_a_symlink(client: Client, tmp_path: Path) -> None:
+async def test_a_dangling_symlink_is_refused_as_a_symlink(client: Client, tmp_path: Path) -> None:
     (tmp_path / "alias.png").symlink_to(tmp_path / "later.png")
     result = await client.call_tool("readimage", {"path": "alias.png"})
-    assert result.is_error
+    assert error_code(result) == "symlink_refused"
     assert f"refusing to operate on symlink file: {tmp_path / 'alias.png'}" in text_of(result)
 
 
-# --- RI-5 .. RI-8: metadata and bytes ------------------------------------------------------------
+# --- metadata and bytes ---------------------------------------------------------------------------
 
 
 def _sample(mode: str, size: tuple[int, int]) -> Image.Image:
@@ -149,7 +146,7 @@ FORMATS = [
 
 
 @pytest.mark.parametrize(("name", "fmt", "mode", "reported_mode", "options"), FORMATS)
-async def test_ri5_every_format_round_trips_its_metadata_and_comes_back_as_client_image_content(
+async def test_every_format_round_trips_its_metadata_and_comes_back_as_client_image_content(
     client: Client,
     tmp_path: Path,
     name: str,
@@ -182,7 +179,7 @@ async def test_ri5_every_format_round_trips_its_metadata_and_comes_back_as_clien
     assert returned["reencoded"] is (fmt not in ("PNG", "JPEG", "GIF", "WEBP") or mode == "CMYK")
 
 
-async def test_ri5_metadata_has_frames_dpi_and_orientation_when_the_file_has_them(
+async def test_metadata_has_frames_dpi_and_orientation_when_the_file_has_them(
     client: Client, tmp_path: Path
 ) -> None:
     frames = [Image.new("RGB", (20, 10), colour) for colour in ("red", "green", "blue")]
@@ -204,21 +201,21 @@ async def test_ri5_metadata_has_frames_dpi_and_orientation_when_the_file_has_the
     assert as_webp.structured_content["note"] == "the image content is the first of 3 frames"
 
 
-async def test_ri5_a_png_name_with_garbage_bytes_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+async def test_a_png_name_with_garbage_bytes_is_a_clear_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "fake.png").write_bytes(b"this is not a png at all" * 10)
     result = await client.call_tool("readimage", {"path": "fake.png"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert f"cannot read image {tmp_path / 'fake.png'}: it is not an image" in text_of(result)
 
 
-async def test_ri5_a_text_file_is_not_an_image(client: Client, tmp_path: Path) -> None:
+async def test_a_text_file_is_not_an_image(client: Client, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
     result = await client.call_tool("readimage", {"path": "notes.txt"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "not an image" in text_of(result)
 
 
-async def test_ri6_an_image_that_fits_comes_back_byte_for_byte(client: Client, tmp_path: Path) -> None:
+async def test_an_image_that_fits_comes_back_byte_for_byte(client: Client, tmp_path: Path) -> None:
     png = make_png(5, 7)
     (tmp_path / "p.png").write_bytes(png)
     result = await client.call_tool("readimage", {"path": "p.png", "includeBase64Data": True})
@@ -234,15 +231,14 @@ async def test_ri6_an_image_that_fits_comes_back_byte_for_byte(client: Client, t
     }
 
 
-async def test_ri6_an_image_over_the_read_cap_is_refused_when_its_bytes_are_asked_for(tmp_path: Path) -> None:
+async def test_an_image_over_the_read_cap_is_refused_when_its_bytes_are_asked_for(tmp_path: Path) -> None:
     (tmp_path / "big.png").write_bytes(make_large_png(400, 400) + b"\0" * 8000)
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
         result = await client.call_tool("readimage", {"path": "big.png", "includeBase64Data": True})
-    assert result.is_error
-    assert "exceeds maximum allowed size" in text_of(result)
+    assert error_code(result) == "too_large"
 
 
-async def test_ri7_metadata_of_a_file_over_the_read_cap_comes_from_its_head(tmp_path: Path) -> None:
+async def test_metadata_of_a_file_over_the_read_cap_comes_from_its_head(tmp_path: Path) -> None:
     noise = Image.effect_noise((200, 150), 80).convert("RGB")
     (tmp_path / "noisy.jpg").write_bytes(encoded(noise, "JPEG", quality=95))
     assert (tmp_path / "noisy.jpg").stat().st_size > 4096
@@ -254,7 +250,7 @@ async def test_ri7_metadata_of_a_file_over_the_read_cap_comes_from_its_head(tmp_
     assert "first 4096 bytes" in data["note"]
 
 
-async def test_ri8_a_1x1_png_reports_its_size_and_readfile_binary_gives_image_content(
+async def test_a_1x1_png_reports_its_size_and_readfile_binary_gives_image_content(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "dot.png").write_bytes(make_png(1, 1))
@@ -264,11 +260,11 @@ async def test_ri8_a_1x1_png_reports_its_size_and_readfile_binary_gives_image_co
     assert [block.mime_type for block in images_of(binary)] == ["image/png"]
 
 
-# --- RI-9 fixed: images fitted to what clients accept --------------------------------------------
+# --- images fitted to what clients accept ---------------------------------------------------------
 
 
 @pytest.mark.slow
-async def test_ri9_a_10000px_png_comes_back_within_1568px_and_1mib_with_both_sizes_reported(
+async def test_a_10000px_png_comes_back_within_1568px_and_1mib_with_both_sizes_reported(
     client: Client, tmp_path: Path, huge_png: bytes
 ) -> None:
     (tmp_path / "huge.png").write_bytes(huge_png)
@@ -287,7 +283,7 @@ async def test_ri9_a_10000px_png_comes_back_within_1568px_and_1mib_with_both_siz
     assert len(result.model_dump_json(by_alias=True)) < MiB  # the whole result fits Claude Desktop's limit
 
 
-async def test_ri9_an_exif_rotated_jpeg_comes_back_upright(client: Client, tmp_path: Path) -> None:
+async def test_an_exif_rotated_jpeg_comes_back_upright(client: Client, tmp_path: Path) -> None:
     stored = Image.new("RGB", (40, 20), "red")
     stored.paste(Image.new("RGB", (20, 20), "blue"), (20, 0))  # left red, right blue
     exif = Image.Exif()
@@ -304,7 +300,7 @@ async def test_ri9_an_exif_rotated_jpeg_comes_back_upright(client: Client, tmp_p
     assert data["returned"]["reencoded"] is True and data["returned"]["resized"] is False
 
 
-async def test_ri9_transparency_and_few_colours_stay_png_and_photos_become_jpeg(
+async def test_transparency_and_few_colours_stay_png_and_photos_become_jpeg(
     client: Client, tmp_path: Path
 ) -> None:
     glass = Image.linear_gradient("L").resize((2400, 1200))
@@ -325,7 +321,7 @@ async def test_ri9_transparency_and_few_colours_stay_png_and_photos_become_jpeg(
     assert kinds == {"alpha.png": "image/png", "diagram.png": "image/png", "photo.png": "image/jpeg"}
 
 
-async def test_ri9_the_call_can_ask_for_a_format_a_smaller_size_and_fewer_bytes(
+async def test_the_call_can_ask_for_a_format_a_smaller_size_and_fewer_bytes(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "g.png").write_bytes(make_large_png(800, 600))
@@ -349,12 +345,12 @@ async def test_ri9_the_call_can_ask_for_a_format_a_smaller_size_and_fewer_bytes(
 @pytest.mark.parametrize(
     ("arguments", "field"), [({"maxDimension": 9000}, "maxDimension"), ({"maxBytes": 6 * MiB}, "maxBytes")]
 )
-async def test_ri9_limits_above_the_hard_maxima_are_refused(
+async def test_limits_above_the_hard_maxima_are_refused(
     client: Client, tmp_path: Path, arguments: dict[str, int], field: str
 ) -> None:
     (tmp_path / "p.png").write_bytes(make_png())
     result = await client.call_tool("readimage", {"path": "p.png", **arguments})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert field in text_of(result)
 
 
@@ -396,7 +392,7 @@ async def test_an_svg_declaring_entities_is_refused(client: Client, tmp_path: Pa
     )
     with anyio.fail_after(60):
         result = await client.call_tool("readimage", {"path": "lol.svg"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "entities" in text_of(result)
 
 
@@ -413,7 +409,7 @@ async def test_a_decompression_bomb_is_refused_quickly_without_decoding(
         with anyio.fail_after(60):
             result = await client.call_tool("readimage", arguments)
         elapsed = time.perf_counter() - started
-        assert result.is_error
+        assert error_code(result) == "too_large"
         assert f"declares {side * side:,} pixels" in text_of(result)
         assert "decompression-bomb" in text_of(result)
         assert elapsed < 20, f"took {elapsed:.1f} s"  # decoding it would need {side}**2 * 4 bytes
@@ -425,7 +421,7 @@ async def test_a_truncated_png_is_a_clear_error(client: Client, tmp_path: Path) 
     for arguments in ({"path": "cut.png"}, {"path": "cut.png", "includeBase64Data": True}):
         with anyio.fail_after(60):
             result = await client.call_tool("readimage", arguments)
-        assert result.is_error
+        assert error_code(result) == "unsupported_content"
         assert f"cannot read image {tmp_path / 'cut.png'}" in text_of(result)
         assert "runcated" in text_of(result)
 

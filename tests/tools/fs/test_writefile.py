@@ -1,4 +1,4 @@
-"""writefile through the SDK client: WF-1..WF-11 (seed-tools.md 2.2) with the decisions.md fixes,
+"""writefile through the SDK client: encodings, overwrite, parents, atomic writes, modes,
 plus append, expectedSha256, hard links and byte-exact round trips."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -21,22 +21,22 @@ def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.iterdir() if p.name.endswith(".tmp")]
 
 
-async def test_wf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
+async def test_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "hi", "encoding": " Text "})
     assert not result.is_error and (tmp_path / "a.txt").read_text(encoding="utf-8") == "hi"
     bad = await client.call_tool("writefile", {"path": "b.txt", "content": "hi", "encoding": "utf16"})
-    assert bad.is_error and "'text' or 'binary'" in text_of(bad)
+    assert error_code(bad) == "invalid_arguments" and "'text' or 'binary'" in text_of(bad)
     assert not (tmp_path / "b.txt").exists()
 
 
-async def test_wf2_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_text_that_is_not_valid_utf8_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "s.txt", "content": "bad \ud800 surrogate"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "invalid arguments for writefile: content: holds a lone surrogate" in text_of(result)
     assert not (tmp_path / "s.txt").exists()
 
 
-async def test_wf3_binary_content_is_trimmed_base64_and_round_trips(client: Client, tmp_path: Path) -> None:
+async def test_binary_content_is_trimmed_base64_and_round_trips(client: Client, tmp_path: Path) -> None:
     payload = bytes(range(256)) * 5
     encoded = base64.b64encode(payload).decode()
     wrapped = "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76))
@@ -47,35 +47,34 @@ async def test_wf3_binary_content_is_trimmed_base64_and_round_trips(client: Clie
     assert (tmp_path / "b.bin").read_bytes() == payload
 
 
-async def test_wf3_invalid_base64_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_invalid_base64_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool(
         "writefile", {"path": "b.bin", "content": "not*base64!", "encoding": "binary"}
     )
-    assert result.is_error and "invalid base64 content" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "invalid base64 content" in text_of(result)
     assert not (tmp_path / "b.bin").exists()
 
 
-async def test_wf3_content_over_the_write_cap_is_refused_before_decoding(tmp_path: Path) -> None:
+async def test_content_over_the_write_cap_is_refused_before_decoding(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path, limits={"max_write_bytes": 1000})) as client:
         binary = await client.call_tool(
             "writefile",
             {"path": "b.bin", "content": base64.b64encode(b"x" * 5000).decode(), "encoding": "binary"},
         )
         text = await client.call_tool("writefile", {"path": "t.txt", "content": "y" * 1001})
-    assert binary.is_error and "content too large: about 5001 bytes decoded" in text_of(binary)
-    assert text.is_error and "content too large" in text_of(text)
+    assert error_code(binary) == "too_large"
+    assert "content too large: about 5001 bytes decoded" in text_of(binary)
+    assert error_code(text) == "too_large"
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf4_a_missing_parent_is_an_error_and_nothing_is_created(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_missing_parent_is_an_error_and_nothing_is_created(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "new/dir/a.txt", "content": "x"})
-    assert result.is_error and "parent directory does not exist" in text_of(result)
+    assert error_code(result) == "not_found" and "parent directory does not exist" in text_of(result)
     assert not (tmp_path / "new").exists()
 
 
-async def test_wf5_create_parents_makes_up_to_eight_directories(client: Client, tmp_path: Path) -> None:
+async def test_create_parents_makes_up_to_eight_directories(client: Client, tmp_path: Path) -> None:
     deep = "/".join(f"d{n}" for n in range(8)) + "/a.txt"
     result = await client.call_tool("writefile", {"path": deep, "content": "x", "createParents": True})
     assert not result.is_error
@@ -83,60 +82,61 @@ async def test_wf5_create_parents_makes_up_to_eight_directories(client: Client, 
     assert len(result.structured_content["createdDirectories"]) == 8
 
 
-async def test_wf5_more_than_eight_new_directories_is_refused_and_none_are_left(
+async def test_more_than_eight_new_directories_is_refused_and_none_are_left(
     client: Client, tmp_path: Path
 ) -> None:
     deep = "/".join(f"d{n}" for n in range(9)) + "/a.txt"
     result = await client.call_tool("writefile", {"path": deep, "content": "x", "createParents": True})
-    assert result.is_error and "too many parent directories to create: 9 (max 8)" in text_of(result)
+    assert error_code(result) == "too_large"
+    assert "too many parent directories to create: 9 (max 8)" in text_of(result)
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf5_directories_created_for_a_failed_write_are_removed(client: Client, tmp_path: Path) -> None:
+async def test_directories_created_for_a_failed_write_are_removed(client: Client, tmp_path: Path) -> None:
     # expectedSha256 for a file that does not exist fails after the parents were made
     failing = await client.call_tool(
         "writefile",
         {"path": "n1/n2/n3/c.txt", "content": "x", "createParents": True, "expectedSha256": "0" * 64},
     )
-    assert failing.is_error and "does not exist" in text_of(failing)
+    assert error_code(failing) == "conflict" and "does not exist" in text_of(failing)
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_wf6_a_directory_destination_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_destination_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("writefile", {"path": "d", "content": "x", "overwrite": True})
-    assert result.is_error and "path is a directory, not a file" in text_of(result)
+    assert error_code(result) == "not_a_file" and "path is a directory, not a file" in text_of(result)
 
 
-async def test_wf6_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
+async def test_a_symlink_destination_is_refused_even_when_symlinks_are_allowed(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "target.txt").write_text("keep", encoding="utf-8")
     (tmp_path / "link.txt").symlink_to("target.txt")
     result = await client.call_tool("writefile", {"path": "link.txt", "content": "new", "overwrite": True})
-    assert result.is_error and "symlink" in text_of(result)
+    assert error_code(result) == "symlink_refused"
     assert (tmp_path / "target.txt").read_text(encoding="utf-8") == "keep"
     assert (tmp_path / "link.txt").is_symlink()
 
 
-async def test_wf6_a_fifo_destination_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_destination_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("writefile", {"path": "pipe", "content": "x", "overwrite": True})
-    assert result.is_error and "FIFO" in text_of(result)
+    assert error_code(result) == "not_a_file" and "FIFO" in text_of(result)
 
 
-async def test_wf7_an_existing_file_without_overwrite_is_refused_and_untouched(
+async def test_an_existing_file_without_overwrite_is_refused_and_untouched(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("keep", encoding="utf-8")
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "new"})
-    assert result.is_error
+    assert error_code(result) == "already_exists"
     assert f"file already exists and overwrite=false: {tmp_path / 'a.txt'}" in text_of(result)
     assert "pass overwrite=true" in text_of(result)
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "keep"
 
 
-async def test_wf8_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
+async def test_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("old", encoding="utf-8")
@@ -148,7 +148,7 @@ async def test_wf8_an_overwrite_replaces_the_inode_and_leaves_no_temp_file(
     assert leftovers(tmp_path) == []
 
 
-async def test_wf9_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old_mode(
+async def test_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old_mode(
     client: Client, tmp_path: Path
 ) -> None:
     umask = os.umask(0o022)
@@ -164,9 +164,7 @@ async def test_wf9_a_new_file_gets_the_usual_mode_and_an_overwrite_keeps_the_old
     assert script.stat().st_mode & 0o777 == 0o750
 
 
-async def test_wf10_the_result_gives_the_absolute_path_bytes_and_sha256(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_the_result_gives_the_absolute_path_bytes_and_sha256(client: Client, tmp_path: Path) -> None:
     content = "héllo\n"
     result = await client.call_tool("writefile", {"path": "./sub/../a.txt", "content": content})
     data = result.structured_content
@@ -176,18 +174,18 @@ async def test_wf10_the_result_gives_the_absolute_path_bytes_and_sha256(
     assert data["created"] is True
 
 
-async def test_wf11_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_path_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": "../escape.txt", "content": "x"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert not (tmp_path.parent / "escape.txt").exists()
 
 
-async def test_wf11_a_symlinked_parent_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlinked_parent_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to("real")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("writefile", {"path": "alias/a.txt", "content": "x"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
     assert not (tmp_path / "real" / "a.txt").exists()
 
 
@@ -202,7 +200,7 @@ async def test_a_dangling_symlink_to_outside_is_refused_and_creates_nothing_outs
             result = await client.call_tool(
                 "writefile", {"path": "dangling", "content": "x", "overwrite": overwrite}
             )
-            assert result.is_error and "outside allowed roots" in text_of(result)
+            assert error_code(result) == "outside_roots"
     assert list(outside.iterdir()) == []
 
 
@@ -254,7 +252,7 @@ async def test_expected_sha256_allows_the_write_only_when_the_file_is_unchanged(
     stale = await client.call_tool(
         "writefile", {"path": "a.txt", "content": "mine", "overwrite": True, "expectedSha256": sha}
     )
-    assert stale.is_error and "changed since it was read" in text_of(stale)
+    assert error_code(stale) == "conflict" and "changed since it was read" in text_of(stale)
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "v2 by someone else"
     fresh = hashlib.sha256(b"v2 by someone else").hexdigest()
     ok = await client.call_tool(
@@ -265,7 +263,7 @@ async def test_expected_sha256_allows_the_write_only_when_the_file_is_unchanged(
 
 async def test_a_malformed_expected_sha256_is_refused(client: Client) -> None:
     result = await client.call_tool("writefile", {"path": "a.txt", "content": "x", "expectedSha256": "abc"})
-    assert result.is_error and "expectedSha256" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "expectedSha256" in text_of(result)
 
 
 async def test_concurrent_appends_to_one_file_all_land(client: Client, tmp_path: Path) -> None:
@@ -307,4 +305,5 @@ async def test_appends_and_text_edits_on_one_file_take_turns(client: Client, tmp
 
 async def test_writing_to_an_allowed_root_itself_says_so(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("writefile", {"path": ".", "content": "x", "overwrite": True})
-    assert result.is_error and f"{tmp_path} is an allowed root, not an entry inside one" in text_of(result)
+    assert error_code(result) == "policy_violation"
+    assert f"{tmp_path} is an allowed root, not an entry inside one" in text_of(result)

@@ -1,6 +1,6 @@
 """The engines under test and registries serving the search tools with one of them.
 
-Kept free of the MCP client so a child process can import it quickly (``unprivileged.py``).
+Kept free of the MCP client so a child process can import it quickly (``tests/tools/fs/unprivileged.py``).
 """
 
 from __future__ import annotations

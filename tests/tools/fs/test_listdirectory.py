@@ -1,4 +1,4 @@
-"""listdirectory through the SDK client: LD-1..LD-6 (seed-tools.md 2.5), details, maxEntries."""
+"""listdirectory through the SDK client: entries, glob patterns, details, maxEntries."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mcp import Client
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools.fs.listdirectory import ListDirectoryArgs, list_directory
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +31,7 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def test_ld1_immediate_children_sorted_by_name_dotfiles_included(client: Client, tree: Path) -> None:
+async def test_immediate_children_are_listed_sorted_by_name_with_dotfiles(client: Client, tree: Path) -> None:
     result = await client.call_tool("listdirectory", {"path": "."})
     assert names(result) == sorted([".hidden", "B.md", "a.txt", "b.txt", "dir", "x*y.txt", "ä.txt"])
     assert "nested.txt" not in text_of(result)
@@ -53,7 +53,7 @@ async def test_ld1_immediate_children_sorted_by_name_dotfiles_included(client: C
         ("**.md", ["B.md"]),
     ],
 )
-async def test_ld2_pattern_is_a_case_sensitive_glob_on_names(
+async def test_the_pattern_is_a_case_sensitive_glob_on_names(
     client: Client, tree: Path, pattern: str, expected: list[str]
 ) -> None:
     result = await client.call_tool("listdirectory", {"path": ".", "pattern": pattern})
@@ -61,37 +61,35 @@ async def test_ld2_pattern_is_a_case_sensitive_glob_on_names(
 
 
 @pytest.mark.parametrize("pattern", ["[", "a[b", "abc\\"])
-async def test_ld3_a_malformed_pattern_is_an_error(client: Client, tree: Path, pattern: str) -> None:
+async def test_a_malformed_pattern_is_an_error(client: Client, tree: Path, pattern: str) -> None:
     result = await client.call_tool("listdirectory", {"path": ".", "pattern": pattern})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "syntax error in pattern" in text_of(result)
 
 
-async def test_ld4_a_missing_path_is_not_found_and_a_file_is_not_a_directory(
-    client: Client, tree: Path
-) -> None:
+async def test_a_missing_path_is_not_found_and_a_file_is_not_a_directory(client: Client, tree: Path) -> None:
     missing = await client.call_tool("listdirectory", {"path": "nope"})
-    assert missing.is_error and "does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     file = await client.call_tool("listdirectory", {"path": "a.txt"})
-    assert file.is_error and "not a directory" in text_of(file)
+    assert error_code(file) == "not_a_directory"
 
 
-async def test_ld5_the_default_path_is_the_base_directory(client: Client, tree: Path) -> None:
+async def test_the_default_path_is_the_base_directory(client: Client, tree: Path) -> None:
     result = await client.call_tool("listdirectory", {})
     assert result.structured_content["path"] == str(tree)
     assert "a.txt" in names(result)
 
 
-async def test_ld6_a_symlinked_directory_is_refused_when_symlinks_are_blocked(tree: Path) -> None:
+async def test_a_symlinked_directory_is_refused_when_symlinks_are_blocked(tree: Path) -> None:
     (tree / "link").symlink_to(tree / "dir")
     async with connect(config_for(tree, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("listdirectory", {"path": "link"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
-async def test_ld6_a_directory_outside_the_roots_is_refused(client: Client, tree: Path) -> None:
+async def test_a_directory_outside_the_roots_is_refused(client: Client, tree: Path) -> None:
     result = await client.call_tool("listdirectory", {"path": ".."})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
 
 
 async def test_details_give_type_size_and_mtime_without_following_symlinks(

@@ -1,11 +1,11 @@
-"""searchfiles through the SDK client, with both engines: SF-1..SF-10 (seed-tools.md 2.4), the
-decisions.md fixes and the output modes, filters and hostile trees of issue 3."""
+"""searchfiles through the SDK client, with both engines: the walk, display paths,
+path and content matches, the output modes, filters and hostile trees."""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +16,18 @@ from mcp import Client
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.line import LINE_WIDTH, Line
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
-from tests.helpers import text_of
-from tests.tools.fs.search.conftest import Connect
-from tests.tools.fs.search.unprivileged import run_unprivileged_searches
+from tests.helpers import error_code, text_of
+from tests.tools.fs.conftest import Connect
+from tests.tools.fs.unprivileged import run_unprivileged_searches
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def client(connect_search: Connect) -> AsyncIterator[Client]:
+    """A search client rooted in ``tmp_path``, once per engine."""
+    async with connect_search() as connected:
+        yield connected
 
 
 async def search(client: Client, pattern: str, **args: Any) -> Any:
@@ -41,38 +48,35 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def test_sf1_an_empty_pattern_is_required_and_an_invalid_regex_is_an_error(
+async def test_an_empty_pattern_is_required_and_an_invalid_regex_is_an_error(
     client: Client, tree: Path
 ) -> None:
     empty = await client.call_tool("searchfiles", {"pattern": ""})
-    assert empty.is_error and "pattern is required" in text_of(empty)
+    assert error_code(empty) == "invalid_arguments" and "pattern is required" in text_of(empty)
     invalid = await client.call_tool("searchfiles", {"pattern": "(unclosed"})
-    assert invalid.is_error and "invalid regex" in text_of(invalid) and "missing )" in text_of(invalid)
+    assert error_code(invalid) == "invalid_arguments"
+    assert "invalid regex" in text_of(invalid) and "missing )" in text_of(invalid)
     backref = await client.call_tool("searchfiles", {"pattern": "(a)\\1"})
-    assert backref.is_error and "invalid regex" in text_of(backref)
+    assert error_code(backref) == "invalid_arguments" and "invalid regex" in text_of(backref)
 
 
-async def test_sf2_the_root_must_be_an_existing_directory_inside_the_roots(
-    client: Client, tree: Path
-) -> None:
+async def test_the_root_must_be_an_existing_directory_inside_the_roots(client: Client, tree: Path) -> None:
     missing = await client.call_tool("searchfiles", {"pattern": "x", "root": "nope"})
-    assert missing.is_error and "does not exist" in text_of(missing)
+    assert error_code(missing) == "not_found"
     file = await client.call_tool("searchfiles", {"pattern": "x", "root": "a.txt"})
-    assert file.is_error and "not a directory" in text_of(file)
+    assert error_code(file) == "not_a_directory"
     outside = await client.call_tool("searchfiles", {"pattern": "x", "root": "/"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
-async def test_sf3_the_walk_is_recursive_and_reports_only_files(client: Client, tree: Path) -> None:
+async def test_the_walk_is_recursive_and_reports_only_files(client: Client, tree: Path) -> None:
     (tree / "sub" / "empty").mkdir()
     result = await search(client, ".")
     assert result["files"] == ["a.txt", "sub/b.py", "sub/deep/c.md", "sub/error_notes.txt"]
     assert result["totalFiles"] == 4 and result["truncated"] is False
 
 
-async def test_sf3_hidden_entries_and_git_are_left_out_unless_include_hidden(
-    client: Client, tree: Path
-) -> None:
+async def test_hidden_entries_and_git_are_left_out_unless_include_hidden(client: Client, tree: Path) -> None:
     (tree / ".git").mkdir()
     (tree / ".git" / "config").write_text("class GitError(\n", encoding="utf-8")
     (tree / ".env").write_text("class EnvError(\n", encoding="utf-8")
@@ -93,29 +97,27 @@ async def test_sf3_hidden_entries_and_git_are_left_out_unless_include_hidden(
         ("sub/deep/..", ["sub/b.py"]),
     ],
 )
-async def test_sf4_paths_mirror_the_root_argument(
+async def test_paths_mirror_the_root_argument(
     client: Client, tree: Path, root: str, expected: list[str]
 ) -> None:
     result = await search(client, "Error\\(", root=root)
     assert result["files"] == expected
 
 
-async def test_sf4_an_absolute_root_gives_absolute_paths(client: Client, tree: Path) -> None:
+async def test_an_absolute_root_gives_absolute_paths(client: Client, tree: Path) -> None:
     result = await search(client, "Error\\(", root=str(tree / "sub"))
     assert result["files"] == [f"{tree}/sub/b.py"]
     assert result["root"] == str(tree / "sub")
 
 
-async def test_sf4_sf5_the_path_is_tested_first_then_the_content(client: Client, tree: Path) -> None:
+async def test_the_path_is_tested_first_then_the_content(client: Client, tree: Path) -> None:
     result = await search(client, "error")  # lower case: only the path sub/error_notes.txt matches
     assert result["files"] == ["sub/error_notes.txt"]
     by_prefix = await search(client, "^sub/deep/", root=".")
     assert by_prefix["files"] == ["sub/deep/c.md"]
 
 
-async def test_sf5_binary_files_and_files_over_the_size_cap_are_not_searched(
-    client: Client, tree: Path
-) -> None:
+async def test_binary_files_and_files_over_the_size_cap_are_not_searched(client: Client, tree: Path) -> None:
     (tree / "blob.bin").write_bytes(b"class BlobError(\x00\x01")
     (tree / "late.bin").write_bytes(b"class LateError(\n" + b"x" * 9000 + b"\x00")
     (tree / "big.txt").write_bytes(b"class BigError(\n" * 1000)
@@ -128,14 +130,14 @@ async def test_sf5_binary_files_and_files_over_the_size_cap_are_not_searched(
     assert (await search(client, "blob", caseSensitive=False))["files"] == ["blob.bin"], "its path matches"
 
 
-async def test_sf6_each_file_appears_once_and_files_mode_has_no_lines(client: Client, tree: Path) -> None:
+async def test_each_file_appears_once_and_files_mode_has_no_lines(client: Client, tree: Path) -> None:
     (tree / "class.txt").write_text("class\nclass\n", encoding="utf-8")
     result = await search(client, "class")
     assert result["files"] == ["a.txt", "class.txt", "sub/b.py"]
     assert "matches" not in result and "counts" not in result
 
 
-async def test_sf7_max_results_defaults_to_100_and_sets_truncated(client: Client, tmp_path: Path) -> None:
+async def test_max_results_defaults_to_100_and_sets_truncated(client: Client, tmp_path: Path) -> None:
     for index in range(130):
         (tmp_path / f"f{index:03}.txt").write_text("needle\n", encoding="utf-8")
     result = await search(client, "needle")
@@ -146,14 +148,14 @@ async def test_sf7_max_results_defaults_to_100_and_sets_truncated(client: Client
     assert "[truncated: showing 5 of 130 files" in text_of(few)
 
 
-async def test_sf7_every_count_up_to_max_results_is_not_truncated(client: Client, tmp_path: Path) -> None:
+async def test_every_count_up_to_max_results_is_not_truncated(client: Client, tmp_path: Path) -> None:
     for index in range(3):
         (tmp_path / f"f{index}.txt").write_text("needle\n", encoding="utf-8")
     result = await search(client, "needle", maxResults=3)
     assert result["truncated"] is False and len(result["files"]) == 3
 
 
-async def test_sf8_symlinks_are_not_followed_and_nothing_outside_the_root_is_reported(
+async def test_symlinks_are_not_followed_and_nothing_outside_the_root_is_reported(
     connect_search: Connect, tmp_path: Path
 ) -> None:
     root = tmp_path / "root"
@@ -176,7 +178,7 @@ async def test_sf8_symlinks_are_not_followed_and_nothing_outside_the_root_is_rep
                     assert result.structured_content["totalFiles"] == 1
 
 
-async def test_sf9_an_unreadable_directory_is_skipped_and_listed(engine_name: str, tmp_path: Path) -> None:
+async def test_an_unreadable_directory_is_skipped_and_listed(engine_name: str, tmp_path: Path) -> None:
     (tmp_path / "ok").mkdir()
     (tmp_path / "ok" / "a.txt").write_text("needle\n", encoding="utf-8")
     (tmp_path / "secret").mkdir()
@@ -199,7 +201,7 @@ async def test_sf9_an_unreadable_directory_is_skipped_and_listed(engine_name: st
         (tmp_path / "locked.txt").chmod(0o644)
 
 
-async def test_sf10_a_symlinked_root_is_walked_through_its_target_keeping_the_prefix(
+async def test_a_symlinked_root_is_walked_through_its_target_keeping_the_prefix(
     client: Client, tree: Path
 ) -> None:
     (tree / "alias").symlink_to(tree / "sub")
@@ -330,7 +332,7 @@ async def test_a_backslash_before_n_is_searchable_unless_it_is_a_newline_escape(
     assert await lines("x[^\\\\n]y") == [4], "a class without backslash and n"
     for pattern, fixed in (("\\n", False), ("a\nb", True)):
         refused = await client.call_tool("searchfiles", {"pattern": pattern, "fixedStrings": fixed})
-        assert refused.is_error and "newline" in text_of(refused)
+        assert error_code(refused) == "invalid_arguments" and "newline" in text_of(refused)
 
 
 async def test_case_insensitive_and_fixed_strings(client: Client, tree: Path) -> None:

@@ -1,4 +1,4 @@
-"""readfile through the SDK client: RF-1..RF-11 (seed-tools.md 2.1), line windows, PDFs, escapes."""
+"""readfile through the SDK client: text and binary modes, line windows, PDFs, escapes."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from mcp_localtools.tools.fs.readfile import text_window
 from tests.helpers import (
     config_for,
     connect,
+    error_code,
     make_large_png,
     make_pdf,
     make_png,
@@ -33,65 +34,63 @@ from tests.helpers import (
 pytestmark = pytest.mark.anyio
 
 
-async def test_rf1_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
+async def test_encoding_is_trimmed_and_case_insensitive(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "a.txt", "encoding": " TEXT "})
     assert not result.is_error
     assert result.structured_content["content"] == "hello\n"
 
 
-async def test_rf1_an_unknown_encoding_is_refused_naming_the_choices(client: Client, tmp_path: Path) -> None:
+async def test_an_unknown_encoding_is_refused_naming_the_choices(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "a.txt", "encoding": "base64"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "encoding" in text_of(result) and "'text' or 'binary'" in text_of(result)
 
 
-async def test_rf2_a_missing_file_is_an_error_naming_the_absolute_path(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_missing_file_is_an_error_naming_the_absolute_path(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("readfile", {"path": "nope.txt"})
-    assert result.is_error
+    assert error_code(result) == "not_found"
     assert f"path does not exist: {tmp_path / 'nope.txt'}" in text_of(result)
 
 
-async def test_rf2_a_directory_is_not_a_file(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_is_not_a_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("readfile", {"path": "d"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a file but got a directory" in text_of(result)
 
 
-async def test_rf2_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_is_refused_without_hanging(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("readfile", {"path": "pipe"})
-    assert result.is_error
+    assert error_code(result) == "not_a_file"
     assert "expected a regular file" in text_of(result) and "FIFO" in text_of(result)
 
 
-async def test_rf3_rf4_an_image_in_text_mode_suggests_binary(client: Client, tmp_path: Path) -> None:
+async def test_an_image_in_text_mode_suggests_binary(client: Client, tmp_path: Path) -> None:
     (tmp_path / "p.png").write_bytes(make_png())
     result = await client.call_tool("readfile", {"path": "p.png"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert 'use encoding "binary"' in text_of(result)
 
 
-async def test_rf4_binary_content_with_a_text_name_suggests_binary(client: Client, tmp_path: Path) -> None:
+async def test_binary_content_with_a_text_name_suggests_binary(client: Client, tmp_path: Path) -> None:
     (tmp_path / "data.txt").write_bytes(bytes(range(256)) * 4)
     result = await client.call_tool("readfile", {"path": "data.txt"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert 'use encoding "binary"' in text_of(result)
 
 
-async def test_rf5_invalid_utf8_is_refused_with_a_hint(client: Client, tmp_path: Path) -> None:
+async def test_invalid_utf8_is_refused_with_a_hint(client: Client, tmp_path: Path) -> None:
     (tmp_path / "latin1.txt").write_bytes("caf\xe9 cr\xe8me\n".encode("latin-1"))
     result = await client.call_tool("readfile", {"path": "latin1.txt"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "not valid UTF-8 text" in text_of(result)
     assert 'use encoding "binary"' in text_of(result)
 
 
-async def test_rf6_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
+async def test_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
     client: Client, tmp_path: Path
 ) -> None:
     raw = "\ufeffline one\r\nline\ttwo  \r\n\r\nlast without newline".encode()
@@ -105,15 +104,14 @@ async def test_rf6_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
     assert result.content[0].text.encode() == raw
 
 
-async def test_rf6_a_file_over_the_read_cap_is_refused(tmp_path: Path) -> None:
+async def test_a_file_over_the_read_cap_is_refused(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("x" * 5000, encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
         result = await client.call_tool("readfile", {"path": "big.txt"})
-    assert result.is_error
-    assert "exceeds maximum allowed size" in text_of(result)
+    assert error_code(result) == "too_large"
 
 
-async def test_rf7_a_pdf_gives_its_text_per_page_with_the_page_count(client: Client, tmp_path: Path) -> None:
+async def test_a_pdf_gives_its_text_per_page_with_the_page_count(client: Client, tmp_path: Path) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf(["Alpha text", "Beta text", "Gamma text"]))
     result = await client.call_tool("readfile", {"path": "doc.pdf"})
     data = result.structured_content
@@ -123,7 +121,7 @@ async def test_rf7_a_pdf_gives_its_text_per_page_with_the_page_count(client: Cli
     assert data["content"].index("Beta") < data["content"].index("Gamma")
 
 
-async def test_rf7_pdf_pages_selects_ranges(client: Client, tmp_path: Path) -> None:
+async def test_pages_selects_ranges_of_a_pdf(client: Client, tmp_path: Path) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf([f"Page number {n}" for n in range(1, 9)]))
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "2-3,7"})
     data = result.structured_content
@@ -131,24 +129,26 @@ async def test_rf7_pdf_pages_selects_ranges(client: Client, tmp_path: Path) -> N
     assert "Page number 7" in data["content"] and "Page number 1\n" not in data["content"]
 
 
-async def test_rf7_pdf_pages_out_of_range_names_the_page_count(client: Client, tmp_path: Path) -> None:
+async def test_pdf_pages_out_of_range_are_refused_naming_the_page_count(
+    client: Client, tmp_path: Path
+) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two"]))
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "3"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "2 pages" in text_of(result)
 
 
-async def test_rf7_a_pdf_without_a_text_layer_says_so(client: Client, tmp_path: Path) -> None:
+async def test_a_pdf_without_a_text_layer_says_so(client: Client, tmp_path: Path) -> None:
     (tmp_path / "scan.pdf").write_bytes(make_scanned_pdf())
     result = await client.call_tool("readfile", {"path": "scan.pdf"})
     assert not result.is_error
     assert "no text layer" in text_of(result)
 
 
-async def test_rf7_a_malformed_pdf_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+async def test_a_malformed_pdf_is_a_clear_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.7\n this is not really a pdf \n%%EOF")
     result = await client.call_tool("readfile", {"path": "bad.pdf"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert "cannot read PDF" in text_of(result)
 
 
@@ -177,38 +177,37 @@ def _pdf_bomb() -> bytes:
     return buffer.getvalue()
 
 
-async def test_rf7_a_pdf_encrypted_with_a_password_is_a_clear_error(client: Client, tmp_path: Path) -> None:
+async def test_a_pdf_encrypted_with_a_password_is_a_clear_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "locked.pdf").write_bytes(_encrypted_pdf("open sesame", "owner"))
     with anyio.fail_after(60):
         result = await client.call_tool("readfile", {"path": "locked.pdf"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert f"cannot read PDF {tmp_path / 'locked.pdf'}: it is encrypted with a password" in text_of(result)
 
 
-async def test_rf7_a_pdf_with_only_an_owner_password_reads_normally(client: Client, tmp_path: Path) -> None:
+async def test_a_pdf_with_only_an_owner_password_reads_normally(client: Client, tmp_path: Path) -> None:
     (tmp_path / "owned.pdf").write_bytes(_encrypted_pdf("", "owner"))
     result = await client.call_tool("readfile", {"path": "owned.pdf"})
     assert not result.is_error, text_of(result)
     assert "Secret text" in result.structured_content["content"]
 
 
-async def test_rf7_a_pdf_that_inflates_past_the_parser_limits_is_a_clear_error(
+async def test_a_pdf_that_inflates_past_the_parser_limits_is_a_clear_error(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "bomb.pdf").write_bytes(_pdf_bomb())
     with anyio.fail_after(120):
         result = await client.call_tool("readfile", {"path": "bomb.pdf"})
-    assert result.is_error
+    assert error_code(result) == "too_large"
     assert "exceeds a PDF parser safety limit" in text_of(result)
     assert parser_workers() == []
 
 
-async def test_rf7_a_pdf_over_the_read_cap_is_refused_before_parsing(tmp_path: Path) -> None:
+async def test_a_pdf_over_the_read_cap_is_refused_before_parsing(tmp_path: Path) -> None:
     (tmp_path / "long.pdf").write_bytes(make_pdf([f"page {n}" for n in range(60)]))
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
         result = await client.call_tool("readfile", {"path": "long.pdf"})
-    assert result.is_error
-    assert "exceeds maximum allowed size" in text_of(result)
+    assert error_code(result) == "too_large"
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +215,7 @@ def pdf_500_pages() -> bytes:
     return make_pdf([f"Text of page {n} ends here" for n in range(1, 501)])
 
 
-async def test_rf7_a_500_page_pdf_gives_the_text_of_pages_10_to_12_only(
+async def test_a_500_page_pdf_gives_the_text_of_pages_10_to_12_only(
     client: Client, tmp_path: Path, pdf_500_pages: bytes
 ) -> None:
     (tmp_path / "book.pdf").write_bytes(pdf_500_pages)
@@ -228,7 +227,7 @@ async def test_rf7_a_500_page_pdf_gives_the_text_of_pages_10_to_12_only(
     assert data["truncated"] is False
 
 
-async def test_rf7_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continuation(
+async def test_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continuation(
     tmp_path: Path, pdf_500_pages: bytes
 ) -> None:
     (tmp_path / "book.pdf").write_bytes(pdf_500_pages)
@@ -245,16 +244,16 @@ async def test_rf7_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continu
 
 
 @pytest.mark.parametrize("pages", ["3-1", "0", "1;2", "two"])
-async def test_rf7_malformed_pages_are_refused_with_the_expected_form(
+async def test_malformed_pages_are_refused_with_the_expected_form(
     client: Client, tmp_path: Path, pages: str
 ) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two", "three"]))
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": pages})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert f"invalid pages {pages!r}" in text_of(result)
 
 
-async def test_rf7_overlapping_and_adjacent_page_ranges_are_merged(client: Client, tmp_path: Path) -> None:
+async def test_overlapping_and_adjacent_page_ranges_are_merged(client: Client, tmp_path: Path) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf([f"Page number {n}" for n in range(1, 9)]))
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "7, 2-3,1-2,3,4"})
     data = result.structured_content
@@ -268,7 +267,7 @@ def test_page_specs_are_sorted_and_merged() -> None:
     assert parse_page_spec("3-3,3") == [(3, 3)]
 
 
-async def test_rf7_a_pages_argument_over_the_limit_is_refused_as_an_argument(
+async def test_a_pages_argument_over_the_limit_is_refused_as_an_argument(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf(["one"]))
@@ -276,22 +275,22 @@ async def test_rf7_a_pages_argument_over_the_limit_is_refused_as_an_argument(
     assert not at_limit.is_error, text_of(at_limit)
     assert at_limit.structured_content["pages"] == [1]
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "1," * 40_000 + "1"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "pages" in text_of(result) and "1000 characters" in text_of(result)
     assert "parser" not in text_of(result)
 
 
-async def test_rf7_a_page_past_the_last_names_it_and_the_page_count(client: Client, tmp_path: Path) -> None:
+async def test_a_page_past_the_last_names_it_and_the_page_count(client: Client, tmp_path: Path) -> None:
     (tmp_path / "doc.pdf").write_bytes(make_pdf(["one", "two"]))
     result = await client.call_tool("readfile", {"path": "doc.pdf", "pages": "1,2-5"})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert (
         f"cannot read PDF {tmp_path / 'doc.pdf'}: invalid pages: page 5 was asked for but the document "
         "has 2 pages"
     ) in text_of(result)
 
 
-async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path: Path) -> None:
+async def test_binary_mode_on_a_png_gives_image_content(client: Client, tmp_path: Path) -> None:
     png = make_png(5, 7)
     (tmp_path / "p.png").write_bytes(png)
     result = await client.call_tool("readfile", {"path": "p.png", "encoding": "binary"})
@@ -302,7 +301,7 @@ async def test_rf8_rf9_binary_on_a_png_is_image_content(client: Client, tmp_path
     assert result.structured_content["sizeBytes"] == len(png)
 
 
-async def test_rf9_binary_on_a_large_image_is_fitted_to_client_limits_and_says_so(
+async def test_binary_mode_on_a_large_image_fits_it_to_client_limits_and_says_so(
     client: Client, tmp_path: Path
 ) -> None:
     png = make_large_png(4000, 3000)
@@ -321,9 +320,7 @@ async def test_rf9_binary_on_a_large_image_is_fitted_to_client_limits_and_says_s
     assert "4000x3000" in text_of(result) and "original=true" in text_of(result)
 
 
-async def test_rf9_original_true_returns_the_image_file_bytes_unchanged(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_original_true_returns_the_image_file_bytes_unchanged(client: Client, tmp_path: Path) -> None:
     png = make_large_png(2000, 1600)
     (tmp_path / "big.png").write_bytes(png)
     result = await client.call_tool("readfile", {"path": "big.png", "encoding": "binary", "original": True})
@@ -335,17 +332,17 @@ async def test_rf9_original_true_returns_the_image_file_bytes_unchanged(
 async def test_original_applies_to_binary_mode_only(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "a.txt", "original": True})
-    assert result.is_error and 'encoding "binary"' in text_of(result)
+    assert error_code(result) == "invalid_arguments" and 'encoding "binary"' in text_of(result)
 
 
-async def test_rf9_a_truncated_image_in_binary_mode_is_an_error_that_offers_the_original(
+async def test_a_truncated_image_in_binary_mode_is_an_error_that_offers_the_original(
     client: Client, tmp_path: Path
 ) -> None:
     buffer = io.BytesIO()
     Image.effect_noise((200, 200), 60).convert("RGB").save(buffer, "PNG")
     (tmp_path / "cut.png").write_bytes(buffer.getvalue()[:3000])
     result = await client.call_tool("readfile", {"path": "cut.png", "encoding": "binary"})
-    assert result.is_error
+    assert error_code(result) == "unsupported_content"
     assert f"cannot read image {tmp_path / 'cut.png'}" in text_of(result) and "original=true" in text_of(
         result
     )
@@ -353,7 +350,7 @@ async def test_rf9_a_truncated_image_in_binary_mode_is_an_error_that_offers_the_
     assert not raw.is_error
 
 
-async def test_rf8_rf9_binary_on_an_unknown_file_is_an_embedded_resource_that_round_trips(
+async def test_binary_mode_on_an_unknown_file_gives_an_embedded_resource_that_round_trips(
     client: Client, tmp_path: Path
 ) -> None:
     payload = bytes(range(256)) * 3
@@ -366,16 +363,15 @@ async def test_rf8_rf9_binary_on_an_unknown_file_is_an_embedded_resource_that_ro
     assert base64.b64decode(resources[0].resource.blob) == payload
 
 
-async def test_rf10_a_symlinked_file_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlinked_file_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("real", encoding="utf-8")
     (tmp_path / "alias.txt").symlink_to(tmp_path / "real.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("readfile", {"path": "alias.txt"})
-    assert result.is_error
-    assert "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
-async def test_rf11_an_empty_file_reads_as_empty_text(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_file_reads_as_empty_text(client: Client, tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_bytes(b"")
     result = await client.call_tool("readfile", {"path": "empty.txt"})
     data = result.structured_content
@@ -406,7 +402,7 @@ async def test_the_default_window_is_the_configured_line_count(tmp_path: Path) -
 async def test_an_offset_past_the_end_is_an_error_with_the_line_count(client: Client, tmp_path: Path) -> None:
     (tmp_path / "n.txt").write_text("a\nb\n", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "n.txt", "offset": 5})
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert "2 lines" in text_of(result)
 
 
@@ -439,7 +435,7 @@ async def test_an_svg_reads_as_text(client: Client, tmp_path: Path) -> None:
 async def test_pages_on_a_text_file_is_an_error(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "a.txt", "pages": "1"})
-    assert result.is_error and "PDF files only" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "PDF files only" in text_of(result)
 
 
 @pytest.fixture
@@ -477,15 +473,14 @@ def escape_tree(tmp_path: Path) -> Path:
 async def test_escapes_are_refused_and_nothing_is_read(escape_tree: Path, given: str) -> None:
     async with connect(config_for(escape_tree)) as client:
         result = await client.call_tool("readfile", {"path": given.format(tmp=escape_tree.parent)})
-    assert result.is_error
-    assert "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert "TOP-SECRET" not in text_of(result)
 
 
 async def test_a_nul_byte_in_the_path_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("readfile", {"path": "a.txt\x00/../../etc/passwd"})
-    assert result.is_error
+    assert error_code(result) == "invalid_path"
     assert "NUL" in text_of(result)
 
 

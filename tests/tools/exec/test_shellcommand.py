@@ -1,4 +1,5 @@
-"""shellcommand through the SDK client: SC-1..SC-19, sessions SS-3/SS-4, stdin, timeouts, progress."""
+"""shellcommand through the SDK client: validation, the policy, sessions, stdin, timeouts, output capture,
+progress."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.tools import build_registry
 from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
-from tests.helpers import config_for, text_of
+from tests.helpers import config_for, error_code, text_of
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -30,15 +31,13 @@ async def run(client: Client, *commands: str, **arguments: object) -> dict:  # t
     return result.structured_content  # type: ignore[return-value]
 
 
-async def test_sc19_a_command_reports_its_output_shell_path_and_directory(
-    shell: Client, tmp_path: Path
-) -> None:
+async def test_a_command_reports_its_output_shell_path_and_directory(shell: Client, tmp_path: Path) -> None:
     data = await run(shell, "echo hello; echo oops >&2")
     (entry,) = data["results"]
     assert entry["stdout"] == "hello\n" and entry["stderr"] == "oops\n" and entry["exitCode"] == 0
     assert entry["command"] == "echo hello; echo oops >&2" and entry["timedOut"] is False
     assert entry["stdoutBytes"] == 6 and entry["stdoutTruncated"] is False
-    assert entry["workDir"] == str(tmp_path) == data["workDir"]  # SC-19
+    assert entry["workDir"] == str(tmp_path) == data["workDir"]  # the directory used, absolute
     assert os.path.isabs(entry["shellPath"]) and entry["shell"] in (
         "bash",
         "zsh",
@@ -55,25 +54,25 @@ async def test_the_text_rendering_shows_command_status_and_streams(shell: Client
     assert "$ echo out; echo err >&2\n[exit 0," in text and "out\n[stderr]\nerr" in text
 
 
-async def test_sc1_blank_commands_are_dropped_and_none_left_is_an_error(shell: Client) -> None:
+async def test_blank_commands_are_dropped_and_none_left_is_an_error(shell: Client) -> None:
     data = await run(shell, "  ", "echo one", "")
     assert [entry["command"] for entry in data["results"]] == ["echo one"]
     result = await shell.call_tool("shellcommand", {"commands": ["   ", "\n"]})
-    assert result.is_error and "commands is required" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "commands is required" in text_of(result)
 
 
-async def test_sc2_more_commands_than_the_maximum_is_an_error(tmp_path: Path) -> None:
+async def test_more_commands_than_the_maximum_is_an_error(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_commands": 2}) as client:
         result = await client.call_tool("shellcommand", {"commands": ["true", "true", "true"]})
-    assert result.is_error and "too many commands: 3 (max 2)" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "too many commands: 3 (max 2)" in text_of(result)
 
 
-async def test_sc3_an_unknown_session_is_an_error(shell: Client) -> None:
+async def test_an_unknown_session_is_an_error(shell: Client) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["true"], "sessionID": "sess_" + "0" * 32})
-    assert result.is_error and "unknown sessionID: sess_" in text_of(result)
+    assert error_code(result) == "not_found" and "unknown sessionID: sess_" in text_of(result)
 
 
-async def test_sc4_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp_path: Path) -> None:
+async def test_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp_path: Path) -> None:
     registry = build_registry(config_for(tmp_path), environ=dict(os.environ))
     group = registry.get("shellcommand").handler.keywords["group"]  # type: ignore[attr-defined]
     ok = await registry.call("shellcommand", {"commands": ["true"]})
@@ -83,10 +82,13 @@ async def test_sc4_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp
         and len(group.sessions) == 1
     )
     refused = await registry.call("shellcommand", {"commands": ["rm -rf x"]})
-    assert refused.is_error and len(group.sessions) == 1
+    assert refused.error is not None and refused.error.code == "command_refused"
+    assert len(group.sessions) == 1
 
 
-async def test_sc5_work_dir_precedence_and_containment(shell: Client, tmp_path: Path) -> None:
+async def test_work_dir_beats_the_sessions_which_beats_the_base_and_must_be_a_directory_inside(
+    shell: Client, tmp_path: Path
+) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "file.txt").touch()
     first = await run(shell, "pwd", workDir="sub")
@@ -95,22 +97,22 @@ async def test_sc5_work_dir_precedence_and_containment(shell: Client, tmp_path: 
     assert again["workDir"] == str(tmp_path / "sub")
     fresh = await run(shell, "pwd")  # no session: the base directory
     assert fresh["workDir"] == str(tmp_path)
-    for work_dir, needle in [
-        ("/etc", "outside allowed roots"),
-        ("missing", "does not exist"),
-        ("file.txt", "not a directory"),
+    for work_dir, code in [
+        ("/etc", "outside_roots"),
+        ("missing", "not_found"),
+        ("file.txt", "not_a_directory"),
     ]:
         result = await shell.call_tool("shellcommand", {"commands": ["pwd"], "workDir": work_dir})
-        assert result.is_error and needle in text_of(result), work_dir
+        assert error_code(result) == code, (work_dir, text_of(result))
 
 
-async def test_sc6_invalid_env_is_refused_before_anything_runs(shell: Client, tmp_path: Path) -> None:
+async def test_invalid_env_is_refused_before_anything_runs(shell: Client, tmp_path: Path) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["touch ran"], "env": {"A=B": "x"}})
-    assert result.is_error and "env 'A=B'" in text_of(result)
+    assert error_code(result) == "invalid_arguments" and "env 'A=B'" in text_of(result)
     assert not (tmp_path / "ran").exists()
 
 
-async def test_sc7_commands_see_the_allowlisted_environment_never_the_servers_secrets(tmp_path: Path) -> None:
+async def test_commands_see_the_allowlisted_environment_never_the_servers_secrets(tmp_path: Path) -> None:
     host = {**os.environ, "AWS_SECRET_ACCESS_KEY": "s3cr3t", "OPERATOR_TOKEN": "op", "LC_TEST": "c"}
     async with exec_client(tmp_path, environ=host, exec={"base_env": ["OPERATOR_TOKEN"]}) as client:
         data = await run(client, "env")
@@ -120,7 +122,7 @@ async def test_sc7_commands_see_the_allowlisted_environment_never_the_servers_se
     assert any(line.startswith("PATH=") for line in lines)
 
 
-async def test_ss4_sc8_session_env_persists_and_later_values_win(shell: Client) -> None:
+async def test_session_env_persists_and_later_values_win(shell: Client) -> None:
     first = await run(shell, 'echo "$MYVAR"', env={"MYVAR": "hello"})
     session = first["sessionID"]
     assert first["results"][0]["stdout"] == "hello\n"
@@ -132,25 +134,25 @@ async def test_ss4_sc8_session_env_persists_and_later_values_win(shell: Client) 
     assert last["results"][0]["stdout"] == "bye\n" and last["sessionID"] == session
 
 
-async def test_ss3_the_least_recently_used_session_is_evicted(tmp_path: Path) -> None:
+async def test_the_least_recently_used_session_is_evicted(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_sessions": 2}) as client:
         first = (await run(client, "true"))["sessionID"]
         await run(client, "true")
         await run(client, "true")
         result = await client.call_tool("shellcommand", {"commands": ["true"], "sessionID": first})
-    assert result.is_error and f"unknown sessionID: {first}" in text_of(result)
+    assert error_code(result) == "not_found" and f"unknown sessionID: {first}" in text_of(result)
 
 
-async def test_sc9_cd_and_export_do_not_carry_over_between_commands(shell: Client, tmp_path: Path) -> None:
+async def test_cd_and_export_do_not_carry_over_between_commands(shell: Client, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     data = await run(shell, "cd sub && export X=1 && pwd", 'pwd; echo "X=$X"')
     assert data["results"][0]["stdout"] == f"{tmp_path / 'sub'}\n"
     assert data["results"][1]["stdout"] == f"{tmp_path}\nX=\n"
 
 
-async def test_sc10_a_refused_later_command_keeps_the_earlier_results(shell: Client, tmp_path: Path) -> None:
+async def test_a_refused_later_command_keeps_the_earlier_results(shell: Client, tmp_path: Path) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["echo first", "rm -rf /", "echo never"]})
-    assert result.is_error
+    assert error_code(result) == "command_refused"
     data = result.structured_content
     assert data is not None
     first, refused = data["results"]
@@ -161,30 +163,28 @@ async def test_sc10_a_refused_later_command_keeps_the_earlier_results(shell: Cli
     assert "first" in text and "[refused: blocked command: rm" in text and "never" not in text
 
 
-async def test_sc10_a_refused_first_command_is_a_plain_policy_error(shell: Client) -> None:
+async def test_a_refused_first_command_is_a_plain_policy_error(shell: Client) -> None:
     result = await shell.call_tool("shellcommand", {"commands": ["sudo ls"]})
-    assert result.is_error and result.structured_content is None
+    assert error_code(result) == "command_refused" and result.structured_content is None
     assert text_of(result).startswith("blocked command: sudo")
 
 
-async def test_sc10_over_long_and_nul_commands_are_refused(tmp_path: Path) -> None:
+async def test_over_long_and_nul_commands_are_refused(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_command_length": 10}) as client:
         long = await client.call_tool("shellcommand", {"commands": ["echo 12345678"]})
         nul = await client.call_tool("shellcommand", {"commands": ["echo a\x00b"]})
-    assert long.is_error and "commands[0] too long (13 bytes; max 10)" in text_of(long)
-    assert nul.is_error and "commands[0] contains NUL byte" in text_of(nul)
+    assert error_code(long) == "too_large" and "commands[0] too long (13 bytes; max 10)" in text_of(long)
+    assert error_code(nul) == "invalid_arguments" and "commands[0] contains NUL byte" in text_of(nul)
 
 
-async def test_sc11_the_default_stops_after_a_failure_execute_parallel_does_not(shell: Client) -> None:
+async def test_by_default_a_failure_stops_the_call_and_execute_parallel_goes_on(shell: Client) -> None:
     stopped = await run(shell, "echo a", "exit 3", "echo c")
     assert [entry["exitCode"] for entry in stopped["results"]] == [0, 3] and stopped["skipped"] == 1
     every = await run(shell, "echo a", "exit 3", "echo c", executeParallel=True)
     assert [entry["exitCode"] for entry in every["results"]] == [0, 3, 0] and every["skipped"] == 0
 
 
-async def test_sc12_a_shell_that_cannot_start_gives_exit_127_and_the_error(
-    shell: Client, tmp_path: Path
-) -> None:
+async def test_a_shell_that_cannot_start_gives_exit_127_and_the_error(shell: Client, tmp_path: Path) -> None:
     fake = tmp_path / "bin" / "zsh"
     fake.parent.mkdir()
     fake.write_bytes(b"\x7fELF not really")
@@ -194,7 +194,7 @@ async def test_sc12_a_shell_that_cannot_start_gives_exit_127_and_the_error(
     assert entry["exitCode"] == 127 and "Exec format error" in entry["stderr"]
 
 
-async def test_sc13_a_timed_out_command_is_stopped_with_124(tmp_path: Path) -> None:
+async def test_a_timed_out_command_is_stopped_with_124(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"timeout_seconds": 1}) as client:
         with anyio.fail_after(10):
             data = await run(client, "echo started; sleep 30")
@@ -203,7 +203,7 @@ async def test_sc13_a_timed_out_command_is_stopped_with_124(tmp_path: Path) -> N
     assert 900 <= entry["durationMS"] < 5000
 
 
-async def test_sc13_a_command_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
+async def test_a_command_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"timeout_seconds": 1}) as client:
         with anyio.fail_after(10):
             data = await run(client, "trap '' TERM; echo ready; sleep 30; echo survived")
@@ -218,12 +218,12 @@ async def test_timeout_seconds_is_clamped_to_the_maximum(tmp_path: Path) -> None
     assert data["timeoutSeconds"] == 1 and data["results"][0]["timedOut"] is True
 
 
-async def test_sc14_exit_codes_and_signals(shell: Client) -> None:
+async def test_the_exit_code_is_the_commands_own_or_128_plus_the_killing_signal(shell: Client) -> None:
     data = await run(shell, "exit 7", "kill -TERM $$", "kill -KILL $$", executeParallel=True)
     assert [entry["exitCode"] for entry in data["results"]] == [7, 143, 137]
 
 
-async def test_sc15_an_output_flood_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
+async def test_an_output_flood_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_output_bytes": 4096}) as client:
         with anyio.fail_after(30):
             data = await run(client, "yes | head -c 50M; echo END")
@@ -234,7 +234,7 @@ async def test_sc15_an_output_flood_is_capped_keeping_head_and_tail(tmp_path: Pa
     assert "bytes elided; 52428804 bytes in all" in stdout and len(stdout) < 4096 + 100
 
 
-async def test_sc15_invalid_utf8_is_replaced(shell: Client) -> None:
+async def test_invalid_utf8_is_replaced(shell: Client) -> None:
     data = await run(shell, r"printf '\377\376ok'")
     assert data["results"][0]["stdout"] == "\ufffd\ufffdok"
 
@@ -247,19 +247,20 @@ async def test_stdin_is_empty_unless_given_and_then_fed_and_closed(shell: Client
     assert fed["results"][0]["stdout"] == "HELLO\nWORLD\n"
 
 
-async def test_sc17_explicit_shells_run_or_are_named_when_missing(shell: Client) -> None:
+async def test_explicit_shells_run_or_are_named_when_missing(shell: Client) -> None:
     data = await run(shell, "echo $0", shell="sh")
     assert data["results"][0]["shell"] == "sh" and data["results"][0]["stdout"].strip().endswith("sh")
     result = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "cmd"})
-    assert result.is_error and "cmd requested but not found" in text_of(result)
+    assert error_code(result) == "not_found" and "cmd requested but not found" in text_of(result)
     invalid = await shell.call_tool("shellcommand", {"commands": ["true"], "shell": "tcsh"})
-    assert invalid.is_error and text_of(invalid) == (
+    assert error_code(invalid) == "invalid_arguments"
+    assert text_of(invalid) == (
         "invalid arguments for shellcommand: shell: Input should be 'auto', 'bash', 'zsh', 'sh', "
         "'dash', 'ksh', 'fish', 'pwsh', 'powershell' or 'cmd'"
     )
 
 
-async def test_sc18_the_configured_default_shell_is_used_for_auto(tmp_path: Path) -> None:
+async def test_the_configured_default_shell_is_used_for_auto(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"default_shell": "dash"}) as client:
         data = await run(client, "true")
     assert data["results"][0]["shell"] == "dash"
@@ -270,7 +271,8 @@ async def test_deny_by_default_is_enforced_through_the_tool(tmp_path: Path) -> N
         allowed = await client.call_tool("shellcommand", {"commands": ["ls && echo ok"]})
         refused = await client.call_tool("shellcommand", {"commands": ["cat /etc/hostname"]})
     assert not allowed.is_error
-    assert refused.is_error and text_of(refused).startswith("command not allowed: cat")
+    assert error_code(refused) == "command_refused"
+    assert text_of(refused).startswith("command not allowed: cat")
 
 
 async def test_progress_notifications_carry_the_output_lines_in_order(shell: Client) -> None:

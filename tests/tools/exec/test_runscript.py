@@ -1,4 +1,4 @@
-"""runscript through the SDK client: RS-1..RS-10."""
+"""runscript through the SDK client: extensions and interpreters, quoting, the policy, env and exit codes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from mcp_localtools.config import ScriptsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.tools.exec._shells import Shell
 from mcp_localtools.tools.exec.runscript import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
-from tests.helpers import text_of
+from tests.helpers import error_code, text_of
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -27,7 +27,7 @@ async def call(client: Client, **arguments: object) -> dict:  # type: ignore[typ
     return result.structured_content  # type: ignore[return-value]
 
 
-async def test_rs10_a_script_runs_in_its_work_dir_with_args_and_env(shell: Client, tmp_path: Path) -> None:
+async def test_a_script_runs_in_its_work_dir_with_args_and_env(shell: Client, tmp_path: Path) -> None:
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "hello.sh").write_text(HELLO, encoding="utf-8")
     data = await call(shell, path="hello.sh", workDir="scripts", args=["world"], env={"MYVAR": "hello"})
@@ -37,45 +37,47 @@ async def test_rs10_a_script_runs_in_its_work_dir_with_args_and_env(shell: Clien
     assert data["workDir"] == str(tmp_path / "scripts")
 
 
-async def test_rs1_a_blank_path_or_a_bad_work_dir_is_an_error(shell: Client) -> None:
+async def test_a_blank_path_or_a_bad_work_dir_is_an_error(shell: Client) -> None:
     blank = await shell.call_tool("runscript", {"path": "  "})
-    assert blank.is_error and "path is required" in text_of(blank)
+    assert error_code(blank) == "invalid_arguments" and "path is required" in text_of(blank)
     outside = await shell.call_tool("runscript", {"path": "x.sh", "workDir": "/etc"})
-    assert outside.is_error and "outside allowed roots" in text_of(outside)
+    assert error_code(outside) == "outside_roots"
 
 
-async def test_rs2_the_script_must_be_a_regular_file_inside_the_roots(shell: Client, tmp_path: Path) -> None:
+async def test_the_script_must_be_a_regular_file_inside_the_roots(shell: Client, tmp_path: Path) -> None:
     (tmp_path / "dir.sh").mkdir()
     outside = tmp_path.parent / f"{tmp_path.name}-outside.sh"
     outside.write_text("echo escaped\n", encoding="utf-8")
     (tmp_path / "link.sh").symlink_to(outside)
     try:
-        for path, needle in [
-            ("dir.sh", "not a regular file"),
-            ("missing.sh", "does not exist"),
-            ("link.sh", "outside allowed roots"),
-            ("/etc/profile", "outside allowed roots"),
+        for path, code in [
+            ("dir.sh", "not_a_file"),
+            ("missing.sh", "not_found"),
+            ("link.sh", "outside_roots"),
+            ("/etc/profile", "outside_roots"),
         ]:
             result = await shell.call_tool("runscript", {"path": path})
-            assert result.is_error and needle in text_of(result), path
+            assert error_code(result) == code, (path, text_of(result))
     finally:
         outside.unlink()
 
 
-async def test_rs3_rs4_extensions_must_be_allowed_and_mapped(tmp_path: Path) -> None:
+async def test_extensions_must_be_allowed_and_mapped(tmp_path: Path) -> None:
     (tmp_path / "x.rb").write_text("puts 1\n", encoding="utf-8")
     (tmp_path / "x.SH").write_text("echo upper\n", encoding="utf-8")
     async with exec_client(tmp_path) as client:
         ruby = await client.call_tool("runscript", {"path": "x.rb"})
         upper = await call(client, path="x.SH")
-    assert ruby.is_error and 'script extension ".rb" is not allowed' in text_of(ruby)
+    assert error_code(ruby) == "unsupported_content"
+    assert 'script extension ".rb" is not allowed' in text_of(ruby)
     assert upper["stdout"] == "upper\n"  # case-insensitive
     async with exec_client(tmp_path, exec={"scripts": {"allowed_extensions": ["rb"]}}) as client:
         unmapped = await client.call_tool("runscript", {"path": "x.rb"})
-    assert unmapped.is_error and 'no interpreter mapping for extension ".rb"' in text_of(unmapped)
+    assert error_code(unmapped) == "unsupported_content"
+    assert 'no interpreter mapping for extension ".rb"' in text_of(unmapped)
 
 
-async def test_rs5_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None:
+async def test_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None:
     (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
     for arguments, needle in [
         ({"args": ["x"] * 257}, "too many args: 257 (max 256)"),
@@ -84,10 +86,10 @@ async def test_rs5_args_and_env_are_validated(shell: Client, tmp_path: Path) -> 
         ({"env": {"": "x"}}, 'env "": the name is empty'),
     ]:
         result = await shell.call_tool("runscript", {"path": "a.sh", **arguments})
-        assert result.is_error and needle in text_of(result), needle
+        assert error_code(result) == "invalid_arguments" and needle in text_of(result), needle
 
 
-async def test_rs6_arguments_pass_through_exactly_and_the_command_is_quoted(
+async def test_arguments_pass_through_exactly_and_the_command_is_quoted(
     shell: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "args.sh").write_text('for a in "$@"; do printf "[%s]\\n" "$a"; done\n', encoding="utf-8")
@@ -97,7 +99,7 @@ async def test_rs6_arguments_pass_through_exactly_and_the_command_is_quoted(
     assert data["command"] == f"sh {tmp_path / 'args.sh'} 'it'\"'\"'s a test' '$(rm -rf x)' 'a;b' ''"
 
 
-def test_rs6_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
+def test_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
     pwsh = Shell("pwsh", "/usr/bin/pwsh")
     assert INTERPRETERS[".ps1"] == ("pwsh", "powershell")
     argv, line = script_command(pwsh, "/w/x.ps1", ["it's"])
@@ -113,14 +115,14 @@ def test_rs6_powershell_scripts_are_called_with_doubled_single_quotes() -> None:
     assert powershell_quote("a'b") == "'a''b'"
 
 
-def test_rs6_other_scripts_run_from_an_argv_and_report_it_posix_quoted() -> None:
+def test_other_scripts_run_from_an_argv_and_report_it_posix_quoted() -> None:
     python = Shell("python3", "/usr/bin/python3")
     argv, line = script_command(python, "/w/a b.py", ["it's", "$(x)"])
     assert argv == ["/usr/bin/python3", "/w/a b.py", "it's", "$(x)"]
     assert line == "python3 '/w/a b.py' 'it'\"'\"'s' '$(x)'" and python.dialect == "sh"
 
 
-async def test_rs7_a_powershell_script_is_checked_as_powershell_and_run_with_command(tmp_path: Path) -> None:
+async def test_a_powershell_script_is_checked_as_powershell_and_run_with_command(tmp_path: Path) -> None:
     fake = tmp_path / "bin" / "pwsh"  # prints its arguments, one per line
     fake.parent.mkdir()
     fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n', encoding="utf-8")
@@ -137,10 +139,11 @@ async def test_rs7_a_powershell_script_is_checked_as_powershell_and_run_with_com
     line = f"& '{tmp_path / 'ok.ps1'}' 'it''s'"
     assert ran["command"] == line and ran["interpreter"] == str(fake)
     assert ran["stdout"] == f"-NoLogo\n-NonInteractive\n-NoProfile\n-Command\n{line}\n"
-    assert refused.is_error and text_of(refused).startswith("command not allowed: other.ps1")
+    assert error_code(refused) == "command_refused"
+    assert text_of(refused).startswith("command not allowed: other.ps1")
 
 
-async def test_rs7_the_constructed_command_goes_through_the_policy(tmp_path: Path) -> None:
+async def test_the_constructed_command_goes_through_the_policy(tmp_path: Path) -> None:
     (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
     (tmp_path / "a.py").write_text("print('ok')\n", encoding="utf-8")
     async with exec_client(
@@ -148,14 +151,15 @@ async def test_rs7_the_constructed_command_goes_through_the_policy(tmp_path: Pat
     ) as client:
         shell_script = await client.call_tool("runscript", {"path": "a.sh"})
         python = await client.call_tool("runscript", {"path": "a.py"})
-    assert shell_script.is_error and text_of(shell_script).startswith("command not allowed: sh")
+    assert error_code(shell_script) == "command_refused"
+    assert text_of(shell_script).startswith("command not allowed: sh")
     assert not python.is_error and python.structured_content["stdout"] == "ok\n"  # type: ignore[index]
     async with exec_client(tmp_path, exec={"max_command_length": 20}) as client:
         long = await client.call_tool("runscript", {"path": "a.sh", "args": ["x" * 30]})
-    assert long.is_error and "constructed command too long" in text_of(long)
+    assert error_code(long) == "too_large" and "constructed command too long" in text_of(long)
 
 
-async def test_rs8_the_env_is_the_allowlisted_base_then_the_call(tmp_path: Path) -> None:
+async def test_the_env_is_the_allowlisted_base_then_the_call(tmp_path: Path) -> None:
     (tmp_path / "env.sh").write_text('echo "$MYVAR|$SECRET|${PATH:+path}"\n', encoding="utf-8")
     import os
 
@@ -164,7 +168,9 @@ async def test_rs8_the_env_is_the_allowlisted_base_then_the_call(tmp_path: Path)
     assert data["stdout"] == "call||path\n"
 
 
-async def test_rs9_timeouts_exit_codes_and_spawn_failures(tmp_path: Path) -> None:
+async def test_a_script_that_times_out_gives_124_its_own_exit_code_or_127_when_it_cannot_start(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "slow.sh").write_text("sleep 30\n", encoding="utf-8")
     (tmp_path / "seven.py").write_text("import sys; sys.exit(7)\n", encoding="utf-8")
     fake = tmp_path / "bin" / "python3"

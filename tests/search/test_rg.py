@@ -12,8 +12,8 @@ import pytest
 from mcp_localtools.search import RipgrepEngine
 from mcp_localtools.search.rg import find_ripgrep, version_ok
 from tests.helpers import child_processes, config_for
-from tests.tools.fs.search.conftest import search_client
-from tests.tools.fs.search.engines import make_engine, search_registry
+from tests.search.engines import make_engine, search_registry
+from tests.tools.fs.conftest import search_client
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
-"""deletefile through the SDK client: DF-1..DF-8 (seed-tools.md 2.3), DF-9 fixed (.trashinfo),
-the freedesktop trash through send2trash, and roots that can never be deleted."""
+"""deletefile through the SDK client: what may be deleted, where it goes, name collisions,
+``.trashinfo`` entries, the freedesktop trash through send2trash, and roots that can never be deleted."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, installed_command, text_of
+from tests.helpers import config_for, connect, error_code, installed_command, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -23,32 +23,27 @@ def trash_info(path: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines[1:])
 
 
-async def test_df1_a_missing_path_is_not_found(client: Client) -> None:
+async def test_a_missing_path_is_not_found(client: Client) -> None:
     result = await client.call_tool("deletefile", {"path": "nope.txt"})
-    assert result.is_error and "does not exist" in text_of(result)
+    assert error_code(result) == "not_found"
 
 
-async def test_df1_a_directory_needs_recursive(client: Client, tmp_path: Path) -> None:
+async def test_a_directory_needs_recursive(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     result = await client.call_tool("deletefile", {"path": "d"})
-    assert (
-        result.is_error
-        and "path is a directory, not a file" in text_of(result)
-        and "recursive" in text_of(result)
-    )
+    assert error_code(result) == "not_a_file"
+    assert "path is a directory, not a file" in text_of(result) and "recursive" in text_of(result)
     assert (tmp_path / "d").is_dir()
 
 
-async def test_df1_a_fifo_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_fifo_is_refused(client: Client, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     result = await client.call_tool("deletefile", {"path": "pipe"})
-    assert result.is_error and "refusing to delete non-regular file" in text_of(result)
+    assert error_code(result) == "not_a_file" and "refusing to delete non-regular file" in text_of(result)
     assert (tmp_path / "pipe").exists()
 
 
-async def test_df2_a_symlink_is_moved_itself_and_its_target_is_untouched(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_symlink_is_moved_itself_and_its_target_is_untouched(client: Client, tmp_path: Path) -> None:
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("outside", encoding="utf-8")
     try:
@@ -63,15 +58,15 @@ async def test_df2_a_symlink_is_moved_itself_and_its_target_is_untouched(
         outside.unlink()
 
 
-async def test_df2_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
+async def test_a_symlink_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:
     (tmp_path / "a.txt").touch()
     (tmp_path / "link").symlink_to("a.txt")
     async with connect(config_for(tmp_path, paths={"block_symlinks": True})) as client:
         result = await client.call_tool("deletefile", {"path": "link"})
-    assert result.is_error and "symlinks are disallowed by policy" in text_of(result)
+    assert error_code(result) == "symlink_refused"
 
 
-async def test_df3_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside(
+async def test_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "sub").mkdir()
@@ -83,7 +78,7 @@ async def test_df3_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_out
     assert Path(data["trashedPath"]).read_text(encoding="utf-8") == "notes"
 
 
-def test_df3_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_the_roots(
+def test_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_the_roots(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -108,32 +103,30 @@ def test_df3_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_th
     assert unquote(trash_info(data["trashInfoPath"])["Path"]) == str(home / "project" / "old.txt")
 
 
-async def test_df4_an_explicit_trash_dir_is_created_relative_to_the_base(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_an_explicit_trash_dir_is_created_relative_to_the_base(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "bin/trash"})
     assert result.structured_content["trashedPath"] == str(tmp_path / "bin" / "trash" / "files" / "a.txt")
 
 
-async def test_df4_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays(
+async def test_a_trash_dir_that_is_a_file_is_an_error_and_the_original_stays(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     (tmp_path / "trash").write_text("i am a file", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "trash"})
-    assert result.is_error and "not a directory" in text_of(result)
+    assert error_code(result) == "not_a_directory"
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "a"
 
 
-async def test_df4_a_trash_dir_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_a_trash_dir_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
     result = await client.call_tool("deletefile", {"path": "a.txt", "trashDir": "/tmp"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"
     assert (tmp_path / "a.txt").exists()
 
 
-async def test_df5_name_collisions_in_the_trash_get_unique_names(client: Client, tmp_path: Path) -> None:
+async def test_name_collisions_in_the_trash_get_unique_names(client: Client, tmp_path: Path) -> None:
     trashed = []
     for content in ("first", "second", "third"):
         (tmp_path / "same.txt").write_text(content, encoding="utf-8")
@@ -145,7 +138,7 @@ async def test_df5_name_collisions_in_the_trash_get_unique_names(client: Client,
     assert sorted(p.read_text(encoding="utf-8") for p in trashed) == ["first", "second", "third"]
 
 
-async def test_df7_across_devices_the_file_is_copied_then_removed(tmp_path: Path, other_device: Path) -> None:
+async def test_across_devices_the_file_is_copied_then_removed(tmp_path: Path, other_device: Path) -> None:
     (tmp_path / "a.txt").write_text("cross", encoding="utf-8")
     (tmp_path / "tree").mkdir()
     (tmp_path / "tree" / "x.txt").write_text("x", encoding="utf-8")
@@ -161,7 +154,7 @@ async def test_df7_across_devices_the_file_is_copied_then_removed(tmp_path: Path
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "tree").exists()
 
 
-async def test_df8_after_success_the_original_is_gone_and_the_trashed_path_exists(
+async def test_after_success_the_original_is_gone_and_the_trashed_path_exists(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "a.txt").write_text("a", encoding="utf-8")
@@ -172,7 +165,7 @@ async def test_df8_after_success_the_original_is_gone_and_the_trashed_path_exist
     assert there.structured_content["exists"] is True
 
 
-async def test_df9_every_trash_entry_has_a_trashinfo_with_the_original_path(
+async def test_every_trash_entry_has_a_trashinfo_with_the_original_path(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "my file.txt").write_text("a", encoding="utf-8")
@@ -195,10 +188,8 @@ async def test_recursive_moves_a_whole_directory_to_the_trash(client: Client, tm
 async def test_an_allowed_root_itself_can_never_be_deleted(client: Client, tmp_path: Path, path: str) -> None:
     (tmp_path / "sub").mkdir()
     result = await client.call_tool("deletefile", {"path": path.format(root=tmp_path), "recursive": True})
-    assert (
-        result.is_error
-        and f"refusing to delete {tmp_path}: it is (or contains) an allowed root" in text_of(result)
-    )
+    assert error_code(result) == "policy_violation"
+    assert f"refusing to delete {tmp_path}: it is (or contains) an allowed root" in text_of(result)
     assert tmp_path.is_dir() and (tmp_path / "sub").is_dir()
 
 
@@ -209,10 +200,10 @@ async def test_a_directory_that_contains_a_root_can_never_be_deleted(tmp_path: P
         result = await client.call_tool(
             "deletefile", {"path": str(tmp_path / "outer" / "inner"), "recursive": True}
         )
-    assert result.is_error and "allowed root" in text_of(result)
+    assert error_code(result) == "policy_violation" and "allowed root" in text_of(result)
     assert (tmp_path / "outer" / "inner").is_dir()
 
 
 async def test_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("deletefile", {"path": "/etc/hostname"})
-    assert result.is_error and "outside allowed roots" in text_of(result)
+    assert error_code(result) == "outside_roots"

@@ -1,4 +1,4 @@
-"""findtext through the SDK client: FT-1..FT-8 (seed-tools.md 4.3) with the decisions.md fixes."""
+"""findtext through the SDK client: substring, regex and line blocks, context, limits."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -21,19 +21,19 @@ def starts(result: Any) -> list[int]:
     return [m["matchStartLine"] for m in result.structured_content["matches"]]
 
 
-async def test_ft1_a_trimmed_substring_is_found_once_per_line(client: Client, tmp_path: Path) -> None:
+async def test_a_trimmed_substring_is_found_once_per_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a TODO TODO\nnone\n\tTODO\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "query": "  TODO "})
     assert starts(result) == [1, 3]
 
 
-async def test_ft1_substring_is_case_sensitive(client: Client, tmp_path: Path) -> None:
+async def test_substring_is_case_sensitive(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("todo\nTODO\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "query": "TODO"})
     assert starts(result) == [2]
 
 
-async def test_ft2_regex_applies_to_each_trimmed_line(client: Client, tmp_path: Path) -> None:
+async def test_regex_applies_to_each_trimmed_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("    def f():\nx = 1\n  def g():\n", encoding="utf-8")
     result = await client.call_tool(
         "findtext", {"path": "f.txt", "queryType": "regex", "query": r"^def \w+\("}
@@ -41,15 +41,14 @@ async def test_ft2_regex_applies_to_each_trimmed_line(client: Client, tmp_path: 
     assert starts(result) == [1, 3]
 
 
-async def test_ft2_a_bad_regex_is_an_error_naming_the_syntax(client: Client, tmp_path: Path) -> None:
+async def test_a_bad_regex_is_an_error_naming_the_syntax(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "regex", "query": "(unclosed"})
-    assert result.is_error and "invalid regex" in text_of(result) and "RE2" in text_of(result)
+    assert error_code(result) == "invalid_arguments"
+    assert "invalid regex" in text_of(result) and "RE2" in text_of(result)
 
 
-async def test_ft2_regex_runs_in_linear_time_on_a_pathological_pattern(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_regex_runs_in_linear_time_on_a_pathological_pattern(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a" * 100_000 + "b\n", encoding="utf-8")
     began = time.monotonic()
     result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "REGEX", "query": "^(a+)+$"})
@@ -57,7 +56,7 @@ async def test_ft2_regex_runs_in_linear_time_on_a_pathological_pattern(
     assert time.monotonic() - began < 20  # a backtracking engine would not finish at all
 
 
-async def test_ft3_line_block_matches_trimmed_lines_and_spans_them(client: Client, tmp_path: Path) -> None:
+async def test_line_block_matches_trimmed_lines_and_spans_them(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a\n  b\nc\nb\nc\n", encoding="utf-8")
     result = await client.call_tool(
         "findtext", {"path": "f.txt", "queryType": "lineblock", "matchLines": ["b", "c"], "contextLines": 0}
@@ -66,15 +65,15 @@ async def test_ft3_line_block_matches_trimmed_lines_and_spans_them(client: Clien
     assert [(m["matchStartLine"], m["matchEndLine"]) for m in matches] == [(2, 3), (4, 5)]
 
 
-async def test_ft3_overlapping_line_blocks_are_refused(client: Client, tmp_path: Path) -> None:
+async def test_overlapping_line_blocks_are_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
     result = await client.call_tool(
         "findtext", {"path": "f.txt", "queryType": "lineBlock", "matchLines": ["x", "x"]}
     )
-    assert result.is_error and "overlapping matches" in text_of(result)
+    assert error_code(result) == "ambiguous_match" and "overlapping matches" in text_of(result)
 
 
-async def test_ft4_context_defaults_to_five_lines_clamped_to_the_file(client: Client, tmp_path: Path) -> None:
+async def test_context_defaults_to_five_lines_clamped_to_the_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "query": "TODO"})
     window = result.structured_content["matches"][0]["matchedLinesWithContext"]
@@ -83,7 +82,7 @@ async def test_ft4_context_defaults_to_five_lines_clamped_to_the_file(client: Cl
     assert "21: TODO" not in text_of(result) and "21:   TODO: fix" in text_of(result)
 
 
-async def test_ft4_windows_of_nearby_matches_may_repeat_lines(client: Client, tmp_path: Path) -> None:
+async def test_windows_of_nearby_matches_may_repeat_lines(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("m\nx\nm\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", "query": "m", "contextLines": 1})
     windows = [
@@ -93,15 +92,17 @@ async def test_ft4_windows_of_nearby_matches_may_repeat_lines(client: Client, tm
     assert windows == [[1, 2], [2, 3]]
 
 
-async def test_ft5_limits_on_context_and_max_matches(client: Client, tmp_path: Path) -> None:
+async def test_context_lines_and_max_matches_over_their_limits_are_refused(
+    client: Client, tmp_path: Path
+) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     context = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "contextLines": 2001})
-    assert context.is_error and "contextLines" in text_of(context)
+    assert error_code(context) == "invalid_arguments" and "contextLines" in text_of(context)
     many = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 501})
-    assert many.is_error and "maxMatches" in text_of(many)
+    assert error_code(many) == "invalid_arguments" and "maxMatches" in text_of(many)
 
 
-async def test_ft5_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
+async def test_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("".join(f"hit {n} {'z' * 80}\n" for n in range(200)), encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
         result = await client.call_tool("findtext", {"path": "f.txt", "query": "hit", "maxMatches": 100})
@@ -110,7 +111,7 @@ async def test_ft5_a_result_over_the_budget_is_cut_and_says_so(tmp_path: Path) -
     assert "reduce contextLines" in text_of(result) and len(text_of(result)) < 3500
 
 
-async def test_ft5_a_line_over_the_budget_is_cut_in_the_structured_result_too(tmp_path: Path) -> None:
+async def test_a_line_over_the_budget_is_cut_in_the_structured_result_too(tmp_path: Path) -> None:
     long = "x" * 200_000 + " TODO"
     (tmp_path / "f.txt").write_text(f"before\n{long}\nafter\n", encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
@@ -124,7 +125,7 @@ async def test_ft5_a_line_over_the_budget_is_cut_in_the_structured_result_too(tm
     assert f"line 2 shows {len(window[0]['text'])} of its {len(long)} characters" in text_of(result)
 
 
-async def test_ft5_one_window_over_4000_lines_keeps_as_much_context_as_fits(
+async def test_one_window_over_4000_lines_keeps_as_much_context_as_fits(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "f.txt").write_text("".join(f"l{n}\n" for n in range(1, 5001)), encoding="utf-8")
@@ -136,7 +137,7 @@ async def test_ft5_one_window_over_4000_lines_keeps_as_much_context_as_fits(
     assert "its context was cut to 1999 line(s) each side" in text_of(result)
 
 
-async def test_ft6_reached_max_matches_only_when_more_exist(client: Client, tmp_path: Path) -> None:
+async def test_reached_max_matches_only_when_more_exist(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x\nx\nx\n", encoding="utf-8")
     exact = await client.call_tool("findtext", {"path": "f.txt", "query": "x", "maxMatches": 3})
     assert (
@@ -157,15 +158,15 @@ async def test_ft6_reached_max_matches_only_when_more_exist(client: Client, tmp_
         ({"queryType": "fuzzy", "query": "x"}, "queryType"),
     ],
 )
-async def test_ft7_argument_mixes_are_refused(
+async def test_argument_mixes_are_refused(
     client: Client, tmp_path: Path, arguments: dict[str, Any], message: str
 ) -> None:
     (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
     result = await client.call_tool("findtext", {"path": "f.txt", **arguments})
-    assert result.is_error and message in text_of(result)
+    assert error_code(result) == "invalid_arguments" and message in text_of(result)
 
 
-async def test_ft8_an_empty_file_or_no_match_is_an_empty_result(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_file_or_no_match_is_an_empty_result(client: Client, tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_bytes(b"")
     (tmp_path / "f.txt").write_text("abc\n", encoding="utf-8")
     for name in ("e.txt", "f.txt"):
@@ -179,4 +180,4 @@ async def test_ft8_an_empty_file_or_no_match_is_an_empty_result(client: Client, 
 async def test_findtext_refuses_a_file_that_is_not_utf8(client: Client, tmp_path: Path) -> None:
     (tmp_path / "l1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     result = await client.call_tool("findtext", {"path": "l1.txt", "query": "caf"})
-    assert result.is_error and "not valid UTF-8" in text_of(result)
+    assert error_code(result) == "unsupported_content" and "not valid UTF-8" in text_of(result)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +42,7 @@ async def test_a_unique_exact_match_is_replaced_and_the_result_has_diff_and_sha(
 async def test_an_ambiguous_match_is_refused_listing_every_candidate(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
     result = await edit(client, ("result", "total"))
-    assert result.is_error
+    assert error_code(result) == "ambiguous_match"
     assert "matches 3 places" in text_of(result) and "lines 2, 4, 5" in text_of(result)
     assert "expectedReplacements=3" in text_of(result)
     assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
@@ -60,7 +60,7 @@ async def test_a_missing_text_shows_the_closest_region_with_line_numbers(
 ) -> None:
     (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
     result = await edit(client, ("for item in item:\n    result += item", "x"))
-    assert result.is_error
+    assert error_code(result) == "no_match"
     message = text_of(result)
     assert "was not found" in message and "closest region is lines 3-4" in message
     assert "3\t    for item in items:" in message and "- for item in item:" in message
@@ -85,7 +85,8 @@ async def test_a_whitespace_tolerant_unique_match_is_used_and_reported(
 async def test_an_ambiguous_tolerant_match_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text("  x = 1\nx = 1 \n", encoding="utf-8")
     result = await edit(client, ("\tx = 1\t", "y"))
-    assert result.is_error and "ignoring leading/trailing whitespace" in text_of(result)
+    assert error_code(result) == "ambiguous_match"
+    assert "ignoring leading/trailing whitespace" in text_of(result)
     assert "lines 1, 2" in text_of(result)
 
 
@@ -100,7 +101,7 @@ async def test_a_failing_third_edit_leaves_the_file_unchanged(client: Client, tm
     (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
     before = (tmp_path / "f.py").stat()
     result = await edit(client, ("def total", "def t"), ("return result", "return 0"), ("no such text", "x"))
-    assert result.is_error
+    assert error_code(result) == "no_match"
     assert "edits[2].oldText was not found" in text_of(result) and "No edit was applied" in text_of(result)
     assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
     assert (tmp_path / "f.py").stat().st_ino == before.st_ino  # not even rewritten
@@ -121,7 +122,7 @@ async def test_expected_sha256_mismatch_is_refused(client: Client, tmp_path: Pat
     (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
     stale = hashlib.sha256(b"older content").hexdigest()
     result = await edit(client, ("return result", "return 0"), expectedSha256=stale)
-    assert result.is_error and "changed since it was read" in text_of(result)
+    assert error_code(result) == "conflict" and "changed since it was read" in text_of(result)
     assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE
     fresh = hashlib.sha256(CODE.encode()).hexdigest().upper()
     assert not (await edit(client, ("return result", "return 0"), expectedSha256=fresh)).is_error
@@ -185,13 +186,14 @@ async def test_the_diff_is_cut_to_the_result_budget(tmp_path: Path) -> None:
 async def test_argument_errors_are_explained(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
     empty = await edit(client, ("", "x"))
-    assert empty.is_error and "oldText must not be empty" in text_of(empty)
+    assert error_code(empty) == "invalid_arguments" and "oldText must not be empty" in text_of(empty)
     none = await client.call_tool("editfile", {"path": "f.py", "edits": []})
-    assert none.is_error and "edits" in text_of(none)
+    assert error_code(none) == "invalid_arguments" and "edits" in text_of(none)
     extra = await edit(client, {"oldText": "a", "newText": "b", "replaceAll": True})
-    assert extra.is_error and "replaceAll" in text_of(extra)
+    assert error_code(extra) == "invalid_arguments" and "replaceAll" in text_of(extra)
 
 
 async def test_a_missing_file_points_to_writefile(client: Client, tmp_path: Path) -> None:
     result = await edit(client, ("a", "b"))
-    assert result.is_error and "path does not exist" in text_of(result) and "writefile" in text_of(result)
+    assert error_code(result) == "not_found"
+    assert "path does not exist" in text_of(result) and "writefile" in text_of(result)

@@ -1,4 +1,4 @@
-"""Both engines give identical results on the same generated trees (issue 3: the parity test)."""
+"""Both engines give identical results on the same generated trees."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from mcp_localtools.search import Engine
 from mcp_localtools.search.engine import ContentQuery, FileHits, WalkFilters
-from tests.tools.fs.search.engines import make_engine
-from tests.tools.fs.search.trees import make_tree
+from tests.search.engines import make_engine
+from tests.search.trees import make_tree
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,7 @@ _CAP_DAC_READ_SEARCH = 2
 _CHILD = """
 import anyio, json, sys
 from mcp_localtools.config import parse_config
-from tests.tools.fs.search.engines import make_engine, search_registry
+from tests.search.engines import make_engine, search_registry
 
 engine, root, calls = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 registry = search_registry(parse_config({"paths": {"allowed_roots": [root]}}), make_engine(engine))
@@ -56,7 +56,7 @@ def run_unprivileged_searches(engine: str, root: Path, calls: list[dict[str, Any
             text=True,
             timeout=60,
             preexec_fn=preexec,
-            cwd=Path(__file__).resolve().parents[4],
+            cwd=Path(__file__).resolve().parents[3],
             check=False,
         )
     except subprocess.SubprocessError as exc:

@@ -1,4 +1,4 @@
-"""readtextrange through the SDK client: RT-1..RT-8 (seed-tools.md 4.2), numeric ranges and paging."""
+"""readtextrange through the SDK client: marker blocks, numeric ranges and paging."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -19,7 +19,7 @@ def numbers(result: Any) -> list[int]:
     return [line["lineNumber"] for line in result.structured_content["lines"]]
 
 
-async def test_rt1_no_markers_returns_the_whole_file(client: Client, tmp_path: Path) -> None:
+async def test_no_markers_returns_the_whole_file(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt"})
     data = result.structured_content
@@ -28,19 +28,19 @@ async def test_rt1_no_markers_returns_the_whole_file(client: Client, tmp_path: P
     assert "2\t  start  " in text_of(result)
 
 
-async def test_rt2_a_start_marker_reads_to_the_end_with_the_marker(client: Client, tmp_path: Path) -> None:
+async def test_a_start_marker_reads_to_the_end_with_the_marker(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "startMatchLines": ["start"]})
     assert numbers(result) == [2, 3, 4, 5, 6]
 
 
-async def test_rt3_an_end_marker_reads_from_line_one_through_it(client: Client, tmp_path: Path) -> None:
+async def test_an_end_marker_reads_from_line_one_through_it(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "endMatchLines": ["body 2", "end"]})
     assert numbers(result) == [1, 2, 3, 4, 5]
 
 
-async def test_rt4_both_markers_are_included(client: Client, tmp_path: Path) -> None:
+async def test_both_markers_are_included(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool(
         "readtextrange", {"path": "d.txt", "startMatchLines": ["start"], "endMatchLines": ["end"]}
@@ -48,35 +48,33 @@ async def test_rt4_both_markers_are_included(client: Client, tmp_path: Path) -> 
     assert numbers(result) == [2, 3, 4, 5]
 
 
-async def test_rt4_an_end_marker_before_the_start_is_refused(client: Client, tmp_path: Path) -> None:
+async def test_an_end_marker_before_the_start_is_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool(
         "readtextrange", {"path": "d.txt", "startMatchLines": ["end"], "endMatchLines": ["body 1"]}
     )
-    assert result.is_error
+    assert error_code(result) == "invalid_arguments"
     assert (
         "endMatchLines occurs before (or overlaps) startMatchLines (start at line 5, end at line 3)"
         in text_of(result)
     )
 
 
-async def test_rt5_a_missing_marker_is_an_error_showing_the_closest_line(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_a_missing_marker_is_an_error_showing_the_closest_line(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "startMatchLines": ["body 3"]})
-    assert result.is_error and "no match found for startMatchLines" in text_of(result)
+    assert error_code(result) == "no_match" and "no match found for startMatchLines" in text_of(result)
     assert "closest region is line 3" in text_of(result)
 
 
-async def test_rt5_an_ambiguous_marker_is_an_error_listing_the_lines(client: Client, tmp_path: Path) -> None:
+async def test_an_ambiguous_marker_is_an_error_listing_the_lines(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text("x\ny\nx\n", encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt", "endMatchLines": ["x"]})
-    assert result.is_error
+    assert error_code(result) == "ambiguous_match"
     assert "ambiguous match for endMatchLines: found 2 occurrences (at lines 1, 3)" in text_of(result)
 
 
-async def test_rt6_a_range_over_the_window_returns_the_first_window_and_where_to_go_on(
+async def test_a_range_over_the_window_returns_the_first_window_and_where_to_go_on(
     client: Client, tmp_path: Path
 ) -> None:
     (tmp_path / "big.txt").write_text("".join(f"line {n}\n" for n in range(1, 5001)), encoding="utf-8")
@@ -88,13 +86,13 @@ async def test_rt6_a_range_over_the_window_returns_the_first_window_and_where_to
     assert rest.structured_content["linesReturned"] == 1000 and "nextStartLine" not in rest.structured_content
 
 
-async def test_rt6_exactly_the_window_is_returned_whole(client: Client, tmp_path: Path) -> None:
+async def test_exactly_the_window_is_returned_whole(client: Client, tmp_path: Path) -> None:
     (tmp_path / "w.txt").write_text("x\n" * 2000, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "w.txt"})
     assert result.structured_content["linesReturned"] == 2000 and not result.structured_content["truncated"]
 
 
-async def test_rt6_the_result_budget_also_pages(tmp_path: Path) -> None:
+async def test_the_result_budget_also_pages(tmp_path: Path) -> None:
     (tmp_path / "wide.txt").write_text(("y" * 200 + "\n") * 100, encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
         result = await client.call_tool("readtextrange", {"path": "wide.txt"})
@@ -103,7 +101,7 @@ async def test_rt6_the_result_budget_also_pages(tmp_path: Path) -> None:
     assert len(text_of(result)) <= 2000
 
 
-async def test_rt7_an_empty_file_returns_no_lines(client: Client, tmp_path: Path) -> None:
+async def test_an_empty_file_returns_no_lines(client: Client, tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_bytes(b"")
     result = await client.call_tool("readtextrange", {"path": "e.txt"})
     data = result.structured_content
@@ -111,7 +109,7 @@ async def test_rt7_an_empty_file_returns_no_lines(client: Client, tmp_path: Path
     assert "startLine" not in data and "endLine" not in data
 
 
-async def test_rt8_lines_come_back_untrimmed_without_their_endings(client: Client, tmp_path: Path) -> None:
+async def test_lines_come_back_untrimmed_without_their_endings(client: Client, tmp_path: Path) -> None:
     (tmp_path / "c.txt").write_bytes(b"  a  \r\n\tb\r\n")
     result = await client.call_tool("readtextrange", {"path": "c.txt"})
     assert [line["text"] for line in result.structured_content["lines"]] == ["  a  ", "\tb"]
@@ -134,15 +132,16 @@ async def test_a_marker_and_a_number_can_be_mixed_but_not_on_one_side(client: Cl
     both = await client.call_tool(
         "readtextrange", {"path": "d.txt", "startLine": 2, "startMatchLines": ["x"]}
     )
-    assert both.is_error and "startMatchLines or startLine, not both" in text_of(both)
+    assert error_code(both) == "invalid_arguments"
+    assert "startMatchLines or startLine, not both" in text_of(both)
 
 
 async def test_bad_line_numbers_are_refused(client: Client, tmp_path: Path) -> None:
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     past = await client.call_tool("readtextrange", {"path": "d.txt", "startLine": 9})
-    assert past.is_error and "past the end" in text_of(past)
+    assert error_code(past) == "invalid_arguments" and "past the end" in text_of(past)
     backwards = await client.call_tool("readtextrange", {"path": "d.txt", "startLine": 4, "endLine": 2})
-    assert backwards.is_error and "before startLine" in text_of(backwards)
+    assert error_code(backwards) == "invalid_arguments" and "before startLine" in text_of(backwards)
 
 
 async def test_the_result_carries_the_sha256_for_a_later_edit(client: Client, tmp_path: Path) -> None:
