@@ -30,3 +30,20 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 def test_the_files_the_readme_points_to_exist() -> None:
     for name in ["config.example.toml", "Dockerfile", "LICENSE", ".ci/run", "src/mcp_localtools/py.typed"]:
         assert (REPO / name).exists(), name
+
+
+def test_the_architecture_map_names_every_tool_with_its_module_and_test_file() -> None:
+    from mcp_localtools.tools import GROUPS
+
+    doc = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (\w+) \| `[^`]*?tools/(\w+/\w+)\.py` \|", doc, re.MULTILINE))
+    tools = {
+        module.__name__.rpartition(".")[2]: group.__name__.rpartition(".")[2]
+        for group in GROUPS
+        for module in group.MODULES
+    }
+    assert {name: f"{group}/{name}" for name, group in tools.items()} == rows
+    for name, group in tools.items():
+        assert (REPO / "src" / "mcp_localtools" / "tools" / group / f"{name}.py").is_file()
+        assert f"`tests/tools/{group}/test_{name}.py`" in doc
+        assert (REPO / "tests" / "tools" / group / f"test_{name}.py").is_file(), name

@@ -22,7 +22,7 @@ def offload(body: Callable[[ArgsT], ToolResult]) -> Callable[[ArgsT, CallContext
     await returns at once (``abandon_on_cancel``) and the thread's eventual result is dropped:
     a hung filesystem costs one thread, never the server. Bodies must therefore be safe to
     abandon: they write nothing that a later call could observe half-done (writes go through
-    a temporary file and a rename), and they call ``fswrite.stop_if_cancelled`` before making a
+    a temporary file and a rename), and they call ``files.atomic.stop_if_cancelled`` before making a
     change visible, so an abandoned call does not commit after its caller was told it stopped.
     """
 

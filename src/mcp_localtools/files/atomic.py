@@ -32,7 +32,7 @@ def stop_if_cancelled() -> None:
     """Raise the cancellation of the call this worker thread runs for, if that call was
     cancelled or timed out meanwhile.
 
-    A tool body runs in a worker thread that a cancelled call abandons (``tools/offload.py``);
+    A tool body runs in a worker thread that a cancelled call abandons (``offload.py``);
     checking here, before each step that makes a change visible (a rename into place, the next
     entry of a copy), keeps an abandoned call from committing after its caller was told it
     stopped. A no-op outside an anyio worker thread (direct calls, tests).

@@ -186,7 +186,7 @@ def read_entry(parent: ParentDir, *, max_bytes: int) -> tuple[bytes, os.stat_res
 
     Raises:
         SymlinkRefused: the entry is a symlink.
-        NotAFile, TooLarge, FileSystemError: as ``fileio.read_open_file``.
+        NotAFile, TooLarge, FileSystemError: as ``files.read.read_open_file``.
     """
     try:
         fd = os.open(

@@ -19,7 +19,7 @@ What both engines agree on, so the tools can rely on it:
 * A pattern matches within one line (a line ends at ``\n``, which is not part of it); ``^`` and
   ``$`` match at line boundaries. Lines are reported with their number and the byte offset of
   their start. A line longer than ``LINE_WIDTH`` bytes (counting its newline) comes back without
-  its text: the tool reads an excerpt of it itself (``excerpt.py``).
+  its text: the tool reads an excerpt of it itself (``tools/fs/_excerpt.py``).
 * Paths are relative to the walk root, ``/``-separated, ``str`` decoded with the filesystem
   encoding (``os.fsdecode``). Results arrive in no particular order: the tools sort them.
 """

@@ -2,7 +2,7 @@
 
 One ``ExecGroup`` is built per server from ``[exec]``; it owns the frozen ``ExecutionPolicy``,
 the path policy, the session store, the process runner and the command environment. The tools
-(``shell.py``, ``scripts.py``) are functions of their arguments and this group.
+(``shellcommand.py``, ``runscript.py``) are functions of their arguments and this group.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Matching goes down a ladder and stops at the first rung that finds anything:
 
 The rung's matches must number exactly ``expectedReplacements`` and must not overlap, or the
 edit is refused with the line numbers of every match; with no match at all the error shows the
-closest region of the file (``similar.py``). ``newText`` is inserted literally (no regex
+closest region of the file (``_similar.py``). ``newText`` is inserted literally (no regex
 replacement syntax: ``$&`` or ``\\1`` in it stay as written); only its line breaks are converted
 to the newline style of the region it replaces, so a CRLF file stays CRLF.
 """

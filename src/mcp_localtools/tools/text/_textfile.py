@@ -3,7 +3,7 @@
 Read-only tools (``read_text``) follow a final symlink like readfile does. Editing tools
 (``edit_text``) never write through one: the file is named relative to its verified parent
 directory, opened with ``O_NOFOLLOW`` (a symlink there fails the open), checked against
-``expectedSha256``, and saved with ``fswrite.write_atomic`` (temp file, fsync, rename) keeping
+``expectedSha256``, and saved with ``files.atomic.write_atomic`` (temp file, fsync, rename) keeping
 its permission bits. An in-process lock per file serialises edits of the same file, so two
 parallel calls cannot lose one another's change; the ``expectedSha256`` check covers other
 writers.

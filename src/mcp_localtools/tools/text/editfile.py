@@ -1,6 +1,6 @@
 """editfile: exact-text edits, applied in order in memory, all or nothing.
 
-Each edit's ``oldText`` is matched by the ladder of ``match.py`` against the text as the earlier
+Each edit's ``oldText`` is matched by the ladder of ``_match.py`` against the text as the earlier
 edits left it; if any edit fails, nothing is written. ``dryRun`` returns the diff without
 writing; a real run returns the diff too and the new ``sha256``. The file's line endings (a
 CRLF file stays CRLF), BOM, final-newline state and mode are kept.
