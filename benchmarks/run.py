@@ -19,8 +19,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import search
 import suite
+
+import search
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import search
 from harness import Samples, Spawned, linear_stdio, peak_rss_kib, server_command
 from mcp import Client
+
+import search
 
 HERE = Path(__file__).resolve().parent
 FLOOR = [sys.executable, str(HERE / "floor_server.py")]
