@@ -17,10 +17,12 @@ section.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from mcp_localtools.config import ExecConfig
@@ -38,6 +40,7 @@ __all__ = [
     "MAX_SCRIPT_ARGS",
     "MAX_SCRIPT_ARG_BYTES",
     "MAX_STDIN_BYTES",
+    "REFUSED_ENV",
     "ExecutionPolicy",
     "command_name",
 ]
@@ -55,6 +58,72 @@ ALWAYS_ALLOWED = frozenset(
     "cd pwd echo printf true false test [ : export unset set shift exit return wait read".split()
 )
 """Shell builtins that run no program; with ``deny_by_default`` they need no allowlist entry."""
+
+DESTRUCTIVE_PATTERNS = (
+    ("chmod 777", r"\bchmod\s+(?:-\S+\s+)*0?777\b"),
+    ("dd onto a device", r"\bdd\b[^|;&]*\bof=/dev/"),
+    ("a write to a disk device", r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|dm-|md|loop|sr)"),
+    ("--no-preserve-root", r"--no-preserve-root"),
+    ("eval of a variable", r"\beval\s+[\"']?\$"),
+    ("a download piped into a shell", r"\b(?:curl|wget)\b[^;&]*\|\s*(?:\S*/)?(?:ba|da|z|k)?sh\b"),
+)
+"""The seeds' default destructive patterns, refused unless ``allow_dangerous`` (``rm``, ``mkfs``,
+``curl`` and ``wget`` are blocked by name, fork bombs by their own check)."""
+
+STRICT_BLOCKLIST = frozenset(
+    """rm rmdir sudo su chmod chown dd mkfs fdisk mount umount kill killall pkill reboot shutdown
+    passwd useradd userdel groupadd""".split()
+)
+"""``preset = "strict"``: Hector's default denied commands, added to the blocklist."""
+
+STRICT_PATTERNS = (
+    ("rm -rf", r"\brm\s+(?:-rf|-fr|--recursive)"),
+    ("a redirect into /dev", r">\s*/dev/"),
+    ("a redirect into /etc", r">\s*/etc/"),
+    ("a substitution redirected to /", r"\$\(.*\)\s*>\s*/"),
+    ("eval of a variable", r"\beval\s*\$"),
+)
+"""``preset = "strict"``: Hector's default denied patterns, on top of ``DESTRUCTIVE_PATTERNS``."""
+
+_FED_SHELL = re.compile(
+    r"\|\s*(?:\S*/)?(?:sh|bash|dash|zsh|ksh|mksh|fish|pwsh)\b|\b(?:sh|bash|dash|zsh|ksh|mksh|fish|pwsh)\b[^|;&]*<<"
+)
+
+REFUSED_ENV = (
+    "LD_*",
+    "DYLD_*",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "GIT_CONFIG*",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "*PAGER",
+    "EDITOR",
+    "VISUAL",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+)
+"""``env`` names (globs, upper case) a call may not set unless ``[exec] allowed_env`` lists them:
+each makes an allowed program load or run code of the caller's choosing."""
 
 MAX_ENV_VARS = 256
 MAX_ENV_KEY_BYTES = 256
@@ -117,6 +186,8 @@ class ExecutionPolicy:
         allowed: ``allowed_commands``; with ``deny_by_default`` the only names that run.
         deny_by_default: refuse every command not in ``allowed`` (or ``ALWAYS_ALLOWED``).
         allow_dangerous: skip the fork-bomb and ``&`` heuristics (never the blocklist).
+        denied_patterns: regexes a command may not match (``denied_patterns`` and the preset's).
+        allowed_env: ``env`` names allowed although they are in ``REFUSED_ENV``.
     """
 
     timeout_seconds: float = 60
@@ -129,6 +200,7 @@ class ExecutionPolicy:
     deny_by_default: bool = False
     allow_dangerous: bool = False
     denied_patterns: tuple[_Pattern, ...] = ()
+    allowed_env: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, config: ExecConfig) -> ExecutionPolicy:
@@ -138,7 +210,11 @@ class ExecutionPolicy:
             ConfigError: a ``denied_patterns`` entry is not a valid RE2 regex (the message names
                 ``exec.denied_patterns[i]``).
         """
-        patterns = []
+        patterns = [
+            _Pattern(f"built-in: {name}", source, re.compile(source))
+            for name, source in (() if config.allow_dangerous else DESTRUCTIVE_PATTERNS)
+            + (STRICT_PATTERNS if config.preset == "strict" else ())
+        ]
         if config.denied_patterns:
             import re2  # imported here: start-up time is measured, and most calls never need it
 
@@ -157,11 +233,14 @@ class ExecutionPolicy:
             max_output_bytes=config.max_output_bytes,
             max_commands=config.max_commands,
             max_command_length=config.max_command_length,
-            blocked=HARD_BLOCKLIST | {command_name(name) for name in config.blocked_commands},
+            blocked=HARD_BLOCKLIST
+            | (STRICT_BLOCKLIST if config.preset == "strict" else frozenset())
+            | {command_name(name) for name in config.blocked_commands},
             allowed=frozenset(command_name(name) for name in config.allowed_commands),
             deny_by_default=config.deny_by_default,
             allow_dangerous=config.allow_dangerous,
             denied_patterns=tuple(patterns),
+            allowed_env=frozenset(config.allowed_env),
         )
 
     def timeout_for(self, requested: float | None) -> float:
@@ -198,6 +277,11 @@ class ExecutionPolicy:
         for pattern in self.denied_patterns:
             if pattern.regex.search(text):
                 raise CommandRefused(f"{what} matches a denied pattern ({pattern.key}: {pattern.source!r})")
+        if self.deny_by_default and _FED_SHELL.search(text):
+            raise CommandRefused(
+                f"{what} feeds a shell its script through a pipe or a here-document, which the policy "
+                "cannot read; deny_by_default runs only commands it can check: write the commands out"
+            )
         if not self.allow_dangerous:
             if _FORK_BOMB.search(_WHITESPACE.sub("", text)):
                 raise CommandRefused("blocked dangerous command pattern (fork bomb)")
@@ -217,6 +301,11 @@ class ExecutionPolicy:
                     f"literal command names from allowed_commands ({self._allowed_list()})"
                 )
             return
+        if self.deny_by_default and (name == "alias" or ("{" in invocation.word and "," in invocation.word)):
+            raise CommandRefused(
+                f"command word {invocation.word!r} is an alias definition or a brace expansion, whose "
+                "command the policy cannot check; deny_by_default runs only literal command names"
+            )
         blocked = self._blocked_name(name, invocation.glob, dialect)
         if blocked is not None:
             hint = _ALTERNATIVES.get(blocked, "this command is blocked by the server's policy")
@@ -242,12 +331,20 @@ class ExecutionPolicy:
     def _allowed_list(self) -> str:
         return ", ".join(sorted(self.allowed)) or "none"
 
-    def check_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
+    def check_env(self, env: Mapping[str, str] | None, *, writable: Sequence[Path] = ()) -> dict[str, str]:
         """Validate per-call environment overrides; returns them as a plain dict.
+
+        Args:
+            env: the call's ``env``.
+            writable: directories commands may write (the roots): a ``PATH`` entry inside one
+                would run a program a command wrote there.
 
         Raises:
             InvalidArguments: an empty key, ``=`` or NUL in a key, NUL in a value, a key or value
                 over its limit, too many variables, or too many bytes in all.
+            CommandRefused: a name that turns an allowed command into another program
+                (``REFUSED_ENV``), or a ``PATH`` entry inside a writable root, unless the name is
+                in ``allowed_env``.
         """
         if not env:
             return {}
@@ -271,4 +368,30 @@ class ExecutionPolicy:
             total += key_bytes + value_bytes
         if total > MAX_ENV_TOTAL_BYTES:
             raise InvalidArguments(f"env overrides too large: {total} bytes (max {MAX_ENV_TOTAL_BYTES})")
+        for key, value in env.items():
+            if key in self.allowed_env:
+                continue
+            if any(fnmatchcase(key.upper(), pattern) for pattern in REFUSED_ENV):
+                raise CommandRefused(
+                    f"env {key!r} is refused: it can make an allowed command run another program "
+                    "(a preloaded library, a startup script, a pager, a git hook); to allow it on purpose "
+                    "add it to [exec] allowed_env"
+                )
+            if key.upper() == "PATH":
+                inside = [entry for entry in value.split(os.pathsep) if _inside_any(entry, writable)]
+                if inside:
+                    raise CommandRefused(
+                        f"env PATH entry {inside[0]!r} is inside a writable root, where a command could "
+                        "put a program of an allowed name; leave PATH as it is, run the program by its "
+                        'path, or add "PATH" to [exec] allowed_env'
+                    )
         return dict(env)
+
+
+def _inside_any(entry: str, directories: Sequence[Path]) -> bool:
+    """True when the ``PATH`` entry ``entry`` (absolute, or relative: then it follows the
+    working directory, which lies in a root) lies inside one of ``directories``."""
+    if not entry or not Path(entry).is_absolute():
+        return bool(directories)
+    real = Path(os.path.realpath(entry))
+    return any(real == d or real.is_relative_to(d) for d in directories)
