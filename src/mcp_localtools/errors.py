@@ -25,7 +25,9 @@ line and clients can rely on; messages may be reworded, codes may not.
         └── PolicyViolation         refused by policy (the command line exits 2)
             ├── OutsideAllowedRoots the path resolves outside every allowed root
             ├── SymlinkRefused      a symlink where the policy or the operation forbids one
-            └── CommandRefused      the execution policy refused a command
+            ├── ProtectedPath       a protected path (.git/config, .git/hooks, ...) may not change
+            ├── CommandRefused      the execution policy refused a command
+            └── SandboxUnavailable  no sandbox can contain commands here (fail closed)
 
 Foreign exceptions (``OSError``, ``ValidationError``, ...) are translated into these at one
 boundary per tool group with ``raise ... from exc``.
@@ -52,6 +54,8 @@ __all__ = [
     "NotFound",
     "OutsideAllowedRoots",
     "PolicyViolation",
+    "ProtectedPath",
+    "SandboxUnavailable",
     "SymlinkRefused",
     "TooLarge",
     "ToolError",
@@ -163,8 +167,18 @@ class SymlinkRefused(PolicyViolation):
     code = "symlink_refused"
 
 
+class ProtectedPath(PolicyViolation):
+    code = "protected_path"
+
+
 class CommandRefused(PolicyViolation):
     code = "command_refused"
+
+
+class SandboxUnavailable(PolicyViolation):
+    """No sandbox backend works here and the sandbox is not turned off: commands are refused."""
+
+    code = "sandbox_unavailable"
 
 
 def from_os_error(exc: OSError, path: str) -> ToolError:

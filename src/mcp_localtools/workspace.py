@@ -12,14 +12,16 @@ kept here, so the group's tools share one instance without a module-level single
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.sandbox import protected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
 
@@ -59,6 +61,7 @@ class Workspace:
         paths: PathPolicy | None = None,
         environ: Mapping[str, str] | None = None,
         search: Engine | None = None,
+        own_files: Iterable[str | Path] = (),
     ) -> Workspace:
         """Build the workspace of ``config``.
 
@@ -67,15 +70,22 @@ class Workspace:
             environ: the server's environment (None: empty).
             search: the search engine (default: ripgrep if installed, else Python, picked at the
                 first search).
+            own_files: the server's config and token files: protected (read-only to tools and
+                commands) when they lie inside a root.
 
         Raises:
             ConfigError: a root is missing or not a directory, or the base directory is outside
                 the roots.
         """
         extra: dict[str, Any] = {} if search is None else {"search": search}
+        policy = paths or PathPolicy.from_config(config.paths)
+        files = [Path(name) for name in own_files if str(name)]
+        if config.server.auth_token_file:
+            files.append(Path(config.server.auth_token_file))
+        protected = protected_paths(config.exec.sandbox, policy.roots, own_files=files)
         return cls(
             config=config,
-            paths=paths or PathPolicy.from_config(config.paths),
+            paths=replace(policy, protected=tuple(dict.fromkeys([*policy.protected, *protected]))),
             environ=dict(environ or {}),
             **extra,
         )

@@ -34,6 +34,7 @@ from mcp_localtools.errors import (
     ConfigError,
     InvalidPath,
     OutsideAllowedRoots,
+    ProtectedPath,
     SymlinkRefused,
     ToolError,
     from_os_error,
@@ -88,11 +89,14 @@ class PathPolicy:
         roots: canonical allowed roots, in the order given, without duplicates.
         base_dir: canonical directory that relative paths are joined to; inside a root.
         block_symlinks: refuse symlink components and symlink files.
+        protected: canonical paths inside the roots that tools may read but not change
+            (``.git/config``, ``.git/hooks``, the server's own files; ``check_writable``).
     """
 
     roots: tuple[Path, ...]
     base_dir: Path
     block_symlinks: bool = False
+    protected: tuple[Path, ...] = ()
 
     @classmethod
     def from_config(cls, paths: PathsConfig) -> PathPolicy:
@@ -171,6 +175,25 @@ class PathPolicy:
         """The allowed root containing the canonical path ``real`` (the deepest one), or None."""
         inside = [root for root in self.roots if real.is_relative_to(root)]
         return max(inside, key=lambda root: len(root.parts)) if inside else None
+
+    def check_writable(self, resolved: ResolvedPath, action: str) -> None:
+        """Refuse to ``action`` (``"write"``, ``"delete"``, ``"move"``, ...) a protected path, a
+        path inside one, or a directory that contains one (moving ``.git`` away would take
+        ``.git/config`` with it).
+
+        Raises:
+            ProtectedPath: it is protected; the message names the rule and how to lift it.
+        """
+        real = resolved.real
+        if any(root.is_relative_to(real) for root in self.roots):
+            return  # a root, or above one: the callers' own root checks refuse what they must
+        for protected in self.protected:
+            if real == protected or real.is_relative_to(protected) or protected.is_relative_to(real):
+                raise ProtectedPath(
+                    f"refusing to {action} {resolved.path}: {protected} is a protected path (tools may "
+                    "read it but not change it, because a later command would run what it says); "
+                    "lift it on purpose with [exec.sandbox] unprotected_paths"
+                )
 
     def resolve(self, path: str, *, field: str = "path", follow_final: bool = True) -> ResolvedPath:
         """Check a user-supplied path and return where it points.

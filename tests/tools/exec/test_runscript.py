@@ -130,7 +130,8 @@ async def test_a_powershell_script_is_checked_as_powershell_and_run_with_command
     (tmp_path / "ok.ps1").write_text("Write-Output hi\n", encoding="utf-8")
     (tmp_path / "other.ps1").write_text("Write-Output hi\n", encoding="utf-8")
     async with exec_client(
-        tmp_path, exec={"deny_by_default": True, "allowed_commands": ["ok.ps1"]}
+        tmp_path,
+        exec={"deny_by_default": True, "allowed_commands": ["ok.ps1"], "allowed_env": ["PATH"]},
     ) as client:
         ran = await call(client, path="ok.ps1", args=["it's"], env={"PATH": str(fake.parent)})
         refused = await client.call_tool(
@@ -177,7 +178,9 @@ async def test_a_script_that_times_out_gives_124_its_own_exit_code_or_127_when_i
     fake.parent.mkdir()
     fake.write_bytes(b"\x7fELF not really")
     fake.chmod(0o755)
-    async with exec_client(tmp_path, exec={"timeout_seconds": 1}) as client:
+    # The spawn failure of the server's own exec (outside a sandbox); test_sandbox covers it inside.
+    off = {"timeout_seconds": 1, "allowed_env": ["PATH"], "sandbox": "off"}
+    async with exec_client(tmp_path, exec=off) as client:
         with anyio.fail_after(10):
             slow = await call(client, path="slow.sh")
         seven = await call(client, path="seven.py")

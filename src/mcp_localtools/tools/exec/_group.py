@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio.to_thread
+
 from mcp_localtools.config import ExecConfig, LimitsConfig
 from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
 from mcp_localtools.files.read import stat_path
@@ -20,6 +22,7 @@ from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import ToolAnnotations
 from mcp_localtools.tools.exec._environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.tools.exec._process import OutputFn, ProcessRunner, RunOutcome, RunRequest
+from mcp_localtools.tools.exec._sandbox import CommandSandbox
 from mcp_localtools.tools.exec._sessions import SessionStore
 from mcp_localtools.workspace import Workspace
 
@@ -44,6 +47,7 @@ class ExecGroup:
         sessions: shellcommand sessions.
         runner: starts and stops processes.
         environment: the base environment of commands.
+        sandbox: what contains every command, and the sessions' private temp dirs.
     """
 
     config: ExecConfig
@@ -53,6 +57,7 @@ class ExecGroup:
     sessions: SessionStore
     runner: ProcessRunner
     environment: CommandEnvironment
+    sandbox: CommandSandbox
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:
@@ -65,12 +70,19 @@ class ExecGroup:
         """
         config, paths = workspace.exec, workspace.paths
         runner = ProcessRunner()
+        sandbox = CommandSandbox(
+            config.sandbox, roots=paths.roots, environ=workspace.environ, protected=paths.protected
+        )
         return cls(
             config=config,
             policy=ExecutionPolicy.from_config(config),
             paths=paths,
             limits=workspace.limits,
-            sessions=SessionStore(ttl_seconds=config.session_ttl_seconds, max_sessions=config.max_sessions),
+            sessions=SessionStore(
+                ttl_seconds=config.session_ttl_seconds,
+                max_sessions=config.max_sessions,
+                on_forget=sandbox.release,
+            ),
             runner=runner,
             environment=CommandEnvironment(
                 workspace.environ,
@@ -79,6 +91,19 @@ class ExecGroup:
                 runner=runner,
                 cwd=paths.base_dir,
             ),
+            sandbox=sandbox,
+        )
+
+    def containment(self) -> str:
+        """One sentence for the tools' descriptions: how commands are contained, from the config
+        (the backend itself is chosen at start-up in the background)."""
+        sandbox = self.config.sandbox
+        if sandbox.mode == "off":
+            return "Commands are not sandboxed: they run with the server's full authority."
+        network = "the network" if sandbox.network else "no network"
+        return (
+            "Commands run in a sandbox: they write only inside the roots and $TMPDIR (a session's "
+            f"private temp dir), cannot read the home directory, and have {network}."
         )
 
     def call_timeout(self, runs: int) -> float:
@@ -129,10 +154,20 @@ class ExecGroup:
         stdin: bytes | None,
         timeout: float,
         on_output: OutputFn | None,
+        temp_key: str,
     ) -> RunOutcome:
-        """Run one command under the policy's output limit."""
+        """Run one command inside the sandbox under the policy's output limit; ``temp_key``
+        names the exec session whose private temp dir is the command's ``TMPDIR``.
+
+        Raises:
+            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
+        """
+        temp_dir = await anyio.to_thread.run_sync(self.sandbox.temp_dir, temp_key)
+        wrapped = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+        if temp_dir is not None:
+            env = {**env, "TMPDIR": str(temp_dir)}
         request = RunRequest(
-            argv=argv,
+            argv=wrapped,
             cwd=cwd,
             env=env,
             stdin=stdin,

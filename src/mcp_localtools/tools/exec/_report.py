@@ -7,6 +7,7 @@ from pydantic import Field
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import cut_text
 from mcp_localtools.tools.exec._process import RunOutcome
+from mcp_localtools.tools.exec._sandbox import CommandSandbox
 
 __all__ = ["RunReport", "fit_text", "render_run", "report_fields"]
 
@@ -28,11 +29,17 @@ class RunReport(ToolOutput):
     stderr_truncated: bool = Field(description="True when the middle of stderr was elided.")
     stdout_bytes: int = Field(description="Bytes the command wrote to stdout in all.")
     stderr_bytes: int = Field(description="Bytes the command wrote to stderr in all.")
+    sandbox_note: str | None = Field(
+        None,
+        description="Set when the error output shows the sandbox refused a write or the network: what "
+        "to change.",
+    )
 
 
-def report_fields(outcome: RunOutcome) -> dict[str, object]:
-    """``RunReport`` fields (by Python name) of a finished run."""
+def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, object]:
+    """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
     return {
+        "sandbox_note": sandbox.explain(outcome.stderr.text, outcome.exit_code),
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
         "duration_ms": outcome.duration_ms,
@@ -56,6 +63,8 @@ def render_run(command: str, report: RunReport, *, timeout: float) -> str:
         parts.append(report.stdout.rstrip("\n"))
     if report.stderr:
         parts.append("[stderr]\n" + report.stderr.rstrip("\n"))
+    if report.sandbox_note:
+        parts.append(f"[{report.sandbox_note}]")
     return "\n".join(parts)
 
 

@@ -41,14 +41,22 @@ class SessionStore:
         ttl_seconds: idle time after which a session is forgotten.
         max_sessions: most sessions kept.
         clock: monotonic seconds (tests pass a fake one).
+        on_forget: called with a session's id when it expires, is evicted or deleted (the sandbox
+            removes the session's temp dir).
     """
 
     def __init__(
-        self, *, ttl_seconds: float, max_sessions: int, clock: Callable[[], float] = time.monotonic
+        self,
+        *,
+        ttl_seconds: float,
+        max_sessions: int,
+        clock: Callable[[], float] = time.monotonic,
+        on_forget: Callable[[str], None] = lambda session_id: None,
     ) -> None:
         self.ttl_seconds = ttl_seconds
         self.max_sessions = max_sessions
         self._clock = clock
+        self._on_forget = on_forget
         self._sessions: OrderedDict[str, Session] = OrderedDict()
 
     def __len__(self) -> int:
@@ -62,12 +70,14 @@ class SessionStore:
             if oldest.last_used > cutoff:
                 break
             del self._sessions[oldest.id]
+            self._on_forget(oldest.id)
 
     def create(self) -> Session:
         """A new empty session; evicts the least recently used one when the store is full."""
         self._expire()
         while len(self._sessions) >= self.max_sessions:
-            self._sessions.popitem(last=False)
+            evicted, _ = self._sessions.popitem(last=False)
+            self._on_forget(evicted)
         session = Session(id="sess_" + secrets.token_hex(16), last_used=self._clock())
         self._sessions[session.id] = session
         return session
@@ -89,4 +99,5 @@ class SessionStore:
 
     def delete(self, session_id: str) -> None:
         """Forget ``session_id`` (a session created by a call that failed)."""
-        self._sessions.pop(session_id, None)
+        if self._sessions.pop(session_id, None) is not None:
+            self._on_forget(session_id)

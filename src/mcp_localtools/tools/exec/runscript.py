@@ -123,6 +123,7 @@ class RunScriptResult(RunReport):
     work_dir: str = Field(description="Absolute working directory it ran in.")
     command: str = Field(description="The equivalent command line, quoted for its shell.")
     interpreter: str = Field(description="Absolute path of the program that ran the script.")
+    sandbox: str = Field(description="How the script was contained: bwrap, seatbelt, or off.")
 
 
 def _check_args(args: list[str]) -> None:
@@ -187,7 +188,8 @@ async def run_script(
     if not args.path.strip():
         raise InvalidArguments("path is required")
     _check_args(args.args)
-    call_env = group.policy.check_env(args.env)
+    await group.sandbox.ready()
+    call_env = group.policy.check_env(args.env, writable=group.paths.roots)
     env = {**(await group.environment.base()), **call_env}
     work, script, program = await anyio.to_thread.run_sync(
         _find_target, args, group, scripts, env.get("PATH")
@@ -196,28 +198,34 @@ async def run_script(
     group.policy.check_command(line, program.dialect, what="constructed command")
     stdin = group.stdin_bytes(args.stdin)
     timeout = group.policy.timeout_for(args.timeout_seconds)
-    async with anyio.create_task_group() as tasks:
-        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
-        if streamer is not None:
-            tasks.start_soon(streamer.send_all)
-            streamer.command(line)
-        outcome = await group.run(
-            argv,
-            cwd=work.path,
-            env=env,
-            stdin=stdin,
-            timeout=timeout,
-            on_output=streamer.feed if streamer is not None else None,
-        )
-        if streamer is not None:
-            await streamer.finish()
+    temp_key = group.sandbox.new_key()
+    try:
+        async with anyio.create_task_group() as tasks:
+            streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+            if streamer is not None:
+                tasks.start_soon(streamer.send_all)
+                streamer.command(line)
+            outcome = await group.run(
+                argv,
+                cwd=work.path,
+                env=env,
+                stdin=stdin,
+                timeout=timeout,
+                on_output=streamer.feed if streamer is not None else None,
+                temp_key=temp_key,
+            )
+            if streamer is not None:
+                await streamer.finish()
+    finally:
+        await anyio.to_thread.run_sync(group.sandbox.release, temp_key)
     result = RunScriptResult.model_validate(
         {
             "path": str(script.path),
             "work_dir": str(work.path),
             "command": line,
             "interpreter": program.path,
-            **report_fields(outcome),
+            "sandbox": group.sandbox.name,
+            **report_fields(outcome, group.sandbox),
         }
     )
     text = fit_text(
@@ -239,7 +247,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             f"Run a script file inside the allowed roots by its extension ({allowed}): .sh and other "
             "shells with that shell, .py with python3, .ps1 with PowerShell; no exec bit needed. "
             "Arguments are passed as they are. Timeout, output limits and process cleanup as for "
-            "shellcommand."
+            "shellcommand. " + group.containment()
         ),
         args_model=RunScriptArgs,
         result_model=RunScriptResult,

@@ -91,6 +91,7 @@ class ShellCommandResult(ToolOutput):
     skipped: int = Field(
         description="Commands not run because an earlier one failed (executeParallel=false)."
     )
+    sandbox: str = Field(description="How the commands were contained: bwrap, seatbelt, or off.")
 
 
 async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
@@ -107,7 +108,8 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
             f"unknown sessionID: {args.session_id} (expired or evicted); "
             "omit sessionID to start a new session"
         )
-    call_env = policy.check_env(args.env)
+    await group.sandbox.ready()
+    call_env = policy.check_env(args.env, writable=group.paths.roots)
     stored = session.work_dir if session is not None else None
     defaults = await group.environment.defaults()
     env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
@@ -154,6 +156,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
                     stdin=stdin,
                     timeout=timeout,
                     on_output=streamer.feed if streamer is not None else None,
+                    temp_key=session.id,
                 )
                 results.append(
                     CommandResult.model_validate(
@@ -162,7 +165,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
                             "work_dir": str(work.path),
                             "shell": shell.name,
                             "shell_path": shell.path,
-                            **report_fields(outcome),
+                            **report_fields(outcome, group.sandbox),
                         }
                     )
                 )
@@ -182,6 +185,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
         timeout_seconds=timeout,
         results=results,
         skipped=skipped,
+        sandbox=group.sandbox.name,
     )
     text = _render(result, group.limits.max_result_chars)
     if refusal is None:
@@ -244,8 +248,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             f"{policy.max_output_bytes} bytes each (head and tail); stdin is empty unless given; "
             "every process it started is stopped when it ends. A sessionID keeps workDir and env "
             "between calls. A blocklist refuses some commands (rm: use deletefile; editors and "
-            "pagers: use readfile/writefile; network tools); it is a guardrail, not a sandbox. "
-            "Output lines stream as progress notifications."
+            "pagers: use readfile/writefile; network tools). "
+            + group.containment()
+            + " Output lines stream as progress notifications."
         ),
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,

@@ -57,6 +57,7 @@ def copy_path(args: CopyPathArgs, *, paths: PathPolicy) -> ToolResult:
     followed = paths.resolve(args.source, field="source")
     source = paths.resolve(str(followed.real), field="source", follow_final=False)
     destination = paths.resolve(args.destination, field="destination", follow_final=False)
+    paths.check_writable(destination, "write")
     check_pair(paths, source, destination, "copy")
     stats = CopyStats()
     with ExitStack() as stack:

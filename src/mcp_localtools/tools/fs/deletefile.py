@@ -162,6 +162,7 @@ def _send_to_system_trash(source: ParentDir, home_trash: Path) -> tuple[Path, Pa
 def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
     """The deletefile tool body (runs in a worker thread)."""
     resolved = paths.resolve(args.path, follow_final=False)
+    paths.check_writable(resolved, "delete")
     refuse_roots(paths, resolved, "delete")
     with parent_dir(paths, resolved) as source:
         info = lstat_entry(source)

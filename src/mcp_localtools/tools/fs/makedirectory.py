@@ -41,6 +41,7 @@ class MakeDirectoryResult(ToolOutput):
 def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
     """The makedirectory tool body (runs in a worker thread)."""
     resolved = paths.resolve(args.path)
+    paths.check_writable(resolved, "create")
     if resolved.is_root:
         result = MakeDirectoryResult(path=str(resolved.path), created=False, created_directories=[])
         return ToolResult.of(result, text=f"already exists: {resolved.path}")

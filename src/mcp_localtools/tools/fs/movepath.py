@@ -51,6 +51,8 @@ def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
     """The movepath tool body (runs in a worker thread)."""
     source = paths.resolve(args.source, field="source", follow_final=False)
     destination = paths.resolve(args.destination, field="destination", follow_final=False)
+    paths.check_writable(source, "move")
+    paths.check_writable(destination, "replace")
     refuse_roots(paths, source, "move")
     check_pair(paths, source, destination, "move")
     with ExitStack() as stack:

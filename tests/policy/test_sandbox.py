@@ -1,0 +1,125 @@
+"""The sandbox policy: what is hidden, exposed, writable and protected, and the backends' text."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_localtools.config import SandboxConfig
+from mcp_localtools.errors import SandboxUnavailable
+from mcp_localtools.policy.sandbox import (
+    Backend,
+    SandboxPolicy,
+    bwrap_arguments,
+    choose_backend,
+    protected_paths,
+    seatbelt_profile,
+)
+
+
+def policy_for(tmp_path: Path, **settings: object) -> tuple[SandboxPolicy, Path, Path]:
+    home, root = tmp_path / "home", tmp_path / "proj"
+    (home / ".pyenv" / "shims").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    root.mkdir()
+    config = SandboxConfig.model_validate(settings)
+    environ = {"HOME": str(home), "PATH": f"{home / '.pyenv' / 'shims'}:/usr/bin"}
+    protected = protected_paths(config, [root])
+    return SandboxPolicy.create(config, roots=[root], environ=environ, protected=protected), home, root
+
+
+def test_the_home_directory_and_temp_are_hidden_and_path_toolchains_exposed(tmp_path: Path) -> None:
+    policy, home, root = policy_for(tmp_path)
+    assert home in policy.hidden and Path("/tmp") in policy.hidden
+    assert home / ".pyenv" in policy.exposed, "the install prefix of a PATH entry under home"
+    assert home / ".ssh" not in policy.exposed
+    assert policy.writable == (root,) and not policy.network
+
+
+def test_protected_paths_are_each_roots_git_config_and_hooks_plus_own_files_less_lifted(
+    tmp_path: Path,
+) -> None:
+    root, other = tmp_path / "a", tmp_path / "b"
+    root.mkdir()
+    other.mkdir()
+    config = SandboxConfig(protected_paths=[".envrc"], unprotected_paths=[".git/hooks"])
+    found = protected_paths(config, [root, other], own_files=[root / "token", tmp_path / "outside.toml"])
+    assert set(found) == {
+        root / ".git/config",
+        root / ".envrc",
+        other / ".git/config",
+        other / ".envrc",
+        root / "token",
+    }
+
+
+def test_bwrap_mounts_the_system_read_only_then_hides_then_binds_the_roots_then_protects(
+    tmp_path: Path,
+) -> None:
+    policy, home, root = policy_for(tmp_path)
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("", encoding="utf-8")
+    args = bwrap_arguments(policy, cwd=root, temp_dir=tmp_path / "t")
+    joined = " ".join(args)
+    assert args[:3] == ["--ro-bind", "/", "/"]
+    assert joined.index(f"--tmpfs {home}") < joined.index(f"--ro-bind {home / '.pyenv'}")
+    assert joined.index(f"--bind {root} {root}") < joined.index(f"--ro-bind {root / '.git/config'}")
+    assert f"--bind {root / '.git'} {root / '.git'}" in joined, ".git is pinned: it cannot be moved aside"
+    assert f"--bind {tmp_path / 't'} {tmp_path / 't'}" in joined
+    assert "--unshare-net" in args and "--unshare-pid" in args and "--die-with-parent" in args
+    assert args[-2:] == ["--chdir", str(root)]
+    networked, _, _ = policy_for(tmp_path / "n", network=True)
+    assert "--unshare-net" not in bwrap_arguments(networked, cwd=root, temp_dir=None)
+
+
+def test_a_missing_hooks_directory_is_made_so_it_can_be_held_read_only(tmp_path: Path) -> None:
+    policy, _, root = policy_for(tmp_path)
+    (root / ".git").mkdir()
+    args = bwrap_arguments(policy, cwd=root, temp_dir=None)
+    assert (root / ".git" / "hooks").is_dir()
+    assert str(root / ".git" / "hooks") in args
+
+
+def test_the_seatbelt_profile_denies_writes_outside_the_roots_hidden_reads_and_the_network(
+    tmp_path: Path,
+) -> None:
+    policy, home, root = policy_for(tmp_path)
+    profile = seatbelt_profile(policy, temp_dir=tmp_path / "t")
+    lines = profile.splitlines()
+    assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
+    assert f'(subpath "{root}")' in lines[3] and f'(subpath "{tmp_path / "t"}")' in lines[3]
+    assert lines[3].startswith("(allow file-write*")
+    assert f'(subpath "{home}")' in lines[4] and lines[4].startswith("(deny file-read*")
+    assert f'(subpath "{home / ".pyenv"}")' in lines[5] and lines[5].startswith("(allow file-read*")
+    assert f'(subpath "{root / ".git/config"}")' in lines[6] and lines[6].startswith("(deny file-write*")
+    assert "(deny network*)" in lines and "(deny signal (target others))" in lines
+
+
+def test_a_seatbelt_profile_quotes_paths(tmp_path: Path) -> None:
+    root = tmp_path / 'we"ird\\dir'
+    root.mkdir()
+    policy = SandboxPolicy(writable=(root,), hidden=(), exposed=(), protected=(), network=True)
+    profile = seatbelt_profile(policy, temp_dir=None)
+    assert '(subpath "' + str(root).replace("\\", "\\\\").replace('"', '\\"') + '")' in profile
+    assert "network" not in profile
+
+
+def test_off_contains_nothing_and_a_missing_bwrap_fails_closed_with_the_way_out(tmp_path: Path) -> None:
+    policy, _, _ = policy_for(tmp_path)
+    off = choose_backend("off", policy)
+    assert off.name == "off" and off.wrap(["ls"], cwd=tmp_path, temp_dir=None) == ["ls"]
+    if not sys.platform.startswith("linux"):
+        pytest.skip("bwrap is the Linux backend")
+    with pytest.raises(SandboxUnavailable) as caught:
+        choose_backend("auto", policy, bwrap=str(tmp_path / "missing-bwrap"))
+    assert "missing-bwrap" in caught.value.message and 'mode = "off"' in caught.value.message
+
+
+def test_a_backend_wraps_the_command_after_its_options(tmp_path: Path) -> None:
+    policy, _, root = policy_for(tmp_path)
+    argv = Backend("bwrap", "/x/bwrap", policy).wrap(["sh", "-c", "ls"], cwd=root, temp_dir=None)
+    assert argv[0] == "/x/bwrap" and argv[-4:] == ["--", "sh", "-c", "ls"]
+    seatbelt = Backend("seatbelt", "/usr/bin/sandbox-exec", policy).wrap(["ls"], cwd=root, temp_dir=None)
+    assert seatbelt[:2] == ["/usr/bin/sandbox-exec", "-p"] and seatbelt[-1] == "ls"
