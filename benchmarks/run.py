@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import sandbox
 import suite
 
 import search
@@ -27,7 +28,11 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 WORK = HERE / ".work"
 
-SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {"suite": suite.run, "search": search.run}
+SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
+    "suite": suite.run,
+    "search": search.run,
+    "sandbox": sandbox.run,
+}
 
 _PREAMBLE = (
     "# Benchmark results\n\n"
