@@ -112,7 +112,7 @@ class ScriptsConfig(_Section):
     allowed_extensions: list[str] = [".sh", ".bash", ".zsh", ".ksh", ".dash", ".ps1", ".py"]
 
 
-SandboxMode = Literal["auto", "bwrap", "seatbelt", "off"]
+SandboxMode = Literal["auto", "bwrap", "landlock", "seatbelt", "off"]
 
 
 class SandboxConfig(_Section):
@@ -122,8 +122,9 @@ class SandboxConfig(_Section):
     """
 
     mode: SandboxMode = "auto"
-    """auto (the strongest backend that works here; commands are refused when none does), bwrap,
-    seatbelt, or off (commands run with the server's full authority)."""
+    """auto (the strongest backend that works here: bwrap, else landlock on Linux, seatbelt on macOS;
+    commands are refused when none does), bwrap, landlock, seatbelt, or off (commands run with the
+    server's full authority)."""
     network: bool = False
     """Share the host's network with commands (pip install, git fetch); off: no network at all."""
     read_paths: list[str] = []

@@ -9,11 +9,13 @@ import pytest
 
 from mcp_localtools.config import SandboxConfig
 from mcp_localtools.errors import SandboxUnavailable
+from mcp_localtools.policy import sandbox
 from mcp_localtools.policy.sandbox import (
     Backend,
     SandboxPolicy,
     bwrap_arguments,
     choose_backend,
+    landlock_spec,
     protected_paths,
     seatbelt_profile,
 )
@@ -113,8 +115,35 @@ def test_off_contains_nothing_and_a_missing_bwrap_fails_closed_with_the_way_out(
     if not sys.platform.startswith("linux"):
         pytest.skip("bwrap is the Linux backend")
     with pytest.raises(SandboxUnavailable) as caught:
-        choose_backend("auto", policy, bwrap=str(tmp_path / "missing-bwrap"))
+        choose_backend("bwrap", policy, bwrap=str(tmp_path / "missing-bwrap"))
     assert "missing-bwrap" in caught.value.message and 'mode = "off"' in caught.value.message
+
+
+def test_auto_with_neither_bwrap_nor_landlock_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the Linux backends")
+    policy, _, _ = policy_for(tmp_path)
+    monkeypatch.setattr(sandbox, "LANDLOCK_EXEC", tmp_path / "missing-landlock-exec.py")  # no backend at all
+    with pytest.raises(SandboxUnavailable) as caught:
+        choose_backend("auto", policy, bwrap=str(tmp_path / "missing-bwrap"))
+    assert "bwrap" in caught.value.message and "landlock" in caught.value.message
+
+
+def test_the_landlock_spec_reads_everything_but_the_hidden_directories(tmp_path: Path) -> None:
+    policy, home, root = policy_for(tmp_path)
+    spec = landlock_spec(policy, temp_dir=tmp_path / "t")
+    read = [Path(path) for path in spec["read"]]  # type: ignore[attr-defined]
+    assert Path("/usr") in read and Path("/etc") in read
+    assert not any(
+        path == hidden or path.is_relative_to(hidden)
+        for path in read
+        for hidden in policy.hidden
+        if path not in policy.exposed
+    )
+    assert home / ".pyenv" in read
+    assert spec["write"] == [str(root), str(tmp_path / "t")] and spec["network"] is False
 
 
 def test_a_backend_wraps_the_command_after_its_options(tmp_path: Path) -> None:

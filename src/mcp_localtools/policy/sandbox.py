@@ -24,6 +24,7 @@ first that works and fails closed: with none, the exec tools refuse every comman
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -39,10 +40,12 @@ __all__ = [
     "CREATED_WHEN_MISSING",
     "DEFAULT_HIDDEN",
     "DEFAULT_PROTECTED",
+    "LANDLOCK_EXEC",
     "Backend",
     "SandboxPolicy",
     "choose_backend",
     "find_bwrap",
+    "landlock_spec",
     "protected_paths",
     "seatbelt_profile",
 ]
@@ -194,8 +197,9 @@ class Backend:
     """A way to run a command inside the policy.
 
     Attributes:
-        name: ``bwrap``, ``seatbelt`` or ``off``.
-        executable: the sandbox program (``bwrap``, ``/usr/bin/sandbox-exec``); empty for ``off``.
+        name: ``bwrap``, ``landlock``, ``seatbelt`` or ``off``.
+        executable: the sandbox program (``bwrap``, the Python that runs ``landlock_exec.py``,
+            ``/usr/bin/sandbox-exec``); empty for ``off``.
         policy: what it enforces.
     """
 
@@ -210,6 +214,9 @@ class Backend:
             return list(argv)
         if self.name == "bwrap":
             return [self.executable, *bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir), "--", *argv]
+        if self.name == "landlock":
+            spec = json.dumps(landlock_spec(self.policy, temp_dir=temp_dir))
+            return [self.executable, "-I", "-S", str(LANDLOCK_EXEC), spec, "--", *argv]
         profile = seatbelt_profile(self.policy, temp_dir=temp_dir)
         return [self.executable, "-p", profile, *argv]
 
@@ -259,6 +266,34 @@ def _pinned(policy: SandboxPolicy) -> list[Path]:
                     if _is_dir(directory) and directory not in pinned:
                         pinned.append(directory)
     return pinned
+
+
+LANDLOCK_EXEC = Path(__file__).with_name("landlock_exec.py")
+"""The script that applies a Landlock ruleset to itself and runs the command (see its docstring)."""
+
+
+def landlock_spec(policy: SandboxPolicy, *, temp_dir: Path | None) -> dict[str, object]:
+    """The ``landlock_exec.py`` spec of ``policy``: Landlock only allows, so the readable set is
+    every top-level hierarchy that is not hidden (descending into the directories that contain a
+    hidden one, ``/var`` for ``/var/tmp``), plus the exposed paths and the writable ones."""
+    read: list[str] = []
+
+    def cover(directory: Path) -> None:
+        try:
+            children = sorted(directory.iterdir())
+        except OSError:
+            return
+        for child in children:
+            if child in policy.hidden:
+                continue
+            if any(hidden.is_relative_to(child) for hidden in policy.hidden):
+                cover(child)
+            else:
+                read.append(str(child))
+
+    cover(Path("/"))
+    writable = [*map(str, policy.writable), *([str(temp_dir)] if temp_dir is not None else [])]
+    return {"read": [*read, *map(str, policy.exposed)], "write": writable, "network": policy.network}
 
 
 def _quote(path: Path) -> str:
@@ -318,7 +353,8 @@ def _probe(argv: list[str]) -> str | None:
 def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Backend:
     """The backend ``mode`` asks for, checked by running ``true`` inside it once.
 
-    ``auto`` takes bubblewrap on Linux and Seatbelt on macOS; ``off`` contains nothing.
+    ``auto`` takes bubblewrap on Linux, else Landlock (where user namespaces are not allowed), and
+    Seatbelt on macOS; ``off`` contains nothing.
 
     Raises:
         SandboxUnavailable: the backend (for ``auto``: every backend) cannot run here; the
@@ -341,6 +377,12 @@ def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Back
             if error is None:
                 return backend
             failures.append(f"bwrap ({executable}): {error}")
+    if mode in ("auto", "landlock") and sys.platform.startswith("linux"):
+        backend = Backend("landlock", sys.executable, policy)
+        error = _probe([sys.executable, "-I", "-S", str(LANDLOCK_EXEC), "--probe"])
+        if error is None:
+            return backend
+        failures.append(f"landlock: {error}")
     if mode in ("auto", "seatbelt") and sys.platform == "darwin":
         executable = "/usr/bin/sandbox-exec"
         backend = Backend("seatbelt", executable, policy)
@@ -353,6 +395,6 @@ def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Back
     raise SandboxUnavailable(
         "no sandbox can contain commands here: "
         + "; ".join(failures)
-        + '. Install bubblewrap (Linux) or set [exec.sandbox] mode = "off" to run commands '
-        "uncontained, knowing that they then run with the server's full authority"
+        + '. Install bubblewrap or allow user namespaces (Linux), or set [exec.sandbox] mode = "off" '
+        "to run commands uncontained, knowing that they then run with the server's full authority"
     )

@@ -102,7 +102,7 @@ class CommandSandbox:
 
     @property
     def name(self) -> str:
-        """``bwrap``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
+        """``bwrap``, ``landlock``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
         return self.backend.name if self.backend is not None else "none"
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
@@ -145,6 +145,12 @@ class CommandSandbox:
         outside the writable paths, or a network access with the network off; None otherwise."""
         if self.backend is None or self.backend.name == "off" or exit_code == 0:
             return None
+        if self.backend.name == "landlock" and "Permission denied" in stderr:
+            return (
+                "the sandbox (Landlock) may have refused this: commands may write only inside the "
+                "allowed roots and TMPDIR, cannot read the home directory"
+                + ("" if self.network else ", and have no network (set [exec.sandbox] network = true)")
+            )
         if _READ_ONLY.search(stderr):
             return (
                 "the sandbox refused a write: commands may write only inside the allowed roots and "
