@@ -141,15 +141,31 @@ async def test_the_toolchains_run_pip_git_and_pytest_on_a_project_in_the_root(
             "python3 -m pip --version",
             "git init -q && git status --short",
             "python3 -m pytest -q -p no:cacheprovider test_small.py",
-            f"{sys.executable} -c 'import mcp_localtools'",
+            f"{sys.executable} -c 'import sys; print(sys.prefix)'",  # the server's own Python
             executeParallel=True,
         )
-    codes = {entry["command"].split()[0]: entry["exitCode"] for entry in data["results"]}
-    assert all(entry["exitCode"] == 0 for entry in data["results"]), data["results"]
-    assert "1 passed" in data["results"][2]["stdout"] and codes
-    python = shutil.which("python3") or ""
-    if str(Path(python).resolve()).startswith(str(Path.home())):
-        assert data["sandbox"] == "bwrap", "an interpreter under the home directory (pyenv) still runs"
+    assert [entry["exitCode"] for entry in data["results"]] == [0, 0, 0, 0], data["results"]
+    assert "1 passed" in data["results"][2]["stdout"]
+    assert data["results"][3]["stdout"].strip() == sys.prefix
+
+
+def test_the_interpreter_under_the_home_directory_is_what_commands_run(tmp_path: Path) -> None:
+    # On the project's machines python3 comes from pyenv in the home directory: it must run.
+    python = Path(shutil.which("python3") or "/usr/bin/python3").resolve()
+    if not python.is_relative_to(Path.home()):
+        pytest.skip("python3 is not installed under the home directory here")
+    done = subprocess.run(
+        [installed_command(), "--root", str(tmp_path), "call", "shellcommand", "-"],
+        input=json.dumps({"commands": ["python3 -c 'import sys; print(sys.executable)'"]}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    (entry,) = report["structuredContent"]["results"]
+    assert report["structuredContent"]["sandbox"] == "bwrap" and entry["exitCode"] == 0
+    assert Path(entry["stdout"].strip()).resolve().is_relative_to(Path.home())
 
 
 async def test_a_secret_in_the_home_directory_outside_the_roots_cannot_be_read(tmp_path: Path) -> None:
