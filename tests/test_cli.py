@@ -68,6 +68,20 @@ def test_call_exits_2_on_a_path_policy_refusal(project: Path, path: str) -> None
     assert json.loads(done.stdout)["error"]["code"] == "outside_roots"
 
 
+def test_the_servers_own_config_and_token_files_inside_a_root_are_protected(project: Path) -> None:
+    (project / "token").write_text("x" * 64, encoding="utf-8")
+    (project / "token").chmod(0o600)
+    (project / "c.toml").write_text('[server]\nauth_token_file = "token"\n', encoding="utf-8")
+    for target in ("c.toml", "token"):
+        arguments = json.dumps({"path": target, "content": "x", "overwrite": True})
+        done = run("--config", "c.toml", "call", "writefile", arguments, cwd=project)
+        assert done.returncode == 2, done.stdout
+        assert json.loads(done.stdout)["error"]["code"] == "protected_path"
+    assert (project / "c.toml").read_text(encoding="utf-8").startswith("[server]")
+    read = run("--config", "c.toml", "call", "readfile", json.dumps({"path": "c.toml"}), cwd=project)
+    assert read.returncode == 0, "protected files stay readable"
+
+
 def test_an_unknown_config_key_fails_start_up_naming_the_key(project: Path) -> None:
     (project / "c.toml").write_text("[paths]\nallowed_rots = ['.']\n", encoding="utf-8")
     done = run("--config", "c.toml", cwd=project)

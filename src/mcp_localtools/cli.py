@@ -197,6 +197,7 @@ def _call(ns: argparse.Namespace) -> int:
     import anyio
 
     from mcp_localtools.tools import build_registry
+    from mcp_localtools.workspace import Workspace
 
     raw = sys.stdin.read() if ns.arguments == "-" else ns.arguments
     try:
@@ -206,7 +207,9 @@ def _call(ns: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         return _fail(ns.tool, "invalid_json", 'arguments must be a JSON object such as \'{"path": "."}\'')
     try:
-        registry = build_registry(_config(ns), environ=os.environ)
+        config = _config(ns)
+        workspace = Workspace.from_config(config, environ=os.environ, own_files=_own_files(ns))
+        registry = build_registry(config, workspace=workspace)
         result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
     except (ConfigError, UnknownToolError) as exc:
         return _fail(ns.tool, exc.code, exc.message)
@@ -257,13 +260,19 @@ def _bearer_token(config: Config) -> str | None:
     return check_token(env.strip(), TOKEN_ENV) if env else None
 
 
+def _own_files(ns: argparse.Namespace) -> list[str]:
+    """The server's own files, protected from tools and commands when they lie in a root: the
+    config file (the token file is ``[server] auth_token_file``, which the workspace adds)."""
+    return [ns.config] if ns.config else []
+
+
 def _serve(ns: argparse.Namespace, log_level: str) -> int:
     from mcp_localtools.server import build_server
 
     config = _config(ns)
     server_config = config.server
     if server_config.transport == "stdio":
-        server = build_server(config, log_level=log_level, environ=os.environ)
+        server = build_server(config, log_level=log_level, environ=os.environ, own_files=_own_files(ns))
         logging.getLogger(__name__).info("serving over stdio")
         try:
             server.run()
@@ -292,7 +301,10 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
         max_sessions=server_config.max_sessions,
     )
     settings.check()  # refuse unsafe binds before building anything
-    serve_network(build_server(config, log_level=log_level, bearer_token=token, environ=os.environ), settings)
+    server = build_server(
+        config, log_level=log_level, bearer_token=token, environ=os.environ, own_files=_own_files(ns)
+    )
+    serve_network(server, settings)
     return EXIT_OK
 
 

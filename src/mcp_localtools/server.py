@@ -12,7 +12,8 @@ code (``ERROR_META_KEY``). An unknown tool name is a protocol error (-32602). Th
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mcp import MCPError
@@ -168,16 +169,18 @@ def build_server(
     log_level: str = "WARNING",
     bearer_token: str | None = None,
     environ: Mapping[str, str] | None = None,
+    own_files: Sequence[str | Path] = (),
 ) -> MCPServer[Any]:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` as in ``create_server``;
-    ``environ`` is the server's environment for the exec tools (see ``build_registry``).
+    ``environ`` is the server's environment for the exec tools (see ``build_registry``);
+    ``own_files`` the server's config file, protected when it lies in a root (``Workspace``).
 
     Raises:
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
     """
     config = config or Config()
-    workspace = Workspace.from_config(config, environ=environ)
+    workspace = Workspace.from_config(config, environ=environ, own_files=own_files)
     registry = build_registry(config, workspace=workspace)
     return create_server(
         registry,

@@ -131,9 +131,15 @@ class CommandSandbox:
         return path
 
     def release(self, key: str) -> None:
-        """Remove the temporary directory of exec session ``key`` (when it ends or expires)."""
-        if self._base is not None:
-            shutil.rmtree(self._base / re.sub(r"[^A-Za-z0-9_-]", "_", key), ignore_errors=True)
+        """Remove the temporary directory of exec session ``key`` (when it ends or expires), in a
+        thread of its own: the session store calls this from the event loop, and a command may
+        have left many files there."""
+        if self._base is None:
+            return
+        path = self._base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        threading.Thread(
+            target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
+        ).start()
 
     @staticmethod
     def new_key() -> str:

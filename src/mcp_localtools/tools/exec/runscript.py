@@ -217,7 +217,7 @@ async def run_script(
             if streamer is not None:
                 await streamer.finish()
     finally:
-        await anyio.to_thread.run_sync(group.sandbox.release, temp_key)
+        group.sandbox.release(temp_key)
     result = RunScriptResult.model_validate(
         {
             "path": str(script.path),
