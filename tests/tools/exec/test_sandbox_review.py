@@ -1,0 +1,183 @@
+"""Review of the sandbox change: each test names a behaviour that should hold and fails today.
+
+Every attack targets canaries under ``tmp_path`` (a file a command or a later ``git`` would
+create there), never a real system path.
+"""
+
+from __future__ import annotations
+
+import gc
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_localtools.policy.sandbox import find_bwrap
+from tests.helpers import error_code, text_of
+from tests.tools.exec.conftest import exec_client
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux") or find_bwrap() is None, reason="needs bwrap"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
+]
+
+
+def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``git`` as the user runs it later, outside the sandbox, with no global/system config."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False)
+
+
+async def run(client: Client, *commands: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool("shellcommand", {"commands": list(commands), **arguments})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    data: dict[str, Any] = result.structured_content
+    return data
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> dict[str, Path]:
+    """A root that is a git repository, and an outside spot where a planted hook would leave a mark."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert _git("init", "-q", ".", cwd=root).returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return {"root": root, "pwned": outside / "PWNED"}
+
+
+# --- protected paths -------------------------------------------------------------------------
+
+
+async def test_a_command_cannot_point_git_at_a_config_of_its_own_through_git_commondir(
+    repo: dict[str, Path],
+) -> None:
+    # .git/config and .git/hooks are read-only, but .git itself is writable: git reads
+    # $GIT_DIR/commondir and then takes config (and hooks) from the directory it names. A later,
+    # innocent `git status` by the user (outside the sandbox) then runs core.fsmonitor.
+    root, pwned = repo["root"], repo["pwned"]
+    async with exec_client(root) as client:
+        data = await run(
+            client,
+            "mkdir -p evil/objects evil/refs"
+            f" && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {pwned}; false\"\\n'"
+            " > evil/config && echo ../evil > .git/commondir",
+        )
+    _git("status", cwd=root)
+    assert not pwned.exists(), "a command planted code that the user's next `git status` ran"
+    assert data["results"][0]["exitCode"] != 0 or not (root / ".git" / "commondir").exists()
+
+
+async def test_the_file_tools_cannot_point_git_at_a_config_of_their_own_through_git_commondir(
+    repo: dict[str, Path],
+) -> None:
+    root, pwned = repo["root"], repo["pwned"]
+    async with exec_client(root) as client:
+        for path in ("evil/objects/.keep", "evil/refs/.keep"):
+            await client.call_tool("writefile", {"path": path, "content": "", "createParents": True})
+        await client.call_tool(
+            "writefile",
+            {"path": "evil/config", "content": f'[core]\n\tfsmonitor = "touch {pwned}; false"\n'},
+        )
+        planted = await client.call_tool("writefile", {"path": ".git/commondir", "content": "../evil\n"})
+    _git("status", cwd=root)
+    assert not pwned.exists(), "the file tools planted code that the user's next `git status` ran"
+    assert error_code(planted) == "protected_path"
+
+
+async def test_git_config_of_a_nested_repository_in_a_root_stays_read_only(tmp_path: Path) -> None:
+    # A careless but common setup: the root is a directory of projects (~/code), each a repo.
+    # None of their .git/config files is protected, from commands or from the file tools.
+    root = tmp_path / "code"
+    (root / "app").mkdir(parents=True)
+    assert _git("init", "-q", ".", cwd=root / "app").returncode == 0
+    pwned = tmp_path / "PWNED"
+    async with exec_client(root) as client:
+        data = await run(client, f"git -C app config core.fsmonitor 'touch {pwned}; false'")
+        write = await client.call_tool(
+            "writefile",
+            {"path": "app/.git/hooks/post-checkout", "content": f"#!/bin/sh\ntouch {pwned}\n"},
+        )
+    _git("status", cwd=root / "app")
+    assert not pwned.exists(), "a command set core.fsmonitor of a repository inside the root"
+    assert data["results"][0]["exitCode"] != 0
+    assert error_code(write) == "protected_path"
+
+
+async def test_a_root_inside_a_repository_cannot_be_given_a_git_dir_of_its_own(tmp_path: Path) -> None:
+    # The root is a subdirectory of a repository (a monorepo package): the repository's
+    # .git/config is outside the root (safe), but a command may create root/.git with any config,
+    # which the user's next git command in that directory obeys.
+    repo_dir = tmp_path / "mono"
+    (repo_dir / "pkg").mkdir(parents=True)
+    assert _git("init", "-q", ".", cwd=repo_dir).returncode == 0
+    pwned = tmp_path / "PWNED"
+    async with exec_client(repo_dir / "pkg") as client:
+        await run(client, f"git init -q . && git config core.fsmonitor 'touch {pwned}; false'")
+    _git("status", cwd=repo_dir / "pkg")
+    assert not pwned.exists()
+
+
+# --- env -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "command"),
+    [
+        ("BASH_FUNC_ls%%", "() { echo PWNED-by-$(id -u); }", "ls"),
+        ("XDG_CONFIG_HOME", "{root}/cfg", "git status"),
+        ("HOME", "{root}/cfg/git-home", "git status"),
+        ("GIT_DIR", "{root}/evil", "git status"),
+    ],
+    ids=["exported-bash-function", "xdg-config-home", "home", "git-dir"],
+)
+async def test_deny_by_default_env_cannot_turn_an_allowed_command_into_another_program(
+    tmp_path: Path, name: str, value: str, command: str
+) -> None:
+    # deny_by_default runs only `ls` and `git`; REFUSED_ENV exists so that a call's env cannot
+    # make them run something else. Exported bash functions replace `ls`; HOME / XDG_CONFIG_HOME /
+    # GIT_DIR hand git a config (written with writefile) whose core.fsmonitor runs any program.
+    root = tmp_path / "proj"
+    root.mkdir()
+    fsmonitor = '[core]\n\tfsmonitor = "echo PWNED-by-fsmonitor >&2; false"\n'
+    for place in ("cfg/git/config", "cfg/git-home/.gitconfig", "evil/config"):
+        (root / place).parent.mkdir(parents=True, exist_ok=True)
+        (root / place).write_text(fsmonitor, encoding="utf-8")
+    (root / "evil" / "objects").mkdir()
+    (root / "evil" / "refs").mkdir()
+    (root / "evil" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    _git("init", "-q", ".", cwd=root)
+    exec_section = {"deny_by_default": True, "allowed_commands": ["ls", "git"]}
+    async with exec_client(root, exec=exec_section) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": [command], "env": {name: value.replace("{root}", str(root))}}
+        )
+    assert error_code(result) == "command_refused" or "PWNED" not in text_of(result), text_of(result)
+
+
+# --- robustness ------------------------------------------------------------------------------
+
+
+async def test_the_servers_temp_base_dir_is_removed_when_the_server_closes(tmp_path: Path) -> None:
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "mcp-localtools-*")))
+    async with exec_client(tmp_path) as client:
+        await run(client, "echo hi > $TMPDIR/x")
+    gc.collect()
+    left = set(glob.glob(os.path.join(tempfile.gettempdir(), "mcp-localtools-*"))) - before
+    for path in left:  # clean up what this test made, then report it
+        shutil.rmtree(path, ignore_errors=True)
+    assert not left, f"left behind: {sorted(left)}"
