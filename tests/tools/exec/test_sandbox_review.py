@@ -181,3 +181,46 @@ async def test_the_servers_temp_base_dir_is_removed_when_the_server_closes(tmp_p
     for path in left:  # clean up what this test made, then report it
         shutil.rmtree(path, ignore_errors=True)
     assert not left, f"left behind: {sorted(left)}"
+
+
+# --- a server running as root ------------------------------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> dict[str, Path]:
+    root = tmp_path / "proj"
+    root.mkdir()
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "canary.txt").write_text("keep", encoding="utf-8")
+    (out / "secret.txt").write_text("canary-secret-5f2d", encoding="utf-8")
+    return {"root": root, "outside": out}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the server runs as root")
+async def test_a_command_of_a_root_server_has_no_capabilities_inside_bwrap(outside: dict[str, Path]) -> None:
+    # bwrap started by root without --unshare-user keeps the capabilities (CAP_SYS_ADMIN ...).
+    async with exec_client(outside["root"]) as client:
+        data = await run(client, "grep CapEff /proc/self/status")
+    assert data["results"][0]["stdout"].split()[-1] == "0000000000000000", data["results"][0]["stdout"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the server runs as root")
+async def test_a_command_of_a_root_server_cannot_unmount_the_sandbox_to_read_and_write_outside(
+    outside: dict[str, Path],
+) -> None:
+    # With CAP_SYS_ADMIN, a command unmounts the empty /tmp bwrap put over the real one (reading
+    # what is hidden), then binds a directory outside the roots onto itself and remounts it
+    # writable. Only this test's canaries under tmp_path are targeted; the mounts live and die in
+    # the sandbox's own mount namespace.
+    out = outside["outside"]
+    async with exec_client(outside["root"]) as client:
+        data = await run(
+            client,
+            "umount -l /tmp; cat " + str(out / "secret.txt") + "; "
+            f"mount --bind {out} {out} && mount -o remount,bind,rw {out} && echo pwned > {out / 'canary.txt'}",
+        )
+    stdout = data["results"][0]["stdout"]
+    written = (out / "canary.txt").read_text(encoding="utf-8") != "keep"
+    read = "canary-secret-5f2d" in stdout
+    assert not (written or read), f"a file outside the roots was written: {written}; a hidden file was read: {read}"
