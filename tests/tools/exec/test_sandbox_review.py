@@ -224,3 +224,49 @@ async def test_a_command_of_a_root_server_cannot_unmount_the_sandbox_to_read_and
     written = (out / "canary.txt").read_text(encoding="utf-8") != "keep"
     read = "canary-secret-5f2d" in stdout
     assert not (written or read), f"a file outside the roots was written: {written}; a hidden file was read: {read}"
+
+
+# --- host services over UNIX sockets ---------------------------------------------------------------
+
+
+async def test_with_the_network_off_a_command_cannot_reach_a_host_service_on_a_unix_socket(tmp_path: Path) -> None:
+    # /run stays visible (only /run/user and /run/media are hidden), so the host's daemons
+    # (/run/dbus/system_bus_socket, /run/docker.sock, /run/systemd/private: for a root server,
+    # systemd-run outside the sandbox) answer a sandboxed command. Our own listener stands in for one.
+    import socket
+    import threading
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    place = tempfile.mkdtemp(prefix="mcp-review-", dir="/run" if os.access("/run", os.W_OK) else None)
+    try:
+        path = os.path.join(place, "daemon.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        os.chmod(place, 0o755)
+        os.chmod(path, 0o777)
+        server.listen(1)
+        server.settimeout(15)
+        got: list[bytes] = []
+
+        def accept() -> None:
+            try:
+                conn, _ = server.accept()
+                got.append(conn.recv(100))
+                conn.close()
+            except OSError:
+                pass
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        async with exec_client(root) as client:
+            await run(
+                client,
+                "python3 -c \"import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);"
+                f" s.sendall(b'hello-from-sandbox')\" {path}",
+            )
+        server.close()
+        thread.join(5)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+    assert got == [], f"the host listener heard the sandbox: {got}"
