@@ -21,7 +21,7 @@ from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.policy.sandbox import protected_paths
+from mcp_localtools.policy.sandbox import protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
 
@@ -85,7 +85,11 @@ class Workspace:
         protected = protected_paths(config.exec.sandbox, policy.roots, own_files=files)
         return cls(
             config=config,
-            paths=replace(policy, protected=tuple(dict.fromkeys([*policy.protected, *protected]))),
+            paths=replace(
+                policy,
+                protected=tuple(dict.fromkeys([*policy.protected, *protected])),
+                unprotected=unprotected_paths(config.exec.sandbox, policy.roots),
+            ),
             environ=dict(environ or {}),
             **extra,
         )

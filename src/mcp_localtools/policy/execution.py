@@ -41,6 +41,7 @@ __all__ = [
     "MAX_SCRIPT_ARG_BYTES",
     "MAX_STDIN_BYTES",
     "REFUSED_ENV",
+    "SAFE_ENV",
     "ExecutionPolicy",
     "command_name",
 ]
@@ -99,6 +100,15 @@ REFUSED_ENV = (
     "BASHOPTS",
     "PS4",
     "IFS",
+    "BASH_FUNC_*",
+    "ZDOTDIR",
+    "HOME",
+    "XDG_*",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_TEMPLATE_DIR",
+    "GIT_CEILING_DIRECTORIES",
     "GIT_CONFIG*",
     "GIT_SSH",
     "GIT_SSH_COMMAND",
@@ -109,9 +119,7 @@ REFUSED_ENV = (
     "*PAGER",
     "EDITOR",
     "VISUAL",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
+    "PYTHON*",
     "NODE_OPTIONS",
     "NODE_PATH",
     "PERL5OPT",
@@ -121,9 +129,24 @@ REFUSED_ENV = (
     "RUBYLIB",
     "JAVA_TOOL_OPTIONS",
     "_JAVA_OPTIONS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "GCONV_PATH",
+    "OPENSSL_CONF",
+    "RUSTC_WRAPPER",
 )
 """``env`` names (globs, upper case) a call may not set unless ``[exec] allowed_env`` lists them:
-each makes an allowed program load or run code of the caller's choosing."""
+each makes an allowed program load or run code of the caller's choosing, or read its
+configuration from elsewhere (``HOME``, ``XDG_*``, ``GIT_DIR``). Under ``deny_by_default`` only
+``SAFE_ENV`` and ``allowed_env`` may be set at all: no denylist can foresee every program."""
+
+HARMLESS_PYTHON_ENV = frozenset(
+    {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED"}
+)
+"""``PYTHON*`` names that change no code path a caller could use (output buffering, encodings)."""
+
+SAFE_ENV = ("LANG", "LC_*", "LANGUAGE", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CI")
+"""``env`` names a call may set under ``deny_by_default`` without ``allowed_env``."""
 
 MAX_ENV_VARS = 256
 MAX_ENV_KEY_BYTES = 256
@@ -371,7 +394,13 @@ class ExecutionPolicy:
         for key, value in env.items():
             if key in self.allowed_env:
                 continue
-            if any(fnmatchcase(key.upper(), pattern) for pattern in REFUSED_ENV):
+            if self.deny_by_default and not any(fnmatchcase(key.upper(), name) for name in SAFE_ENV):
+                raise CommandRefused(
+                    f"env {key!r} is refused: with deny_by_default a call may set only "
+                    f"{', '.join(SAFE_ENV)} and the names in [exec] allowed_env"
+                )
+            refused = any(fnmatchcase(key.upper(), pattern) for pattern in REFUSED_ENV)
+            if refused and key.upper() not in HARMLESS_PYTHON_ENV:
                 raise CommandRefused(
                     f"env {key!r} is refused: it can make an allowed command run another program "
                     "(a preloaded library, a startup script, a pager, a git hook); to allow it on purpose "

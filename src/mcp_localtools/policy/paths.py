@@ -39,6 +39,7 @@ from mcp_localtools.errors import (
     ToolError,
     from_os_error,
 )
+from mcp_localtools.policy.sandbox import GIT_PROTECTED
 
 __all__ = ["PathPolicy", "ResolvedPath"]
 
@@ -90,13 +91,16 @@ class PathPolicy:
         base_dir: canonical directory that relative paths are joined to; inside a root.
         block_symlinks: refuse symlink components and symlink files.
         protected: canonical paths inside the roots that tools may read but not change
-            (``.git/config``, ``.git/hooks``, the server's own files; ``check_writable``).
+            (``.git/config``, ``.git/hooks``, the server's own files; ``check_writable``), besides
+            the git config, hooks and pointers of every ``.git`` directory.
+        unprotected: canonical paths lifted from protection on purpose.
     """
 
     roots: tuple[Path, ...]
     base_dir: Path
     block_symlinks: bool = False
     protected: tuple[Path, ...] = ()
+    unprotected: tuple[Path, ...] = ()
 
     @classmethod
     def from_config(cls, paths: PathsConfig) -> PathPolicy:
@@ -187,6 +191,18 @@ class PathPolicy:
         real = resolved.real
         if any(root.is_relative_to(real) for root in self.roots):
             return  # a root, or above one: the callers' own root checks refuse what they must
+        if any(real == lifted or real.is_relative_to(lifted) for lifted in self.unprotected):
+            return
+        parts = real.parts
+        if ".git" in parts:
+            after = parts[parts.index(".git") + 1 :]
+            if not after or any(part in GIT_PROTECTED for part in after):
+                raise ProtectedPath(
+                    f"refusing to {action} {resolved.path}: a git directory's config, hooks and "
+                    "pointers (config, hooks, commondir, worktrees, modules) are protected (git would "
+                    "run what they say); change them with git outside the tools, or lift a path on "
+                    "purpose with [exec.sandbox] unprotected_paths"
+                )
         for protected in self.protected:
             if real == protected or real.is_relative_to(protected) or protected.is_relative_to(real):
                 raise ProtectedPath(

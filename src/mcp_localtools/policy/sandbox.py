@@ -40,27 +40,38 @@ __all__ = [
     "CREATED_WHEN_MISSING",
     "DEFAULT_HIDDEN",
     "DEFAULT_PROTECTED",
+    "GIT_PROTECTED",
+    "GIT_SENTINELS",
     "LANDLOCK_EXEC",
+    "RESOLVER_PATHS",
     "Backend",
     "SandboxPolicy",
     "choose_backend",
     "find_bwrap",
     "landlock_spec",
+    "missing_git_files",
+    "nested_git_paths",
     "protected_paths",
     "seatbelt_profile",
+    "unprotected_paths",
 ]
 
 DEFAULT_PROTECTED = (".git/config", ".git/hooks")
-"""Paths inside every root that commands may not change: what makes a later, innocent ``git``
-command run code (``core.fsmonitor``, ``core.pager``, aliases, hooks)."""
+"""Paths inside every root that commands and the file tools may not change (with the rest of
+``GIT_PROTECTED`` in every ``.git``, which the sandbox and ``PathPolicy`` add): what makes a
+later, innocent ``git`` command run code (``core.fsmonitor``, ``core.pager``, aliases, hooks)."""
 
 CREATED_WHEN_MISSING = frozenset({"hooks"})
 """Protected directories made (empty) when missing, so that they can be held read-only: a
 command could otherwise create ``.git/hooks`` and put a hook in it (``git init`` makes it too)."""
 
-DEFAULT_HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/media", "/mnt", "/run/media", "/run/user")  # noqa: S108
+DEFAULT_HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/media", "/mnt", "/run")  # noqa: S108
 """Directories no command sees (besides the server's home directory): other users' files,
-secrets in home directories, other programs' temporary files, mounted media."""
+secrets in home directories, other programs' temporary files, mounted media, and ``/run`` with
+the host services' UNIX sockets (a Docker or D-Bus socket is as good as a network, or root)."""
+
+RESOLVER_PATHS = ("/run/systemd/resolve",)
+"""Exposed again when commands have the network: ``/etc/resolv.conf`` often links there."""
 
 _SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 
@@ -75,6 +86,8 @@ class SandboxPolicy:
         exposed: read-only holes in ``hidden``: toolchains and ``read_paths``.
         protected: read-only paths inside ``writable`` (existing or not).
         network: whether commands share the host's network.
+        unprotected: paths lifted from protection on purpose (the git paths found in nested
+            repositories are protected unless lifted here).
     """
 
     writable: tuple[Path, ...]
@@ -82,6 +95,7 @@ class SandboxPolicy:
     exposed: tuple[Path, ...]
     protected: tuple[Path, ...]
     network: bool
+    unprotected: tuple[Path, ...] = ()
 
     @classmethod
     def create(
@@ -115,6 +129,7 @@ class SandboxPolicy:
             exposed=tuple(path for path in _canonical(candidates) if _exists(path)),
             protected=tuple(protected),
             network=config.network,
+            unprotected=unprotected_paths(config, roots),
         )
 
 
@@ -131,13 +146,20 @@ def protected_paths(
         for entry in (*DEFAULT_PROTECTED, *config.protected_paths):
             found.append(_resolved(Path(entry).expanduser() if entry.startswith("~") else root / entry))
     found += [_resolved(Path(path)) for path in own_files]
-    lifted = {
-        _resolved(Path(entry).expanduser() if entry.startswith("~") else root / entry)
-        for root in roots
-        for entry in config.unprotected_paths
-    }
+    lifted = set(unprotected_paths(config, roots))
     inside = [path for path in dict.fromkeys(found) if any(_inside(path, root) for root in roots)]
     return tuple(path for path in inside if path not in lifted)
+
+
+def unprotected_paths(config: SandboxConfig, roots: Sequence[Path]) -> tuple[Path, ...]:
+    """``unprotected_paths`` made canonical: relative entries against every root."""
+    return tuple(
+        dict.fromkeys(
+            _resolved(Path(entry).expanduser() if entry.startswith("~") else root / entry)
+            for root in roots
+            for entry in config.unprotected_paths
+        )
+    )
 
 
 # os.path's checks answer False where the server may not search a directory; Path's raise
@@ -207,13 +229,17 @@ class Backend:
     executable: str
     policy: SandboxPolicy
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
+    def wrap(
+        self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
+    ) -> list[str]:
         """The argv that runs ``argv`` in ``cwd`` inside the sandbox, with ``temp_dir`` (the
-        session's private temporary directory, which must exist) writable."""
+        session's private temporary directory, which must exist) writable; ``git`` is
+        ``nested_git_paths`` of the writable roots when the caller has it already."""
         if self.name == "off":
             return list(argv)
         if self.name == "bwrap":
-            return [self.executable, *bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir), "--", *argv]
+            options = bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir, git=git)
+            return [self.executable, *options, "--", *argv]
         if self.name == "landlock":
             spec = json.dumps(landlock_spec(self.policy, temp_dir=temp_dir))
             return [self.executable, "-I", "-S", str(LANDLOCK_EXEC), spec, "--", *argv]
@@ -221,7 +247,9 @@ class Backend:
         return [self.executable, "-p", profile, *argv]
 
 
-def bwrap_arguments(policy: SandboxPolicy, *, cwd: Path, temp_dir: Path | None) -> list[str]:
+def bwrap_arguments(
+    policy: SandboxPolicy, *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
+) -> list[str]:
     """bubblewrap's options for ``policy``. Mount order matters (a later mount covers an
     earlier one): the whole system read-only, then empty directories over the hidden ones, then
     the toolchains back (read-only), then the writable roots and the temp dir, then the protected
@@ -236,9 +264,12 @@ def bwrap_arguments(policy: SandboxPolicy, *, cwd: Path, temp_dir: Path | None) 
             args += ["--bind", str(path), str(path)]
     if temp_dir is not None:
         args += ["--bind", str(temp_dir), str(temp_dir)]
-    for directory in _pinned(policy):
+    found = nested_git_paths(policy.writable) if git is None else git
+    nested = [path for path in found if path not in policy.unprotected]
+    protected = list(dict.fromkeys([*policy.protected, *nested]))
+    for directory in _pinned(protected, policy.writable):
         args += ["--bind", str(directory), str(directory)]
-    for path in policy.protected:
+    for path in protected:
         if not os.path.lexists(path) and path.name in CREATED_WHEN_MISSING and _is_dir(path.parent):
             try:
                 path.mkdir(mode=0o755)
@@ -246,25 +277,85 @@ def bwrap_arguments(policy: SandboxPolicy, *, cwd: Path, temp_dir: Path | None) 
                 continue
         if os.path.lexists(path):
             args += ["--ro-bind", str(path), str(path)]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    # --cap-drop ALL: a root server's commands would otherwise keep root's capabilities inside the
+    # namespaces, and could unmount the read-only binds and the hiding tmpfs.
+    args += ["--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not policy.network:
         args.append("--unshare-net")
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
 
 
-def _pinned(policy: SandboxPolicy) -> list[Path]:
-    """The existing directories between a writable root and a protected path (``.git`` for
-    ``.git/config``), each bound onto itself: a mount point cannot be renamed (EBUSY), so a
-    command cannot move ``.git`` aside and put an unprotected one in its place."""
+GIT_PROTECTED = ("config", "config.worktree", "commondir", "hooks", "worktrees", "modules")
+"""What a command may not change in any ``.git`` directory: where git reads config, hooks, or the
+directory it takes them from (``commondir``; worktrees' and submodules' own config and hooks)."""
+
+_NESTED_DEPTH = 3
+_NESTED_VISITS = 2000
+
+
+def nested_git_paths(roots: Sequence[Path]) -> list[Path]:
+    """The ``GIT_PROTECTED`` entries of every git repository in ``roots`` up to three levels
+    down (a root that is a directory of projects), and ``.git`` files (a worktree's or a
+    submodule's pointer to its git directory). Bounded: at most 2,000 directories a root, hidden
+    ones and ``node_modules`` not entered. Blocking: call it from a worker thread."""
+    found: list[Path] = []
+    for root in roots:
+        visits = 0
+        level = [root]
+        for depth in range(_NESTED_DEPTH + 1):
+            below: list[Path] = []
+            for directory in level:
+                visits += 1
+                if visits > _NESTED_VISITS:
+                    break
+                try:
+                    with os.scandir(directory) as entries:
+                        items = list(entries)
+                except OSError:
+                    continue
+                for entry in items:
+                    path = Path(entry.path)
+                    if entry.name == ".git":
+                        if entry.is_dir(follow_symlinks=False):
+                            found += [path / name for name in GIT_PROTECTED]
+                        elif entry.is_file(follow_symlinks=False):
+                            found.append(path)
+                    elif (
+                        depth < _NESTED_DEPTH
+                        and entry.is_dir(follow_symlinks=False)
+                        and not entry.name.startswith(".")
+                        and entry.name != "node_modules"
+                    ):
+                        below.append(path)
+            level = below
+    return found
+
+
+GIT_SENTINELS = ("config", "config.worktree", "commondir")
+"""Files of a ``.git`` directory that a command may not create where they are missing (git would
+read its config from them, or from where ``commondir`` points): ``missing_git_files`` lists them
+before a run and the exec tools remove any that appeared."""
+
+
+def missing_git_files(git: Sequence[Path]) -> list[Path]:
+    """The ``GIT_SENTINELS`` missing from the ``.git`` directories of ``git`` (what
+    ``nested_git_paths`` found). Blocking: call it from a worker thread."""
+    git_dirs = dict.fromkeys(path.parent for path in git if path.parent.name == ".git")
+    return [git / name for git in git_dirs for name in GIT_SENTINELS if not os.path.lexists(git / name)]
+
+
+def _pinned(protected: Sequence[Path], writable: Sequence[Path]) -> list[Path]:
+    """The ``.git`` directories that hold a protected path, each bound onto itself: a mount point
+    cannot be renamed (EBUSY), so a command cannot move ``.git`` aside and put an unprotected one
+    in its place."""
     pinned: list[Path] = []
-    for path in policy.protected:
-        for root in policy.writable:
-            if path != root and path.is_relative_to(root):
-                for depth in range(1, len(path.relative_to(root).parts)):
-                    directory = root.joinpath(*path.relative_to(root).parts[:depth])
-                    if _is_dir(directory) and directory not in pinned:
-                        pinned.append(directory)
+    for path in protected:
+        for directory in path.parents:
+            if not any(directory.is_relative_to(root) and directory != root for root in writable):
+                break
+            if directory.name == ".git" and _is_dir(directory) and directory not in pinned:
+                pinned.append(directory)
     return pinned
 
 

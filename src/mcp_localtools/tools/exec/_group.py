@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio.to_thread
@@ -162,8 +162,13 @@ class ExecGroup:
         Raises:
             SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
         """
-        temp_dir = await anyio.to_thread.run_sync(self.sandbox.temp_dir, temp_key)
-        wrapped = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+
+        def prepare() -> tuple[Path | None, list[str], list[Path]]:  # file system work: a thread
+            temp_dir = self.sandbox.temp_dir(temp_key)
+            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+            return temp_dir, wrapped, missing
+
+        temp_dir, wrapped, missing = await anyio.to_thread.run_sync(prepare)
         if temp_dir is not None:
             env = {**env, "TMPDIR": str(temp_dir)}
         request = RunRequest(
@@ -174,4 +179,8 @@ class ExecGroup:
             timeout=timeout,
             max_output_bytes=self.policy.max_output_bytes,
         )
-        return await self.runner.run(request, on_output)
+        outcome = await self.runner.run(request, on_output)
+        if not missing:
+            return outcome
+        reverted = await anyio.to_thread.run_sync(self.sandbox.revert, missing)
+        return replace(outcome, reverted=reverted) if reverted else outcome

@@ -86,6 +86,8 @@ class RunOutcome:
     duration_ms: int
     stdout: Captured
     stderr: Captured
+    reverted: tuple[str, ...] = ()
+    """Git pointers the command created and the sandbox removed again (``CommandSandbox.revert``)."""
 
 
 class ProcessRunner:

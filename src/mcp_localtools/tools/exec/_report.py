@@ -39,7 +39,7 @@ class RunReport(ToolOutput):
 def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, object]:
     """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
     return {
-        "sandbox_note": sandbox.explain(outcome.stderr.text, outcome.exit_code),
+        "sandbox_note": sandbox.explain(outcome.stderr.text, outcome.exit_code, outcome.reverted),
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
         "duration_ms": outcome.duration_ms,

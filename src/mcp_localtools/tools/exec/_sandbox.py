@@ -22,11 +22,19 @@ import anyio.to_thread
 
 from mcp_localtools.config import SandboxConfig
 from mcp_localtools.errors import SandboxUnavailable
-from mcp_localtools.policy.sandbox import Backend, SandboxPolicy, choose_backend
+from mcp_localtools.policy.sandbox import (
+    Backend,
+    SandboxPolicy,
+    choose_backend,
+    missing_git_files,
+    nested_git_paths,
+)
 
 __all__ = ["CommandSandbox"]
 
 logger = logging.getLogger(__name__)
+
+_PREFIX = "mcp-localtools-"
 
 _READ_ONLY = re.compile(r"Read-only file system|EROFS")
 _NO_NETWORK = re.compile(
@@ -105,15 +113,19 @@ class CommandSandbox:
         """``bwrap``, ``landlock``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
         return self.backend.name if self.backend is not None else "none"
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> list[str]:
-        """The argv that runs ``argv`` in ``cwd`` inside the sandbox (after ``ready``).
+    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> tuple[list[str], list[Path]]:
+        """The argv that runs ``argv`` in ``cwd`` inside the sandbox (after ``ready``), and the git
+        files to check after the run (``revert``). Blocking: call it from a worker thread.
 
         Raises:
             SandboxUnavailable: no backend works here (fail closed).
         """
         if self.backend is None:
             raise SandboxUnavailable(self.reason or "the sandbox is not ready")
-        return self.backend.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+        if self.backend.name == "off":
+            return list(argv), []
+        git = nested_git_paths(self.backend.policy.writable)
+        return self.backend.wrap(argv, cwd=cwd, temp_dir=temp_dir, git=git), missing_git_files(git)
 
     def temp_dir(self, key: str) -> Path | None:
         """The private temporary directory of exec session ``key`` (created on first use, mode
@@ -123,12 +135,31 @@ class CommandSandbox:
             return None
         with self._guard:
             if self._base is None:
-                self._base = Path(tempfile.mkdtemp(prefix="mcp-localtools-"))
-                weakref.finalize(self, shutil.rmtree, str(self._base), ignore_errors=True)
+                _sweep_stale()
+                self._base = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+                finalizer = weakref.finalize(self, shutil.rmtree, str(self._base), ignore_errors=True)
+                finalizer.atexit = True
             base = self._base
         path = base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
         path.mkdir(mode=0o700, exist_ok=True)
         return path
+
+    @staticmethod
+    def revert(missing: list[Path]) -> tuple[str, ...]:
+        """Remove the git pointer files in ``missing`` that a command created; returns them."""
+        removed: list[str] = []
+        for path in missing:
+            if path.is_symlink() or path.exists():
+                try:
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+                except OSError:
+                    logger.warning("could not remove %s, which a command created", path)
+                    continue
+                removed.append(str(path))
+        return tuple(removed)
 
     def release(self, key: str) -> None:
         """Remove the temporary directory of exec session ``key`` (when it ends or expires), in a
@@ -146,9 +177,15 @@ class CommandSandbox:
         """A key for a run that has no exec session (runscript)."""
         return "run_" + secrets.token_hex(8)
 
-    def explain(self, stderr: str, exit_code: int | None) -> str | None:
-        """A note for a failed command whose error output shows the sandbox refused it: a write
-        outside the writable paths, or a network access with the network off; None otherwise."""
+    def explain(self, stderr: str, exit_code: int | None, reverted: tuple[str, ...] = ()) -> str | None:
+        """A note for a command the sandbox stood in the way of: git pointers it created that
+        were removed again (``reverted``), or a failure whose error output shows a refused write
+        or a network access with the network off; None otherwise."""
+        if reverted:
+            return (
+                f"removed {', '.join(reverted)}, which the command created: git would have read its "
+                "config from there (protected); change git's config outside the tools"
+            )
         if self.backend is None or self.backend.name == "off" or exit_code == 0:
             return None
         if self.backend.name == "landlock" and "Permission denied" in stderr:
@@ -170,3 +207,33 @@ class CommandSandbox:
                 "[exec.sandbox] network = true to let commands reach the network (pip install, git fetch)"
             )
         return None
+
+
+def _sweep_stale() -> None:
+    """Remove the temp base dirs of servers that are gone (``mcp-localtools-<pid>-*`` of this
+    user whose pid is not running): a server killed with SIGKILL cannot clean up after itself."""
+    base = Path(tempfile.gettempdir())
+    try:
+        candidates = list(base.glob(_PREFIX + "*"))
+    except OSError:
+        return
+    for path in candidates:
+        pid = path.name[len(_PREFIX) :].partition("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            if hasattr(os, "geteuid") and path.stat().st_uid != os.geteuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
