@@ -152,3 +152,12 @@ def test_a_backend_wraps_the_command_after_its_options(tmp_path: Path) -> None:
     assert argv[0] == "/x/bwrap" and argv[-4:] == ["--", "sh", "-c", "ls"]
     seatbelt = Backend("seatbelt", "/usr/bin/sandbox-exec", policy).wrap(["ls"], cwd=root, temp_dir=None)
     assert seatbelt[:2] == ["/usr/bin/sandbox-exec", "-p"] and seatbelt[-1] == "ls"
+
+
+def test_run_is_hidden_and_only_the_resolver_comes_back_with_the_network(tmp_path: Path) -> None:
+    closed, _, _ = policy_for(tmp_path / "closed")
+    opened, _, _ = policy_for(tmp_path / "open", network=True)
+    assert Path("/run") in closed.hidden and Path("/run") in opened.hidden
+    resolver = Path("/run/systemd/resolve")
+    assert resolver not in closed.exposed
+    assert (resolver in opened.exposed) == resolver.exists()

