@@ -183,7 +183,9 @@ class PathPolicy:
     def check_writable(self, resolved: ResolvedPath, action: str) -> None:
         """Refuse to ``action`` (``"write"``, ``"delete"``, ``"move"``, ...) a protected path, a
         path inside one, or a directory that contains one (moving ``.git`` away would take
-        ``.git/config`` with it).
+        ``.git/config`` with it); and in any ``.git`` directory, the directory itself and its
+        ``GIT_PROTECTED`` entries (config, hooks, the pointers to other git directories), unless
+        ``unprotected`` lifts them.
 
         Raises:
             ProtectedPath: it is protected; the message names the rule and how to lift it.
