@@ -140,6 +140,8 @@ class ToolSpec(Generic[ArgsT]):
         timeout_seconds: this tool's call timeout, when it differs from the registry default.
         unsupported: why the tool cannot work on this platform (``compat.why_unsupported``), or
             None when it can; ``build_registry`` leaves such a tool out and logs the reason.
+        on_register: called once the tool is registered: start-up work that only a served tool
+            needs (the exec tools probe their sandbox), so a tool left out costs nothing.
     """
 
     name: str
@@ -152,6 +154,7 @@ class ToolSpec(Generic[ArgsT]):
     annotations: ToolAnnotations
     timeout_seconds: float | None = None
     unsupported: str | None = None
+    on_register: Callable[[], None] | None = None
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):
@@ -278,6 +281,8 @@ class Registry:
                 )
         self._schemas[spec.name] = (input_schema(spec.args_model), output_schema(spec.result_model))
         self._specs[spec.name] = spec
+        if spec.on_register is not None:
+            spec.on_register()
 
     def get(self, name: str) -> ToolSpec[Any]:
         """The spec registered under ``name``.

@@ -9,6 +9,7 @@ a server in a subprocess.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,16 @@ from mcp import Client
 
 from mcp_localtools.config import parse_config
 from mcp_localtools.policy.sandbox import find_bwrap
-from tests.helpers import INITIALIZE, INITIALIZED, call_message, error_code, installed_command, text_of
+from mcp_localtools.tools import build_registry
+from tests.helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    call_message,
+    config_for,
+    error_code,
+    installed_command,
+    text_of,
+)
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = [
@@ -444,3 +455,24 @@ def test_the_config_spells_the_sandbox_mode_either_way() -> None:
     short = parse_config({"exec": {"sandbox": "off"}}).exec.sandbox
     table = parse_config({"exec": {"sandbox": {"mode": "off", "network": True}}}).exec.sandbox
     assert short.mode == table.mode == "off" and table.network and not short.network
+
+
+def _refusal_logged(caplog: pytest.LogCaptureFixture, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any("COMMANDS WILL BE REFUSED" in record.getMessage() for record in caplog.records):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_sandbox_is_probed_only_when_a_command_tool_is_served(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR)
+    sandbox = {"mode": "bwrap", "bwrap_path": str(tmp_path / "missing-bwrap")}
+    build_registry(config_for(tmp_path, exec={"enabled": False, "sandbox": sandbox}))
+    build_registry(config_for(tmp_path, exec={"sandbox": sandbox}, tools={"read_only": True}))
+    assert not _refusal_logged(caplog, 1.0), "no command tool is served: nothing to probe or refuse"
+    build_registry(config_for(tmp_path, exec={"sandbox": sandbox}))
+    assert _refusal_logged(caplog, 10.0), "served: the start-up log says commands will be refused"

@@ -45,8 +45,9 @@ _NO_NETWORK = re.compile(
 
 
 class CommandSandbox:
-    """The sandbox of the exec tools: its backend (chosen in a background thread at start-up, so
-    neither start-up nor the event loop waits for the probe) and the sessions' temp dirs.
+    """The sandbox of the exec tools: its backend (chosen in a background thread once an exec tool
+    is registered, ``start``, so neither start-up nor the event loop waits for the probe, and a
+    server that serves no command tool probes nothing) and the sessions' temp dirs.
 
     Args:
         config: ``[exec.sandbox]``.
@@ -69,9 +70,18 @@ class CommandSandbox:
         self._base: Path | None = None
         self._guard = threading.Lock()
         self._chosen = threading.Event()
-        policy = SandboxPolicy.create(config, roots=roots, environ=environ, protected=protected)
+        self._started = False
+        self._config = config
+        self._policy = SandboxPolicy.create(config, roots=roots, environ=environ, protected=protected)
+
+    def start(self) -> None:
+        """Start choosing the backend in a background thread (once; later calls do nothing)."""
+        with self._guard:
+            if self._started:
+                return
+            self._started = True
         threading.Thread(
-            target=self._choose, args=(config, policy), name="sandbox-probe", daemon=True
+            target=self._choose, args=(self._config, self._policy), name="sandbox-probe", daemon=True
         ).start()
 
     def _choose(self, config: SandboxConfig, policy: SandboxPolicy) -> None:
@@ -104,6 +114,7 @@ class CommandSandbox:
             SandboxUnavailable: commands cannot be contained and the sandbox is not off.
         """
         if not self._chosen.is_set():
+            self.start()
             await anyio.to_thread.run_sync(self._chosen.wait, abandon_on_cancel=True)
         if self.backend is None:
             raise SandboxUnavailable(self.reason)

@@ -255,4 +255,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),
+        on_register=group.sandbox.start,
     )

@@ -258,4 +258,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(policy.max_commands),
         unsupported=compat.why_unsupported(process_groups=True),
+        on_register=group.sandbox.start,
     )
