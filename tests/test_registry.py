@@ -178,3 +178,32 @@ def test_a_tools_entry_that_matches_nothing_fails_at_start_up(tmp_path: Path) ->
 
 def test_tool_error_is_the_base_of_every_call_failure() -> None:
     assert issubclass(OutsideAllowedRoots, ToolError)
+
+
+async def test_null_for_an_optional_argument_means_its_default(tmp_path: Path) -> None:
+    # mcp-use sends null for every property without a value: each tool must take that as
+    # "use the default", and say so for its list arguments in the schema.
+    (tmp_path / "a.py").write_text("needle\n", encoding="utf-8")
+    registry = build_registry(config_for(tmp_path))
+    nulls = {
+        "readfile": {"path": "a.py"},
+        "searchfiles": {"pattern": "needle"},
+        "globfiles": {"pattern": "*.py"},
+        "directorytree": {},
+        "listdirectory": {},
+        "statpath": {"path": "a.py"},
+    }
+    for name, required in nulls.items():
+        properties = registry.schemas(name)[0]["properties"]
+        arguments = {key: None for key in properties if key not in required} | required
+        result = await registry.call(name, arguments)
+        assert result.error is None, (name, result.error)
+        for key, schema in properties.items():
+            if schema.get("type") == "array" and key not in required:
+                assert schema.get("default") == [], (name, key)
+
+
+async def test_null_for_a_required_argument_is_still_refused(tmp_path: Path) -> None:
+    registry = build_registry(config_for(tmp_path))
+    result = await registry.call("readfile", {"path": None})
+    assert result.error is not None and result.error.code == "invalid_arguments"

@@ -155,3 +155,12 @@ async def test_a_disabled_tool_is_unknown(tmp_path: Path) -> None:
 async def test_the_server_instructions_name_the_roots(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path), mode="legacy") as client:
         assert str(tmp_path) in (client.instructions or "")
+
+
+async def test_null_optional_arguments_are_accepted_over_mcp(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x\n", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        listed = await client.call_tool("globfiles", {"pattern": "*.py", "exclude": None, "maxResults": None})
+        read = await client.call_tool("readfile", {"path": "a.py", "offset": None, "limit": None})
+    assert not listed.is_error and not read.is_error, text_of(listed) + text_of(read)
+    assert text_of(read) == "x\n"

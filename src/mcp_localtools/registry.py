@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, get_args
 
 import anyio
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.json_schema import GenerateJsonSchema
 
@@ -59,7 +59,9 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class ToolArgs(BaseModel):
-    """Base of every arguments model: camelCase names on the wire, unknown fields refused."""
+    """Base of every arguments model: camelCase names on the wire, unknown fields refused, and
+    ``null`` for an optional argument taken as "use the default" (clients such as mcp-use send
+    ``null`` for every property they have no value for)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -68,6 +70,16 @@ class ToolArgs(BaseModel):
         validate_by_alias=True,
         validate_by_name=False,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or not any(value is None for value in data.values()):
+            return data
+        optional = {
+            field.alias or name for name, field in cls.model_fields.items() if not field.is_required()
+        }
+        return {key: value for key, value in data.items() if value is not None or key not in optional}
 
 
 class ToolOutput(BaseModel):
@@ -177,8 +189,16 @@ def _strip_titles(node: Any) -> Any:
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of an arguments model, wire names, no titles."""
-    return model.model_json_schema(by_alias=True, schema_generator=_SchemaWithoutTitles)
+    """The JSON Schema of an arguments model, wire names, no titles. A list field whose default
+    is an empty list publishes ``"default": []`` (pydantic leaves a default factory out), so a
+    client that fills in defaults sends a list, not ``null``."""
+    schema: dict[str, Any] = model.model_json_schema(by_alias=True, schema_generator=_SchemaWithoutTitles)
+    properties = schema.get("properties", {})
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        if info.default_factory is list and key in properties:
+            properties[key].setdefault("default", [])
+    return schema
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
