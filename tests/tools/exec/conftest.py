@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,10 +13,26 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcp_localtools.policy.sandbox import find_bwrap
 from mcp_localtools.server import build_server
-from tests.helpers import config_for, processes_with, wait_until_gone
+from tests.helpers import config_for, processes_with, text_of, wait_until_gone
 
-__all__ = ["exec_client", "processes_with", "wait_until_gone"]
+__all__ = ["NEEDS_BWRAP", "exec_client", "processes_with", "run_commands", "wait_until_gone"]
+
+
+NEEDS_BWRAP = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or find_bwrap() is None, reason="needs bwrap"
+)
+"""For the sandbox tests: bubblewrap is the backend they exercise."""
+
+
+async def run_commands(client: Client, *commands: str, **arguments: Any) -> dict[str, Any]:
+    """shellcommand's structured result for ``commands``; fails the test on an error result."""
+    result = await client.call_tool("shellcommand", {"commands": list(commands), **arguments})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    data: dict[str, Any] = result.structured_content
+    return data
 
 
 @asynccontextmanager

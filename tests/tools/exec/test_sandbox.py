@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from mcp_localtools.config import parse_config
 from mcp_localtools.policy.sandbox import find_bwrap
@@ -38,11 +37,12 @@ from tests.helpers import (
     installed_command,
     text_of,
 )
-from tests.tools.exec.conftest import exec_client
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client
+from tests.tools.exec.conftest import run_commands as run
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not sys.platform.startswith("linux") or find_bwrap() is None, reason="needs bwrap"),
+    NEEDS_BWRAP,
 ]
 
 SECRET = "canary-secret-5f2d"
@@ -61,14 +61,6 @@ def layout(tmp_path: Path) -> dict[str, Path]:
     (outside / "tree" / "leaf.txt").write_text("keep", encoding="utf-8")
     (outside / "secret.txt").write_text(SECRET, encoding="utf-8")
     return {"root": root, "outside": outside, "canary": outside / "canary.txt"}
-
-
-async def run(client: Client, *commands: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("shellcommand", {"commands": list(commands), **arguments})
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    data: dict[str, Any] = result.structured_content
-    return data
 
 
 def untouched(layout: dict[str, Path], *, mode_too: bool = True) -> None:

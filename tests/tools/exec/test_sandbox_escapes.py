@@ -13,15 +13,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client
 
-from mcp_localtools.policy.sandbox import find_bwrap
 from tests.helpers import (
     INITIALIZE,
     INITIALIZED,
@@ -31,11 +27,12 @@ from tests.helpers import (
     raw_stdio_exchange,
     text_of,
 )
-from tests.tools.exec.conftest import exec_client
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client
+from tests.tools.exec.conftest import run_commands as run
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not sys.platform.startswith("linux") or find_bwrap() is None, reason="needs bwrap"),
+    NEEDS_BWRAP,
     pytest.mark.skipif(shutil.which("git") is None, reason="needs git"),
 ]
 
@@ -51,14 +48,6 @@ def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False
     )
-
-
-async def run(client: Client, *commands: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool("shellcommand", {"commands": list(commands), **arguments})
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    data: dict[str, Any] = result.structured_content
-    return data
 
 
 @pytest.fixture
