@@ -164,3 +164,67 @@ async def test_null_optional_arguments_are_accepted_over_mcp(tmp_path: Path) -> 
         read = await client.call_tool("readfile", {"path": "a.py", "offset": None, "limit": None})
     assert not listed.is_error and not read.is_error, text_of(listed) + text_of(read)
     assert text_of(read) == "x\n"
+
+
+async def test_each_handshake_era_connection_is_a_session_whose_end_is_announced() -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from mcp_localtools.registry import CallContext, Registry
+    from mcp_localtools.results import ToolResult
+    from mcp_localtools.server import create_server
+    from tests.test_registry import EchoArgs, EchoResult, spec
+
+    seen: list[tuple[str, str | None]] = []
+    ended: list[str] = []
+
+    async def whoami(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        seen.append((ctx.session_id, ctx.client_name))
+        return ToolResult.of(EchoResult(text=ctx.session_id))
+
+    async def end(session_id: str) -> None:
+        ended.append(session_id)
+
+    registry = Registry()
+    registry.register(replace(spec(handler=whoami), on_session_end=end))
+    registry.register(replace(spec(name="echo2", handler=whoami), on_session_end=end))
+    server = create_server(registry)
+    async with Client(server, mode="legacy") as first:
+        await first.call_tool("echo", {})
+        await first.call_tool("echo2", {})
+        async with Client(server, mode="legacy") as second:
+            await second.call_tool("echo", {})
+        assert len(ended) == 1 and ended[0] == seen[2][0]  # the second ended, announced once
+    assert seen[0][0] == seen[1][0] != seen[2][0]
+    assert ended == [seen[2][0], seen[0][0]]
+    assert all(name for _, name in seen)
+
+
+async def test_2026_era_requests_share_the_stateless_session_and_end_nothing() -> None:
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from mcp_localtools.registry import CallContext, Registry
+    from mcp_localtools.results import ToolResult
+    from mcp_localtools.server import STATELESS_SESSION, create_server
+    from tests.test_registry import EchoArgs, EchoResult, spec
+
+    seen: list[str] = []
+    ended: list[str] = []
+
+    async def whoami(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        seen.append(ctx.session_id)
+        return ToolResult.of(EchoResult(text=ctx.session_id))
+
+    async def end(session_id: str) -> None:
+        ended.append(session_id)
+
+    registry = Registry()
+    registry.register(replace(spec(handler=whoami), on_session_end=end))
+    async with Client(create_server(registry), mode="2026-07-28") as client:
+        await client.call_tool("echo", {})
+        await client.call_tool("echo", {})
+    assert seen == [STATELESS_SESSION, STATELESS_SESSION]
+    assert ended == []

@@ -36,10 +36,12 @@ from mcp_localtools.results import ToolResult
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
     "DESTRUCTIVE",
+    "LOCAL_SESSION",
     "READ_ONLY",
     "CallContext",
     "ProgressFn",
     "Registry",
+    "SessionEndFn",
     "ToolAnnotations",
     "ToolArgs",
     "ToolOutput",
@@ -56,6 +58,9 @@ _NAME = re.compile(r"^[a-z][a-z0-9]*$")
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 """``(progress, total, message)``: reports progress of a running call to whoever asked for it."""
+
+SessionEndFn = Callable[[str], Awaitable[None]]
+"""``(session_id)``: releases what a tool kept for an MCP session that has ended."""
 
 
 class ToolArgs(BaseModel):
@@ -119,11 +124,26 @@ def any_case(choices: Any) -> BeforeValidator:
     return BeforeValidator(validate)
 
 
+LOCAL_SESSION = "local"
+"""The session id of calls made without MCP (the Python API, the JSON command line)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """What a handler may use of the call beyond its arguments."""
+    """What a handler may use of the call beyond its arguments.
+
+    Attributes:
+        progress: receives progress updates, or None when the caller did not ask for them.
+        session_id: an opaque key of the MCP session (connection) the call came on, unique for
+            the server's lifetime; ``LOCAL_SESSION`` for calls made without MCP. State a tool
+            keeps per session (exec sessions, processes, stored outputs) is keyed by it, and
+            ``Registry.on_session_end`` callbacks receive it when the session ends.
+        client_name: the client's name from ``initialize`` (``clientInfo.name``), when known.
+    """
 
     progress: ProgressFn | None = None
+    session_id: str = LOCAL_SESSION
+    client_name: str | None = None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -154,6 +174,9 @@ class ToolSpec(Generic[ArgsT]):
             None when it can; ``build_registry`` leaves such a tool out and logs the reason.
         on_register: called once the tool is registered: start-up work that only a served tool
             needs (the exec tools probe their sandbox), so a tool left out costs nothing.
+        on_session_end: awaited with a ``CallContext.session_id`` when that MCP session ends
+            (``Registry.end_session``): per-session state is released there. Tools of one group
+            may share one callback; it is called once per session.
     """
 
     name: str
@@ -167,6 +190,7 @@ class ToolSpec(Generic[ArgsT]):
     timeout_seconds: float | None = None
     unsupported: str | None = None
     on_register: Callable[[], None] | None = None
+    on_session_end: SessionEndFn | None = None
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):
@@ -278,6 +302,23 @@ class Registry:
     _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
         default_factory=dict, init=False, repr=False
     )
+    _session_end: list[SessionEndFn] = field(default_factory=list, init=False, repr=False)
+
+    def on_session_end(self, callback: SessionEndFn) -> None:
+        """Await ``callback(session_id)`` whenever an MCP session ends (``end_session``); a
+        callback added twice is called once."""
+        if callback not in self._session_end:
+            self._session_end.append(callback)
+
+    async def end_session(self, session_id: str) -> None:
+        """Release everything kept for ``session_id``: await each ``on_session_end`` callback
+        (the tools' and the ones added with ``on_session_end``) once. A failing callback is
+        logged and does not stop the others. The MCP adapter calls this when a connection ends."""
+        for callback in list(self._session_end):
+            try:
+                await callback(session_id)
+            except Exception:
+                logger.exception("releasing session %s failed", session_id)
 
     def register(self, spec: ToolSpec[Any]) -> None:
         """Add a tool.
@@ -303,6 +344,8 @@ class Registry:
         self._specs[spec.name] = spec
         if spec.on_register is not None:
             spec.on_register()
+        if spec.on_session_end is not None:
+            self.on_session_end(spec.on_session_end)
 
     def get(self, name: str) -> ToolSpec[Any]:
         """The spec registered under ``name``.
@@ -368,6 +411,8 @@ class Registry:
         *,
         progress: ProgressFn | None = None,
         timeout: float | None = None,
+        session_id: str = LOCAL_SESSION,
+        client_name: str | None = None,
     ) -> ToolResult:
         """Validate ``arguments``, run the tool under its timeout and return its result.
 
@@ -380,6 +425,8 @@ class Registry:
             arguments: the wire arguments (camelCase); ``None`` means all defaults.
             progress: receives progress updates of long calls.
             timeout: seconds; default the spec's, else the registry's.
+            session_id: the MCP session the call came on (``CallContext.session_id``).
+            client_name: the client's name, when known (``CallContext.client_name``).
 
         Raises:
             UnknownToolError: no tool of that name (a request error, not a tool failure).
@@ -398,7 +445,8 @@ class Registry:
         limit = timeout or spec.timeout_seconds or self.default_timeout
         try:
             with anyio.fail_after(limit):
-                return await spec.handler(args, CallContext(progress=progress))
+                context = CallContext(progress=progress, session_id=session_id, client_name=client_name)
+                return await spec.handler(args, context)
         except ToolError as exc:
             return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
         except TimeoutError:

@@ -12,6 +12,7 @@ code (``ERROR_META_KEY``). An unknown tool name is a protocol error (-32602). Th
 from __future__ import annotations
 
 import base64
+import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from mcp.types import (
     TextContent,
     Tool,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyHttpUrl
 
 from mcp_localtools._version import __version__
@@ -45,6 +47,7 @@ from mcp_localtools.workspace import Workspace
 __all__ = [
     "ERROR_META_KEY",
     "SERVER_NAME",
+    "STATELESS_SESSION",
     "build_server",
     "create_server",
     "instructions_for",
@@ -113,8 +116,43 @@ class _RegistryServer(MCPServer[Any]):
             if context is not None:
                 await context.report_progress(done, total, message)
 
-        result = await self._registry.call(name, arguments, progress=progress)
+        session_id, client_name = self._session_of(context)
+        result = await self._registry.call(
+            name, arguments, progress=progress, session_id=session_id, client_name=client_name
+        )
         return to_call_tool_result(result)
+
+    def _session_of(self, context: Context[Any, Any] | None) -> tuple[str, str | None]:
+        """``(session_id, client_name)`` of the connection a request came on.
+
+        A handshake-era (2024-11-05 ... 2025-11-25) connection is a session: its id is minted at
+        its first tool call and kept in the SDK's per-connection ``Connection.state``, and
+        ``Registry.end_session`` is scheduled on the connection's exit stack, which the SDK unwinds
+        when the connection ends (stdio EOF, Streamable HTTP DELETE or idle timeout, SSE
+        disconnect, an in-memory client closing). The 2026-07-28 revision has no sessions (every
+        request stands alone): all its requests share ``STATELESS_SESSION``, whose state lives
+        until the server exits and is otherwise bounded by each tool's own limits and TTLs."""
+        if context is None:
+            return STATELESS_SESSION, None
+        session = context.session
+        params = session.client_params
+        client_name = params.client_info.name if params is not None else None
+        connection = getattr(session, "_connection", None)
+        if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return STATELESS_SESSION, client_name
+        key = connection.state.get(_SESSION_KEY)
+        if key is None:
+            key = f"mcp-{next(_session_numbers)}"
+            connection.state[_SESSION_KEY] = key
+            connection.exit_stack.push_async_callback(self._registry.end_session, key)
+        return str(key), client_name
+
+
+STATELESS_SESSION = "mcp-stateless"
+"""The ``CallContext.session_id`` of every 2026-07-28-era request: that revision has no sessions."""
+
+_SESSION_KEY = "mcp-localtools/session"
+_session_numbers = itertools.count(1)
 
 
 def instructions_for(paths: PathPolicy) -> str:
