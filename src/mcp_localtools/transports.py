@@ -20,6 +20,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,22 +67,32 @@ def read_token_file(path: str | Path) -> str:
     """Read a bearer token from a file that only its owner can read.
 
     Raises:
-        ConfigError: the file is missing, not a regular file, readable or writable by group or
-            others, empty, or shorter than ``MIN_TOKEN_CHARS``.
+        ConfigError: the file is missing or unreadable (permission denied names the fix: run as
+            the file's owner, in a container ``--user``), not a regular file, readable or writable
+            by group or others, empty, or shorter than ``MIN_TOKEN_CHARS``.
     """
     file = Path(path).expanduser()
     try:
         info = file.stat()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the auth token file {file}: {exc.strerror}") from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"the auth token file {file} is not a regular file")
-    if info.st_mode & 0o077:
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"the auth token file {file} is not a regular file")
+        if info.st_mode & 0o077:
+            raise ConfigError(
+                f"refusing the auth token file {file}: others can access it "
+                f"(mode {stat.S_IMODE(info.st_mode):04o}); run: chmod 600 {file}"
+            )
+        text = file.read_text(encoding="utf-8")
+    except PermissionError:
+        getuid = getattr(os, "getuid", None)
+        who = f" as uid {getuid()}" if getuid is not None else ""
         raise ConfigError(
-            f"refusing the auth token file {file}: others can access it "
-            f"(mode {stat.S_IMODE(info.st_mode):04o}); run: chmod 600 {file}"
-        )
-    return check_token(file.read_text(encoding="utf-8").strip(), f"the auth token file {file}")
+            f"cannot read the auth token file {file}: permission denied to the server running{who}; "
+            'run the server as the file\'s owner (in a container: --user "$(id -u):$(id -g)")'
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read the auth token file {file}: {reason}") from None
+    return check_token(text.strip(), f"the auth token file {file}")
 
 
 def check_token(token: str, source: str) -> str:
