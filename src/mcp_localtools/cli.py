@@ -49,6 +49,9 @@ commands:
                         "content": [...]} or {"success": false, "error": {"code", "message"}}.
                         Exit status: 0 success, 1 bad input or tool error, 2 refused by policy.
   token --file PATH     write a new random bearer token (256 bits) to PATH with mode 0600
+  audit [filters]       read the [audit] log: --since/--until (ISO time or 15m, 2h, 1d), --tool,
+                        --session, --decision allowed|refused; --follow; --json for one JSON
+                        object per line (default: a compact table)
 
 network transports:
   Every request needs "Authorization: Bearer <token>"; the token comes from [server]
@@ -63,6 +66,7 @@ examples:
   mcp-localtools --root . call readfile '{"path": "README.md", "limit": 20}'
   echo '{"path": "."}' | mcp-localtools call listdirectory -
   mcp-localtools token --file ~/.config/mcp-localtools/token
+  mcp-localtools --config config.toml audit --since 1h --decision refused
   mcp-localtools --transport streamable-http --auth-token-file ~/.config/mcp-localtools/token
 
 environment:
@@ -125,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     _add_common(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit}")
     serve = commands.add_parser("serve", help="run the MCP server (default)")
     _add_common(serve, suppress=True)
     tools = commands.add_parser("tools", help="list the tools")
@@ -139,6 +143,18 @@ def _parser() -> argparse.ArgumentParser:
     _add_common(token, suppress=True)
     token.add_argument("--file", metavar="PATH", help="where to write it (default: [server] auth_token_file)")
     token.add_argument("--force", action="store_true", help="replace an existing file")
+    audit = commands.add_parser("audit", help="read the audit log")
+    _add_common(audit, suppress=True)
+    audit.add_argument("--file", metavar="PATH", help="the log (default: [audit] path or its default)")
+    audit.add_argument(
+        "--since", metavar="TIME", help="from this time: ISO 8601 (UTC) or a span back (15m, 2h, 1d)"
+    )
+    audit.add_argument("--until", metavar="TIME", help="up to this time; same forms")
+    audit.add_argument("--tool", action="append", default=[], help="only this tool (repeatable)")
+    audit.add_argument("--session", action="append", default=[], help="only this session (repeatable)")
+    audit.add_argument("--decision", choices=["allowed", "refused"], help="only allowed or refused calls")
+    audit.add_argument("--follow", "-f", action="store_true", help="keep printing new records")
+    audit.add_argument("--json", action="store_true", help="print each record as one JSON line")
     return parser
 
 
@@ -335,6 +351,49 @@ def _token(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _audit(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mcp_localtools import audit
+
+    config = _config(ns)
+    path = Path(ns.file or config.audit.path or audit.default_audit_path(os.environ)).expanduser()
+    try:
+        keep = audit.RecordFilter(
+            since=audit.parse_time(ns.since) if ns.since else None,
+            until=audit.parse_time(ns.until) if ns.until else None,
+            tools=tuple(ns.tool),
+            sessions=tuple(ns.session),
+            decision=ns.decision,
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            f"--since/--until: {exc}; give an ISO time (2026-11-23T22:00) or a span (15m, 2h, 1d)"
+        ) from exc
+    if not path.exists() and not ns.follow:
+        raise ConfigError(f"no audit log at {path}: turn it on with [audit] enabled = true, or pass --file")
+
+    def show(record: dict[str, Any]) -> None:
+        if keep(record):
+            line = json.dumps(record, ensure_ascii=False) if ns.json else audit.table_row(record)
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    if not ns.json:
+        sys.stdout.write(audit.TABLE_HEADER + "\n")
+    try:
+        for record in audit.read_records(path, include_current=not ns.follow):
+            show(record)
+        if ns.follow:
+            for record in audit.follow_records(path):
+                show(record)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the audit log {path}: {exc.strerror or exc}") from exc
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     ns = _parser().parse_args(argv)
@@ -349,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _tools(ns)
         if ns.command == "token":
             return _token(ns)
+        if ns.command == "audit":
+            return _audit(ns)
         return _serve(ns, log_level)
     except ConfigError as exc:
         sys.stderr.write(f"mcp-localtools: {exc.message}\n")

@@ -27,6 +27,8 @@ __all__ = [
     "HARD_MAX_RESULT_CHARS",
     "HARD_MAX_TIMEOUT_SECONDS",
     "HARD_MAX_WRITE_BYTES",
+    "ApprovalConfig",
+    "AuditConfig",
     "Config",
     "ExecConfig",
     "LimitsConfig",
@@ -206,6 +208,75 @@ class ServerConfig(_Section):
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
 
 
+APPROVAL_CLASSES: tuple[str, ...] = ("destructive", "writes", "exec", "all")
+"""The classes ``[approval] require`` accepts besides tool names (``approval.py``)."""
+
+
+class ApprovalConfig(_Section):
+    """``[approval]``: which calls wait for a person's yes, asked through MCP elicitation."""
+
+    require: list[str] = []
+    """Tool names (``"shellcommand"``) and classes: ``"destructive"`` (tools annotated destructive),
+    ``"writes"`` (every tool that is not read-only), ``"exec"`` (the command tools), ``"all"``."""
+    on_unsupported: Literal["refuse", "allow"] = "refuse"
+    """What a call that needs approval does when the client cannot ask (no elicitation support,
+    the JSON command line): refuse it (default), or run it without asking."""
+    timeout_seconds: Annotated[int, Field(ge=5, le=HARD_MAX_TIMEOUT_SECONDS)] = 120
+    """How long the server waits for the answer (seconds); no answer is a refusal."""
+    session_approval: bool = True
+    """Offer "approve for this session" (handshake-era connections only; the 2026-07-28 revision
+    has no sessions): the same call with the same arguments is not asked again on that connection."""
+
+    @field_validator("require")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name.strip() or not name.isalnum() or not name.islower():
+                raise ValueError(f"{name!r} is not a tool name or one of {', '.join(APPROVAL_CLASSES)}")
+        return names
+
+
+class AuditConfig(_Section):
+    """``[audit]``: one JSON line per tool call (``audit.py``)."""
+
+    enabled: bool = False
+    """Write the audit log."""
+    path: str = ""
+    """The log file; default ``$XDG_STATE_HOME/mcp-localtools/audit.jsonl`` (else
+    ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root."""
+    required: bool = False
+    """Fail closed: refuse every call while the log cannot be written (and refuse to start)."""
+    max_bytes: Annotated[int, Field(ge=4096)] = 10 * MiB
+    """Rotate when the file would grow past this size (bytes)."""
+    keep: Annotated[int, Field(ge=1, le=100)] = 5
+    """Rotated files kept (``audit.jsonl.1`` is the newest)."""
+    secret_names: list[str] = [
+        "*TOKEN*",
+        "*KEY*",
+        "*SECRET*",
+        "*PASSWORD*",
+        "*PASSWD*",
+        "*CREDENTIAL*",
+        "*AUTH*",
+    ]
+    """Argument and variable names (globs, any case) whose values are masked."""
+    content_keys: list[str] = [
+        "content",
+        "stdin",
+        "oldText",
+        "newText",
+        "linesToInsert",
+        "replaceWithLines",
+        "matchLines",
+        "beforeLines",
+        "afterLines",
+        "anchorMatchLines",
+        "startMatchLines",
+        "endMatchLines",
+    ]
+    """Arguments that carry file contents: logged as their size and sha256 only."""
+
+
 class Config(_Section):
     """The whole configuration file. ``Config()`` is the embedded default: the current
     directory as the only root, every tool enabled."""
@@ -215,6 +286,8 @@ class Config(_Section):
     limits: LimitsConfig = LimitsConfig()
     exec: ExecConfig = ExecConfig()
     server: ServerConfig = ServerConfig()
+    approval: ApprovalConfig = ApprovalConfig()
+    audit: AuditConfig = AuditConfig()
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -259,12 +332,15 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
             ),
         }
     )
+    audit = config.audit
+    if audit.path:
+        audit = audit.model_copy(update={"path": str(base_dir / Path(audit.path).expanduser())})
     server = config.server
     if server.auth_token_file:
         server = server.model_copy(
             update={"auth_token_file": str(base_dir / Path(server.auth_token_file).expanduser())}
         )
-    return config.model_copy(update={"paths": anchored, "server": server})
+    return config.model_copy(update={"paths": anchored, "server": server, "audit": audit})
 
 
 def load_config(path: str | Path) -> Config:

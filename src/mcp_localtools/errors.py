@@ -27,7 +27,11 @@ line and clients can rely on; messages may be reworded, codes may not.
             ├── SymlinkRefused      a symlink where the policy or the operation forbids one
             ├── ProtectedPath       a protected path (.git/config, .git/hooks, ...) may not change
             ├── CommandRefused      the execution policy refused a command
-            └── SandboxUnavailable  no sandbox can contain commands here (fail closed)
+            ├── SandboxUnavailable  no sandbox can contain commands here (fail closed)
+            ├── ApprovalDenied      the person asked (``[approval]``) said no
+            ├── ApprovalTimeout     no answer came within ``[approval] timeout_seconds``
+            ├── ApprovalUnavailable the client cannot ask a person (no elicitation support)
+            └── AuditUnavailable    ``[audit] required`` and the audit log cannot be written
 
 Foreign exceptions (``OSError``, ``ValidationError``, ...) are translated into these at one
 boundary per tool group with ``raise ... from exc``.
@@ -41,6 +45,10 @@ from typing import ClassVar
 __all__ = [
     "AlreadyExists",
     "AmbiguousMatch",
+    "ApprovalDenied",
+    "ApprovalTimeout",
+    "ApprovalUnavailable",
+    "AuditUnavailable",
     "CommandRefused",
     "ConfigError",
     "Conflict",
@@ -179,6 +187,31 @@ class SandboxUnavailable(PolicyViolation):
     """No sandbox backend works here and the sandbox is not turned off: commands are refused."""
 
     code = "sandbox_unavailable"
+
+
+class ApprovalDenied(PolicyViolation):
+    """The call needed a person's approval (``[approval] require``) and they declined it."""
+
+    code = "approval_denied"
+
+
+class ApprovalTimeout(PolicyViolation):
+    """The call needed approval and no answer came within ``[approval] timeout_seconds``."""
+
+    code = "approval_timeout"
+
+
+class ApprovalUnavailable(PolicyViolation):
+    """The call needed approval and the client cannot ask a person (it declared no elicitation
+    support, or the connection has no way back to it); ``[approval] on_unsupported = "refuse"``."""
+
+    code = "approval_unavailable"
+
+
+class AuditUnavailable(PolicyViolation):
+    """``[audit] required = true`` and the audit log cannot be written: every call is refused."""
+
+    code = "audit_unavailable"
 
 
 def from_os_error(exc: OSError, path: str) -> ToolError:

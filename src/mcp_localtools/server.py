@@ -13,20 +13,31 @@ from __future__ import annotations
 
 import base64
 import itertools
+import json
+import logging
+import secrets
+import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context
+from mcp.server.request_state import RequestStateSecurity
 from mcp.types import (
     INVALID_PARAMS,
     BlobResourceContents,
     CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     TextContent,
     Tool,
 )
@@ -34,13 +45,16 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import AnyHttpUrl
 
 from mcp_localtools._version import __version__
+from mcp_localtools.approval import ApprovalPolicy, read_answer
+from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.config import Config
+from mcp_localtools.errors import ApprovalDenied, ApprovalTimeout, ApprovalUnavailable, AuditUnavailable
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.results import Content, FileContent, ToolResult
 from mcp_localtools.results import ImageContent as ImageItem
 from mcp_localtools.results import TextContent as TextItem
-from mcp_localtools.tools import build_registry
+from mcp_localtools.tools import GROUPS, build_registry
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
@@ -55,6 +69,7 @@ __all__ = [
 ]
 
 SERVER_NAME = "mcp-localtools"
+logger = logging.getLogger(__name__)
 
 
 def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResource:
@@ -96,19 +111,34 @@ def to_call_tool_result(result: ToolResult) -> CallToolResult:
 
 
 class _RegistryServer(MCPServer[Any]):
-    """``MCPServer`` whose tools are a registry's specs rather than decorated functions."""
+    """``MCPServer`` whose tools are a registry's specs rather than decorated functions; it asks
+    for ``[approval]`` through MCP elicitation and writes the ``[audit]`` log."""
 
-    def __init__(self, registry: Registry, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        approval: ApprovalPolicy | None = None,
+        audit: AuditLog | None = None,
+        base_dir: str = "",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._registry = registry
         self._tools = [Tool.model_validate(registry.manifest(name)) for name in registry.names()]
+        self._approval = approval if approval is not None and approval.active else None
+        self._audit = audit
+        self._base_dir = base_dir
+        self._answered: OrderedDict[str, float] = OrderedDict()
+        if self._approval is not None:
+            registry.on_session_end(self._approval.forget)
 
     async def list_tools(self) -> list[Tool]:
         return list(self._tools)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         if name not in self._registry:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
 
@@ -116,11 +146,176 @@ class _RegistryServer(MCPServer[Any]):
             if context is not None:
                 await context.report_progress(done, total, message)
 
+        began = time.monotonic()
         session_id, client_name = self._session_of(context)
-        result = await self._registry.call(
-            name, arguments, progress=progress, session_id=session_id, client_name=client_name
-        )
+        result: ToolResult | None = None
+        approval, rule = "not_required", None
+        if (
+            self._audit is not None
+            and self._audit.required
+            and not await anyio.to_thread.run_sync(self._audit.ready)
+        ):
+            result = ToolResult.failure(
+                AuditUnavailable.code,
+                f"{name} was not run: the audit log cannot be written ({self._audit.failure}) and "
+                "[audit] required = true refuses every call until it can; tell the user",
+                policy=True,
+            )
+        elif self._approval is not None and (rule := self._approval_rule(name, arguments)) is not None:
+            asked = await self._ask(name, arguments, rule, context, session_id)
+            if isinstance(asked, InputRequiredResult):
+                return asked
+            approval, result = asked
+        if result is None:
+            result = await self._registry.call(
+                name, arguments, progress=progress, session_id=session_id, client_name=client_name
+            )
+        if self._audit is not None:
+            line = self._audit.record(
+                session=session_id,
+                client=client_name,
+                tool=name,
+                arguments=arguments,
+                result=result,
+                approval=approval,
+                approval_rule=rule,
+                refused_by=result.error.code if result.error and result.error.policy else None,
+                began=began,
+            )
+            await anyio.to_thread.run_sync(self._audit.write, line)
         return to_call_tool_result(result)
+
+    def _approval_rule(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+        """The ``[approval] require`` entry this call falls under; a dry run needs none."""
+        assert self._approval is not None
+        spec = self._registry.get(name)
+        if "dry_run" in spec.args_model.model_fields and arguments.get("dryRun") is True:
+            return None
+        return self._approval.rule_for(spec)
+
+    async def _ask(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        rule: str,
+        context: Context[Any, Any] | None,
+        session_id: str,
+    ) -> InputRequiredResult | tuple[str, ToolResult | None]:
+        """Ask the person about a call that needs approval.
+
+        Returns an ``InputRequiredResult`` (the 2026-07-28 revision: the client asks and calls
+        again with the answer), or ``(outcome, refusal)``: the audit's approval outcome and the
+        error result when the call must not run (None: run it)."""
+        assert self._approval is not None
+        policy = self._approval
+        spec = self._registry.get(name)
+        key = policy.session_key(spec, arguments)
+        if policy.approved_for_session(session_id, key):
+            return "session", None
+        timeout = policy.config.timeout_seconds
+        capabilities = context.client_capabilities if context is not None else None
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        modern = context is not None and context.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if (
+            context is None
+            or elicitation is None
+            or (elicitation.form is None and elicitation.url is not None)
+            or (not modern and not context.session.can_send_request)
+        ):
+            return self._unsupported(name, rule, "it does not support MCP elicitation (form mode)")
+        answer: ElicitResult | None = None
+        if modern:
+            answer, expired = self._modern_answer(context)
+            if expired:
+                return "timeout", _timeout_result(name, timeout)
+        if answer is None:
+            sessions = not modern and policy.config.session_approval
+            message, refusal = await self._question(name, arguments, rule, session_id)
+            if refusal is not None:
+                return "not_asked", refusal
+            schema = policy.form_schema(sessions=sessions)
+            if modern:
+                nonce = secrets.token_urlsafe(16)
+                request = ElicitRequest(
+                    params=ElicitRequestFormParams(message=message, requested_schema=schema)
+                )
+                state = json.dumps({"approval": nonce, "asked": time.time()})
+                return InputRequiredResult(input_requests={_APPROVAL_INPUT: request}, request_state=state)
+            try:
+                with anyio.fail_after(timeout):
+                    answer = await context.session.elicit_form(
+                        message, schema, related_request_id=context.request_id
+                    )
+            except TimeoutError:
+                return "timeout", _timeout_result(name, timeout)
+            except MCPError as exc:
+                logger.info("elicitation for %s failed: %s", name, exc)
+                return self._unsupported(
+                    name, rule, f"it answered the approval request with an error ({exc})"
+                )
+        verdict = read_answer(answer.action, answer.content)
+        if verdict == "denied":
+            return "denied", ToolResult.failure(
+                ApprovalDenied.code,
+                f"{name} was not run: the user denied it. Do not repeat the call; "
+                "ask the user what to do instead.",
+                policy=True,
+            )
+        if verdict == "approved_for_session":
+            policy.remember(session_id, key)
+        return verdict, None
+
+    def _modern_answer(self, context: Context[Any, Any]) -> tuple[ElicitResult | None, bool]:
+        """The answer a 2026-07-28 client sent back with the state of our question: ``(answer,
+        expired)``. The state is sealed and bound to this tool and these arguments by the SDK
+        (``RequestStateBoundary``); each question is answered once (a replayed answer asks again)."""
+        responses = context.input_responses or {}
+        response = responses.get(_APPROVAL_INPUT)
+        try:
+            state = json.loads(context.request_state or "null")
+            nonce, asked = str(state["approval"]), float(state["asked"])
+        except (ValueError, TypeError, KeyError):
+            return None, False
+        if not isinstance(response, ElicitResult) or nonce in self._answered:
+            return None, False
+        now = time.time()
+        assert self._approval is not None
+        timeout = self._approval.config.timeout_seconds
+        while self._answered and next(iter(self._answered.values())) < now - 2 * timeout - 60:
+            self._answered.popitem(last=False)
+        self._answered[nonce] = now
+        if now - asked > timeout:
+            return None, True
+        return response, False
+
+    async def _question(
+        self, name: str, arguments: dict[str, Any], rule: str, session_id: str
+    ) -> tuple[str, ToolResult | None]:
+        """The question for the person and, for a tool with a dry run (editfile), its diff; or
+        the dry run's error result when the call cannot succeed (then nobody is asked)."""
+        assert self._approval is not None
+        spec = self._registry.get(name)
+        preview = None
+        if "dry_run" in spec.args_model.model_fields:
+            dry = await self._registry.call(name, {**arguments, "dryRun": True}, session_id=session_id)
+            if dry.is_error:
+                return "", dry
+            diff = (dry.structured or {}).get("diff")
+            preview = diff if isinstance(diff, str) else None
+        message = self._approval.prompt(spec, arguments, rule=rule, base_dir=self._base_dir, preview=preview)
+        return message, None
+
+    def _unsupported(self, name: str, rule: str, why: str) -> tuple[str, ToolResult | None]:
+        assert self._approval is not None
+        if self._approval.config.on_unsupported == "allow":
+            return "allowed_unsupported", None
+        return "unsupported", ToolResult.failure(
+            ApprovalUnavailable.code,
+            f"{name} was not run: it needs the user's approval ([approval] require has {rule!r}) and this "
+            f"client cannot ask: {why}. Use a client that supports MCP elicitation, or the user can "
+            'remove it from [approval] require or set [approval] on_unsupported = "allow"',
+            policy=True,
+        )
 
     def _session_of(self, context: Context[Any, Any] | None) -> tuple[str, str | None]:
         """``(session_id, client_name)`` of the connection a request came on.
@@ -148,6 +343,18 @@ class _RegistryServer(MCPServer[Any]):
         return str(key), client_name
 
 
+def _timeout_result(name: str, timeout: float) -> ToolResult:
+    return ToolResult.failure(
+        ApprovalTimeout.code,
+        f"{name} was not run: nobody answered the approval request within {timeout:g} s; "
+        "ask the user, then call again",
+        policy=True,
+    )
+
+
+_APPROVAL_INPUT = "mcp-localtools/approval"
+"""The key of the approval question in a 2026-07-28 ``InputRequiredResult``."""
+
 STATELESS_SESSION = "mcp-stateless"
 """The ``CallContext.session_id`` of every 2026-07-28-era request: that revision has no sessions."""
 
@@ -170,6 +377,9 @@ def create_server(
     instructions: str | None = None,
     log_level: str = "WARNING",
     bearer_token: str | None = None,
+    approval: ApprovalPolicy | None = None,
+    audit: AuditLog | None = None,
+    base_dir: str = "",
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
@@ -181,6 +391,10 @@ def create_server(
         bearer_token: when set, the HTTP transports require ``Authorization: Bearer <token>``
             (the SDK's resource-server auth with a static, constant-time token check; no OAuth
             metadata is published). stdio is unaffected.
+        approval: the ``[approval]`` policy: calls it names are asked about through MCP
+            elicitation before they run.
+        audit: the ``[audit]`` log: one line per call.
+        base_dir: where relative paths resolve (shown in approval questions).
     """
     auth: dict[str, Any] = {}
     if bearer_token is not None:
@@ -189,8 +403,17 @@ def create_server(
             # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
             "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None),
         }
+    if approval is not None and approval.active:
+        # The 2026-07-28 question round-trips through the client; its sealed state must outlive
+        # the approval timeout.
+        auth["request_state_security"] = RequestStateSecurity.ephemeral(
+            ttl=max(600.0, approval.config.timeout_seconds + 60.0)
+        )
     return _RegistryServer(
         registry,
+        approval=approval,
+        audit=audit,
+        base_dir=base_dir,
         name=SERVER_NAME,
         title="mcp-localtools",
         version=__version__,
@@ -212,17 +435,25 @@ def build_server(
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` as in ``create_server``;
     ``environ`` is the server's environment for the exec tools (see ``build_registry``);
-    ``own_files`` the server's config file, protected when it lies in a root (``Workspace``).
+    ``own_files`` the server's config file, protected when it lies in a root (``Workspace``), as
+    is the ``[audit]`` log (its default location, from ``environ``, lies outside the roots).
 
     Raises:
-        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``, ...).
+        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]`` or
+            ``[approval] require``, no home directory for the default audit log, ...).
     """
     config = config or Config()
-    workspace = Workspace.from_config(config, environ=environ, own_files=own_files)
+    audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
+    protected = [*own_files, *(audit.files if audit is not None else ())]
+    workspace = Workspace.from_config(config, environ=environ, own_files=protected)
     registry = build_registry(config, workspace=workspace)
+    known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
     return create_server(
         registry,
         instructions=instructions_for(workspace.paths),
         log_level=log_level,
         bearer_token=bearer_token,
+        approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
+        audit=audit,
+        base_dir=str(workspace.paths.base_dir),
     )

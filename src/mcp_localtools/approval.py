@@ -1,0 +1,205 @@
+"""Approval: which calls wait for a person's yes, what the person is shown, and what they said.
+
+``[approval] require`` names tools (``"shellcommand"``) and classes (``"destructive"``: tools
+annotated destructive; ``"writes"``: every tool that is not read-only; ``"exec"``: the command
+tools; ``"all"``). A call that needs approval is asked about before it runs; the MCP adapter
+(``server.py``) asks through MCP elicitation and this module knows nothing of MCP: it decides,
+renders the question (``prompt``), reads the answer (``read_answer``) and remembers "approve for
+this session" answers per session (bounded; released when the session ends).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_localtools.audit import Scrubber
+from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.registry import ToolSpec
+
+__all__ = [
+    "APPROVE",
+    "APPROVE_SESSION",
+    "DECISION_FIELD",
+    "DENY",
+    "Answer",
+    "ApprovalPolicy",
+    "read_answer",
+]
+
+APPROVE = "approve"
+APPROVE_SESSION = "approve for this session"
+DENY = "deny"
+DECISION_FIELD = "decision"
+"""The one field of the approval form: ``approve``, ``approve for this session`` or ``deny``."""
+
+MAX_PROMPT_CHARS = 6000
+"""Longest question shown to the person (characters); longer arguments and diffs are cut."""
+_MAX_VALUE_CHARS = 2000
+_MAX_SESSION_APPROVALS = 1000
+"""Most "approve for this session" answers remembered per session (the oldest is dropped)."""
+
+Answer = Literal["approved", "approved_for_session", "denied"]
+
+
+def read_answer(action: str, content: Mapping[str, Any] | None) -> Answer:
+    """What the person said, from an elicitation answer: ``action`` (``accept``, ``decline``,
+    ``cancel``) and the form ``content``. Anything but an accepted form whose decision is
+    ``approve`` or ``approve for this session`` is a denial (fail closed)."""
+    if action != "accept" or content is None:
+        return "denied"
+    decision = content.get(DECISION_FIELD)
+    if decision == APPROVE:
+        return "approved"
+    if decision == APPROVE_SESSION:
+        return "approved_for_session"
+    return "denied"
+
+
+@dataclass(eq=False)
+class ApprovalPolicy:
+    """The ``[approval]`` section applied to the registered tools.
+
+    Build it with ``ApprovalPolicy.create``.
+    """
+
+    config: ApprovalConfig
+    scrubber: Scrubber = field(default_factory=lambda: Scrubber.of(AuditConfig()))
+    """Masks secrets (``env`` values, secret-looking names and tokens) in the question."""
+    _approved: dict[str, dict[str, None]] = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def create(
+        cls, config: ApprovalConfig, known_tools: Iterable[str], *, scrubber: Scrubber | None = None
+    ) -> ApprovalPolicy:
+        """The policy of ``config``; ``known_tools`` are every tool name the server knows (enabled
+        or not); ``scrubber`` masks secrets in the questions (default: ``[audit]``'s defaults).
+
+        Raises:
+            ConfigError: a ``require`` entry is neither a known tool nor a class.
+        """
+        known = set(known_tools)
+        for name in config.require:
+            if name not in known and name not in APPROVAL_CLASSES:
+                raise ConfigError(
+                    f"approval.require: {name!r} is neither a tool nor one of {', '.join(APPROVAL_CLASSES)}"
+                )
+        return cls(config) if scrubber is None else cls(config, scrubber)
+
+    @property
+    def active(self) -> bool:
+        """True when some call may need approval."""
+        return bool(self.config.require)
+
+    def rule_for(self, spec: ToolSpec[Any]) -> str | None:
+        """The ``require`` entry that makes a call of ``spec`` need approval, or None."""
+        hints = spec.annotations
+        for entry in self.config.require:
+            if (
+                entry in (spec.name, "all")
+                or (entry == "destructive" and hints.destructive)
+                or (entry == "writes" and not hints.read_only)
+                or (entry == "exec" and spec.group == "exec")
+            ):
+                return entry
+        return None
+
+    def session_key(self, spec: ToolSpec[Any], arguments: Mapping[str, Any]) -> str:
+        """What "approve for this session" approves: this tool with exactly these arguments."""
+        return spec.name + " " + json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+    def approved_for_session(self, session_id: str, key: str) -> bool:
+        """True when the person approved ``key`` for the rest of ``session_id``."""
+        return key in self._approved.get(session_id, {})
+
+    def remember(self, session_id: str, key: str) -> None:
+        """Record an "approve for this session" answer (the oldest of a full session is dropped)."""
+        approved = self._approved.setdefault(session_id, {})
+        approved[key] = None
+        while len(approved) > _MAX_SESSION_APPROVALS:
+            del approved[next(iter(approved))]
+
+    async def forget(self, session_id: str) -> None:
+        """Drop the session's approvals (``Registry.on_session_end`` calls it)."""
+        self._approved.pop(session_id, None)
+
+    def prompt(
+        self,
+        spec: ToolSpec[Any],
+        arguments: Mapping[str, Any],
+        *,
+        rule: str,
+        base_dir: str,
+        preview: str | None = None,
+    ) -> str:
+        """The question shown to the person: the tool, what it will do, and why they are asked.
+
+        Args:
+            spec: the tool.
+            arguments: the wire arguments of the call.
+            rule: the ``require`` entry that matched.
+            base_dir: where relative paths and a missing ``workDir`` resolve.
+            preview: what a dry run of the call reported (the diff of an edit), when there is one.
+        """
+        shown = self.scrubber.arguments(arguments, contents=True)
+        lines = [f"Allow {spec.title} ({spec.name})?"]
+        if spec.group == "exec":
+            commands = shown.pop("commands", None)
+            if isinstance(commands, list):
+                lines.append("Commands:")
+                lines += [f"  $ {_cut(str(command))}" for command in commands]
+            if "path" in shown:
+                lines.append(f"Script: {shown.pop('path')}")
+            work_dir = shown.pop("workDir", None)
+            lines.append(f"In: {work_dir or base_dir}")
+        elif "path" in shown:
+            lines.append(f"Path: {shown.pop('path')}")
+        for key in ("source", "destination"):
+            if key in shown:
+                lines.append(f"{key.capitalize()}: {shown.pop(key)}")
+        if preview:
+            lines += ["Changes:", preview]
+        for key, value in shown.items():
+            if value in (None, [], {}, False) and key not in ("overwrite", "recursive"):
+                continue
+            if isinstance(value, str) and "\n" in value:
+                lines += [f"{key}:", *(f"  | {line}" for line in _cut(value).splitlines())]
+                continue
+            rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            lines.append(f"{key}: {_cut(str(rendered))}")
+        lines.append(f"(asked because [approval] require has {rule!r}; relative paths from {base_dir})")
+        text = "\n".join(lines)
+        if len(text) > MAX_PROMPT_CHARS:
+            text = text[: MAX_PROMPT_CHARS - 40] + "\n[... cut: the call shows more ...]"
+        return text
+
+    def choices(self, *, sessions: bool) -> list[str]:
+        """The answers offered: approve, approve for this session (only where a session exists
+        and ``session_approval`` is on), deny."""
+        if sessions and self.config.session_approval:
+            return [APPROVE, APPROVE_SESSION, DENY]
+        return [APPROVE, DENY]
+
+    def form_schema(self, *, sessions: bool) -> dict[str, Any]:
+        """The elicitation form (a restricted JSON Schema): one required ``decision`` enum."""
+        return {
+            "type": "object",
+            "properties": {
+                DECISION_FIELD: {
+                    "type": "string",
+                    "title": "Decision",
+                    "description": "approve runs the call; deny refuses it",
+                    "enum": self.choices(sessions=sessions),
+                }
+            },
+            "required": [DECISION_FIELD],
+        }
+
+
+def _cut(text: str) -> str:
+    if len(text) <= _MAX_VALUE_CHARS:
+        return text
+    return text[:_MAX_VALUE_CHARS] + f" [... {len(text) - _MAX_VALUE_CHARS} more characters]"

@@ -1,0 +1,537 @@
+"""The audit log: one JSON object per line for every tool call, scrubbed, append-only.
+
+A line (``AuditLog.record``) holds: ``time`` (UTC, ISO 8601), ``session``, ``client``, ``tool``,
+``arguments`` (scrubbed, below), ``decision`` (``allowed`` / ``refused``) and ``rule`` (the error
+code of a refusal), ``approval`` (``not_required``, ``approved``, ``approved_for_session``,
+``session`` (approved earlier in the session), ``denied``, ``timeout``, ``unsupported``,
+``allowed_unsupported``) and ``approval_rule``, ``result`` (``ok`` / ``error``) and
+``error_code``, ``duration_ms``, ``bytes_in`` (the arguments as JSON), ``bytes_out`` and
+``output_sha256`` (the result's content; the content itself is never logged), and, when the tool
+reports them, ``exit_codes`` and ``sandbox`` (commands) and ``paths`` (resolved paths touched).
+
+Scrubbing (``Scrubber``): arguments that carry file contents (``[audit] content_keys``:
+``content``, ``stdin``, ``newText``, ...) become ``{"bytes": n, "sha256": ...}``; every ``env``
+value is masked; a value whose name matches ``[audit] secret_names`` (``*TOKEN*``, ``*KEY*``, ...)
+is masked; in every other string, bearer tokens, well-known token shapes and ``NAME=value`` /
+``--name value`` pairs with a secret-looking name are masked; long strings are cut.
+
+The file is opened append-only (``O_APPEND``), created with mode 0600, written one whole line
+per ``write`` under a lock (lines never interleave), and rotated by size (``audit.jsonl.1`` is
+the newest rotated file). A write that fails is logged at ERROR; with ``[audit] required`` the
+server refuses calls while the log cannot be written (``ready``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from mcp_localtools import compat
+from mcp_localtools.config import AuditConfig
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.results import TextContent, ToolResult
+
+__all__ = [
+    "MASK",
+    "TABLE_HEADER",
+    "AuditLog",
+    "RecordFilter",
+    "Scrubber",
+    "default_audit_path",
+    "follow_records",
+    "output_digest",
+    "parse_time",
+    "read_records",
+    "result_facts",
+    "summary",
+    "table_row",
+]
+
+logger = logging.getLogger(__name__)
+
+MASK = "***"
+_MAX_STRING = 1000
+"""Longest string kept in a logged argument (characters); longer ones are cut and hashed."""
+
+_TOKEN_SHAPES = re.compile(
+    r"(?i:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}"
+    r"|sk-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+)
+_VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
+_ASSIGNMENT = re.compile(r"(?P<name>\b[A-Za-z_][\w.-]*)(?P<sep>=|:[ \t]*)" + _VALUE)
+_FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)" + _VALUE)
+
+
+def default_audit_path(environ: Mapping[str, str]) -> Path:
+    """``$XDG_STATE_HOME/mcp-localtools/audit.jsonl``, else ``~/.local/state/...`` (``%LOCALAPPDATA%``
+    on Windows), from the server's environment.
+
+    Raises:
+        ConfigError: the environment names no home directory; set ``[audit] path``.
+    """
+    if state := environ.get("XDG_STATE_HOME"):
+        return Path(state) / "mcp-localtools" / "audit.jsonl"
+    if local := environ.get("LOCALAPPDATA"):
+        return Path(local) / "mcp-localtools" / "audit.jsonl"
+    if home := environ.get("HOME") or environ.get("USERPROFILE"):
+        return Path(home) / ".local" / "state" / "mcp-localtools" / "audit.jsonl"
+    raise ConfigError("audit.path: no home directory in the environment to put the log in; set [audit] path")
+
+
+def _digest(data: bytes) -> dict[str, Any]:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+@dataclass(frozen=True)
+class Scrubber:
+    """Masks secrets and replaces contents in arguments before they are logged.
+
+    Args:
+        secret_names: globs (any case) of names whose values are masked.
+        content_keys: argument names whose values are file contents (logged as size + sha256).
+    """
+
+    secret_names: tuple[str, ...]
+    content_keys: frozenset[str]
+
+    @classmethod
+    def of(cls, config: AuditConfig) -> Scrubber:
+        return cls(tuple(name.upper() for name in config.secret_names), frozenset(config.content_keys))
+
+    def secret_name(self, name: str) -> bool:
+        """True when ``name`` looks like it holds a secret."""
+        upper = name.upper().lstrip("-")
+        return any(fnmatchcase(upper, pattern) for pattern in self.secret_names)
+
+    def arguments(self, arguments: Mapping[str, Any], *, contents: bool = False) -> dict[str, Any]:
+        """``arguments`` as they may be logged; with ``contents``, as they may be shown to the
+        person approving the call (contents kept, cut to 1000 characters; secrets still masked)."""
+        return {str(key): self._value(str(key), value, contents) for key, value in arguments.items()}
+
+    def _value(self, key: str, value: Any, contents: bool) -> Any:
+        if key in self.content_keys and value is not None:
+            text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+            if contents:
+                return (
+                    text if len(text) <= _MAX_STRING else text[:_MAX_STRING] + f"[... {len(text)} characters]"
+                )
+            return _digest(text.encode("utf-8", "surrogatepass"))
+        if key == "env" and isinstance(value, Mapping):
+            return {str(name): MASK for name in value}
+        if self.secret_name(key) and value not in (None, "", [], {}):
+            return MASK
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {str(k): self._value(str(k), v, contents) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._value(key, item, contents) for item in value]
+        return value
+
+    def text(self, text: str) -> str:
+        """``text`` with bearer tokens, token-shaped words and secret-named assignments masked,
+        cut to 1000 characters (then the original's size and sha256 follow)."""
+        masked = _TOKEN_SHAPES.sub(MASK, text)
+        for pattern in (_ASSIGNMENT, _FLAG):
+            masked = pattern.sub(
+                lambda m: (m["name"] + m["sep"] + MASK) if self.secret_name(m["name"]) else m[0], masked
+            )
+        if len(masked) > _MAX_STRING:
+            info = _digest(text.encode("utf-8", "surrogatepass"))
+            masked = masked[:_MAX_STRING] + f"[... cut: {info['bytes']} bytes, sha256 {info['sha256']}]"
+        return masked
+
+
+def output_digest(result: ToolResult) -> dict[str, Any]:
+    """``{"bytes": n, "sha256": ...}`` of a result's content (text as UTF-8, images and files raw)."""
+    hasher = hashlib.sha256()
+    size = 0
+    for item in result.content:
+        data = item.text.encode("utf-8", "surrogatepass") if isinstance(item, TextContent) else item.data
+        hasher.update(data)
+        size += len(data)
+    return {"bytes": size, "sha256": hasher.hexdigest()}
+
+
+_PATH_KEYS = ("path", "source", "destination", "workDir", "root", "trashPath")
+
+
+def result_facts(result: ToolResult) -> dict[str, Any]:
+    """What a successful result says about the call: ``paths`` (resolved paths it names at its
+    top level), ``exit_codes`` and ``sandbox`` of commands. Empty for an error."""
+    data = result.structured or {}
+    facts: dict[str, Any] = {}
+    paths = [data[key] for key in _PATH_KEYS if isinstance(data.get(key), str)]
+    if paths:
+        facts["paths"] = list(dict.fromkeys(paths))
+    codes = [data["exitCode"]] if "exitCode" in data else []
+    for item in data.get("results", ()) if isinstance(data.get("results"), list) else ():
+        if isinstance(item, Mapping) and "exitCode" in item:
+            codes.append(item["exitCode"])
+    if codes:
+        facts["exit_codes"] = codes
+    if isinstance(data.get("sandbox"), str):
+        facts["sandbox"] = data["sandbox"]
+    return facts
+
+
+@dataclass(eq=False)
+class AuditLog:
+    """The append-only audit file.
+
+    Args:
+        path: the log file (its directory is created, mode 0700).
+        required: refuse calls while the log cannot be written.
+        max_bytes: rotate before the file would grow past this size.
+        keep: rotated files kept.
+        scrubber: how arguments are scrubbed.
+    """
+
+    path: Path
+    required: bool
+    max_bytes: int
+    keep: int
+    scrubber: Scrubber
+    _fd: int | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _failure: str | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_config(cls, config: AuditConfig, environ: Mapping[str, str]) -> AuditLog:
+        """The log of ``[audit]`` (its path: ``[audit] path`` or ``default_audit_path(environ)``),
+        opened now. A log that cannot be opened is reported at ERROR (and, when required, every
+        call is refused until it can be); it does not stop the server.
+
+        Raises:
+            ConfigError: no path is set and the environment names no home directory.
+        """
+        path = Path(config.path).expanduser() if config.path else default_audit_path(environ)
+        log = cls(
+            path=path.absolute(),
+            required=config.required,
+            max_bytes=config.max_bytes,
+            keep=config.keep,
+            scrubber=Scrubber.of(config),
+        )
+        log.ready()
+        return log
+
+    @property
+    def files(self) -> list[Path]:
+        """The log file and its rotated names (protected paths when they lie in a root)."""
+        return [self.path, *(self._rotated(n) for n in range(1, self.keep + 1))]
+
+    @property
+    def failure(self) -> str | None:
+        """Why the log cannot be written now, or None."""
+        return self._failure
+
+    def _rotated(self, number: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{number}")
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | compat.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            compat.fchmod(fd, 0o600)
+        except OSError:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _current(self) -> bool:
+        """True when the open descriptor is still the file at ``path`` (not moved away by a
+        rotation outside the server, not removed)."""
+        if self._fd is None:
+            return False
+        try:
+            on_disk = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return False
+        opened = os.fstat(self._fd)
+        return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)
+
+    def ready(self) -> bool:
+        """Make sure the log can be written: (re)open it when it is not open or was moved or
+        removed. Returns False, logs the reason at ERROR and keeps it as ``failure`` when it
+        cannot be opened."""
+        with self._lock:
+            if self._current():
+                return True
+            self._close()
+            try:
+                self._open()
+            except OSError as exc:
+                self._fail(f"cannot open the audit log {self.path}: {exc.strerror or exc}")
+                return False
+            self._failure = None
+            return True
+
+    def _fail(self, reason: str) -> None:
+        if reason != self._failure:
+            logger.error("%s%s", reason, " - calls are refused ([audit] required)" if self.required else "")
+        self._failure = reason
+
+    def write(self, record: Mapping[str, Any]) -> bool:
+        """Append ``record`` as one JSON line, rotating first when the file would pass
+        ``max_bytes``. Blocking; thread-safe. Returns False (logged at ERROR) when it failed."""
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode(
+            "utf-8", "backslashreplace"
+        )
+        with self._lock:
+            try:
+                if not self._current():
+                    self._close()
+                    self._open()
+                assert self._fd is not None
+                if os.fstat(self._fd).st_size + len(line) > self.max_bytes:
+                    self._rotate()
+                    assert self._fd is not None
+                written = os.write(self._fd, line)
+                if written != len(line):
+                    raise OSError(f"short write ({written} of {len(line)} bytes)")
+            except OSError as exc:
+                self._close()
+                self._fail(f"cannot write the audit log {self.path}: {getattr(exc, 'strerror', None) or exc}")
+                return False
+            self._failure = None
+            return True
+
+    def _rotate(self) -> None:
+        self._close()
+        for number in range(self.keep - 1, 0, -1):
+            if os.path.lexists(self._rotated(number)):
+                self._rotated(number).replace(self._rotated(number + 1))
+        self.path.replace(self._rotated(1))
+        self._open()
+
+    def close(self) -> None:
+        """Close the file (a later ``write`` reopens it)."""
+        with self._lock:
+            self._close()
+
+    def record(
+        self,
+        *,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Mapping[str, Any],
+        result: ToolResult,
+        approval: str,
+        approval_rule: str | None,
+        refused_by: str | None,
+        began: float,
+    ) -> dict[str, Any]:
+        """The line of one finished call.
+
+        Args:
+            refused_by: the error code when a policy (path, command, approval, audit) refused
+                the call; None when it ran.
+            began: ``time.monotonic()`` when the call arrived.
+        """
+        raw_args = json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        output = output_digest(result)
+        line: dict[str, Any] = {
+            "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "session": session,
+            "client": client,
+            "tool": tool,
+            "arguments": self.scrubber.arguments(arguments),
+            "decision": "refused" if refused_by else "allowed",
+            "rule": refused_by,
+            "approval": approval,
+            "approval_rule": approval_rule,
+            "result": "error" if result.is_error else "ok",
+            "error_code": result.error.code if result.error else None,
+            "duration_ms": round((time.monotonic() - began) * 1000, 1),
+            "bytes_in": len(raw_args),
+            "bytes_out": output["bytes"],
+            "output_sha256": output["sha256"],
+        }
+        line.update(result_facts(result))
+        return line
+
+
+def read_records(
+    path: Path, *, include_rotated: bool = True, include_current: bool = True
+) -> Iterator[dict[str, Any]]:
+    """The records of the log at ``path``, oldest first: the rotated files (when
+    ``include_rotated``), then the file itself (when ``include_current``). A line that is not a
+    JSON object is skipped with a warning.
+
+    Raises:
+        OSError: the log cannot be read.
+    """
+    files: list[Path] = []
+    if include_rotated:
+        rotated = sorted(
+            (p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()),
+            key=lambda p: int(p.suffix[1:]),
+            reverse=True,
+        )
+        files += rotated
+    if include_current:
+        files.append(path)
+    for file in files:
+        if not file.exists() and file is not path:
+            continue
+        with file.open("r", encoding="utf-8", errors="replace") as handle:
+            yield from _parse_lines(handle, file)
+
+
+def _parse_lines(lines: Iterable[str], file: Path) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            logger.warning("%s:%d: not a JSON line, skipped", file, number)
+            continue
+        if isinstance(record, dict):
+            yield record
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records ``mcp-localtools audit`` shows; every set criterion must hold.
+
+    Attributes:
+        since / until: bounds on ``time`` (aware datetimes, inclusive).
+        tools / sessions: exact names (any of them).
+        decision: ``allowed`` or ``refused``.
+    """
+
+    since: datetime | None = None
+    until: datetime | None = None
+    tools: tuple[str, ...] = ()
+    sessions: tuple[str, ...] = ()
+    decision: str | None = None
+
+    def __call__(self, record: Mapping[str, Any]) -> bool:
+        if self.tools and record.get("tool") not in self.tools:
+            return False
+        if self.sessions and record.get("session") not in self.sessions:
+            return False
+        if self.decision and record.get("decision") != self.decision:
+            return False
+        if self.since is not None or self.until is not None:
+            try:
+                when = parse_time(str(record.get("time", "")))
+            except ValueError:
+                return False
+            if (self.since is not None and when < self.since) or (
+                self.until is not None and when > self.until
+            ):
+                return False
+        return True
+
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(text: str, *, now: datetime | None = None) -> datetime:
+    """An aware UTC datetime from ISO 8601 (``2026-11-23T22:00``, ``2026-11-23``; no zone means
+    UTC) or a span back from ``now`` (``90s``, ``15m``, ``2h``, ``1d``, ``1w``).
+
+    Raises:
+        ValueError: neither form.
+    """
+    text = text.strip()
+    if match := _RELATIVE.match(text):
+        span = float(match[1]) * _UNITS[match[2]]
+        return (now or datetime.now(UTC)) - timedelta(seconds=span)
+    when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def summary(record: Mapping[str, Any]) -> str:
+    """One short human line of what a call was about: its commands, paths or pattern."""
+    arguments = record.get("arguments") or {}
+    if not isinstance(arguments, Mapping):
+        return ""
+    commands = arguments.get("commands")
+    if isinstance(commands, list) and commands:
+        return " ; ".join(str(c) for c in commands)
+    parts = [
+        str(arguments[key])
+        for key in ("path", "source", "destination", "pattern", "root")
+        if isinstance(arguments.get(key), str)
+    ]
+    return " -> ".join(parts[:2]) if parts else ""
+
+
+def table_row(record: Mapping[str, Any], *, width: int = 60) -> str:
+    """``time session tool decision approval result ms summary`` as one fixed-width line."""
+    when = str(record.get("time", ""))[:19].replace("T", " ")
+    outcome = "ok" if record.get("result") == "ok" else str(record.get("error_code") or "error")
+    approval = str(record.get("approval") or "")
+    approval = "-" if approval == "not_required" else approval
+    about = summary(record).replace("\n", " ")
+    if len(about) > width:
+        about = about[: width - 3] + "..."
+    duration = record.get("duration_ms")
+    ms = f"{duration:.0f}" if isinstance(duration, int | float) else "?"
+    session = str(record.get("session", ""))[:14]
+    tool, decision = str(record.get("tool", "")), str(record.get("decision", ""))
+    return (
+        f"{when:<19}  {session:<14}  {tool:<16}  {decision:<7}  {approval:<20}  {outcome:<20}  "
+        f"{ms:>6}  {about}"
+    )
+
+
+TABLE_HEADER = (
+    f"{'time (UTC)':<19}  {'session':<14}  {'tool':<16}  {'decision':<7}  {'approval':<20}  "
+    f"{'result':<20}  {'ms':>6}  what"
+)
+
+
+def follow_records(path: Path, *, poll_seconds: float = 0.5) -> Iterator[dict[str, Any]]:
+    """The records of ``path`` from its start, then every record appended, forever (a generator
+    that blocks between polls); follows the log across rotations (a new file at ``path`` is read
+    from its start)."""
+    handle = None
+    identity: tuple[int, int] | None = None
+    buffer = ""
+    try:
+        while True:
+            try:
+                stat = os.stat(path)
+                current = (stat.st_dev, stat.st_ino)
+            except OSError:
+                current = None
+            if current is not None and current != identity:
+                if handle is not None:
+                    buffer += handle.read()
+                    handle.close()
+                handle = path.open("r", encoding="utf-8", errors="replace")
+                identity = current
+            if handle is not None:
+                buffer += handle.read()
+            *complete, buffer = buffer.split("\n")
+            yield from _parse_lines(complete, path)
+            time.sleep(poll_seconds)
+    finally:
+        if handle is not None:
+            handle.close()
