@@ -221,7 +221,7 @@ class ApprovalConfig(_Section):
     on_unsupported: Literal["refuse", "allow"] = "refuse"
     """What a call that needs approval does when the client cannot ask (no elicitation support,
     the JSON command line): refuse it (default), or run it without asking."""
-    timeout_seconds: Annotated[int, Field(ge=5, le=HARD_MAX_TIMEOUT_SECONDS)] = 120
+    timeout_seconds: Annotated[int, Field(ge=1, le=HARD_MAX_TIMEOUT_SECONDS)] = 120
     """How long the server waits for the answer (seconds); no answer is a refusal."""
     session_approval: bool = True
     """Offer "approve for this session" (handshake-era connections only; the 2026-07-28 revision
