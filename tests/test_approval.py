@@ -158,8 +158,9 @@ async def test_approve_for_this_session_skips_the_second_question_only_in_that_s
     assert (tmp_path / "log.txt").read_text(encoding="utf-8") == "again\n" * 3 + "other\n"
 
 
-async def test_the_2026_revision_has_no_sessions_so_every_call_is_asked(tmp_path: Path) -> None:
-    person = Person("approve")
+@pytest.mark.parametrize("answer", ["approve", "approve for this session"])
+async def test_the_2026_revision_has_no_sessions_so_every_call_is_asked(tmp_path: Path, answer: str) -> None:
+    person = Person(answer)
     async with asking(approval_config(tmp_path), person, mode="2026-07-28") as client:
         for _ in range(2):
             assert not (await client.call_tool("shellcommand", {"commands": ["true"]})).is_error
@@ -240,3 +241,45 @@ async def test_a_real_http_server_asks_before_running(tmp_path: Path, transport:
             assert (tmp_path / name).exists() == (decision == "approve"), text_of(result)
     finally:
         stop(served)
+
+
+async def test_a_2026_answer_is_used_once_and_a_forged_state_is_refused(tmp_path: Path) -> None:
+    from mcp import MCPError
+    from mcp.types import CallToolResult, InputRequiredResult
+
+    config = approval_config(tmp_path)
+    call = {"commands": ["echo once >> count.txt"]}
+    async with Client(build_server(config), mode="2026-07-28", elicitation_callback=Person()) as client:
+        session = client.session
+        asked = await session.call_tool("shellcommand", call, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult) and asked.input_requests and asked.request_state
+        yes = {
+            key: ElicitResult(action="accept", content={"decision": "approve"})
+            for key in asked.input_requests
+        }
+        ran = await session.call_tool(
+            "shellcommand",
+            call,
+            input_responses=yes,
+            request_state=asked.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(ran, CallToolResult) and not ran.is_error
+        replayed = await session.call_tool(
+            "shellcommand",
+            call,
+            input_responses=yes,
+            request_state=asked.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(replayed, InputRequiredResult)  # asked again, not run again
+        other = {"commands": ["echo other >> count.txt"]}
+        with pytest.raises(MCPError, match="Invalid or expired requestState"):
+            await session.call_tool(
+                "shellcommand",
+                other,
+                input_responses=yes,
+                request_state=asked.request_state,
+                allow_input_required=True,
+            )
+    assert (tmp_path / "count.txt").read_text(encoding="utf-8") == "once\n"

@@ -229,7 +229,7 @@ class _RegistryServer(MCPServer[Any]):
             if expired:
                 return "timeout", _timeout_result(name, timeout)
         if answer is None:
-            sessions = not modern and policy.config.session_approval
+            sessions = session_id != STATELESS_SESSION
             message, refusal = await self._question(name, arguments, rule, session_id)
             if refusal is not None:
                 return "not_asked", refusal
@@ -262,7 +262,10 @@ class _RegistryServer(MCPServer[Any]):
                 policy=True,
             )
         if verdict == "approved_for_session":
-            policy.remember(session_id, key)
+            if session_id == STATELESS_SESSION or not policy.config.session_approval:
+                verdict = "approved"  # not offered there: an answer naming it approves this call only
+            else:
+                policy.remember(session_id, key)
         return verdict, None
 
     def _modern_answer(self, context: Context[Any, Any]) -> tuple[ElicitResult | None, bool]:
@@ -281,7 +284,10 @@ class _RegistryServer(MCPServer[Any]):
         now = time.time()
         assert self._approval is not None
         timeout = self._approval.config.timeout_seconds
-        while self._answered and next(iter(self._answered.values())) < now - 2 * timeout - 60:
+        while self._answered and (
+            next(iter(self._answered.values())) < now - 2 * timeout - 60
+            or len(self._answered) > _MAX_ANSWERED
+        ):
             self._answered.popitem(last=False)
         self._answered[nonce] = now
         if now - asked > timeout:
@@ -351,6 +357,9 @@ def _timeout_result(name: str, timeout: float) -> ToolResult:
         policy=True,
     )
 
+
+_MAX_ANSWERED = 100_000
+"""Most answered 2026-07-28 questions remembered (so that an answer is used once)."""
 
 _APPROVAL_INPUT = "mcp-localtools/approval"
 """The key of the approval question in a 2026-07-28 ``InputRequiredResult``."""
