@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import audit
 import sandbox
 import suite
 
@@ -32,6 +33,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "suite": suite.run,
     "search": search.run,
     "sandbox": sandbox.run,
+    "audit": audit.run,
 }
 
 _PREAMBLE = (

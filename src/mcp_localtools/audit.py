@@ -8,6 +8,8 @@ code of a refusal), ``approval`` (``not_required``, ``approved``, ``approved_for
 ``error_code``, ``duration_ms``, ``bytes_in`` (the arguments as JSON), ``bytes_out`` and
 ``output_sha256`` (the result's content; the content itself is never logged), and, when the tool
 reports them, ``exit_codes`` and ``sandbox`` (commands) and ``paths`` (resolved paths touched).
+A call the client cancels is logged with ``error_code`` ``cancelled``; a 2026-07-28 round that
+only asks the approval question is not a call (the answered round is).
 
 Scrubbing (``Scrubber``): arguments that carry file contents (``[audit] content_keys``:
 ``content``, ``stdin``, ``newText``, ...) become ``{"bytes": n, "sha256": ...}``; every ``env``

@@ -161,28 +161,37 @@ class _RegistryServer(MCPServer[Any]):
                 "[audit] required = true refuses every call until it can; tell the user",
                 policy=True,
             )
-        elif self._approval is not None and (rule := self._approval_rule(name, arguments)) is not None:
-            asked = await self._ask(name, arguments, rule, context, session_id)
-            if isinstance(asked, InputRequiredResult):
-                return asked
-            approval, result = asked
-        if result is None:
-            result = await self._registry.call(
-                name, arguments, progress=progress, session_id=session_id, client_name=client_name
-            )
-        if self._audit is not None:
-            line = self._audit.record(
-                session=session_id,
-                client=client_name,
-                tool=name,
-                arguments=arguments,
-                result=result,
-                approval=approval,
-                approval_rule=rule,
-                refused_by=result.error.code if result.error and result.error.policy else None,
-                began=began,
-            )
-            await anyio.to_thread.run_sync(self._audit.write, line)
+        try:
+            if result is None and self._approval is not None:
+                rule = self._approval_rule(name, arguments)
+                if rule is not None:
+                    asked = await self._ask(name, arguments, rule, context, session_id)
+                    if isinstance(asked, InputRequiredResult):
+                        approval = "asked"  # a question round, not a call: no line
+                        return asked
+                    approval, result = asked
+            if result is None:
+                result = await self._registry.call(
+                    name, arguments, progress=progress, session_id=session_id, client_name=client_name
+                )
+        finally:
+            if self._audit is not None and approval != "asked":
+                # A call the client cancelled gets its line too.
+                done = result or ToolResult.failure("cancelled", f"{name} was cancelled by the client")
+                line = self._audit.record(
+                    session=session_id,
+                    client=client_name,
+                    tool=name,
+                    arguments=arguments,
+                    result=done,
+                    approval=approval,
+                    approval_rule=rule,
+                    refused_by=done.error.code if done.error and done.error.policy else None,
+                    began=began,
+                )
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self._audit.write, line)
+        assert result is not None
         return to_call_tool_result(result)
 
     def _approval_rule(self, name: str, arguments: Mapping[str, Any]) -> str | None:
