@@ -3,13 +3,15 @@
 A line (``AuditLog.record``) holds: ``time`` (UTC, ISO 8601), ``session``, ``client``, ``tool``,
 ``arguments`` (scrubbed, below), ``decision`` (``allowed`` / ``refused``) and ``rule`` (the error
 code of a refusal), ``approval`` (``not_required``, ``approved``, ``approved_for_session``,
-``session`` (approved earlier in the session), ``denied``, ``timeout``, ``unsupported``,
-``allowed_unsupported``) and ``approval_rule``, ``result`` (``ok`` / ``error``) and
-``error_code``, ``duration_ms``, ``bytes_in`` (the arguments as JSON), ``bytes_out`` and
-``output_sha256`` (the result's content; the content itself is never logged), and, when the tool
-reports them, ``exit_codes`` and ``sandbox`` (commands) and ``paths`` (resolved paths touched).
-A call the client cancels is logged with ``error_code`` ``cancelled``; a 2026-07-28 round that
-only asks the approval question is not a call (the answered round is).
+``session`` (approved earlier in the session), ``denied``, ``timeout``, ``unsupported`` (the
+client cannot ask), ``allowed_unsupported`` (ran unasked: ``on_unsupported = "allow"``),
+``not_asked`` (its dry run failed, so it could not succeed)) and ``approval_rule``, ``result``
+(``ok`` / ``error``) and ``error_code``, ``duration_ms`` (approval wait included), ``bytes_in``
+(the arguments as JSON), ``bytes_out`` and ``output_sha256`` (the result's content; the content
+itself is never logged), and, when the tool reports them, ``exit_codes`` and ``sandbox``
+(commands) and ``paths`` (resolved paths touched). A call the client cancels is logged with
+``error_code`` ``cancelled``; a 2026-07-28 round that only asks the approval question is not a
+call (the answered round is).
 
 Scrubbing (``Scrubber``): arguments that carry file contents (``[audit] content_keys``:
 ``content``, ``stdin``, ``newText``, ...) become ``{"bytes": n, "sha256": ...}``; every ``env``
