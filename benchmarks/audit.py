@@ -61,6 +61,7 @@ async def measure(options: argparse.Namespace) -> tuple[Samples, Samples, int]:
 
 def run(options: argparse.Namespace) -> str:
     """Measure and return the section's Markdown block."""
+    header = options.machine()
     audited, bare, runs = anyio.run(measure, options)
     overhead = [(a - b) * 1000 for a, b in zip(audited.values, bare.values, strict=True)]
     median_overhead = statistics.median(overhead)
@@ -68,6 +69,7 @@ def run(options: argparse.Namespace) -> str:
     met = median_overhead <= TARGET_OVERHEAD_MS
     print(f"   audit: +{median_overhead:.2f} ms per call ({ratio:.2f} x)", flush=True)
     return (
+        f"{header}\n"
         f"{runs} interleaved statpath calls each over stdio, after 20 warm-up calls; the log held one "
         "line per call.\n\n"
         "| statpath on a small file | median ms | p95 ms |\n|---|---:|---:|\n"
