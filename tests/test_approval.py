@@ -283,3 +283,38 @@ async def test_a_2026_answer_is_used_once_and_a_forged_state_is_refused(tmp_path
                 allow_input_required=True,
             )
     assert (tmp_path / "count.txt").read_text(encoding="utf-8") == "once\n"
+
+
+@pytest.mark.parametrize(
+    ("commands", "shell", "asked"),
+    [
+        (["git --version", "ls -la && ls"], "auto", False),
+        (["FOO=1 env ls | git --version"], "bash", False),
+        (["ls; rm -f canary.txt"], "auto", True),
+        (["ls > listing.txt"], "auto", True),
+        (["xargs rm -f canary.txt"], "auto", True),
+        (["sh -c 'rm -f canary.txt'"], "auto", True),
+        (["ls $(rm -f canary.txt)"], "auto", True),
+        (["$CMD"], "auto", True),
+        (["ls"], "fish", True),
+    ],
+)
+async def test_trusted_commands_run_unasked_and_anything_else_is_asked(
+    tmp_path: Path, commands: list[str], shell: str, asked: bool
+) -> None:
+    canary = tmp_path / "canary.txt"
+    canary.write_text("alive\n", encoding="utf-8")
+    config = config_for(
+        tmp_path,
+        approval={"require": ["exec"], "trusted_commands": ["git", "ls"]},
+        exec={"sandbox": "off"},
+    )
+    person = Person("deny")
+    async with asking(config, person, mode="legacy") as client:
+        result = await client.call_tool("shellcommand", {"commands": commands, "shell": shell})
+    assert len(person.questions) == (1 if asked else 0), text_of(result)
+    if asked:
+        assert error_code(result) == "approval_denied"
+    else:
+        assert not result.is_error or error_code(result) != "approval_denied"
+    assert canary.exists()

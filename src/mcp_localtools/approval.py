@@ -11,6 +11,7 @@ this session" answers per session (bounded; released when the session ends).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from mcp_localtools.audit import Scrubber
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
 
 __all__ = [
@@ -106,6 +108,34 @@ class ApprovalPolicy:
             ):
                 return entry
         return None
+
+    def trusted(self, spec: ToolSpec[Any], arguments: Mapping[str, Any]) -> bool:
+        """True when a shellcommand call runs only ``trusted_commands`` (so it is not asked):
+        every command of the call is read with the command scanner of its shell, every program
+        it runs is a literal trusted name (a wrapper's program counts, not the wrapper), and no
+        command contains ``>``. Anything the scanner cannot read is asked about."""
+        trusted = {name.lower() for name in self.config.trusted_commands}
+        commands = arguments.get("commands")
+        if spec.name != "shellcommand" or not trusted or not isinstance(commands, list) or not commands:
+            return False
+        dialect = _dialect(arguments.get("shell"))
+        if dialect is None:
+            return False
+        for command in commands:
+            if not isinstance(command, str) or ">" in command:
+                return False
+            try:
+                found = scan(command, dialect)
+            except ScanError:
+                return False
+            programs = [i for i in found.invocations if not i.wrapper]
+            if found.background or not programs:
+                return False
+            if any(i.dynamic or i.glob for i in found.invocations):
+                return False
+            if any(i.name not in trusted for i in programs):
+                return False
+        return True
 
     def session_key(self, spec: ToolSpec[Any], arguments: Mapping[str, Any]) -> str:
         """What "approve for this session" approves: this tool with exactly these arguments."""
@@ -197,6 +227,20 @@ class ApprovalPolicy:
             },
             "required": [DECISION_FIELD],
         }
+
+
+def _dialect(shell: Any) -> Dialect | None:
+    """The command dialect of shellcommand's ``shell`` argument; None where it is not known for
+    sure (fish, or ``auto`` on Windows, where the detected shell decides)."""
+    name = shell if isinstance(shell, str) else "auto"
+    name = name.strip().lower()
+    if name == "auto":
+        return None if sys.platform == "win32" else "sh"
+    if name in ("bash", "zsh", "sh", "dash", "ksh"):
+        return "sh"
+    if name in ("pwsh", "powershell"):
+        return "powershell"
+    return "cmd" if name == "cmd" else None
 
 
 def _cut(text: str) -> str:

@@ -223,9 +223,22 @@ class ApprovalConfig(_Section):
     the JSON command line): refuse it (default), or run it without asking."""
     timeout_seconds: Annotated[int, Field(ge=1, le=HARD_MAX_TIMEOUT_SECONDS)] = 120
     """How long the server waits for the answer (seconds); no answer is a refusal."""
+    trusted_commands: list[str] = []
+    """Program names (``git``, ``ls``, ``pytest``) a shellcommand call may run without asking
+    although ``require`` names it: a call is not asked when every program each of its commands
+    runs is one of these (literal names; wrappers such as ``env`` or ``xargs`` are judged by the
+    program they run) and no command redirects output (``>``). Trust them with any arguments."""
     session_approval: bool = True
     """Offer "approve for this session" (handshake-era connections only; the 2026-07-28 revision
     has no sessions): the same call with the same arguments is not asked again on that connection."""
+
+    @field_validator("trusted_commands")
+    @classmethod
+    def _programs(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name.strip() or any(ch.isspace() or ch in "/\\" for ch in name) or "\x00" in name:
+                raise ValueError(f"{name!r} is not a program name (no spaces or slashes, not empty)")
+        return names
 
     @field_validator("require")
     @classmethod

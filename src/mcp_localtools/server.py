@@ -164,7 +164,9 @@ class _RegistryServer(MCPServer[Any]):
         try:
             if result is None and self._approval is not None:
                 rule = self._approval_rule(name, arguments)
-                if rule is not None:
+                if rule is not None and self._approval.trusted(self._registry.get(name), arguments):
+                    approval = "trusted_commands"
+                elif rule is not None:
                     asked = await self._ask(name, arguments, rule, context, session_id)
                     if isinstance(asked, InputRequiredResult):
                         approval = "asked"  # a question round, not a call: no line
