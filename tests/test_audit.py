@@ -423,3 +423,32 @@ async def test_a_call_the_client_cancels_gets_its_line(tmp_path: Path) -> None:
     (record,) = lines_of(log)
     assert record["tool"] == "shellcommand" and record["error_code"] == "cancelled"
     assert record["result"] == "error" and record["duration_ms"] < 20_000
+
+
+@pytest.mark.anyio
+async def test_a_stdio_server_logs_to_the_default_state_directory_and_audit_reads_it(tmp_path: Path) -> None:
+    from mcp import StdioServerParameters
+
+    home, root = tmp_path / "home", tmp_path / "root"
+    home.mkdir()
+    root.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[paths]\nallowed_roots = ["{root}"]\n[audit]\nenabled = true\n', encoding="utf-8")
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    params = StdioServerParameters(command=installed_command(), args=["--config", str(config)], env=env)
+    async with Client(params, mode="legacy") as client:
+        await client.call_tool("statpath", {"path": "."})
+        await client.call_tool("readfile", {"path": "/etc/hostname"})
+    log = home / ".local" / "state" / "mcp-localtools" / "audit.jsonl"
+    assert [r["tool"] for r in lines_of(log)] == ["statpath", "readfile"]
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+    done = subprocess.run(
+        [installed_command(), "--config", str(config), "audit", "--json", "--decision", "refused"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["rule"] for line in done.stdout.splitlines()] == ["outside_roots"]
