@@ -354,10 +354,11 @@ def _token(ns: argparse.Namespace) -> int:
 def _audit(ns: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from mcp_localtools import audit
+    from mcp_localtools import audit_reader as audit
+    from mcp_localtools.audit import default_audit_path
 
     config = _config(ns)
-    path = Path(ns.file or config.audit.path or audit.default_audit_path(os.environ)).expanduser()
+    path = Path(ns.file or config.audit.path or default_audit_path(os.environ)).expanduser()
     try:
         keep = audit.RecordFilter(
             since=audit.parse_time(ns.since) if ns.since else None,
