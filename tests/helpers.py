@@ -52,6 +52,14 @@ def error_code(result: CallToolResult) -> str | None:
     return code
 
 
+def wire_chars(result: CallToolResult) -> int:
+    """What a result costs against ``max_result_chars``: its text items plus the compact JSON of
+    its structuredContent (characters)."""
+    text = sum(len(item.text) for item in result.content if isinstance(item, TextContent))
+    structured = result.structured_content
+    return text + (len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0)
+
+
 def text_of(result: CallToolResult) -> str:
     """All text content of a result, joined by newlines."""
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))

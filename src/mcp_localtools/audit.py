@@ -46,7 +46,7 @@ from typing import Any
 from mcp_localtools import compat
 from mcp_localtools.config import AuditConfig
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.results import TextContent, ToolResult
+from mcp_localtools.results import LinkContent, TextContent, ToolResult
 
 __all__ = [
     "MASK",
@@ -159,7 +159,12 @@ def output_digest(result: ToolResult) -> dict[str, Any]:
     hasher = hashlib.sha256()
     size = 0
     for item in result.content:
-        data = item.text.encode("utf-8", "surrogatepass") if isinstance(item, TextContent) else item.data
+        if isinstance(item, TextContent):
+            data = item.text.encode("utf-8", "surrogatepass")
+        elif isinstance(item, LinkContent):
+            data = item.uri.encode("utf-8", "surrogatepass")
+        else:
+            data = item.data
         hasher.update(data)
         size += len(data)
     return {"bytes": size, "sha256": hasher.hexdigest()}

@@ -21,7 +21,7 @@ from mcp_localtools import compat
 from mcp_localtools._version import __version__
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError, UnknownToolError
-from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools.results import FileContent, ImageContent, LinkContent, TextContent, ToolResult
 
 __all__ = ["main"]
 
@@ -183,9 +183,11 @@ def _configure_logging(level: str) -> None:
     root.setLevel(level)
 
 
-def _content_json(item: TextContent | ImageContent | FileContent) -> dict[str, Any]:
+def _content_json(item: TextContent | ImageContent | FileContent | LinkContent) -> dict[str, Any]:
     if isinstance(item, TextContent):
         return {"type": "text", "text": item.text}
+    if isinstance(item, LinkContent):
+        return {"type": "resource_link", "uri": item.uri, "name": item.name, "size": item.size}
     if isinstance(item, ImageContent):
         return {
             "type": "image",

@@ -105,7 +105,9 @@ class LimitsConfig(_Section):
     max_read_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_READ_BYTES)] = 16 * MiB
     max_write_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_WRITE_BYTES)] = 16 * MiB
     read_max_lines: Annotated[int, Field(ge=1, le=HARD_MAX_READ_LINES)] = 2000
-    max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 100_000
+    max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 80_000
+    """One result's budget: its text plus the JSON of its structured content (characters).
+    80,000 stays under Claude Code's default 25,000-token cap for an MCP result."""
 
 
 class ScriptsConfig(_Section):
@@ -162,6 +164,10 @@ class ExecConfig(_Section):
     base_env: list[str] = []
     session_ttl_seconds: Annotated[int, Field(ge=1)] = 1800
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 256
+    kept_output_bytes: Annotated[int, Field(ge=0, le=HARD_MAX_READ_BYTES)] = 64 * MiB
+    """Full command output kept for the MCP session as resources, in all (bytes); 0 keeps none."""
+    kept_outputs: Annotated[int, Field(ge=1, le=10_000)] = 64
+    """Most kept output streams; the oldest are evicted first."""
     scripts: ScriptsConfig = ScriptsConfig()
     sandbox: SandboxConfig = SandboxConfig()
     allowed_env: list[str] = []

@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, get_args
+from typing import Any, Generic, Protocol, TypeVar, get_args
 
 import anyio
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
@@ -26,12 +26,13 @@ from pydantic.json_schema import GenerateJsonSchema
 from mcp_localtools.errors import (
     ConfigError,
     InvalidArguments,
+    NotFound,
     PolicyViolation,
     ToolError,
     ToolTimeout,
     UnknownToolError,
 )
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
@@ -41,6 +42,7 @@ __all__ = [
     "CallContext",
     "ProgressFn",
     "Registry",
+    "ResourceSource",
     "SessionEndFn",
     "ToolAnnotations",
     "ToolArgs",
@@ -153,6 +155,24 @@ class CallContext:
             await self.progress(progress, total, message)
 
 
+class ResourceSource(Protocol):
+    """Resources a tool keeps for an MCP session (e.g. a command's full output), read with
+    ``resources/read``. Its URIs start with ``prefix``; ``uri_template`` (RFC 6570) and
+    ``description`` are published in ``resources/templates/list``."""
+
+    prefix: str
+    uri_template: str
+    description: str
+
+    def read(self, uri: str, session_id: str) -> ResourcePage:
+        """The resource at ``uri`` as the session ``session_id`` may see it.
+
+        Raises:
+            NotFound: no such resource in that session (never existed, expired, evicted).
+        """
+        ...
+
+
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 
 
@@ -177,6 +197,8 @@ class ToolSpec(Generic[ArgsT]):
         on_session_end: awaited with a ``CallContext.session_id`` when that MCP session ends
             (``Registry.end_session``): per-session state is released there. Tools of one group
             may share one callback; it is called once per session.
+        resources: resources the tool's results link to (``Registry.read_resource``); tools of
+            one group may share one source.
     """
 
     name: str
@@ -191,6 +213,7 @@ class ToolSpec(Generic[ArgsT]):
     unsupported: str | None = None
     on_register: Callable[[], None] | None = None
     on_session_end: SessionEndFn | None = None
+    resources: ResourceSource | None = None
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):
@@ -295,14 +318,34 @@ class Registry:
 
     Args:
         default_timeout: seconds a call may take unless its spec says otherwise.
+        max_result_chars: the result budget (``[limits] max_result_chars``): every result's
+            text plus the JSON of its structured content is cut to it (``results.enforce_budget``);
+            None leaves results as the tools made them.
     """
 
     default_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS
+    max_result_chars: int | None = None
     _specs: dict[str, ToolSpec[Any]] = field(default_factory=dict, init=False, repr=False)
     _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
         default_factory=dict, init=False, repr=False
     )
     _session_end: list[SessionEndFn] = field(default_factory=list, init=False, repr=False)
+    _resources: list[ResourceSource] = field(default_factory=list, init=False, repr=False)
+
+    def resource_sources(self) -> list[ResourceSource]:
+        """The registered tools' resource sources, each once."""
+        return list(self._resources)
+
+    def read_resource(self, uri: str, session_id: str) -> ResourcePage:
+        """Read a resource a tool result linked to, as session ``session_id``.
+
+        Raises:
+            NotFound: no source holds ``uri`` for that session.
+        """
+        for source in self._resources:
+            if uri.startswith(source.prefix):
+                return source.read(uri, session_id)
+        raise NotFound(f"unknown resource: {uri}")
 
     def on_session_end(self, callback: SessionEndFn) -> None:
         """Await ``callback(session_id)`` whenever an MCP session ends (``end_session``); a
@@ -346,6 +389,8 @@ class Registry:
             spec.on_register()
         if spec.on_session_end is not None:
             self.on_session_end(spec.on_session_end)
+        if spec.resources is not None and all(spec.resources is not r for r in self._resources):
+            self._resources.append(spec.resources)
 
     def get(self, name: str) -> ToolSpec[Any]:
         """The spec registered under ``name``.
@@ -446,7 +491,7 @@ class Registry:
         try:
             with anyio.fail_after(limit):
                 context = CallContext(progress=progress, session_id=session_id, client_name=client_name)
-                return await spec.handler(args, context)
+                result = await spec.handler(args, context)
         except ToolError as exc:
             return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
         except TimeoutError:
@@ -458,3 +503,6 @@ class Registry:
             return ToolResult.failure(
                 "internal_error", f"{name} failed with an internal error; the server log has the details"
             )
+        if self.max_result_chars is None:
+            return result
+        return enforce_budget(result, self.max_result_chars)

@@ -7,7 +7,8 @@ embedded-resource content plus ``structuredContent``, and the JSON command line 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,10 +18,17 @@ __all__ = [
     "ErrorInfo",
     "FileContent",
     "ImageContent",
+    "LinkContent",
+    "ResourcePage",
     "TextContent",
     "ToolResult",
     "cut_text",
     "dump_model",
+    "enforce_budget",
+    "fit_within",
+    "head_tail",
+    "json_chars",
+    "wire_chars",
 ]
 
 
@@ -48,7 +56,30 @@ class FileContent:
     uri: str
 
 
-Content = TextContent | ImageContent | FileContent
+@dataclass(frozen=True, slots=True)
+class LinkContent:
+    """A link to a resource the client can read with ``resources/read`` (an MCP
+    ``resource_link``): its URI, a short name, a description, MIME type and size in bytes."""
+
+    uri: str
+    name: str
+    description: str
+    mime_type: str
+    size: int
+
+
+Content = TextContent | ImageContent | FileContent | LinkContent
+
+
+@dataclass(frozen=True, slots=True)
+class ResourcePage:
+    """What ``resources/read`` returns for one URI: ``text``, or ``data`` (bytes that are not
+    UTF-8), with its MIME type."""
+
+    uri: str
+    mime_type: str
+    text: str | None = None
+    data: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,3 +143,151 @@ def cut_text(text: str, budget: int) -> tuple[str, bool]:
     if newline >= budget * 3 // 4:
         head = head[: newline + 1]
     return head, True
+
+
+# -- The result budget ---------------------------------------------------------------------------
+#
+# A result reaches the model as text (most clients), as structuredContent (pydantic-ai), or as
+# both (llama-index, google-genai: docs/spec in shared/spec/clients.md). So the payload is in
+# both places, cut the same way, and one budget bounds the two together: the characters of the
+# text items plus those of the compact JSON of structuredContent (``wire_chars``).
+
+
+def json_chars(data: Any) -> int:
+    """Characters of ``data`` as compact JSON (non-ASCII kept as is), as it goes on the wire."""
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def wire_chars(result: ToolResult) -> int:
+    """What ``result`` costs against the budget: characters of its text items and of the
+    compact JSON of its structured content (links count their URI, name and description;
+    images and embedded files are bounded by their own limits and not counted)."""
+    size = json_chars(result.structured) if result.structured is not None else 0
+    for item in result.content:
+        if isinstance(item, TextContent):
+            size += len(item.text)
+        elif isinstance(item, LinkContent):
+            size += len(item.uri) + len(item.name) + len(item.description)
+    return size
+
+
+def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> ToolResult:
+    """Build a result whose payload limit shrinks until the whole result fits ``budget``.
+
+    Args:
+        build: ``(payload_chars) -> ToolResult``: the tool's own result with its payload (lines,
+            entries, output) cut to at most ``payload_chars`` characters of text.
+        budget: the result budget (``wire_chars``).
+        start: the first payload limit tried (about half the budget: the payload goes twice).
+
+    Returns:
+        The first result that fits, or the last one tried (``enforce_budget`` then cuts it).
+    """
+    limit = max(start, 0)
+    result = build(limit)
+    for _ in range(8):
+        over = wire_chars(result) - budget
+        if over <= 0 or limit == 0:
+            break
+        limit = max(0, limit - max(over, limit // 16, 1))
+        result = build(limit)
+    return result
+
+
+def head_tail(text: str, limit: int, marker: Callable[[int], str]) -> tuple[str, bool]:
+    """``text`` cut to about ``limit`` characters keeping its head and its tail, at line breaks
+    when one is near, with ``marker(elided_characters)`` in between.
+
+    Returns:
+        ``(text, was_cut)``.
+    """
+    if len(text) <= limit:
+        return text, False
+    keep = max(limit, 0)
+    head_len, tail_len = keep * 2 // 5, keep - keep * 2 // 5
+    head, tail = text[:head_len], text[len(text) - tail_len :] if tail_len else ""
+    newline = head.rfind("\n")
+    if newline >= head_len * 3 // 4:
+        head = head[: newline + 1]
+    newline = tail.find("\n")
+    if 0 <= newline < tail_len // 4:
+        tail = tail[newline + 1 :]
+    elided = len(text) - len(head) - len(tail)
+    lead = "" if not head or head.endswith("\n") else "\n"
+    return f"{head}{lead}{marker(elided)}\n{tail}", True
+
+
+_CUT_MARK = "…[cut]"
+
+
+def enforce_budget(result: ToolResult, budget: int) -> ToolResult:
+    """``result`` within ``budget`` characters (``wire_chars``): the last guard, applied to
+    every result. Tools cut their payload themselves (``fit_within``), so this seldom acts;
+    when it does, it halves the longest strings and lists of the structured content until that
+    takes at most half the budget, cuts the text items to the rest, sets a top-level
+    ``truncated`` flag and adds a note."""
+    if wire_chars(result) <= budget:
+        return result
+    note = f"[result cut to the {budget}-character budget; narrow the request]"
+    structured = result.structured
+    if structured is not None:
+        structured = _shrink(structured, max(budget // 2, 0))
+        if isinstance(structured.get("truncated"), bool):
+            structured["truncated"] = True
+    room = budget - (json_chars(structured) if structured is not None else 0) - len(note) - 1
+    content: list[Content] = []
+    for item in result.content:
+        if isinstance(item, TextContent):
+            kept, _ = cut_text(item.text, max(room, 0))
+            room -= len(kept)
+            if kept:
+                content.append(TextContent(kept))
+        elif isinstance(item, LinkContent):
+            room -= len(item.uri) + len(item.name) + len(item.description)
+            content.append(item)
+        else:
+            content.append(item)
+    content.append(TextContent(note))
+    return replace(result, content=tuple(content), structured=structured)
+
+
+def _shrink(data: dict[str, Any], target: int) -> dict[str, Any]:
+    """A copy of ``data`` whose compact JSON is at most about ``target`` characters: the
+    largest string or list is halved, again and again (lists lose their last items, strings
+    their end, marked ``…[cut]``)."""
+    data = json.loads(json.dumps(data))
+    for _ in range(200):
+        if json_chars(data) <= target:
+            break
+        found = _largest(data)
+        if found is None:
+            break
+        holder, key, value = found
+        if isinstance(value, str):
+            holder[key] = value[: max(len(value) // 2 - len(_CUT_MARK), 0)] + _CUT_MARK
+        else:
+            del value[len(value) // 2 :]
+    return data
+
+
+def _largest(node: Any) -> tuple[Any, Any, Any] | None:
+    """``(container, key, value)`` of the longest cuttable string or non-empty list in ``node``."""
+    best: tuple[Any, Any, Any] | None = None
+    best_size = 0
+    stack: list[Any] = [node]
+    while stack:
+        container = stack.pop()
+        pairs = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, value in pairs:
+            if isinstance(value, str):
+                size = len(value)
+                if size > len(_CUT_MARK) * 2 and size > best_size:
+                    best, best_size = (container, key, value), size
+            elif isinstance(value, list):
+                size = json_chars(value)
+                if value and size > best_size:
+                    best, best_size = (container, key, value), size
+                stack.append(value)
+            elif isinstance(value, dict):
+                stack.append(value)
+    return best

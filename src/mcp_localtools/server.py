@@ -26,7 +26,9 @@ import anyio
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.request_state import RequestStateSecurity
 from mcp.types import (
     INVALID_PARAMS,
@@ -38,6 +40,8 @@ from mcp.types import (
     EmbeddedResource,
     ImageContent,
     InputRequiredResult,
+    ResourceLink,
+    ResourceTemplate,
     TextContent,
     Tool,
 )
@@ -48,10 +52,16 @@ from mcp_localtools._version import __version__
 from mcp_localtools.approval import ApprovalPolicy, read_answer
 from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.config import Config
-from mcp_localtools.errors import ApprovalDenied, ApprovalTimeout, ApprovalUnavailable, AuditUnavailable
+from mcp_localtools.errors import (
+    ApprovalDenied,
+    ApprovalTimeout,
+    ApprovalUnavailable,
+    AuditUnavailable,
+    NotFound,
+)
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
-from mcp_localtools.results import Content, FileContent, ToolResult
+from mcp_localtools.results import Content, FileContent, LinkContent, ToolResult
 from mcp_localtools.results import ImageContent as ImageItem
 from mcp_localtools.results import TextContent as TextItem
 from mcp_localtools.tools import GROUPS, build_registry
@@ -72,9 +82,18 @@ SERVER_NAME = "mcp-localtools"
 logger = logging.getLogger(__name__)
 
 
-def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResource:
+def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResource | ResourceLink:
     if isinstance(item, TextItem):
         return TextContent(type="text", text=item.text)
+    if isinstance(item, LinkContent):
+        return ResourceLink(
+            type="resource_link",
+            uri=item.uri,
+            name=item.name,
+            description=item.description,
+            mime_type=item.mime_type,
+            size=item.size,
+        )
     if isinstance(item, ImageItem):
         return ImageContent(
             type="image", data=base64.b64encode(item.data).decode("ascii"), mime_type=item.mime_type
@@ -333,6 +352,29 @@ class _RegistryServer(MCPServer[Any]):
             'remove it from [approval] require or set [approval] on_unsupported = "allow"',
             policy=True,
         )
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [
+            ResourceTemplate(
+                uri_template=source.uri_template,
+                name=source.prefix,
+                description=source.description,
+            )
+            for source in self._registry.resource_sources()
+        ]
+
+    async def read_resource(
+        self, uri: Any, context: Context[Any, Any] | None = None
+    ) -> list[ReadResourceContents]:
+        """A resource a tool result linked to (``resource_link``), as the connection's session
+        sees it; an unknown, expired or other session's URI is a -32602 "not found" error."""
+        session_id, _ = self._session_of(context)
+        try:
+            page = self._registry.read_resource(str(uri), session_id)
+        except NotFound as exc:
+            raise ResourceNotFoundError(exc.message) from None
+        content: str | bytes = page.text if page.text is not None else (page.data or b"")
+        return [ReadResourceContents(content=content, mime_type=page.mime_type)]
 
     def _session_of(self, context: Context[Any, Any] | None) -> tuple[str, str | None]:
         """``(session_id, client_name)`` of the connection a request came on.

@@ -88,7 +88,7 @@ def build_registry(
         ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
     """
     workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
-    registry = Registry()
+    registry = Registry(max_result_chars=config.limits.max_result_chars)
     left_out: dict[str, list[str]] = {}
     for spec in select_tools(all_specs(workspace), config.tools):
         if spec.group == "exec" and not config.exec.enabled:

@@ -3,9 +3,12 @@ progress."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import pwd
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.server import build_server
 from mcp_localtools.tools import build_registry
 from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
@@ -352,12 +356,59 @@ def test_the_arguments_schema_uses_the_seeds_wire_names() -> None:
     } == fields
 
 
-async def test_a_cut_text_says_where_and_that_the_structured_result_is_whole(tmp_path: Path) -> None:
-    async with exec_client(tmp_path, limits={"max_result_chars": 1000}) as client:
-        data = await client.call_tool("shellcommand", {"commands": ["seq 1000"]})
-    text = text_of(data)
-    assert text.endswith("\n[text cut at 1000 characters; structuredContent has every command's output]")
-    assert len(text) < 1100 and data.structured_content["results"][0]["stdout"].endswith("\n999\n1000\n")  # type: ignore[index]
+def _wire_chars(data: Any) -> int:
+    text = sum(len(item.text) for item in data.content if getattr(item, "type", "") == "text")
+    return text + len(json.dumps(data.structured_content, ensure_ascii=False, separators=(",", ":")))
+
+
+async def _read_all(client: Client, first: str) -> bytes:
+    base, pages, out = first.rsplit("/", 1)[0], 1, b""
+    while True:
+        try:
+            read = await client.read_resource(f"{base}/{pages}")
+        except Exception:  # past the last page: "not found"
+            return out
+        item = read.contents[0]
+        out += item.text.encode() if hasattr(item, "text") else base64.b64decode(item.blob)
+        pages += 1
+
+
+async def test_long_output_stays_in_the_budget_shows_the_tail_and_links_every_byte(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, limits={"max_result_chars": 20_000}, exec={"max_output_bytes": 4 * 1024 * 1024}) as client:
+        data = await client.call_tool("shellcommand", {"commands": ["seq 1 200000"]})
+        text = text_of(data)
+        assert _wire_chars(data) <= 20_000
+        assert text.rstrip().endswith("199999\n200000") or "\n200000\n" in text
+        assert "\n1\n2\n3\n" in text  # the head too
+        entry = data.structured_content["results"][0]  # type: ignore[index]
+        assert entry["stdoutTruncated"] and entry["stdout"].endswith("200000\n")
+        links = [item for item in data.content if item.type == "resource_link"]
+        assert [str(link.uri) for link in links] == [entry["stdoutURI"]]
+        assert entry["stdoutURI"] in text and entry["stdoutURI"] in entry["stdout"]
+        full = await _read_all(client, entry["stdoutURI"])
+    assert full == subprocess.run(["seq", "1", "200000"], capture_output=True, check=True).stdout
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_kept_output_is_read_in_pages_and_is_the_sessions_own(tmp_path: Path, mode: str) -> None:
+    server = build_server(config_for(tmp_path, limits={"max_result_chars": 5_000}), environ=dict(os.environ))
+    async with Client(server, mode=mode) as client:
+        data = await client.call_tool("shellcommand", {"commands": ["seq 1 20000"]})
+        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        assert uri.endswith("/stdout/1")
+        page = (await client.read_resource(uri)).contents[0]
+        assert page.text.startswith("1\n2\n") and len(page.text) <= 2_500  # type: ignore[union-attr]
+        assert len(await _read_all(client, uri)) == len(subprocess.run(["seq", "1", "20000"], capture_output=True).stdout)
+    if mode == "legacy":  # the session ended with its connection: its outputs went with it
+        async with Client(server, mode="legacy") as other:
+            with pytest.raises(Exception, match="no kept output"):
+                await other.read_resource(uri)
+
+
+async def test_a_short_output_is_whole_and_links_nothing(shell: Client) -> None:
+    data = await shell.call_tool("shellcommand", {"commands": ["echo hi"]})
+    assert [item.type for item in data.content] == ["text"]
+    assert "stdoutURI" not in data.structured_content["results"][0]  # type: ignore[index]
 
 
 async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(

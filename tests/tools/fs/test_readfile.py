@@ -29,6 +29,7 @@ from tests.helpers import (
     make_scanned_pdf,
     parser_workers,
     text_of,
+    wire_chars,
 )
 
 pytestmark = pytest.mark.anyio
@@ -231,12 +232,12 @@ async def test_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continuatio
     tmp_path: Path, pdf_500_pages: bytes
 ) -> None:
     (tmp_path / "book.pdf").write_bytes(pdf_500_pages)
-    async with connect(config_for(tmp_path, limits={"max_result_chars": 2000})) as client:
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 5000})) as client:
         with anyio.fail_after(120):
             first = await client.call_tool("readfile", {"path": "book.pdf"})
         data = first.structured_content
         assert data["pageCount"] == 500 and len(data["pages"]) == 500 and data["totalLines"] == 1000
-        assert len(data["content"]) <= 2000 and data["truncated"] is True
+        assert len(data["content"]) <= 2500 and data["truncated"] is True
         assert data["content"].startswith("--- page 1 ---\nText of page 1 ends here\n")
         later = await client.call_tool("readfile", {"path": "book.pdf", "offset": data["nextOffset"]})
     assert later.structured_content["startLine"] == data["nextOffset"] + 1
@@ -408,19 +409,40 @@ async def test_an_offset_past_the_end_is_an_error_with_the_line_count(client: Cl
 
 async def test_the_result_budget_cuts_at_a_line_and_gives_the_next_offset(tmp_path: Path) -> None:
     (tmp_path / "wide.txt").write_text(("y" * 99 + "\n") * 100, encoding="utf-8")
-    async with connect(config_for(tmp_path, limits={"max_result_chars": 1000})) as client:
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
         result = await client.call_tool("readfile", {"path": "wide.txt"})
     data = result.structured_content
-    assert len(data["content"]) <= 1000
-    assert data["content"].endswith("\n")
-    assert data["nextOffset"] == data["endLine"] == 10
+    assert wire_chars(result) <= 3000 and len(data["content"]) >= 1000
+    assert data["content"].endswith("\n") and data["content"] in text_of(result)
+    assert data["nextOffset"] == data["endLine"] == len(data["content"]) // 100
+
+
+async def test_a_200kb_file_comes_back_byte_exact_through_continuations_each_within_the_budget(
+    tmp_path: Path,
+) -> None:
+    body = "".join(f"line {n}: \"quoted\" \\ tab\there é\r\n" if n % 7 == 0 else f"line {n}\n" for n in range(20000))
+    (tmp_path / "big.txt").write_bytes(body.encode())
+    assert len(body.encode()) > 200_000
+    parts, offset, calls = [], 0, 0
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        while True:
+            result = await client.call_tool("readfile", {"path": "big.txt", "offset": offset})
+            calls += 1
+            assert wire_chars(result) <= 20_000
+            data = result.structured_content
+            assert text_of(result).startswith(data["content"])
+            parts.append(data["content"])
+            if "nextOffset" not in data:
+                break
+            offset = data["nextOffset"]
+    assert "".join(parts).encode() == body.encode() and calls > 10
 
 
 async def test_a_single_line_over_the_budget_is_cut_and_says_so(tmp_path: Path) -> None:
     (tmp_path / "min.js").write_text("z" * 5000, encoding="utf-8")
-    async with connect(config_for(tmp_path, limits={"max_result_chars": 1000})) as client:
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
         result = await client.call_tool("readfile", {"path": "min.js"})
-    assert len(result.structured_content["content"]) == 1000
+    assert 500 < len(result.structured_content["content"]) <= 1500 and wire_chars(result) <= 3000
     assert result.structured_content["truncated"] is True
     assert "line 1 is longer than the result budget" in text_of(result)
 

@@ -24,6 +24,7 @@ from mcp_localtools.tools.exec._environment import BOOTSTRAP_SECONDS, CommandEnv
 from mcp_localtools.tools.exec._process import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.tools.exec._sandbox import CommandSandbox
 from mcp_localtools.tools.exec._sessions import SessionStore
+from mcp_localtools.tools.exec._stored import OutputStore
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
@@ -48,6 +49,7 @@ class ExecGroup:
         runner: starts and stops processes.
         environment: the base environment of commands.
         sandbox: what contains every command, and the sessions' private temp dirs.
+        outputs: full outputs of cut runs, kept for the MCP session as resources.
     """
 
     config: ExecConfig
@@ -58,6 +60,7 @@ class ExecGroup:
     runner: ProcessRunner
     environment: CommandEnvironment
     sandbox: CommandSandbox
+    outputs: OutputStore
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:
@@ -92,6 +95,11 @@ class ExecGroup:
                 cwd=paths.base_dir,
             ),
             sandbox=sandbox,
+            outputs=OutputStore(
+                max_bytes=config.kept_output_bytes,
+                max_runs=config.kept_outputs,
+                page_bytes=workspace.limits.max_result_chars // 2,
+            ),
         )
 
     def containment(self) -> str:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
-from mcp_localtools.results import cut_text
+from mcp_localtools.results import LinkContent, head_tail
 from mcp_localtools.tools.exec._process import RunOutcome
 from mcp_localtools.tools.exec._sandbox import CommandSandbox
+from mcp_localtools.tools.exec._stored import KeptOutput, OutputStore, Recorder
 
-__all__ = ["RunReport", "fit_text", "render_run", "report_fields"]
+__all__ = ["KeptStreams", "RunReport", "cut_reports", "render_run", "report_fields", "share_out"]
+
+STREAMS = ("stdout", "stderr")
 
 
 class RunReport(ToolOutput):
@@ -29,6 +35,14 @@ class RunReport(ToolOutput):
     stderr_truncated: bool = Field(description="True when the middle of stderr was elided.")
     stdout_bytes: int = Field(description="Bytes the command wrote to stdout in all.")
     stderr_bytes: int = Field(description="Bytes the command wrote to stderr in all.")
+    stdout_uri: str | None = Field(
+        None,
+        alias="stdoutURI",
+        description="Set when stdout was cut: the resource (resources/read) with all of it, page 1.",
+    )
+    stderr_uri: str | None = Field(
+        None, alias="stderrURI", description="Like stdoutURI, for stderr."
+    )
     sandbox_note: str | None = Field(
         None,
         description="Set when the error output shows the sandbox refused a write or the network: what "
@@ -68,10 +82,90 @@ def render_run(command: str, report: RunReport, *, timeout: float) -> str:
     return "\n".join(parts)
 
 
-def fit_text(text: str, budget: int, *, full: str) -> str:
-    """``text`` cut to ``budget`` characters (``results.cut_text``); when cut, a last line says
-    so and that structuredContent has ``full`` (what the text left out, e.g. "the full output")."""
-    kept, cut = cut_text(text, budget)
-    if not cut:
-        return kept
-    return f"{kept}\n[text cut at {budget} characters; structuredContent has {full}]"
+def share_out(sizes: Sequence[int], total: int) -> list[int]:
+    """Per-item character limits that share ``total`` among items of ``sizes`` fairly: small
+    items whole, the large ones an equal share of the rest (water-filling)."""
+    limits = list(sizes)
+    left, open_items = total, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while open_items:
+        share = max(left, 0) // len(open_items)
+        index = open_items[0]
+        if sizes[index] > share:
+            for rest in open_items:
+                limits[rest] = share
+            break
+        left -= sizes[index]
+        open_items.pop(0)
+    return limits
+
+
+class KeptStreams:
+    """The full output of a call's runs, stored in ``store`` the first time a result cuts it.
+
+    Args:
+        store: where the outputs are kept.
+        session_id: the MCP session they belong to.
+    """
+
+    def __init__(self, store: OutputStore, session_id: str) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.recorders: list[Recorder | None] = []
+        self._kept: dict[tuple[int, str], KeptOutput | None] = {}
+
+    def kept(self, run: int, stream: str) -> KeptOutput | None:
+        """The stored stream ``stream`` of run number ``run`` (stored now if need be)."""
+        if (run, stream) not in self._kept:
+            recorder = self.recorders[run] if run < len(self.recorders) else None
+            self._kept[(run, stream)] = (
+                self.store.keep(self.session_id, stream, recorder.data(stream)) if recorder else None
+            )
+        return self._kept[(run, stream)]
+
+
+R = TypeVar("R", bound=RunReport)
+
+
+def cut_reports(
+    reports: Sequence[R], names: Sequence[str], kept: KeptStreams, payload: int
+) -> tuple[list[R], list[LinkContent]]:
+    """The reports with their streams cut to ``payload`` characters in all, each keeping its head
+    and its tail; a cut stream's marker and ``stdoutURI``/``stderrURI`` name the resource with
+    all of it, and a link to it is returned.
+
+    Args:
+        reports: one per run, in order, with the streams as captured.
+        names: the command of each run (for the links' names).
+        kept: where the runs' full outputs are stored.
+        payload: characters the streams of all runs may take together.
+
+    Returns:
+        ``(cut reports, resource links)``.
+    """
+    texts = [getattr(report, stream) for report in reports for stream in STREAMS]
+    limits = share_out([len(text) for text in texts], payload)
+    out: list[R] = []
+    links: list[LinkContent] = []
+    for run, report in enumerate(reports):
+        changes: dict[str, object] = {}
+        for number, stream in enumerate(STREAMS):
+            text = texts[run * 2 + number]
+            limit = limits[run * 2 + number]
+            if len(text) <= limit and not getattr(report, f"{stream}_truncated"):
+                continue
+            stored = kept.kept(run, stream)
+            where = f"; all of {stream}: {stored.uri()} ({stored.pages} page(s))" if stored else ""
+
+            def marker(elided: int, where: str = where) -> str:
+                return f"[... {elided} characters elided{where} ...]"
+
+            cut, was_cut = head_tail(text, max(limit - len(marker(10**7)), 0), marker)
+            changes[stream] = cut
+            changes[f"{stream}_truncated"] = was_cut or getattr(report, f"{stream}_truncated")
+            if stored is not None:
+                changes[f"{stream}_uri"] = stored.uri()
+                links.append(stored.link(names[run]))
+        out.append(report.model_copy(update=changes) if changes else report)
+    return out, links
+
+

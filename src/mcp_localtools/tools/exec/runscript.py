@@ -35,9 +35,9 @@ from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
-from mcp_localtools.tools.exec._report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._shells import Shell, command_argv, first_found
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from mcp_localtools.workspace import Workspace
@@ -199,19 +199,23 @@ async def run_script(
     stdin = group.stdin_bytes(args.stdin)
     timeout = group.policy.timeout_for(args.timeout_seconds)
     temp_key = group.sandbox.new_key()
+    kept = KeptStreams(group.outputs, ctx.session_id)
     try:
         async with anyio.create_task_group() as tasks:
             streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
             if streamer is not None:
                 tasks.start_soon(streamer.send_all)
                 streamer.command(line)
+            forward = streamer.feed if streamer is not None else None
+            recorder = group.outputs.recorder(forward)
+            kept.recorders.append(recorder)
             outcome = await group.run(
                 argv,
                 cwd=work.path,
                 env=env,
                 stdin=stdin,
                 timeout=timeout,
-                on_output=streamer.feed if streamer is not None else None,
+                on_output=recorder.feed if recorder is not None else forward,
                 temp_key=temp_key,
             )
             if streamer is not None:
@@ -228,10 +232,14 @@ async def run_script(
             **report_fields(outcome, group.sandbox),
         }
     )
-    text = fit_text(
-        render_run(line, result, timeout=timeout), group.limits.max_result_chars, full="the full output"
-    )
-    return ToolResult.of(result, text=text)
+    budget = group.limits.max_result_chars
+
+    def build(payload: int) -> ToolResult:
+        (shown,), links = cut_reports([result], [line], kept, payload)
+        return ToolResult.of(shown, *links, text=render_run(line, shown, timeout=timeout))
+
+    # The output goes twice (text and structuredContent): about half the budget each.
+    return fit_within(build, budget, budget // 2 - 1000)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:
@@ -256,4 +264,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
+        on_session_end=group.outputs.end_session,
+        resources=group.outputs,
     )

@@ -25,9 +25,9 @@ from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, S
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model
+from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
-from mcp_localtools.tools.exec._report import RunReport, fit_text, render_run, report_fields
+from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._shells import Shell, command_argv, resolve_shell
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from mcp_localtools.workspace import Workspace
@@ -130,6 +130,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
         session = group.sessions.create()
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
     results: list[CommandResult] = []
+    kept = KeptStreams(group.outputs, ctx.session_id)
     refusal: ToolError | None = None
     skipped = 0
     try:
@@ -149,13 +150,16 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
                     break
                 if streamer is not None:
                     streamer.command(command)
+                forward = streamer.feed if streamer is not None else None
+                recorder = group.outputs.recorder(forward)
+                kept.recorders.append(recorder)
                 outcome = await group.run(
                     command_argv(shell, command),
                     cwd=work.path,
                     env=env,
                     stdin=stdin,
                     timeout=timeout,
-                    on_output=streamer.feed if streamer is not None else None,
+                    on_output=recorder.feed if recorder is not None else forward,
                     temp_key=session.id,
                 )
                 results.append(
@@ -179,25 +183,32 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
             group.sessions.delete(session.id)
     if refusal is not None and not results:
         raise refusal
-    result = ShellCommandResult(
-        session_id=session.id,
-        work_dir=str(work.path),
-        timeout_seconds=timeout,
-        results=results,
-        skipped=skipped,
-        sandbox=group.sandbox.name,
-    )
-    text = _render(result, group.limits.max_result_chars)
-    if refusal is None:
-        return ToolResult.of(result, text=text)
-    ran = len(results) - 1
-    plural = "s" if ran != 1 else ""
-    message = f"{refusal.message} (refused after {ran} earlier command{plural} ran; see their results)"
-    return ToolResult(
-        content=(TextContent(text + "\n" + message),),
-        structured=dump_model(result),
-        error=ErrorInfo(refusal.code, message, policy=isinstance(refusal, PolicyViolation)),
-    )
+    budget = group.limits.max_result_chars
+
+    def build(payload: int) -> ToolResult:
+        shown, links = cut_reports(results, [entry.command for entry in results], kept, payload)
+        result = ShellCommandResult(
+            session_id=session.id,
+            work_dir=str(work.path),
+            timeout_seconds=timeout,
+            results=shown,
+            skipped=skipped,
+            sandbox=group.sandbox.name,
+        )
+        text = _render(result)
+        if refusal is None:
+            return ToolResult.of(result, *links, text=text)
+        ran = len(results) - 1
+        plural = "s" if ran != 1 else ""
+        message = f"{refusal.message} (refused after {ran} earlier command{plural} ran; see their results)"
+        return ToolResult(
+            content=(TextContent(text + "\n" + message), *links),
+            structured=dump_model(result),
+            error=ErrorInfo(refusal.code, message, policy=isinstance(refusal, PolicyViolation)),
+        )
+
+    # The output goes twice (text and structuredContent): about half the budget each.
+    return fit_within(build, budget, budget // 2 - 1000)
 
 
 def _refused(command: str, exc: ToolError, work_dir: Any, shell: str, shell_path: str) -> CommandResult:
@@ -219,7 +230,7 @@ def _refused(command: str, exc: ToolError, work_dir: Any, shell: str, shell_path
     )
 
 
-def _render(result: ShellCommandResult, budget: int) -> str:
+def _render(result: ShellCommandResult) -> str:
     parts = [f"session {result.session_id} in {result.work_dir}"]
     for entry in result.results:
         if entry.error is not None:
@@ -230,7 +241,7 @@ def _render(result: ShellCommandResult, budget: int) -> str:
         parts.append(
             f"[{result.skipped} later command(s) not run; pass executeParallel=true to run them anyway]"
         )
-    return fit_text("\n".join(parts), budget, full="every command's output")
+    return "\n".join(parts)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:
@@ -245,7 +256,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             "Run shell commands one after another in a working directory inside the allowed roots. "
             f"Each command: timeout {policy.timeout_seconds:g} s by default (timeoutSeconds, up to "
             f"{policy.max_timeout_seconds:g} s); stdout and stderr kept up to "
-            f"{policy.max_output_bytes} bytes each (head and tail); stdin is empty unless given; "
+            f"{policy.max_output_bytes} bytes each; the result shows each stream's head and tail and "
+            "links a cut stream's full output as a resource (stdoutURI, resources/read, in pages); "
+            "stdin is empty unless given; "
             "every process it started is stopped when it ends. A sessionID keeps workDir and env "
             "between calls. A blocklist refuses some commands (rm: use deletefile; editors and "
             "pagers: use readfile/writefile; network tools). "
@@ -259,4 +272,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=group.call_timeout(policy.max_commands),
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
+        on_session_end=group.outputs.end_session,
+        resources=group.outputs,
     )

@@ -30,7 +30,7 @@ from mcp_localtools.parsers.images import ReturnedImage, fit_image
 from mcp_localtools.parsers.pdf import MAX_PAGES_SPEC, extract_pdf_text
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
-from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult
+from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult, fit_within
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "spec", "text_window"]
@@ -297,8 +297,30 @@ def _text_result(
     Raises:
         InvalidArguments: ``offset`` is past the last line.
     """
+    budget = limits.max_result_chars
+    # The text goes twice (the text content and structuredContent.content): half the budget each,
+    # less while the whole result (metadata, notes, JSON escapes) is over it.
+    return fit_within(
+        partial(_text_window_result, args, loaded, limits, text, mime_type, cut, notes, fields),
+        budget,
+        budget // 2 - 500,
+    )
+
+
+def _text_window_result(
+    args: ReadFileArgs,
+    loaded: _Loaded,
+    limits: LimitsConfig,
+    text: str,
+    mime_type: str,
+    cut: bool,
+    notes: Sequence[str],
+    fields: dict[str, Any],
+    payload: int,
+) -> ToolResult:
+    """``_text_result`` with the window cut to ``payload`` characters."""
     limit = args.limit or limits.read_max_lines
-    window = text_window(text, offset=args.offset, limit=limit, budget=limits.max_result_chars)
+    window = text_window(text, offset=args.offset, limit=limit, budget=max(payload, 1))
     result = ReadFileResult(
         encoding="text",
         mime_type=mime_type,
