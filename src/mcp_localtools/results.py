@@ -185,12 +185,23 @@ def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> T
     """
     limit = max(start, 0)
     result = build(limit)
+    size = wire_chars(result)
+    known: list[tuple[int, int]] = []  # (limit, size) tried
     for _ in range(8):
-        over = wire_chars(result) - budget
-        if over <= 0 or limit == 0:
+        if size <= budget or limit == 0:
             break
-        limit = max(0, limit - max(over, limit // 16, 1))
+        known.append((limit, size))
+        # The result grows about linearly with its payload: aim at the budget along the line
+        # through the last two tries (through the origin after the first), a little under it.
+        if len(known) >= 2 and known[-2][0] != known[-1][0]:
+            (l0, s0), (l1, s1) = known[-2], known[-1]
+            slope = max((s1 - s0) / (l1 - l0), 1e-9)
+            target = l1 - (s1 - budget) / slope
+        else:
+            target = limit * budget / size
+        limit = max(0, min(limit - 1, int(target * 0.98)))
         result = build(limit)
+        size = wire_chars(result)
     return result
 
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, error_code, text_of
+from tests.helpers import config_for, connect, error_code, text_of, wire_chars
 
 pytestmark = pytest.mark.anyio
 
@@ -45,11 +45,15 @@ async def test_the_tree_is_indented_with_sizes_and_marks_directories_beyond_the_
         "    b.py 5B",
         "    deep/ …",
     ]
-    entries = result.structured_content["entries"]
-    assert entries[0] == {"name": "README.md", "type": "file", "sizeBytes": 10}
-    assert entries[1] == {"name": "empty", "type": "directory", "children": []}
-    deep = entries[2]["children"][1]["children"][1]
-    assert deep == {"name": "deep", "type": "directory"}
+    assert result.structured_content["entries"] == [
+        {"path": "README.md", "type": "file", "sizeBytes": 10},
+        {"path": "empty", "type": "directory"},
+        {"path": "src", "type": "directory"},
+        {"path": "src/a.py", "type": "file", "sizeBytes": 2048},
+        {"path": "src/pkg", "type": "directory"},
+        {"path": "src/pkg/b.py", "type": "file", "sizeBytes": 5},
+        {"path": "src/pkg/deep", "type": "directory", "notRead": True},
+    ]
 
 
 async def test_max_depth_limits_the_levels(client: Client, tree: Path) -> None:
@@ -75,7 +79,22 @@ async def test_max_entries_fills_upper_levels_first_and_notes_the_cut(client: Cl
     ]
     content = result.structured_content
     assert content["truncated"] is True and content["shownEntries"] == 5
-    assert content["entries"][1] == {"name": "b", "type": "directory", "children": [], "omittedEntries": 5}
+    assert content["entries"][0] == {"path": "a", "type": "directory", "omittedEntries": 2}
+    assert content["entries"][4] == {"path": "b", "type": "directory", "omittedEntries": 5}
+
+
+async def test_a_tree_over_the_budget_stays_in_it_with_text_and_entries_cut_alike(tmp_path: Path) -> None:
+    for top in range(40):
+        for index in range(50):
+            (tmp_path / f"dir{top:02}" / f"file-{index:03}.txt").parent.mkdir(exist_ok=True)
+            (tmp_path / f"dir{top:02}" / f"file-{index:03}.txt").write_text("x", encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        result = await client.call_tool("directorytree", {"maxEntries": 5000})
+    data = result.structured_content
+    assert wire_chars(result) <= 20_000 and data["truncated"] is True
+    lines = [line for line in text_of(result).splitlines()[1:] if not line.startswith("[")]
+    assert len(lines) == len(data["entries"]) == data["shownEntries"] > 100
+    assert lines[-1].strip().split(" ")[0] == data["entries"][-1]["path"].rsplit("/", 1)[-1]
 
 
 async def test_hidden_names_and_ignored_entries_are_left_out_unless_asked(client: Client, tree: Path) -> None:

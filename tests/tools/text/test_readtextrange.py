@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, error_code, text_of
+from tests.helpers import config_for, connect, error_code, text_of, wire_chars
 
 pytestmark = pytest.mark.anyio
 
@@ -16,7 +16,8 @@ DOC = "# Title\n  start  \nbody 1\nbody 2\nend\ntail\n"
 
 
 def numbers(result: Any) -> list[int]:
-    return [line["lineNumber"] for line in result.structured_content["lines"]]
+    data = result.structured_content
+    return list(range(data["startLine"], data["endLine"] + 1)) if data["linesReturned"] else []
 
 
 async def test_no_markers_returns_the_whole_file(client: Client, tmp_path: Path) -> None:
@@ -105,14 +106,14 @@ async def test_an_empty_file_returns_no_lines(client: Client, tmp_path: Path) ->
     (tmp_path / "e.txt").write_bytes(b"")
     result = await client.call_tool("readtextrange", {"path": "e.txt"})
     data = result.structured_content
-    assert data["linesReturned"] == 0 and data["lines"] == []
+    assert data["linesReturned"] == 0 and data["text"] == ""
     assert "startLine" not in data and "endLine" not in data
 
 
 async def test_lines_come_back_untrimmed_without_their_endings(client: Client, tmp_path: Path) -> None:
     (tmp_path / "c.txt").write_bytes(b"  a  \r\n\tb\r\n")
     result = await client.call_tool("readtextrange", {"path": "c.txt"})
-    assert [line["text"] for line in result.structured_content["lines"]] == ["  a  ", "\tb"]
+    assert result.structured_content["text"] == "  a  \n\tb"
 
 
 async def test_numeric_start_and_end_lines_select_a_range(client: Client, tmp_path: Path) -> None:
@@ -150,3 +151,22 @@ async def test_the_result_carries_the_sha256_for_a_later_edit(client: Client, tm
     (tmp_path / "d.txt").write_text(DOC, encoding="utf-8")
     result = await client.call_tool("readtextrange", {"path": "d.txt"})
     assert result.structured_content["sha256"] == hashlib.sha256(DOC.encode()).hexdigest()
+
+
+async def test_a_range_over_the_budget_stays_in_it_and_continues_to_every_line(tmp_path: Path) -> None:
+    body = [f'line {n} "q" \\ \t' + "x" * (n % 50) for n in range(6000)]
+    (tmp_path / "big.txt").write_text("\n".join(body) + "\n", encoding="utf-8")
+    got: list[str] = []
+    start = 1
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        while True:
+            result = await client.call_tool("readtextrange", {"path": "big.txt", "startLine": start})
+            assert wire_chars(result) <= 20_000
+            data = result.structured_content
+            assert data["startLine"] == start and data["text"].count("\n") + 1 == data["linesReturned"]
+            got.extend(data["text"].split("\n"))
+            assert f"{data['endLine']}\t{body[data['endLine'] - 1]}" in text_of(result)
+            if "nextStartLine" not in data:
+                break
+            start = data["nextStartLine"]
+    assert got == body

@@ -22,11 +22,11 @@ from mcp_localtools.files.entries import EntryType
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import Skipped, WalkFilters
 from mcp_localtools.search.ignore import RuleChain
 from mcp_localtools.search.walk import WalkEntry, Walker, error_reason, open_below
-from mcp_localtools.tools.fs._budget import LineBudget, join_within
+from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, check_globs, opened_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
 from mcp_localtools.workspace import Workspace
@@ -57,12 +57,10 @@ class DirectoryTreeArgs(ToolArgs):
 
 
 class TreeEntry(ToolOutput):
-    name: str = Field(description="Entry name.")
+    path: str = Field(description="Path relative to the directory, / separated; a directory's entries follow it.")
     type: EntryType = Field(description="file, directory, symlink (not followed) or other.")
     size_bytes: int | None = Field(None, description="Files: size in bytes.")
-    children: list[TreeEntry] | None = Field(
-        None, description="Directories that were read: their entries; absent at the depth limit."
-    )
+    not_read: bool | None = Field(None, description="Directories at maxDepth: true (their entries were not read).")
     omitted_entries: int | None = Field(
         None, description="Directories cut by maxEntries: how many of their entries are not shown."
     )
@@ -70,7 +68,9 @@ class TreeEntry(ToolOutput):
 
 class DirectoryTreeResult(ToolOutput):
     path: str = Field(description="Absolute real path of the directory.")
-    entries: list[TreeEntry] = Field(description="Its entries, sorted by name, each with its subtree.")
+    entries: list[TreeEntry] = Field(
+        description="The entries shown, one flat list in tree order (each directory followed by its entries, sorted by name)."
+    )
     shown_entries: int = Field(description="Entries in the tree.")
     truncated: bool = Field(description="True when maxEntries or the result budget cut the tree.")
     skipped: list[SkippedPath] = Field(
@@ -133,20 +133,9 @@ def _read_tree(
     return root, shown, cut
 
 
-def _entry_model(node: _Node) -> TreeEntry:
-    entry = node.entry
-    assert entry is not None
-    return TreeEntry(
-        name=entry.name,
-        type=entry.kind,
-        size_bytes=entry.size if entry.kind == "file" else None,
-        children=None if node.children is None else [_entry_model(child) for child in node.children],
-        omitted_entries=node.omitted or None,
-    )
-
-
-def _render(node: _Node, indent: str, text: LineBudget) -> bool:
-    """Add the lines of ``node``'s children to ``text``; False once its budget ran out."""
+def _render(node: _Node, indent: str, text: LineBudget, out: list[TreeEntry]) -> bool:
+    """Add the lines of ``node``'s children to ``text`` and their entries to ``out``; False once
+    the budget ran out."""
     for child in node.children or []:
         entry = child.entry
         assert entry is not None
@@ -158,7 +147,16 @@ def _render(node: _Node, indent: str, text: LineBudget) -> bool:
             line = f"{indent}{entry.name}{'@' if entry.kind == 'symlink' else ' (other)'}"
         if not text.fits([line]):
             return False
-        if child.children is not None and not _render(child, indent + "  ", text):
+        out.append(
+            TreeEntry(
+                path=entry.rel,
+                type=entry.kind,
+                size_bytes=entry.size if entry.kind == "file" else None,
+                not_read=True if entry.kind == "directory" and child.children is None else None,
+                omitted_entries=child.omitted or None,
+            )
+        )
+        if child.children is not None and not _render(child, indent + "  ", text, out):
             return False
     if node.omitted:
         return text.fits([f"{indent}[… {node.omitted} more entries not shown: maxEntries]"])
@@ -176,23 +174,30 @@ def directory_tree(args: DirectoryTreeArgs, *, paths: PathPolicy, limits: Limits
     walker = Walker(filters, on_error=lambda rel, reason: skipped.append(Skipped(rel, reason)))
     with opened_root(paths, args.path, field="path") as (root, root_fd):
         tree, shown, cut = _read_tree(walker, root_fd, args, skipped)
-    text = LineBudget(limits.max_result_chars - _RESERVE)
-    _render(tree, "", text)
     items = skipped_paths(root, skipped)
     head = f"{root.real}/ (depth {args.max_depth}, {shown} entries; … marks directories not listed)"
-    notes = []
-    if text.cut:
-        notes.append("[the tree was cut to the result budget; lower maxDepth or pick a subdirectory]")
-    if note := skipped_note(items):
-        notes.append(note)
-    result = DirectoryTreeResult(
-        path=str(root.real),
-        entries=[_entry_model(child) for child in tree.children or []],
-        shown_entries=shown,
-        truncated=cut or text.cut,
-        skipped=items[:MAX_SKIPPED],
-    )
-    return ToolResult.of(result, text=join_within([head, *text.lines, *notes], limits.max_result_chars))
+
+    def build(payload: int) -> ToolResult:
+        text = LineBudget(payload)
+        entries: list[TreeEntry] = []
+        _render(tree, "", text, entries)
+        notes = []
+        if text.cut:
+            notes.append("[the tree was cut to the result budget; lower maxDepth or pick a subdirectory]")
+        if note := skipped_note(items):
+            notes.append(note)
+        result = DirectoryTreeResult(
+            path=str(root.real),
+            entries=entries,
+            shown_entries=len(entries),
+            truncated=cut or text.cut,
+            skipped=items[:MAX_SKIPPED],
+        )
+        return ToolResult.of(result, text="\n".join([head, *text.lines, *notes]))
+
+    # Each entry goes twice (a text line, a structured entry): about a third of the budget for the text.
+    budget = limits.max_result_chars
+    return fit_within(build, budget, budget // 3 - _RESERVE)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

@@ -8,6 +8,7 @@ error (the seed refused it): the first window comes back with ``nextStartLine``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, Self
 
@@ -19,7 +20,7 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.text._lines import line_list, trimmed, unique_block
 from mcp_localtools.tools.text._textfile import read_text
 from mcp_localtools.workspace import Workspace
@@ -81,7 +82,9 @@ class ReadTextRangeResult(ToolOutput):
     start_line: int | None = Field(None, description="1-based first returned line; absent when none.")
     end_line: int | None = Field(None, description="1-based last returned line; absent when none.")
     lines_returned: int = Field(description="Number of lines returned.")
-    lines: list[NumberedLine] = Field(description="The lines, verbatim, with their numbers.")
+    text: str = Field(
+        description="The lines startLine..endLine as in the file, joined with \\n (their line endings not kept)."
+    )
     next_start_line: int | None = Field(
         None, description="Set when the range goes on: call again with startLine set to it (same end)."
     )
@@ -125,12 +128,27 @@ def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: Limit
             )
         stop = min(args.end_line, total)
 
+    budget = limits.max_result_chars
+    # The lines go twice (numbered in the text, plain in structuredContent.text): half each.
+    return fit_within(
+        partial(_window, file.path, file.sha256, lines, start, stop, limits.read_max_lines),
+        budget,
+        budget // 2 - _RESERVE,
+    )
+
+
+def _window(
+    path: Any, sha256: str, lines: Sequence[str], start: int, stop: int, max_lines: int, payload: int
+) -> ToolResult:
+    """The result for lines ``start+1..stop`` (0-based ``start``), at most ``max_lines`` of them
+    and ``payload`` characters of numbered text."""
+    total = len(lines)
     width = len(str(max(stop, 1)))
-    budget = max(limits.max_result_chars - _RESERVE, 100)
+    budget = max(payload, 100)
     shown: list[tuple[int, str]] = []
     used = 0
     cut_line = None
-    for number in range(start + 1, min(stop, start + limits.read_max_lines) + 1):
+    for number in range(start + 1, min(stop, start + max_lines) + 1):
         size = width + len(lines[number - 1]) + 2
         if used + size > budget:
             if not shown:  # one line alone is over the budget: show its head
@@ -142,21 +160,17 @@ def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: Limit
     last = start + len(shown)
     next_start = last + 1 if last < stop else None
     result = ReadTextRangeResult(
-        path=str(file.path),
-        sha256=file.sha256,
+        path=str(path),
+        sha256=sha256,
         total_lines=total,
         start_line=start + 1 if shown else None,
         end_line=last if shown else None,
         lines_returned=len(shown),
-        lines=[NumberedLine(line_number=n, text=text) for n, text in shown],
+        text="\n".join(text for _, text in shown),
         next_start_line=next_start,
         truncated=next_start is not None or cut_line is not None,
     )
-    header = (
-        f"{file.path}: lines {start + 1}-{last} of {total}"
-        if shown
-        else f"{file.path}: no lines ({total} in file)"
-    )
+    header = f"{path}: lines {start + 1}-{last} of {total}" if shown else f"{path}: no lines ({total} in file)"
     notes = []
     if cut_line is not None:
         notes.append(f"line {cut_line} is longer than the result budget and was cut")
