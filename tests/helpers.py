@@ -57,7 +57,9 @@ def wire_chars(result: CallToolResult) -> int:
     its structuredContent (characters)."""
     text = sum(len(item.text) for item in result.content if isinstance(item, TextContent))
     structured = result.structured_content
-    return text + (len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0)
+    return text + (
+        len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0
+    )
 
 
 def text_of(result: CallToolResult) -> str:

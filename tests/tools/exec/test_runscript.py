@@ -13,7 +13,7 @@ from mcp_localtools.config import ScriptsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.tools.exec._shells import Shell
 from mcp_localtools.tools.exec.runscript import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
-from tests.helpers import error_code, text_of
+from tests.helpers import error_code, text_of, wire_chars
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -204,11 +204,15 @@ async def test_a_bash_script_runs_with_bash(shell: Client, tmp_path: Path) -> No
     assert data["stdout"] == "bash\n" and data["command"].startswith("bash ")
 
 
-async def test_a_cut_text_says_where_and_that_the_structured_result_is_whole(tmp_path: Path) -> None:
-    (tmp_path / "long.sh").write_text("seq 1000\n", encoding="utf-8")
-    async with exec_client(tmp_path, limits={"max_result_chars": 1000}) as client:
-        data = await call(client, path="long.sh")
+async def test_a_long_output_keeps_head_and_tail_in_the_budget_and_links_all_of_it(tmp_path: Path) -> None:
+    (tmp_path / "long.sh").write_text("seq 20000\n", encoding="utf-8")
+    async with exec_client(tmp_path, limits={"max_result_chars": 5000}) as client:
         result = await client.call_tool("runscript", {"path": "long.sh"})
-    text = text_of(result)
-    assert text.endswith("\n[text cut at 1000 characters; structuredContent has the full output]")
-    assert len(text) < 1100 and data["stdout"].endswith("\n999\n1000\n")
+        data = result.structured_content
+        assert wire_chars(result) <= 5000
+        assert data["stdout"].startswith("1\n2\n") and data["stdout"].endswith("\n19999\n20000\n")
+        assert data["stdoutTruncated"] and data["stdoutURI"] in text_of(result)
+        assert text_of(result).rstrip().endswith("20000")
+        assert [item.type for item in result.content] == ["text", "resource_link"]
+        page = (await client.read_resource(data["stdoutURI"])).contents[0]
+    assert page.text.startswith("1\n2\n3\n")  # type: ignore[union-attr]

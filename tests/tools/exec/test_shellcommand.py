@@ -374,7 +374,9 @@ async def _read_all(client: Client, first: str) -> bytes:
 
 
 async def test_long_output_stays_in_the_budget_shows_the_tail_and_links_every_byte(tmp_path: Path) -> None:
-    async with exec_client(tmp_path, limits={"max_result_chars": 20_000}, exec={"max_output_bytes": 4 * 1024 * 1024}) as client:
+    async with exec_client(
+        tmp_path, limits={"max_result_chars": 20_000}, exec={"max_output_bytes": 4 * 1024 * 1024}
+    ) as client:
         data = await client.call_tool("shellcommand", {"commands": ["seq 1 200000"]})
         text = text_of(data)
         assert _wire_chars(data) <= 20_000
@@ -398,7 +400,9 @@ async def test_kept_output_is_read_in_pages_and_is_the_sessions_own(tmp_path: Pa
         assert uri.endswith("/stdout/1")
         page = (await client.read_resource(uri)).contents[0]
         assert page.text.startswith("1\n2\n") and len(page.text) <= 2_500  # type: ignore[union-attr]
-        assert len(await _read_all(client, uri)) == len(subprocess.run(["seq", "1", "20000"], capture_output=True).stdout)
+        assert len(await _read_all(client, uri)) == len(
+            subprocess.run(["seq", "1", "20000"], capture_output=True).stdout
+        )
     if mode == "legacy":  # the session ended with its connection: its outputs went with it
         async with Client(server, mode="legacy") as other:
             with pytest.raises(Exception, match="no kept output"):

@@ -420,7 +420,9 @@ async def test_the_result_budget_cuts_at_a_line_and_gives_the_next_offset(tmp_pa
 async def test_a_200kb_file_comes_back_byte_exact_through_continuations_each_within_the_budget(
     tmp_path: Path,
 ) -> None:
-    body = "".join(f"line {n}: \"quoted\" \\ tab\there é\r\n" if n % 7 == 0 else f"line {n}\n" for n in range(20000))
+    body = "".join(
+        f'line {n}: "quoted" \\ tab\there é\r\n' if n % 7 == 0 else f"line {n}\n" for n in range(20000)
+    )
     (tmp_path / "big.txt").write_bytes(body.encode())
     assert len(body.encode()) > 200_000
     parts, offset, calls = [], 0, 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, error_code, text_of
+from tests.helpers import config_for, connect, error_code, text_of, wire_chars
 
 pytestmark = pytest.mark.anyio
 
@@ -120,16 +119,16 @@ async def test_a_line_over_the_budget_is_cut_in_the_structured_result_too(tmp_pa
     assert not result.is_error and data["truncated"] and data["matchesReturned"] == 1
     window = data["matches"][0]["matchedLinesWithContext"]
     assert [line["lineNumber"] for line in window] == [2]
-    assert 1000 < len(window[0]["text"]) < 2000 and long.startswith(window[0]["text"])
-    assert len(json.dumps(data)) < 2500 and len(text_of(result)) <= 2000
+    assert 500 < len(window[0]["text"]) < 1000 and long.startswith(window[0]["text"])
+    assert wire_chars(result) <= 2000
     assert f"line 2 shows {len(window[0]['text'])} of its {len(long)} characters" in text_of(result)
 
 
-async def test_one_window_over_4000_lines_keeps_as_much_context_as_fits(
-    client: Client, tmp_path: Path
-) -> None:
+async def test_one_window_over_4000_lines_keeps_as_much_context_as_fits(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("".join(f"l{n}\n" for n in range(1, 5001)), encoding="utf-8")
-    result = await client.call_tool("findtext", {"path": "f.txt", "query": "l2500", "contextLines": 2000})
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 400_000})) as client:
+        arguments = {"path": "f.txt", "query": "l2500", "contextLines": 2000}
+        result = await client.call_tool("findtext", arguments)
     data = result.structured_content
     assert not result.is_error and data["truncated"] and data["matchesReturned"] == 1
     window = data["matches"][0]["matchedLinesWithContext"]
@@ -181,3 +180,15 @@ async def test_findtext_refuses_a_file_that_is_not_utf8(client: Client, tmp_path
     (tmp_path / "l1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     result = await client.call_tool("findtext", {"path": "l1.txt", "query": "caf"})
     assert error_code(result) == "unsupported_content" and "not valid UTF-8" in text_of(result)
+
+
+async def test_matches_over_the_budget_stay_in_it_with_text_and_structure_cut_alike(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("".join(f'TODO "{n}" \\ {"w" * (n % 90)}\n' for n in range(3000)))
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        result = await client.call_tool(
+            "findtext", {"path": "f.txt", "query": "TODO", "maxMatches": 500, "contextLines": 0}
+        )
+    data = result.structured_content
+    assert wire_chars(result) <= 20_000 and data["truncated"] and 50 < data["matchesReturned"] < 500
+    last = data["matches"][-1]["matchStartLine"]
+    assert f"-- match {data['matchesReturned']}: line {last}" in text_of(result)

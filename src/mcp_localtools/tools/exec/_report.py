@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 from pydantic import Field
@@ -40,9 +40,7 @@ class RunReport(ToolOutput):
         alias="stdoutURI",
         description="Set when stdout was cut: the resource (resources/read) with all of it, page 1.",
     )
-    stderr_uri: str | None = Field(
-        None, alias="stderrURI", description="Like stdoutURI, for stderr."
-    )
+    stderr_uri: str | None = Field(None, alias="stderrURI", description="Like stdoutURI, for stderr.")
     sandbox_note: str | None = Field(
         None,
         description="Set when the error output shows the sandbox refused a write or the network: what "
@@ -167,5 +165,3 @@ def cut_reports(
                 links.append(stored.link(names[run]))
         out.append(report.model_copy(update=changes) if changes else report)
     return out, links
-
-

@@ -57,10 +57,14 @@ class DirectoryTreeArgs(ToolArgs):
 
 
 class TreeEntry(ToolOutput):
-    path: str = Field(description="Path relative to the directory, / separated; a directory's entries follow it.")
+    path: str = Field(
+        description="Path relative to the directory, / separated; a directory's entries follow it."
+    )
     type: EntryType = Field(description="file, directory, symlink (not followed) or other.")
     size_bytes: int | None = Field(None, description="Files: size in bytes.")
-    not_read: bool | None = Field(None, description="Directories at maxDepth: true (their entries were not read).")
+    not_read: bool | None = Field(
+        None, description="Directories at maxDepth: true (their entries were not read)."
+    )
     omitted_entries: int | None = Field(
         None, description="Directories cut by maxEntries: how many of their entries are not shown."
     )
@@ -69,7 +73,7 @@ class TreeEntry(ToolOutput):
 class DirectoryTreeResult(ToolOutput):
     path: str = Field(description="Absolute real path of the directory.")
     entries: list[TreeEntry] = Field(
-        description="The entries shown, one flat list in tree order (each directory followed by its entries, sorted by name)."
+        description="The entries shown, flat, in tree order: each directory followed by its entries, by name."
     )
     shown_entries: int = Field(description="Entries in the tree.")
     truncated: bool = Field(description="True when maxEntries or the result budget cut the tree.")
@@ -195,9 +199,9 @@ def directory_tree(args: DirectoryTreeArgs, *, paths: PathPolicy, limits: Limits
         )
         return ToolResult.of(result, text="\n".join([head, *text.lines, *notes]))
 
-    # Each entry goes twice (a text line, a structured entry): about a third of the budget for the text.
+    # Each entry goes twice (a text line, a structured entry): less than half the budget for the text.
     budget = limits.max_result_chars
-    return fit_within(build, budget, budget // 3 - _RESERVE)
+    return fit_within(build, budget, budget * 2 // 5)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

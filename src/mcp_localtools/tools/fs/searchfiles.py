@@ -20,11 +20,11 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, EngineOutput, FileHits, Skipped, WalkFilters
 from mcp_localtools.search.line import Line
 from mcp_localtools.search.regex import ContentRegex, compile_path_regex
-from mcp_localtools.tools.fs._budget import LineBudget, join_within
+from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
@@ -254,33 +254,62 @@ def _result(
     root = prepared.root
     skipped = skipped_paths(root, skipped_entries)
     containment = Containment(paths)
-    render = LineBudget(limits.max_result_chars - _RESERVE)
-    files: list[str] = []
-    counts: list[FileCount] = []
-    matches: list[SearchMatch] = []
-    shown = 0
-    for hits in top.results():
-        if shown >= args.max_results or render.cut:
-            break
+    candidates = []
+    for hits in top.results()[: args.max_results]:
         path = f"{root.real}/{hits.path}" if str(root.real) != "/" else f"/{hits.path}"
-        if not containment.check(path):
-            continue
-        display = root.display(hits.path)
-        if mode == "files" and render.fits([display]):
-            files.append(display)
-            shown += 1
-        elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
-            counts.append(FileCount(path=display, count=hits.count))
-            shown += 1
-        elif mode == "matches":
-            assert prepared.query.regex is not None
-            reader = FileReader(paths, path, prepared.query.regex, prepared.query.max_file_size)
-            try:
-                shown += _render_matches(
-                    hits, display, reader, args, render, matches, args.max_results - shown
-                )
-            finally:
-                reader.close()
+        if containment.check(path):
+            candidates.append((hits, path, root.display(hits.path)))
+
+    read_back: dict[str, dict[int, str]] = {}  # lines read from the files, kept across tries
+
+    def build(payload: int) -> ToolResult:
+        render = LineBudget(payload)
+        files: list[str] = []
+        counts: list[FileCount] = []
+        matches: list[SearchMatch] = []
+        shown = 0
+        for hits, path, display in candidates:
+            if shown >= args.max_results or render.cut:
+                break
+            if mode == "files" and render.fits([display]):
+                files.append(display)
+                shown += 1
+            elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
+                counts.append(FileCount(path=display, count=hits.count))
+                shown += 1
+            elif mode == "matches":
+                assert prepared.query.regex is not None
+                reader = FileReader(paths, path, prepared.query.regex, prepared.query.max_file_size)
+                try:
+                    texts = read_back.setdefault(path, {})
+                    shown += _render_matches(
+                        hits, display, reader, args, render, matches, args.max_results - shown, texts
+                    )
+                finally:
+                    reader.close()
+        return _finish(args, prepared, top, skipped, oversize, limits, render, shown, files, counts, matches)
+
+    # Each result goes twice (a text line, a structured item): less than half the budget for the text.
+    budget = limits.max_result_chars
+    return fit_within(build, budget, budget * 2 // 5)
+
+
+def _finish(
+    args: SearchFilesArgs,
+    prepared: _Prepared,
+    top: TopResults,
+    skipped: list[SkippedPath],
+    oversize: int | None,
+    limits: LimitsConfig,
+    render: LineBudget,
+    shown: int,
+    files: list[str],
+    counts: list[FileCount],
+    matches: list[SearchMatch],
+) -> ToolResult:
+    """The result of a search whose shown results are ``files``, ``counts`` or ``matches``."""
+    mode = args.output_mode
+    root = prepared.root
     truncated = top.truncated or render.cut
     unit = "matching lines" if mode == "matches" else "files"
     total = top.total_units if mode == "matches" else top.total_files
@@ -319,7 +348,7 @@ def _result(
         skipped=skipped[:MAX_SKIPPED],
         oversize_files=oversize,
     )
-    return ToolResult.of(result, text=join_within([head, *render.lines, *notes], limits.max_result_chars))
+    return ToolResult.of(result, text="\n".join([head, *render.lines, *notes]))
 
 
 def _render_matches(
@@ -330,6 +359,7 @@ def _render_matches(
     render: LineBudget,
     out: list[SearchMatch],
     room: int,
+    texts: dict[int, str],
 ) -> int:
     """Render one file's matches (at most ``room``) rg-style; return how many were shown.
 
@@ -338,7 +368,6 @@ def _render_matches(
     context = args.context_lines
     lines = _cut_lines(hits.lines, room, context)
     by_number = {line.number: line for line in lines}
-    texts: dict[int, str] = {}
 
     def text(number: int) -> str:
         if number not in texts:

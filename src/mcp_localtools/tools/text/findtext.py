@@ -26,7 +26,7 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.text._lines import block_starts, check_no_overlap, line_list, trimmed
 from mcp_localtools.tools.text._textfile import read_text
 from mcp_localtools.tools.text.readtextrange import NumberedLine
@@ -191,56 +191,65 @@ def find_text(args: FindTextArgs, *, paths: PathPolicy, limits: LimitsConfig) ->
     more = len(spans) > args.max_matches
     spans = spans[: args.max_matches]
     width = len(str(max(len(lines), 1)))
-    budget = max(limits.max_result_chars - _RESERVE, 100)
-    used = window_lines = 0
-    matches: list[TextMatch] = []
-    blocks: list[str] = []
-    window_note = ""  # set when the first match's window alone was over a limit and was cut
-    for first, last in spans:
-        lo = max(0, first - args.context_lines)
-        hi = min(len(lines) - 1, last + args.context_lines)
-        where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
-        header = f"-- match {len(matches) + 1}: {where}"
-        size = len(header) + sum(width + 3 + len(lines[n]) for n in range(lo, hi + 1))
-        rows = [(n, lines[n]) for n in range(lo, hi + 1)]
-        if used + size > budget or window_lines + len(rows) > MAX_WINDOW_LINES:
-            if matches:
-                break
-            room = budget - len(header)
-            rows, window_note = _fit_window(lines, first, last, args.context_lines, width, room)
-        text_rows = [f"{n + 1:>{width}}{':' if first <= n <= last else '-'} {text}" for n, text in rows]
-        block = "\n".join([header, *text_rows])
-        used += len(block) + 1
-        window_lines += len(rows)
-        blocks.append(block)
-        matches.append(
-            TextMatch(
-                match_start_line=first + 1,
-                match_end_line=last + 1,
-                matched_lines_with_context=[NumberedLine(line_number=n + 1, text=text) for n, text in rows],
+
+    def build(payload: int) -> ToolResult:
+        budget = max(payload, 100)
+        used = window_lines = 0
+        matches: list[TextMatch] = []
+        blocks: list[str] = []
+        window_note = ""  # set when the first match's window alone was over a limit and was cut
+        for first, last in spans:
+            lo = max(0, first - args.context_lines)
+            hi = min(len(lines) - 1, last + args.context_lines)
+            where = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+            header = f"-- match {len(matches) + 1}: {where}"
+            size = len(header) + sum(width + 3 + len(lines[n]) for n in range(lo, hi + 1))
+            rows = [(n, lines[n]) for n in range(lo, hi + 1)]
+            if used + size > budget or window_lines + len(rows) > MAX_WINDOW_LINES:
+                if matches:
+                    break
+                room = budget - len(header)
+                rows, window_note = _fit_window(lines, first, last, args.context_lines, width, room)
+            text_rows = [f"{n + 1:>{width}}{':' if first <= n <= last else '-'} {text}" for n, text in rows]
+            block = "\n".join([header, *text_rows])
+            used += len(block) + 1
+            window_lines += len(rows)
+            blocks.append(block)
+            matches.append(
+                TextMatch(
+                    match_start_line=first + 1,
+                    match_end_line=last + 1,
+                    matched_lines_with_context=[
+                        NumberedLine(line_number=n + 1, text=text) for n, text in rows
+                    ],
+                )
             )
+        left_out = len(spans) - len(matches)
+        truncated = left_out > 0 or bool(window_note)
+        result = FindTextResult(
+            path=str(file.path),
+            sha256=file.sha256,
+            matches_returned=len(matches),
+            reached_max_matches=more,
+            truncated=truncated,
+            matches=matches,
         )
-    left_out = len(spans) - len(matches)
-    truncated = left_out > 0 or bool(window_note)
-    result = FindTextResult(
-        path=str(file.path),
-        sha256=file.sha256,
-        matches_returned=len(matches),
-        reached_max_matches=more,
-        truncated=truncated,
-        matches=matches,
-    )
-    head = f"{file.path}: {len(matches)} match{'es' if len(matches) != 1 else ''}"
-    notes = []
-    if window_note:
-        notes.append(window_note)
-    if left_out:
-        notes.append(
-            f"{left_out} more matches were left out to fit the result; reduce contextLines or maxMatches"
-        )
-    if more:
-        notes.append(f"more matches exist after the first {args.max_matches}; raise maxMatches to see them")
-    return ToolResult.of(result, text="\n".join([head, *blocks, *(f"[{note}]" for note in notes)]))
+        head = f"{file.path}: {len(matches)} match{'es' if len(matches) != 1 else ''}"
+        notes = []
+        if window_note:
+            notes.append(window_note)
+        if left_out:
+            notes.append(
+                f"{left_out} more matches were left out to fit the result; reduce contextLines or maxMatches"
+            )
+        if more:
+            notes.append(
+                f"more matches exist after the first {args.max_matches}; raise maxMatches to see them"
+            )
+        return ToolResult.of(result, text="\n".join([head, *blocks, *(f"[{note}]" for note in notes)]))
+
+    # Each line goes twice (the text, a structured object): less than half the budget for the text.
+    return fit_within(build, limits.max_result_chars, limits.max_result_chars * 2 // 5)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

@@ -83,7 +83,7 @@ class ReadTextRangeResult(ToolOutput):
     end_line: int | None = Field(None, description="1-based last returned line; absent when none.")
     lines_returned: int = Field(description="Number of lines returned.")
     text: str = Field(
-        description="The lines startLine..endLine as in the file, joined with \\n (their line endings not kept)."
+        description="Lines startLine..endLine as in the file, joined with \\n (line endings not kept)."
     )
     next_start_line: int | None = Field(
         None, description="Set when the range goes on: call again with startLine set to it (same end)."
@@ -170,7 +170,9 @@ def _window(
         next_start_line=next_start,
         truncated=next_start is not None or cut_line is not None,
     )
-    header = f"{path}: lines {start + 1}-{last} of {total}" if shown else f"{path}: no lines ({total} in file)"
+    header = (
+        f"{path}: lines {start + 1}-{last} of {total}" if shown else f"{path}: no lines ({total} in file)"
+    )
     notes = []
     if cut_line is not None:
         notes.append(f"line {cut_line} is longer than the result budget and was cut")
