@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from pydantic import Field
 
 from mcp_localtools.errors import ConfigError, OutsideAllowedRoots, ToolError, UnknownToolError
 from mcp_localtools.registry import READ_ONLY, CallContext, Registry, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, wire_chars
 from mcp_localtools.tools import build_registry
 from tests.helpers import config_for
 
@@ -207,3 +208,37 @@ async def test_null_for_a_required_argument_is_still_refused(tmp_path: Path) -> 
     registry = build_registry(config_for(tmp_path))
     result = await registry.call("readfile", {"path": None})
     assert result.error is not None and result.error.code == "invalid_arguments"
+
+
+def test_no_output_schema_has_defs_or_refs(tmp_path: Path) -> None:
+    registry = build_registry(config_for(tmp_path))
+    for name in registry.names():
+        text = json.dumps(registry.schemas(name)[1])
+        assert "$defs" not in text and "$ref" not in text, name
+
+
+def test_a_result_over_the_registry_budget_is_cut_with_its_truncated_flag_set() -> None:
+    class Big(ToolOutput):
+        items: list[str] = Field(description="Many strings.")
+        truncated: bool = Field(description="Cut.")
+
+    async def handler(args: ToolArgs, ctx: CallContext) -> ToolResult:
+        return ToolResult.of(Big(items=["x" * 100] * 500, truncated=False), text="y" * 50_000)
+
+    registry = Registry(max_result_chars=5000)
+    registry.register(
+        ToolSpec(
+            name="big",
+            group="fs",
+            title="Big",
+            description="A big result.",
+            args_model=ToolArgs,
+            result_model=Big,
+            handler=handler,
+            annotations=READ_ONLY,
+        )
+    )
+    result = anyio.run(registry.call, "big")
+    assert result.structured is not None and result.structured["truncated"] is True
+    assert wire_chars(result) <= 5000 and 0 < len(result.structured["items"]) < 500
+    assert "cut to the 5000-character budget" in result.content[-1].text  # type: ignore[union-attr]

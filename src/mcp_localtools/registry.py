@@ -258,8 +258,36 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema(
         by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles
     )
-    simplified: dict[str, Any] = _drop_nulls(schema)
+    simplified: dict[str, Any] = _drop_nulls(_inline_refs(schema))
     return simplified
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition, and no
+    ``$defs``: a flat schema that strict converters accept and validators walk without lookups.
+    Output models are not recursive; a recursive reference is refused at registration.
+
+    Raises:
+        ConfigError: a definition refers to itself.
+    """
+    definitions = schema.get("$defs", {})
+
+    def inline(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen:
+                raise ConfigError(f"output schema: {name} refers to itself; use a flat model")
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return {**inline(definitions[name], (*seen, name)), **inline(rest, seen)}
+        return {key: inline(value, seen) for key, value in node.items() if key != "$defs"}
+
+    inlined: dict[str, Any] = inline(schema, ())
+    return inlined
 
 
 def _drop_nulls(node: Any) -> Any:
