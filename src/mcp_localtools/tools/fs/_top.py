@@ -8,7 +8,6 @@ totals count everything.
 
 from __future__ import annotations
 
-import bisect
 import threading
 
 from mcp_localtools.search.engine import FileHits
@@ -38,9 +37,10 @@ class TopResults:
         self.total_files = 0
         self.total_units = 0
         self.total_lines = 0
-        self._keys: list[tuple[str, ...]] = []
-        self._kept: dict[tuple[str, ...], tuple[FileHits, int]] = {}
-        self._kept_units = 0
+        # Candidates in arrival order, sorted (and cut to the first ``limit`` units) only when
+        # they pile up and once at the end: one sort, not an insertion per file.
+        self._pending: list[tuple[tuple[str, ...], FileHits, int]] = []
+        self._threshold: tuple[str, ...] | None = None  # keys past it cannot be kept any more
         self._seen: set[str] | None = set() if dedupe else None
         self._lock = threading.Lock()
 
@@ -55,13 +55,22 @@ class TopResults:
             self.total_units += units
             self.total_lines += hits.count
             key = path_key(hits.path)
-            if self._kept_units >= self.limit and key > self._keys[-1]:
+            if self._threshold is not None and key > self._threshold:
                 return
-            bisect.insort(self._keys, key)
-            self._kept[key] = (hits, units)
-            self._kept_units += units
-            while self._kept_units - self._kept[self._keys[-1]][1] >= self.limit:
-                self._kept_units -= self._kept.pop(self._keys.pop())[1]
+            self._pending.append((key, hits, units))
+            if len(self._pending) >= 2 * max(self.limit, 256):
+                self._compact()
+
+    def _compact(self) -> None:
+        """Sort the candidates and keep the shortest prefix that holds ``limit`` units."""
+        self._pending.sort(key=lambda item: item[0])
+        kept = 0
+        for index, (key, _, units) in enumerate(self._pending):
+            kept += units
+            if kept >= self.limit:
+                del self._pending[index + 1 :]
+                self._threshold = key
+                break
 
     @property
     def truncated(self) -> bool:
@@ -71,4 +80,6 @@ class TopResults:
     def results(self) -> list[FileHits]:
         """The kept files in path order; together they hold at least ``min(limit, total)``
         units (the last one may hold more than fit)."""
-        return [self._kept[key][0] for key in self._keys]
+        with self._lock:
+            self._compact()
+            return [hits for _, hits, _ in self._pending]
