@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_localtools.results import cut_text
-
-__all__ = ["LineBudget", "join_within"]
+__all__ = ["LineBudget"]
 
 
 class LineBudget:
@@ -29,10 +27,3 @@ class LineBudget:
         self.budget -= cost
         self.lines.extend(texts)
         return True
-
-
-def join_within(lines: list[str], budget: int) -> str:
-    """The lines as one text, cut to ``budget`` characters as a last guard (the tools budget
-    their lines already; this bounds the header and notes too)."""
-    text, _ = cut_text("\n".join(lines), budget)
-    return text

@@ -34,7 +34,6 @@ from mcp_localtools.workspace import Workspace
 __all__ = ["DirectoryTreeArgs", "DirectoryTreeResult", "TreeEntry", "directory_tree", "spec"]
 
 MAX_DEPTH = 20
-_RESERVE = 400
 
 
 class DirectoryTreeArgs(ToolArgs):

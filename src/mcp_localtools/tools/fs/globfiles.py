@@ -24,17 +24,15 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import Engine, FileHits, ListingReport, WalkFilters
-from mcp_localtools.tools.fs._budget import LineBudget, join_within
+from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
 from mcp_localtools.tools.fs._top import TopResults, path_key
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "spec"]
-
-_RESERVE = 400
 
 
 class GlobFilesArgs(ToolArgs):
@@ -162,34 +160,41 @@ def _result(
     args: GlobFilesArgs, root: SearchRoot, matches: _Matches, report: ListingReport, limits: LimitsConfig
 ) -> ToolResult:
     ordered, total = matches.finish(root, args.max_results)
-    text = LineBudget(limits.max_result_chars - _RESERVE)
-    for rel in ordered:
-        if not text.fits([root.display(rel)]):
-            break
-    shown = text.lines
-    truncated = len(shown) < total
     skipped = skipped_paths(root, report.skipped)
-    head = f"{total} paths match {args.pattern!r} under {root.real}"
-    head += " (newest first" if args.sort_by == "mtime" else " (sorted by path"
-    head += f", showing {len(shown)})" if truncated else ")"
-    notes = []
-    if truncated:
-        notes.append(f"[truncated: showing {len(shown)} of {total}; narrow the pattern or raise maxResults]")
-    if not total:
-        notes.append(
-            "[no matches; remember *.py matches only directly in root (use **/*.py), and hidden or ignored "
-            "files are left out (includeHidden, respectIgnoreFiles)]"
+
+    def build(payload: int) -> ToolResult:
+        text = LineBudget(payload)
+        for rel in ordered:
+            if not text.fits([root.display(rel)]):
+                break
+        shown = text.lines
+        truncated = len(shown) < total
+        head = f"{total} paths match {args.pattern!r} under {root.real}"
+        head += " (newest first" if args.sort_by == "mtime" else " (sorted by path"
+        head += f", showing {len(shown)})" if truncated else ")"
+        notes = []
+        if truncated:
+            notes.append(
+                f"[truncated: showing {len(shown)} of {total}; narrow the pattern or raise maxResults]"
+            )
+        if not total:
+            notes.append(
+                "[no matches; remember *.py matches only directly in root (use **/*.py), and hidden or "
+                "ignored files are left out (includeHidden, respectIgnoreFiles)]"
+            )
+        if note := skipped_note(skipped):
+            notes.append(note)
+        result = GlobFilesResult(
+            root=str(root.real),
+            paths=shown,
+            total=total,
+            truncated=truncated,
+            skipped=skipped[:MAX_SKIPPED],
         )
-    if note := skipped_note(skipped):
-        notes.append(note)
-    result = GlobFilesResult(
-        root=str(root.real),
-        paths=shown,
-        total=total,
-        truncated=truncated,
-        skipped=skipped[:MAX_SKIPPED],
-    )
-    return ToolResult.of(result, text=join_within([head, *shown, *notes], limits.max_result_chars))
+        return ToolResult.of(result, text="\n".join([head, *shown, *notes]))
+
+    # Each path goes twice (a text line, a structured item): less than half the budget for the text.
+    return fit_within(build, limits.max_result_chars, limits.max_result_chars * 2 // 5)
 
 
 async def glob_files(

@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 MAX_CONTEXT = 20
-_RESERVE = 600  # characters kept back from the budget for the notes
 
 
 class SearchFilesArgs(ToolArgs):

@@ -37,7 +37,6 @@ __all__ = ["FindTextArgs", "FindTextResult", "find_text", "spec"]
 MAX_CONTEXT_LINES = 2000
 MAX_MATCHES = 500
 MAX_WINDOW_LINES = 4000
-_RESERVE = 400
 _QueryTypes = Literal["substring", "regex", "lineBlock"]
 QueryType = Annotated[_QueryTypes, any_case(_QueryTypes)]
 
