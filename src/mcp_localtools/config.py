@@ -168,6 +168,9 @@ class ExecConfig(_Section):
     """Full command output kept for the MCP session as resources, in all (bytes); 0 keeps none."""
     kept_outputs: Annotated[int, Field(ge=1, le=10_000)] = 64
     """Most kept output streams; the oldest are evicted first."""
+    resource_links: bool = True
+    """Add a ``resource_link`` content item for each kept stream (the URI is in the text and in
+    ``stdoutURI`` either way); false for clients that fail on one (the anthropic SDK's MCP helper)."""
     scripts: ScriptsConfig = ScriptsConfig()
     sandbox: SandboxConfig = SandboxConfig()
     allowed_env: list[str] = []

@@ -454,3 +454,12 @@ async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(
     outcome = await runner.run(RunRequest(["/bin/true"], gone, {}, None, timeout=5, max_output_bytes=1024))
     assert outcome.exit_code == 127 and f"in {gone}" in outcome.stderr.text
     assert ("is_dir", loop) not in calls and "is_dir" in {name for name, _ in calls}
+
+
+async def test_resource_links_can_be_left_out_and_the_uri_stays_in_text_and_structure(tmp_path: Path) -> None:
+    sections = {"limits": {"max_result_chars": 5_000}, "exec": {"resource_links": False}}
+    async with exec_client(tmp_path, **sections) as client:
+        data = await client.call_tool("shellcommand", {"commands": ["seq 1 20000"]})
+        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        assert [item.type for item in data.content] == ["text"] and uri in text_of(data)
+        assert (await client.read_resource(uri)).contents

@@ -103,11 +103,13 @@ class KeptStreams:
     Args:
         store: where the outputs are kept.
         session_id: the MCP session they belong to.
+        links: whether results carry a ``resource_link`` item per kept stream.
     """
 
-    def __init__(self, store: OutputStore, session_id: str) -> None:
+    def __init__(self, store: OutputStore, session_id: str, *, links: bool = True) -> None:
         self.store = store
         self.session_id = session_id
+        self.links = links
         self.recorders: list[Recorder | None] = []
         self._kept: dict[tuple[int, str], KeptOutput | None] = {}
 
@@ -162,6 +164,7 @@ def cut_reports(
             changes[f"{stream}_truncated"] = was_cut or getattr(report, f"{stream}_truncated")
             if stored is not None:
                 changes[f"{stream}_uri"] = stored.uri()
-                links.append(stored.link(names[run]))
+                if kept.links:
+                    links.append(stored.link(names[run]))
         out.append(report.model_copy(update=changes) if changes else report)
     return out, links

@@ -199,7 +199,7 @@ async def run_script(
     stdin = group.stdin_bytes(args.stdin)
     timeout = group.policy.timeout_for(args.timeout_seconds)
     temp_key = group.sandbox.new_key()
-    kept = KeptStreams(group.outputs, ctx.session_id)
+    kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     try:
         async with anyio.create_task_group() as tasks:
             streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None

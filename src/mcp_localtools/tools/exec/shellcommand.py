@@ -130,7 +130,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
         session = group.sessions.create()
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
     results: list[CommandResult] = []
-    kept = KeptStreams(group.outputs, ctx.session_id)
+    kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     refusal: ToolError | None = None
     skipped = 0
     try:
