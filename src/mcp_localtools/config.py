@@ -168,9 +168,10 @@ class ExecConfig(_Section):
     """Full command output kept for the MCP session as resources, in all (bytes); 0 keeps none."""
     kept_outputs: Annotated[int, Field(ge=1, le=10_000)] = 64
     """Most kept output streams; the oldest are evicted first."""
-    resource_links: bool = True
+    resource_links: bool = False
     """Add a ``resource_link`` content item for each kept stream (the URI is in the text and in
-    ``stdoutURI`` either way); false for clients that fail on one (the anthropic SDK's MCP helper)."""
+    ``stdoutURI`` either way). Off by default: anthropic's MCP helper raises on that content type
+    and langchain turns it into a file block with a URL no model provider can fetch."""
     scripts: ScriptsConfig = ScriptsConfig()
     sandbox: SandboxConfig = SandboxConfig()
     allowed_env: list[str] = []

@@ -206,7 +206,8 @@ async def test_a_bash_script_runs_with_bash(shell: Client, tmp_path: Path) -> No
 
 async def test_a_long_output_keeps_head_and_tail_in_the_budget_and_links_all_of_it(tmp_path: Path) -> None:
     (tmp_path / "long.sh").write_text("seq 20000\n", encoding="utf-8")
-    async with exec_client(tmp_path, limits={"max_result_chars": 5000}) as client:
+    sections = {"limits": {"max_result_chars": 5000}, "exec": {"resource_links": True}}
+    async with exec_client(tmp_path, **sections) as client:
         result = await client.call_tool("runscript", {"path": "long.sh"})
         data = result.structured_content
         assert wire_chars(result) <= 5000

@@ -375,7 +375,9 @@ async def _read_all(client: Client, first: str) -> bytes:
 
 async def test_long_output_stays_in_the_budget_shows_the_tail_and_links_every_byte(tmp_path: Path) -> None:
     async with exec_client(
-        tmp_path, limits={"max_result_chars": 20_000}, exec={"max_output_bytes": 4 * 1024 * 1024}
+        tmp_path,
+        limits={"max_result_chars": 20_000},
+        exec={"max_output_bytes": 4 * 1024 * 1024, "resource_links": True},
     ) as client:
         data = await client.call_tool("shellcommand", {"commands": ["seq 1 200000"]})
         text = text_of(data)
@@ -456,9 +458,8 @@ async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(
     assert ("is_dir", loop) not in calls and "is_dir" in {name for name, _ in calls}
 
 
-async def test_resource_links_can_be_left_out_and_the_uri_stays_in_text_and_structure(tmp_path: Path) -> None:
-    sections = {"limits": {"max_result_chars": 5_000}, "exec": {"resource_links": False}}
-    async with exec_client(tmp_path, **sections) as client:
+async def test_without_resource_links_the_uri_is_in_text_and_structure(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, limits={"max_result_chars": 5_000}) as client:
         data = await client.call_tool("shellcommand", {"commands": ["seq 1 20000"]})
         uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
         assert [item.type for item in data.content] == ["text"] and uri in text_of(data)
