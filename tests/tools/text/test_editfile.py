@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.helpers import config_for, connect, error_code, text_of
+from tests.helpers import config_for, connect, error_code, text_of, wire_chars
 
 pytestmark = pytest.mark.anyio
 
@@ -197,3 +197,16 @@ async def test_a_missing_file_points_to_writefile(client: Client, tmp_path: Path
     result = await edit(client, ("a", "b"))
     assert error_code(result) == "not_found"
     assert "path does not exist" in text_of(result) and "writefile" in text_of(result)
+
+
+async def test_a_large_diff_stays_within_the_budget_with_text_and_structure(tmp_path: Path) -> None:
+    old = "".join(f'line {n} "quoted"\n' for n in range(3000))
+    (tmp_path / "f.txt").write_text(old, encoding="utf-8")
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 10_000})) as client:
+        result = await client.call_tool(
+            "editfile", {"path": "f.txt", "edits": [{"oldText": old, "newText": old.upper()}]}
+        )
+    data = result.structured_content
+    assert not result.is_error and wire_chars(result) <= 10_000
+    assert data["diffTruncated"] is True and data["diff"].rstrip("\n") in text_of(result)
+    assert (tmp_path / "f.txt").read_text(encoding="utf-8") == old.upper()

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
-from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.results import ToolResult, cut_text, fit_within
 from mcp_localtools.tools.text._diff import unified_diff
 from mcp_localtools.tools.text._textfile import EditableText, Saved
 
@@ -63,12 +63,31 @@ def edit_report(
 ) -> ToolResult:
     """The result of an edit that produced ``text`` and was saved (or previewed) as ``saved``:
     ``model`` filled in with ``fields``, and a text of ``summary``, ``notes`` and the diff,
-    cut to ``budget`` characters. Writes nothing."""
-    diff, cut = cut_text(
-        unified_diff(target.file.text, text, name=target.path.name), max(budget - _RESERVE, 1000)
-    )
+    within ``budget`` characters with the structured result (the diff goes in both, cut alike).
+    Writes nothing."""
+    full_diff = unified_diff(target.file.text, text, name=target.path.name)
     if "dry_run" in model.model_fields:
         fields["dry_run"] = dry_run
+
+    def build(payload: int) -> ToolResult:
+        return _edit_result(model, target, saved, full_diff, payload, summary, notes, dry_run, fields)
+
+    return fit_within(build, budget, max(budget // 2 - _RESERVE, 500))
+
+
+def _edit_result(
+    model: type[ResultT],
+    target: EditableText,
+    saved: Saved,
+    full_diff: str,
+    payload: int,
+    summary: str,
+    notes: Sequence[str],
+    dry_run: bool,
+    fields: dict[str, Any],
+) -> ToolResult:
+    """``edit_report``'s result with the diff cut to ``payload`` characters."""
+    diff, cut = cut_text(full_diff, max(payload, 0))
     result = model(
         path=str(target.path),
         changed=saved.changed,
