@@ -464,3 +464,12 @@ async def test_without_resource_links_the_uri_is_in_text_and_structure(tmp_path:
         uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
         assert [item.type for item in data.content] == ["text"] and uri in text_of(data)
         assert (await client.read_resource(uri)).contents
+
+
+async def test_pages_rebuild_multibyte_and_invalid_output_byte_exact(tmp_path: Path) -> None:
+    line = "é€😀".encode() + b"\xff\n"
+    (tmp_path / "out.bin").write_bytes(line * 4000)
+    async with exec_client(tmp_path, limits={"max_result_chars": 5_000}) as client:
+        data = await client.call_tool("shellcommand", {"commands": ["cat out.bin"]})
+        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        assert await _read_all(client, uri) == line * 4000
