@@ -228,3 +228,32 @@ async def test_2026_era_requests_share_the_stateless_session_and_end_nothing() -
         await client.call_tool("echo", {})
     assert seen == [STATELESS_SESSION, STATELESS_SESSION]
     assert ended == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field", "wanted"),
+    [
+        ("inserttextlines", {"path": "a.txt", "text": "x", "lineNumber": "3"}, "lineNumber", "integer"),
+        ("writefile", {"path": "b.txt", "content": "x", "overwrite": "yes"}, "overwrite", "boolean"),
+        ("readfile", {"path": "a.txt", "limit": True}, "limit", "integer"),
+        ("readfile", {"path": "a.txt", "offset": 1.5}, "offset", "integer"),
+        ("readfile", {"path": 7}, "path", "string"),
+    ],
+)
+async def test_argument_types_are_strict_and_the_error_names_field_and_type(
+    tmp_path: Path, tool: str, arguments: dict[str, object], field: str, wanted: str
+) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool(tool, arguments)
+    assert error_code(result) == "invalid_arguments"
+    assert f"{field}: Input should be a valid {wanted}" in text_of(result)
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"
+    assert not (tmp_path / "b.txt").exists()
+
+
+async def test_an_integral_number_is_an_integer_as_json_schema_says(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("readfile", {"path": "a.txt", "offset": 1.0, "limit": 1.0})
+    assert not result.is_error and text_of(result) == "two\n"

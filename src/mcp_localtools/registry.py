@@ -68,7 +68,11 @@ SessionEndFn = Callable[[str], Awaitable[None]]
 class ToolArgs(BaseModel):
     """Base of every arguments model: camelCase names on the wire, unknown fields refused, and
     ``null`` for an optional argument taken as "use the default" (clients such as mcp-use send
-    ``null`` for every property they have no value for)."""
+    ``null`` for every property they have no value for).
+
+    Types are strict, as the input schema says: ``"3"`` is not an integer and ``"yes"`` not a
+    boolean (the error names the field and the type it wants). A number with no fractional part
+    (``3.0``) is an integer, as JSON Schema defines ``integer``."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -76,17 +80,44 @@ class ToolArgs(BaseModel):
         alias_generator=to_camel,
         validate_by_alias=True,
         validate_by_name=False,
+        strict=True,
     )
 
     @model_validator(mode="before")
     @classmethod
     def _null_means_default(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping) or not any(value is None for value in data.values()):
+        if not isinstance(data, Mapping):
             return data
-        optional = {
-            field.alias or name for name, field in cls.model_fields.items() if not field.is_required()
-        }
-        return {key: value for key, value in data.items() if value is not None or key not in optional}
+        if any(value is None for value in data.values()):
+            optional = {
+                field.alias or name for name, field in cls.model_fields.items() if not field.is_required()
+            }
+            data = {key: value for key, value in data.items() if value is not None or key not in optional}
+        integers = _integer_fields(cls)
+        if any(isinstance(data.get(key), float) for key in integers):
+            data = {
+                key: int(value)
+                if key in integers and isinstance(value, float) and value.is_integer()
+                else value
+                for key, value in data.items()
+            }
+        return data
+
+
+def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
+    """Wire names of ``model``'s fields typed ``int`` or ``int | None``."""
+    found = _INTEGER_FIELDS.get(model)
+    if found is None:
+        found = frozenset(
+            field.alias or name
+            for name, field in model.model_fields.items()
+            if field.annotation is int or set(get_args(field.annotation)) == {int, type(None)}
+        )
+        _INTEGER_FIELDS[model] = found
+    return found
+
+
+_INTEGER_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
 
 
 class ToolOutput(BaseModel):
