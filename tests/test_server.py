@@ -256,4 +256,4 @@ async def test_an_integral_number_is_an_integer_as_json_schema_says(tmp_path: Pa
     (tmp_path / "a.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("readfile", {"path": "a.txt", "offset": 1.0, "limit": 1.0})
-    assert not result.is_error and text_of(result) == "two\n"
+    assert not result.is_error and result.structured_content["content"] == "two\n"
