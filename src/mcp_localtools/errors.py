@@ -40,6 +40,7 @@ boundary per tool group with ``raise ... from exc``.
 from __future__ import annotations
 
 import errno
+import re
 from typing import ClassVar
 
 __all__ = [
@@ -71,7 +72,33 @@ __all__ = [
     "UnknownToolError",
     "UnsupportedContent",
     "from_os_error",
+    "shown",
 ]
+
+PATH_MAX = 4096
+"""Longest path, in bytes (UTF-8), a tool accepts: Linux's ``PATH_MAX``; longer ones are refused
+before any work is done on them."""
+
+SHOWN_CHARS = 300
+"""Most characters of a path or name that a message or text rendering repeats (``shown``)."""
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` (a path or file name) as a message or text rendering may repeat it: control
+    characters (C0, DEL, C1) and the Unicode line and paragraph separators escaped (``\\n``,
+    ``\\x1b``, ``\\u2028``), so a name can neither add a line nor drive a terminal; and, when
+    longer than ``limit`` characters, cut in the middle with ``…`` and the count left out.
+
+    Structured content needs none of this: it is JSON, which escapes on its own."""
+    if len(text) > limit:
+        keep = max(limit // 2 - 20, 8)
+        text = f"{text[:keep]}…[{len(text) - 2 * keep} characters]…{text[-keep:]}"
+    if not _NEEDS_ESCAPE.search(text):
+        return text
+    return _NEEDS_ESCAPE.sub(lambda match: repr(match.group())[1:-1], text)
+
+
+_NEEDS_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class LocalToolsError(Exception):
@@ -220,6 +247,7 @@ def from_os_error(exc: OSError, path: str) -> ToolError:
     Returns (does not raise) the translated error so callers write ``raise from_os_error(e, p) from e``.
     """
     reason = exc.strerror or str(exc)
+    path = shown(path)
     if exc.errno == errno.ENOENT:
         return NotFound(f"path does not exist: {path}")
     if exc.errno == errno.EISDIR:

@@ -93,14 +93,37 @@ def test_a_new_path_is_checked_through_its_nearest_existing_ancestor(root: Path,
     assert policy.resolve("sub/new/deeper/file.txt").real == root / "sub" / "new" / "deeper" / "file.txt"
 
 
-def test_the_outside_error_names_the_path_as_given_and_as_resolved(root: Path, tmp_path: Path) -> None:
-    (root / "link").symlink_to(tmp_path / "outside" / "secret.txt")
+def test_the_outside_error_names_the_path_and_the_link_that_leaves_never_its_target(
+    root: Path, tmp_path: Path
+) -> None:
+    (root / "sub" / "door").symlink_to(tmp_path / "outside")
     with pytest.raises(OutsideAllowedRoots) as caught:
-        PathPolicy.create([root]).resolve("link")
+        PathPolicy.create([root]).resolve("sub/door/secret.txt")
     message = caught.value.message
-    assert "path is outside allowed roots" in message
-    assert "link" in message
-    assert str(tmp_path / "outside" / "secret.txt") in message
+    assert message.startswith("path is outside allowed roots: sub/door/secret.txt")
+    assert f"{root / 'sub' / 'door'} is a symlink that leads outside them" in message
+    assert "outside/secret" not in message and str(tmp_path / "outside") not in message
+
+
+def test_a_path_over_path_max_is_refused_before_any_work_and_not_echoed_whole(root: Path) -> None:
+    import time
+
+    long = "a/" * 40_000_000  # 80 MB
+    started = time.monotonic()
+    with pytest.raises(InvalidPath) as caught:
+        PathPolicy.create([root]).resolve(long)
+    assert time.monotonic() - started < 1
+    assert "longer than 4096 bytes (PATH_MAX)" in caught.value.message
+    assert len(caught.value.message) < 600
+    PathPolicy.create([root]).resolve("x" * 200 + "/" + "y" * 200)  # long but legal: accepted
+
+
+def test_control_characters_in_an_echoed_path_are_escaped(root: Path) -> None:
+    with pytest.raises(OutsideAllowedRoots) as caught:
+        PathPolicy.create([root]).resolve("/n\nFAKE-RESULT\x1b]0;title\x07")
+    message = caught.value.message
+    assert "\n" not in message and "\x1b" not in message and "\x07" not in message
+    assert "/n\\nFAKE-RESULT\\x1b]0;title\\x07" in message
 
 
 def test_resolved_paths_keep_the_lexical_form_of_an_inside_symlink(root: Path) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from mcp_localtools import compat
 from mcp_localtools.config import PathsConfig
 from mcp_localtools.errors import (
+    PATH_MAX,
     ConfigError,
     InvalidPath,
     OutsideAllowedRoots,
@@ -38,6 +39,7 @@ from mcp_localtools.errors import (
     SymlinkRefused,
     ToolError,
     from_os_error,
+    shown,
 )
 from mcp_localtools.policy.sandbox import GIT_PROTECTED
 
@@ -200,7 +202,7 @@ class PathPolicy:
             after = parts[parts.index(".git") + 1 :]
             if not after or any(part in GIT_PROTECTED for part in after):
                 raise ProtectedPath(
-                    f"refusing to {action} {resolved.path}: a git directory's config, hooks and "
+                    f"refusing to {action} {shown(str(resolved.path))}: a git directory's config, hooks and "
                     "pointers (config, hooks, commondir, worktrees, modules) are protected (git would "
                     "run what they say); change them with git outside the tools, or lift a path on "
                     "purpose with [exec.sandbox] unprotected_paths"
@@ -208,8 +210,8 @@ class PathPolicy:
         for protected in self.protected:
             if real == protected or real.is_relative_to(protected) or protected.is_relative_to(real):
                 raise ProtectedPath(
-                    f"refusing to {action} {resolved.path}: {protected} is a protected path (tools may "
-                    "read it but not change it, because a later command would run what it says); "
+                    f"refusing to {action} {shown(str(resolved.path))}: {protected} is a protected path "
+                    "(tools may read it but not change it, because a later command would run what it says); "
                     "lift it on purpose with [exec.sandbox] unprotected_paths"
                 )
 
@@ -224,10 +226,15 @@ class PathPolicy:
                 directory entry (delete, move): its parent is resolved, its name kept.
 
         Raises:
-            InvalidPath: the path is empty or contains a NUL byte.
+            InvalidPath: the path is empty, longer than ``PATH_MAX`` bytes, or contains a NUL byte.
             OutsideAllowedRoots: the path (or what it resolves to) is outside every root.
             SymlinkRefused: ``block_symlinks`` is on and a component or the path itself is a symlink.
         """
+        if len(path) > PATH_MAX or len(path.encode("utf-8", "surrogatepass")) > PATH_MAX:
+            raise InvalidPath(
+                f"invalid path: {field} is longer than {PATH_MAX} bytes (PATH_MAX): {shown(path)}; "
+                "give a shorter path"
+            )
         given = path.strip()
         if not given:
             raise InvalidPath(
@@ -235,7 +242,7 @@ class PathPolicy:
                 "or an absolute path inside the allowed roots"
             )
         if "\x00" in given:
-            raise InvalidPath(f"invalid path: {field} contains a NUL byte: {given!r}")
+            raise InvalidPath(f"invalid path: {field} contains a NUL byte: {shown(given)}")
         candidate = Path(given)
         lexical = _normalise(candidate if candidate.is_absolute() else self.base_dir / candidate)
         try:
@@ -247,10 +254,9 @@ class PathPolicy:
             raise from_os_error(exc, given) from exc
         root = self.root_of(real)
         if root is None:
-            where = "" if str(real) == given else f" (resolves to {real})"
             raise OutsideAllowedRoots(
-                f"path is outside allowed roots: {given}{where}; allowed roots: "
-                f"{', '.join(map(str, self.roots))}"
+                f"path is outside allowed roots: {shown(given)}{self._where_it_leaves(lexical)}; "
+                f"allowed roots: {', '.join(map(str, self.roots))}"
             )
         lexical_root = self.root_of(lexical)
         if self.block_symlinks:
@@ -260,11 +266,29 @@ class PathPolicy:
         used = real if lexical_root is None else lexical
         return ResolvedPath(given=given, path=used, real=real, root=root)
 
+    def _where_it_leaves(self, lexical: Path) -> str:
+        """For a path inside a root that resolves outside every root: which of its components
+        leads out (a symlink). Only names inside the roots are shown, never where the link
+        points (that would tell the caller about the outside)."""
+        root = self.root_of(lexical)
+        if root is None:
+            return ""
+        probe = root
+        for part in lexical.relative_to(root).parts:
+            probe = probe / part
+            try:
+                if self.root_of(Path(os.path.realpath(probe))) is None:
+                    return f" ({shown(str(probe))} is a symlink that leads outside them)"
+            except OSError:
+                break
+        return " (a symlink in it leads outside them)"
+
     @staticmethod
     def _refuse_symlinks(given: str, lexical: Path, lexical_root: Path | None) -> None:
         if lexical_root is None:
             raise SymlinkRefused(
-                f"symlinks are disallowed by policy: {given} reaches the allowed roots through a symlink"
+                f"symlinks are disallowed by policy: {shown(given)} reaches the allowed roots through a "
+                "symlink"
             )
         probe = lexical_root
         for part in lexical.relative_to(lexical_root).parts:
@@ -276,7 +300,9 @@ class PathPolicy:
             except OSError as exc:
                 raise from_os_error(exc, given) from exc
             if stat.S_ISLNK(mode):
-                raise SymlinkRefused(f"symlinks are disallowed by policy: {probe} (in {given}) is a symlink")
+                raise SymlinkRefused(
+                    f"symlinks are disallowed by policy: {shown(str(probe))} (in {shown(given)}) is a symlink"
+                )
 
     def verify_fd(self, fd: int, resolved: ResolvedPath) -> None:
         """Check that the object open at ``fd`` lies inside the roots.
@@ -291,8 +317,8 @@ class PathPolicy:
         if location is not None:
             if self.root_of(location) is None:
                 raise OutsideAllowedRoots(
-                    f"path is outside allowed roots: {resolved.given} changed while it was opened and "
-                    f"now resolves to {location}"
+                    f"path is outside allowed roots: {shown(resolved.given)} changed while it was opened "
+                    "and now leads outside them"
                 )
             return
         # No kernel path available: the opened object must be the one the check saw.
@@ -303,7 +329,7 @@ class PathPolicy:
             checked = None
         if checked is None or (checked.st_dev, checked.st_ino) != (opened.st_dev, opened.st_ino):
             raise OutsideAllowedRoots(
-                f"path is outside allowed roots: {resolved.given} changed while it was opened"
+                f"path is outside allowed roots: {shown(resolved.given)} changed while it was opened"
             )
 
     def open(self, resolved: ResolvedPath, flags: int, mode: int = 0o666) -> int:
