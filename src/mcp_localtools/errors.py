@@ -72,7 +72,7 @@ __all__ = [
     "UnknownToolError",
     "UnsupportedContent",
     "from_os_error",
-    "shown",
+    "printable",
 ]
 
 PATH_MAX = 4096
@@ -80,10 +80,10 @@ PATH_MAX = 4096
 before any work is done on them."""
 
 SHOWN_CHARS = 300
-"""Most characters of a path or name that a message or text rendering repeats (``shown``)."""
+"""Most characters of a path or name that a message or text rendering repeats (``printable``)."""
 
 
-def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+def printable(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text`` (a path or file name) as a message or text rendering may repeat it: control
     characters (C0, DEL, C1) and the Unicode line and paragraph separators escaped (``\\n``,
     ``\\x1b``, ``\\u2028``), so a name can neither add a line nor drive a terminal; and, when
@@ -247,7 +247,7 @@ def from_os_error(exc: OSError, path: str) -> ToolError:
     Returns (does not raise) the translated error so callers write ``raise from_os_error(e, p) from e``.
     """
     reason = exc.strerror or str(exc)
-    path = shown(path)
+    path = printable(path)
     if exc.errno == errno.ENOENT:
         return NotFound(f"path does not exist: {path}")
     if exc.errno == errno.EISDIR:

@@ -39,7 +39,7 @@ from mcp_localtools.errors import (
     SymlinkRefused,
     ToolError,
     from_os_error,
-    shown,
+    printable,
 )
 from mcp_localtools.policy.sandbox import GIT_PROTECTED
 
@@ -202,15 +202,15 @@ class PathPolicy:
             after = parts[parts.index(".git") + 1 :]
             if not after or any(part in GIT_PROTECTED for part in after):
                 raise ProtectedPath(
-                    f"refusing to {action} {shown(str(resolved.path))}: a git directory's config, hooks and "
-                    "pointers (config, hooks, commondir, worktrees, modules) are protected (git would "
-                    "run what they say); change them with git outside the tools, or lift a path on "
-                    "purpose with [exec.sandbox] unprotected_paths"
+                    f"refusing to {action} {printable(str(resolved.path))}: a git directory's config, "
+                    "hooks and pointers (config, hooks, commondir, worktrees, modules) are protected "
+                    "(git would run what they say); change them with git outside the tools, or lift a "
+                    "path on purpose with [exec.sandbox] unprotected_paths"
                 )
         for protected in self.protected:
             if real == protected or real.is_relative_to(protected) or protected.is_relative_to(real):
                 raise ProtectedPath(
-                    f"refusing to {action} {shown(str(resolved.path))}: {protected} is a protected path "
+                    f"refusing to {action} {printable(str(resolved.path))}: {protected} is a protected path "
                     "(tools may read it but not change it, because a later command would run what it says); "
                     "lift it on purpose with [exec.sandbox] unprotected_paths"
                 )
@@ -232,7 +232,7 @@ class PathPolicy:
         """
         if len(path) > PATH_MAX or len(path.encode("utf-8", "surrogatepass")) > PATH_MAX:
             raise InvalidPath(
-                f"invalid path: {field} is longer than {PATH_MAX} bytes (PATH_MAX): {shown(path)}; "
+                f"invalid path: {field} is longer than {PATH_MAX} bytes (PATH_MAX): {printable(path)}; "
                 "give a shorter path"
             )
         given = path.strip()
@@ -242,7 +242,7 @@ class PathPolicy:
                 "or an absolute path inside the allowed roots"
             )
         if "\x00" in given:
-            raise InvalidPath(f"invalid path: {field} contains a NUL byte: {shown(given)}")
+            raise InvalidPath(f"invalid path: {field} contains a NUL byte: {printable(given)}")
         candidate = Path(given)
         lexical = _normalise(candidate if candidate.is_absolute() else self.base_dir / candidate)
         try:
@@ -255,7 +255,7 @@ class PathPolicy:
         root = self.root_of(real)
         if root is None:
             raise OutsideAllowedRoots(
-                f"path is outside allowed roots: {shown(given)}{self._where_it_leaves(lexical)}; "
+                f"path is outside allowed roots: {printable(given)}{self._where_it_leaves(lexical)}; "
                 f"allowed roots: {', '.join(map(str, self.roots))}"
             )
         lexical_root = self.root_of(lexical)
@@ -278,7 +278,7 @@ class PathPolicy:
             probe = probe / part
             try:
                 if self.root_of(Path(os.path.realpath(probe))) is None:
-                    return f" ({shown(str(probe))} is a symlink that leads outside them)"
+                    return f" ({printable(str(probe))} is a symlink that leads outside them)"
             except OSError:
                 break
         return " (a symlink in it leads outside them)"
@@ -287,7 +287,7 @@ class PathPolicy:
     def _refuse_symlinks(given: str, lexical: Path, lexical_root: Path | None) -> None:
         if lexical_root is None:
             raise SymlinkRefused(
-                f"symlinks are disallowed by policy: {shown(given)} reaches the allowed roots through a "
+                f"symlinks are disallowed by policy: {printable(given)} reaches the allowed roots through a "
                 "symlink"
             )
         probe = lexical_root
@@ -301,7 +301,8 @@ class PathPolicy:
                 raise from_os_error(exc, given) from exc
             if stat.S_ISLNK(mode):
                 raise SymlinkRefused(
-                    f"symlinks are disallowed by policy: {shown(str(probe))} (in {shown(given)}) is a symlink"
+                    f"symlinks are disallowed by policy: {printable(str(probe))} "
+                    f"(in {printable(given)}) is a symlink"
                 )
 
     def verify_fd(self, fd: int, resolved: ResolvedPath) -> None:
@@ -317,7 +318,7 @@ class PathPolicy:
         if location is not None:
             if self.root_of(location) is None:
                 raise OutsideAllowedRoots(
-                    f"path is outside allowed roots: {shown(resolved.given)} changed while it was opened "
+                    f"path is outside allowed roots: {printable(resolved.given)} changed while it was opened "
                     "and now leads outside them"
                 )
             return
@@ -329,7 +330,7 @@ class PathPolicy:
             checked = None
         if checked is None or (checked.st_dev, checked.st_ino) != (opened.st_dev, opened.st_ino):
             raise OutsideAllowedRoots(
-                f"path is outside allowed roots: {shown(resolved.given)} changed while it was opened"
+                f"path is outside allowed roots: {printable(resolved.given)} changed while it was opened"
             )
 
     def open(self, resolved: ResolvedPath, flags: int, mode: int = 0o666) -> int:

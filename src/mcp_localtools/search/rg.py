@@ -124,6 +124,33 @@ class _Stderr:
             raise ToolError(f"ripgrep ended abnormally (exit status {returncode}) {message}".strip())
 
 
+class _JoinNewlinePaths:
+    """Puts back together the records of a file whose name holds newlines.
+
+    rg ends each record with a newline and puts a NUL after the path (``--null``), so a path with
+    newlines arrives as pieces without a NUL followed by the record that has one; those pieces
+    are the start of that record's path. Without this, ``n\\nFAKE.txt`` would be reported as a
+    match in ``FAKE.txt``. A piece that is a context separator (``--``) or rg's binary-file warning
+    is passed on as it is.
+    """
+
+    def __init__(self, feed: Callable[[bytes], None]) -> None:
+        self._feed = feed
+        self._pieces: list[bytes] = []
+
+    def feed(self, record: bytes) -> None:
+        if b"\x00" not in record:
+            if not self._pieces and (record == b"--" or b": WARNING: " in record):
+                self._feed(record)
+            else:
+                self._pieces.append(record)
+            return
+        if self._pieces:
+            record = b"\n".join([*self._pieces, record])
+            self._pieces = []
+        self._feed(record)
+
+
 class _LineRecords:
     """Parses ``rg --null -n -b`` output into one ``FileHits`` per file.
 
@@ -253,9 +280,11 @@ class RipgrepEngine:
         args += ["--regexp", query.pattern, "--", "."]
         counted = 0
 
+        joined = _JoinNewlinePaths(feed)
+
         def feed_counting(record: bytes) -> None:
             nonlocal counted
-            feed(record)
+            joined.feed(record)
             counted = records.files if query.output == "lines" else counted + 1
 
         returncode = await self._run(

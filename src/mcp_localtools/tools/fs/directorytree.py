@@ -18,6 +18,7 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
+from mcp_localtools.errors import printable
 from mcp_localtools.files.entries import EntryType
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
@@ -142,12 +143,13 @@ def _render(node: _Node, indent: str, text: LineBudget, out: list[TreeEntry]) ->
     for child in node.children or []:
         entry = child.entry
         assert entry is not None
+        name = printable(entry.name)
         if entry.kind == "directory":
-            line = f"{indent}{entry.name}/" + (" …" if child.children is None else "")
+            line = f"{indent}{name}/" + (" …" if child.children is None else "")
         elif entry.kind == "file":
-            line = f"{indent}{entry.name} {_human(entry.size)}"
+            line = f"{indent}{name} {_human(entry.size)}"
         else:
-            line = f"{indent}{entry.name}{'@' if entry.kind == 'symlink' else ' (other)'}"
+            line = f"{indent}{name}{'@' if entry.kind == 'symlink' else ' (other)'}"
         if not text.fits([line]):
             return False
         out.append(

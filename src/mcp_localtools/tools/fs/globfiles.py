@@ -21,7 +21,7 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
@@ -164,10 +164,12 @@ def _result(
 
     def build(payload: int) -> ToolResult:
         text = LineBudget(payload)
+        shown: list[str] = []  # as they are; the text escapes control characters in names
         for rel in ordered:
-            if not text.fits([root.display(rel)]):
+            display = root.display(rel)
+            if not text.fits([printable(display)]):
                 break
-        shown = text.lines
+            shown.append(display)
         truncated = len(shown) < total
         head = f"{total} paths match {args.pattern!r} under {root.real}"
         head += " (newest first" if args.sort_by == "mtime" else " (sorted by path"
@@ -191,7 +193,7 @@ def _result(
             truncated=truncated,
             skipped=skipped[:MAX_SKIPPED],
         )
-        return ToolResult.of(result, text="\n".join([head, *shown, *notes]))
+        return ToolResult.of(result, text="\n".join([head, *text.lines, *notes]))
 
     # Each path goes twice (a text line, a structured item): less than half the budget for the text.
     return fit_within(build, limits.max_result_chars, limits.max_result_chars * 2 // 5)

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import InvalidArguments, from_os_error
+from mcp_localtools.errors import InvalidArguments, from_os_error, printable
 from mcp_localtools.files.entries import EntryType, entry_type, rfc3339
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
@@ -114,10 +114,10 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
                     item = DirectoryEntry(
                         name=entry.name, type=kind, size_bytes=info.st_size, mod_time=rfc3339(info.st_mtime)
                     )
-                    line = f"{kind:<9} {info.st_size:>12} {item.mod_time} {entry.name}"
+                    line = f"{kind:<9} {info.st_size:>12} {item.mod_time} {printable(entry.name)}"
                 else:
                     item = DirectoryEntry(name=entry.name)
-                    line = entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "")
+                    line = printable(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
                 budget -= len(line) + 1
                 if budget < 0:
                     break
@@ -130,7 +130,8 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
     result = ListDirectoryResult(
         path=str(resolved.path), entries=entries, total_entries=total, truncated=truncated
     )
-    header = f"{resolved.path}: {total} entries" + (f", showing {len(entries)}" if truncated else "")
+    header = f"{printable(str(resolved.path))}: {total} entries"
+    header += f", showing {len(entries)}" if truncated else ""
     if truncated:
         lines.append(f"[truncated: {total - len(entries)} more; narrow with pattern or raise maxEntries]")
     return ToolResult.of(result, text="\n".join([header, *lines]))

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
+from mcp_localtools.errors import printable
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
@@ -270,10 +271,10 @@ def _result(
         for hits, path, display in candidates:
             if shown >= args.max_results or render.cut:
                 break
-            if mode == "files" and render.fits([display]):
+            if mode == "files" and render.fits([printable(display)]):
                 files.append(display)
                 shown += 1
-            elif mode == "count" and render.fits([f"{display}:{hits.count}"]):
+            elif mode == "count" and render.fits([f"{printable(display)}:{hits.count}"]):
                 counts.append(FileCount(path=display, count=hits.count))
                 shown += 1
             elif mode == "matches":
@@ -384,7 +385,8 @@ def _render_matches(
             if n in by_number
         ]
         if segment:  # empty when an earlier match's context already printed this line
-            block = [display] if not printed else (["--"] if segment[0].number > printed + 1 else [])
+            gap = ["--"] if segment[0].number > printed + 1 else []
+            block = [printable(display)] if not printed else gap
             block += [f"{item.number}{':' if item.is_match else '-'}{text(item.number)}" for item in segment]
             if not render.fits(block if printed or not out else ["", *block]):
                 break
