@@ -78,7 +78,7 @@ async def test_auto_uses_dot_trash_in_the_root_when_the_desktop_trash_is_outside
     assert Path(data["trashedPath"]).read_text(encoding="utf-8") == "notes"
 
 
-def test_auto_uses_the_freedesktop_trash_via_send2trash_when_it_is_inside_the_roots(
+def test_auto_uses_the_freedesktop_trash_when_it_is_inside_the_roots(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -207,3 +207,46 @@ async def test_a_directory_that_contains_a_root_can_never_be_deleted(tmp_path: P
 async def test_outside_the_roots_is_refused(client: Client, tmp_path: Path) -> None:
     result = await client.call_tool("deletefile", {"path": "/etc/hostname"})
     assert error_code(result) == "outside_roots"
+
+
+@pytest.mark.parametrize("xdg", ["", "rel"])
+def test_an_empty_or_relative_xdg_data_home_never_sends_a_file_outside_the_roots(
+    tmp_path: Path, xdg: str
+) -> None:
+    """send2trash would compute a relative trash and move the file under the server's working
+    directory, outside every root; the tool uses the root's own .trash instead."""
+    root = tmp_path / "root"
+    (root / "project").mkdir(parents=True)
+    (root / "project" / "old.txt").write_text("old", encoding="utf-8")
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    env = {"HOME": str(root), "XDG_DATA_HOME": xdg, "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(
+        [
+            installed_command(),
+            "--root",
+            str(root),
+            "call",
+            "deletefile",
+            json.dumps({"path": str(root / "project" / "old.txt")}),
+        ],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads(done.stdout)["structuredContent"]
+    assert data["method"] != "systemTrash"
+    assert data["trashedPath"] == str(root / ".trash" / "files" / "old.txt")
+    assert list(cwd.rglob("*")) == []
+
+
+async def test_a_git_directory_cannot_be_trashed(client: Client, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    result = await client.call_tool("deletefile", {"path": ".git", "recursive": True})
+    assert error_code(result) == "protected_path"
+    assert (tmp_path / ".git" / "HEAD").is_file()

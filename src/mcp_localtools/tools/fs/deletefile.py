@@ -3,17 +3,16 @@ freedesktop ``.trashinfo`` (the seed wrote none).
 
 Where it goes:
 
-* ``trashDir: "auto"`` (default): the freedesktop home trash through send2trash, so a desktop can
-  restore it, when that trash lies inside the allowed roots and on the file's device; otherwise
-  ``<root>/.trash`` inside the root that holds the file.
+* ``trashDir: "auto"`` (default): the freedesktop home trash (where send2trash would put it), so
+  a desktop can restore it, when its absolute, canonical location lies inside the allowed roots
+  and on the file's device; otherwise ``<root>/.trash`` inside the root that holds the file.
 * An explicit ``trashDir`` inside the roots (created if missing).
 
 Our own trash directories use the freedesktop layout (``files/`` + ``info/<name>.trashinfo``
 with the original path and deletion date), and the move is race-proof: the source entry is
 renamed between two verified directory descriptors, the destination name reserved first.
-send2trash works by path name, so the system-trash route is only as race-proof as its rename;
-it is used only when the system trash is inside the roots, which the usual setup (project
-roots, trash in the home directory) is not.
+The home trash gets the same move (send2trash only says where it is: it works by path name, and
+an empty or relative ``XDG_DATA_HOME`` would send files under the server's working directory).
 """
 
 from __future__ import annotations
@@ -36,13 +35,12 @@ from mcp_localtools.errors import (
     NotAFile,
     NotFound,
     ToolError,
-    from_os_error,
 )
 from mcp_localtools.files.copy import move_entry
 from mcp_localtools.files.entries import kind_of
 from mcp_localtools.files.parents import ParentDir, ensure_subdir, lstat_entry, parent_dir, refuse_roots
 from mcp_localtools.offload import offload
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.workspace import Workspace
@@ -125,38 +123,29 @@ def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path,
         os.close(info_fd)
 
 
-def _system_trash(paths: PathPolicy, info: os.stat_result) -> Path | None:
-    """The freedesktop home trash, when send2trash would use it and it is inside the roots."""
+def _system_trash(paths: PathPolicy, info: os.stat_result) -> ResolvedPath | None:
+    """The freedesktop home trash, when its absolute, canonical location is inside the roots and
+    on the file's device; else None.
+
+    Its location is send2trash's (``$XDG_DATA_HOME/Trash``, default ``~/.local/share/Trash``); an
+    empty or relative ``XDG_DATA_HOME`` makes send2trash compute a relative path, which it would
+    resolve against the server's working directory, so such a location is never used."""
     try:
         from send2trash import plat_other
     except ImportError:  # pragma: no cover - not a freedesktop platform
         return None
-    home_trash = Path(plat_other.HOMETRASH)
-    # os.path.expanduser leaves "~" as it is when there is no home directory (a container run
-    # as a uid without a passwd entry); Path.expanduser would raise.
-    home = os.path.expanduser("~")  # noqa: PTH111
-    if home == "~":
+    home_trash = str(plat_other.HOMETRASH)
+    if not Path(home_trash).is_absolute():
         return None
     try:
-        paths.resolve(str(home_trash))
-        home_dev = os.stat(os.path.realpath(home)).st_dev
+        trash = paths.resolve(os.path.realpath(home_trash), field="the system trash")
+        existing = trash.real
+        while not existing.exists() and existing != existing.parent:  # it may not exist yet
+            existing = existing.parent
+        device = existing.stat().st_dev
     except (ToolError, OSError):
         return None
-    return home_trash if info.st_dev == home_dev else None
-
-
-def _send_to_system_trash(source: ParentDir, home_trash: Path) -> tuple[Path, Path]:
-    from send2trash import send2trash
-
-    files = home_trash / "files"
-    before = {entry.name for entry in files.iterdir()} if files.is_dir() else set()
-    try:
-        send2trash(str(source.path))
-    except OSError as exc:
-        raise from_os_error(exc, str(source.path)) from exc
-    added = sorted({entry.name for entry in files.iterdir()} - before)
-    name = next((n for n in added if n == source.name), added[0] if added else source.name)
-    return files / name, home_trash / "info" / f"{name}.trashinfo"
+    return trash if device == info.st_dev else None
 
 
 def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
@@ -176,8 +165,9 @@ def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
         auto = args.trash_dir.strip().lower() in ("", "auto")
         home_trash = _system_trash(paths, info) if auto else None
         method: Method
-        if home_trash is not None:
-            trashed, info_path = _send_to_system_trash(source, home_trash)
+        if home_trash is not None:  # the same verified-descriptor move as every other trash
+            with parent_dir(paths, home_trash, create=True, max_new=_MAX_TRASH_DIRS) as trash_parent:
+                trashed, info_path, _ = _move_into(source, is_dir, trash_parent)
             method = "systemTrash"
         else:
             trash = (
