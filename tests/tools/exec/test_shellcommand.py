@@ -10,6 +10,7 @@ import pwd
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,12 +233,33 @@ async def test_the_exit_code_is_the_commands_own_or_128_plus_the_killing_signal(
 async def test_an_output_flood_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_output_bytes": 4096}) as client:
         with anyio.fail_after(30):
-            data = await run(client, "yes | head -c 50M; echo END")
+            data = await run(client, "yes | head -c 60000; echo END")
     (entry,) = data["results"]
-    assert entry["stdoutTruncated"] is True and entry["stdoutBytes"] == 50 * 1024 * 1024 + 4
+    assert entry["stdoutTruncated"] is True and entry["stdoutBytes"] == 60000 + 4
+    assert entry["outputStopped"] is False and entry["exitCode"] == 0
     stdout = entry["stdout"]
     assert stdout.startswith("y\ny\ny\n") and stdout.endswith("y\ny\nEND\n")
-    assert "bytes elided; 52428804 bytes in all" in stdout and len(stdout) < 4096 + 100
+    assert "bytes elided; 60004 bytes in all" in stdout and len(stdout) < 4096 + 100
+
+
+@pytest.mark.parametrize("command", ["yes", "yes 1>&2"])
+async def test_a_stream_that_passes_16_times_the_cap_stops_the_command_and_says_so(
+    tmp_path: Path, command: str
+) -> None:
+    """``yes`` used to be drained for the whole timeout (40-131 GB, up to 54 s of server CPU)."""
+    async with exec_client(tmp_path, exec={"max_output_bytes": 64 * 1024}) as client:
+        started = time.monotonic()
+        cpu = time.process_time()
+        with anyio.fail_after(30):
+            result = await client.call_tool("shellcommand", {"commands": [command], "timeoutSeconds": 600})
+        elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+    (entry,) = result.structured_content["results"]
+    assert entry["outputStopped"] is True and entry["timedOut"] is False
+    assert entry["exitCode"] in (143, 137)
+    total = entry["stdoutBytes"] + entry["stderrBytes"]
+    assert 16 * 64 * 1024 < total < 64 * 1024 * 1024
+    assert elapsed < 10 and cpu < 10
+    assert "passed 16 times the output cap" in text_of(result)
 
 
 async def test_invalid_utf8_is_replaced(shell: Client) -> None:

@@ -41,12 +41,24 @@ from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
 from mcp_localtools.tools.exec._output import Captured, HeadTail
 from mcp_localtools.tools.exec._proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
-__all__ = ["EXIT_SPAWN_FAILED", "EXIT_TIMEOUT", "OutputFn", "ProcessRunner", "RunOutcome", "RunRequest"]
+__all__ = [
+    "EXIT_SPAWN_FAILED",
+    "EXIT_TIMEOUT",
+    "OUTPUT_STOP_FACTOR",
+    "OutputFn",
+    "ProcessRunner",
+    "RunOutcome",
+    "RunRequest",
+]
 
 logger = logging.getLogger(__name__)
 
 EXIT_TIMEOUT = 124
 EXIT_SPAWN_FAILED = 127
+OUTPUT_STOP_FACTOR = 16
+"""A run is stopped once one stream has written this many times its ``max_output_bytes``: what
+it writes after that could never be shown, and draining it costs the server CPU until the
+timeout (``yes`` wrote 40-131 GB in a 600 s run before this limit)."""
 _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0
@@ -87,6 +99,9 @@ class RunOutcome:
     stdout: Captured
     stderr: Captured
     reverted: tuple[str, ...] = ()
+    output_stopped: str | None = None
+    """``"stdout"`` or ``"stderr"`` when the run was stopped because that stream passed
+    ``OUTPUT_STOP_FACTOR`` times ``max_output_bytes``; None otherwise."""
     """Git pointers the command created and the sandbox removed again (``CommandSandbox.revert``)."""
 
 
@@ -141,9 +156,10 @@ class ProcessRunner:
         tree.started(process.pid)
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
         run = _Run(process, token, tree, since)
+        overflow = _Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
         done = False
         try:
-            timed_out = await self._supervise(run, request, out, err, on_output)
+            timed_out = await self._supervise(run, request, out, err, on_output, overflow)
             done = True
         finally:
             with anyio.CancelScope(shield=True):
@@ -163,23 +179,41 @@ class ProcessRunner:
             duration_ms=round((time.monotonic() - started) * 1000),
             stdout=out.render(),
             stderr=err.render(),
+            output_stopped=overflow.stream,
         )
 
     async def _supervise(
-        self, run: _Run, request: RunRequest, out: HeadTail, err: HeadTail, on_output: OutputFn | None
+        self,
+        run: _Run,
+        request: RunRequest,
+        out: HeadTail,
+        err: HeadTail,
+        on_output: OutputFn | None,
+        overflow: _Overflow,
     ) -> bool:
         process = run.process
         assert process.stdout is not None and process.stderr is not None
         timed_out = False
         async with anyio.create_task_group() as pumps:
             finished = [anyio.Event(), anyio.Event()]
-            pumps.start_soon(_pump, process.stdout, out, "stdout", on_output, finished[0])
-            pumps.start_soon(_pump, process.stderr, err, "stderr", on_output, finished[1])
+            pumps.start_soon(_pump, process.stdout, out, "stdout", on_output, finished[0], overflow)
+            pumps.start_soon(_pump, process.stderr, err, "stderr", on_output, finished[1], overflow)
             if request.stdin is not None:
                 assert process.stdin is not None
                 pumps.start_soon(_feed, process.stdin, request.stdin)
             with anyio.move_on_after(request.timeout) as deadline:
-                await process.wait()
+                async with anyio.create_task_group() as ending:  # the exit, or too much output
+
+                    async def exited() -> None:
+                        await process.wait()
+                        ending.cancel_scope.cancel()
+
+                    async def flooded() -> None:
+                        await overflow.passed.wait()
+                        ending.cancel_scope.cancel()
+
+                    ending.start_soon(exited)
+                    ending.start_soon(flooded)
             timed_out = deadline.cancelled_caught
             await self._stop(run)
             with anyio.move_on_after(self.drain_seconds):
@@ -249,8 +283,27 @@ class _Run:
         self.tree.signal(members, signum)
 
 
+class _Overflow:
+    """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.stream: str | None = None
+        self.passed = anyio.Event()
+
+    def check(self, name: str, total: int) -> None:
+        if total > self.limit and self.stream is None:
+            self.stream = name
+            self.passed.set()
+
+
 async def _pump(
-    stream: ByteReceiveStream, sink: HeadTail, name: str, on_output: OutputFn | None, finished: anyio.Event
+    stream: ByteReceiveStream,
+    sink: HeadTail,
+    name: str,
+    on_output: OutputFn | None,
+    finished: anyio.Event,
+    overflow: _Overflow,
 ) -> None:
     try:
         while True:
@@ -259,6 +312,7 @@ async def _pump(
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
             sink.write(chunk)
+            overflow.check(name, sink.total)
             if on_output is not None:
                 on_output(name, chunk)
     finally:

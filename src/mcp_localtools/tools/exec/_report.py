@@ -26,6 +26,11 @@ class RunReport(ToolOutput):
         "Absent when the command was refused and did not run."
     )
     timed_out: bool = Field(description="True when the command was stopped at its timeout.")
+    output_stopped: bool = Field(
+        False,
+        description="True when the command was stopped because one stream wrote 16 times the "
+        "output cap (what followed could not be shown).",
+    )
     duration_ms: int = Field(alias="durationMS", description="Wall-clock run time in milliseconds.")
     stdout: str = Field(
         description="Standard output (UTF-8, invalid bytes replaced); head and tail when cut."
@@ -54,6 +59,7 @@ def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, obj
         "sandbox_note": sandbox.explain(outcome.stderr.text, outcome.exit_code, outcome.reverted),
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
+        "output_stopped": outcome.output_stopped is not None,
         "duration_ms": outcome.duration_ms,
         "stdout": outcome.stdout.text,
         "stderr": outcome.stderr.text,
@@ -68,6 +74,13 @@ def render_run(command: str, report: RunReport, *, timeout: float) -> str:
     """``$ command``, a status line, stdout, and stderr under ``[stderr]``."""
     if report.timed_out:
         status = f"[timed out after {timeout:g} s and stopped; exit {report.exit_code}]"
+    elif report.output_stopped:
+        stream = "stdout" if report.stdout_bytes > report.stderr_bytes else "stderr"
+        status = (
+            f"[stopped after {report.duration_ms} ms: its {stream} passed 16 times the output cap "
+            f"({report.stdout_bytes + report.stderr_bytes} bytes); exit {report.exit_code}; "
+            "print less (| head, | tail, a quieter flag) or write to a file and read that]"
+        )
     else:
         status = f"[exit {report.exit_code}, {report.duration_ms} ms]"
     parts = [f"$ {command}", status]
