@@ -32,6 +32,7 @@ __all__ = [
     "O_NOFOLLOW",
     "O_NONBLOCK",
     "O_PATH",
+    "O_TMPFILE",
     "SIGKILL",
     "SUPPORTS_DIR_FD",
     "boot_ticks",
@@ -65,6 +66,8 @@ O_PATH: Final[int] = getattr(os, "O_PATH", 0)
 """Open a location without reading it (Linux); 0 elsewhere, so test it before use."""
 O_BINARY: Final[int] = getattr(os, "O_BINARY", 0)
 """Windows only (0 elsewhere): without it ``os.read`` translates CRLF and stops at Ctrl-Z."""
+O_TMPFILE: Final[int] = getattr(os, "O_TMPFILE", 0)
+"""Linux: an unnamed file in a directory, given a name later with ``linkat`` (0 elsewhere)."""
 
 # --- capabilities ------------------------------------------------------------------------------
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from mcp_localtools import compat
 
 pytestmark = pytest.mark.anyio
 
@@ -40,3 +43,31 @@ print(json.dumps(results))
     assert [code for code, _ in results] == ["os_error"] * 3, results
     assert (tmp_path / "big.txt").read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]  # no temp file, no new directories
+
+
+def test_a_writer_killed_mid_write_leaves_no_temp_file(tmp_path: Path) -> None:
+    """SIGKILL cannot run cleanup: on Linux the temp file has no name until its content is on
+    disk (O_TMPFILE), so nothing is left behind. (200 kills used to leave 65-122 MiB of hidden
+    ``.NAME.*.tmp`` files that nothing removed.)"""
+    if not compat.O_TMPFILE:
+        pytest.skip("no O_TMPFILE on this platform: a killed writer can leave a named temp file")
+    (tmp_path / "big.bin").write_bytes(b"old")
+    script = f"""
+import os, sys, time
+from mcp_localtools.files.atomic import write_atomic
+def chunks():
+    for n in range(10_000):
+        if n == 3:
+            print("writing", flush=True)
+        yield b"x" * 1_000_000
+        time.sleep(0.01)
+fd = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)
+write_atomic(fd, "big.bin", chunks(), replace=True)
+"""
+    for _ in range(5):
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == ["big.bin"]
+    assert (tmp_path / "big.bin").read_bytes() == b"old"

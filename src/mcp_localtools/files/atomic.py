@@ -1,5 +1,9 @@
 """Atomic writes: a temporary file in the same directory, fsync, then a rename over the target.
 
+On Linux the temporary file is unnamed (``O_TMPFILE``) until its content is on disk, so a server
+killed mid-write leaves nothing behind; it gets a hidden name (``temp_name``) only for the instant
+between ``linkat`` and the rename. Elsewhere it is named from the start.
+
 Readers see the old file or the new one; a failure leaves the old one byte for byte; a rename
 replaces a symlink or a hard link instead of writing through it. New names are taken with
 ``O_EXCL`` (or a hard link, or an exclusive placeholder), never check-then-write.
@@ -65,6 +69,20 @@ def _fsync_dir(dir_fd: int) -> None:
         pass  # best effort: some filesystems refuse fsync on directories
 
 
+def _open_unnamed(dir_fd: int) -> int | None:
+    """An unnamed file in ``dir_fd`` (Linux ``O_TMPFILE``), writable, or None where the platform,
+    the filesystem or a missing ``/proc`` rules that out (the caller then uses a named temp)."""
+    if not compat.O_TMPFILE or not _PROC_FD.is_dir():
+        return None
+    try:
+        return os.open(".", compat.O_TMPFILE | os.O_WRONLY | compat.O_CLOEXEC, 0o666, dir_fd=dir_fd)
+    except OSError:  # EOPNOTSUPP, EISDIR or EINVAL: this filesystem has no unnamed files
+        return None
+
+
+_PROC_FD = Path("/proc/self/fd")
+
+
 def write_atomic(
     dir_fd: int,
     name: str,
@@ -94,17 +112,21 @@ def write_atomic(
         The cancellation exception: the call was cancelled before the rename (``stop_if_cancelled``);
             nothing changed.
     """
-    tmp = temp_name(name)
+    fd = _open_unnamed(dir_fd)
+    tmp: str | None = None  # the temp file's name, once it has one
     try:
-        fd = os.open(
-            tmp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW | compat.O_CLOEXEC,
-            0o666,
-            dir_fd=dir_fd,
-        )
-    except OSError as exc:
-        raise from_os_error(exc, str(display)) from exc
-    try:
+        if fd is None:  # no O_TMPFILE here: a named temp file from the start
+            tmp = temp_name(name)
+            try:
+                fd = os.open(
+                    tmp,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW | compat.O_CLOEXEC,
+                    0o666,
+                    dir_fd=dir_fd,
+                )
+            except OSError:
+                tmp = None
+                raise
         try:
             if mode is not None:
                 compat.fchmod(fd, mode)
@@ -113,15 +135,19 @@ def write_atomic(
                 while view:
                     view = view[os.write(fd, view[:CHUNK_BYTES]) :]
             os.fsync(fd)
+            stop_if_cancelled()
+            if tmp is None:  # name the unnamed file now: only from here to the rename can a
+                tmp = temp_name(name)  # killed server leave a temp file behind
+                os.link(f"/proc/self/fd/{fd}", tmp, dst_dir_fd=dir_fd, follow_symlinks=True)
         finally:
             os.close(fd)
-        stop_if_cancelled()
         if replace:
             os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         else:
             rename_noclobber(dir_fd, tmp, dir_fd, name, is_dir=False, display=display)
     except BaseException as exc:
-        _unlink_quietly(tmp, dir_fd)
+        if tmp is not None:
+            _unlink_quietly(tmp, dir_fd)
         if isinstance(exc, OSError):
             raise from_os_error(exc, str(display)) from exc
         raise
