@@ -121,13 +121,13 @@ def _read_tree(
             skipped.append(Skipped(rel, error_reason(exc)))
             node.children = []
             continue
+        room = max(0, args.max_entries - shown)
         try:
-            entries, child_chain = walker.read_directory(fd, rel, chain)
+            entries, child_chain, total = walker.read_directory_top(fd, rel, chain, room)
         finally:
             os.close(fd)
-        room = max(0, args.max_entries - shown)
-        node.children = [_Node(entry) for entry in entries[:room]]
-        node.omitted = len(entries) - len(node.children)
+        node.children = [_Node(entry) for entry in entries]
+        node.omitted = total - len(node.children)
         cut = cut or node.omitted > 0
         shown += len(node.children)
         if depth < args.max_depth:

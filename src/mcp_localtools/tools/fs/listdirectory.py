@@ -9,7 +9,9 @@ an entry deleted between the scan and its ``lstat`` is left out.
 
 from __future__ import annotations
 
+import heapq
 import os
+from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -89,21 +91,27 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
     resolved = paths.resolve(args.path)
     with paths.opened(resolved, os.O_RDONLY | compat.O_DIRECTORY) as fd:
         try:
-            with os.scandir(fd) as scan:
-                found = sorted(
-                    (
-                        e
-                        for e in scan
-                        if args.pattern is None
-                        or fnmatch.fnmatch(e.name, args.pattern, flags=fnmatch.CASE | fnmatch.DOTMATCH)
-                    ),
-                    key=lambda e: e.name,
-                )
+            matched = 0
+
+            def matching(scan: Iterator[os.DirEntry[str]]) -> Iterator[os.DirEntry[str]]:
+                nonlocal matched
+                for entry in scan:
+                    if args.pattern is None or fnmatch.fnmatch(
+                        entry.name, args.pattern, flags=fnmatch.CASE | fnmatch.DOTMATCH
+                    ):
+                        matched += 1
+                        yield entry
+
+            with os.scandir(fd) as scan:  # memory O(maxEntries), whatever the directory's size
+                every = matching(scan)
+                found = heapq.nsmallest(args.max_entries, every, key=lambda e: e.name)
+                for _ in every:  # count the rest
+                    pass
             entries: list[DirectoryEntry] = []
             lines: list[str] = []
             vanished = 0
             budget = limits.max_result_chars - 200
-            for entry in found[: args.max_entries]:
+            for entry in found:
                 if args.details:
                     try:
                         info = entry.stat(follow_symlinks=False)
@@ -125,7 +133,7 @@ def list_directory(args: ListDirectoryArgs, *, paths: PathPolicy, limits: Limits
                 lines.append(line)
         except OSError as exc:
             raise from_os_error(exc, str(resolved.path)) from exc
-    total = len(found) - vanished
+    total = matched - vanished
     truncated = len(entries) < total
     result = ListDirectoryResult(
         path=str(resolved.path), entries=entries, total_entries=total, truncated=truncated
