@@ -108,6 +108,9 @@ class LimitsConfig(_Section):
     max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 80_000
     """One result's budget: its text plus the JSON of its structured content (characters).
     80,000 stays under Claude Code's default 25,000-token cap for an MCP result."""
+    search_seconds: Annotated[float, Field(gt=0, le=3600)] = 60
+    """Longest a searchfiles search runs (seconds); then it stops and answers with what
+    it found so far, ``truncated`` set."""
 
 
 class ScriptsConfig(_Section):

@@ -497,3 +497,26 @@ async def test_results_over_the_budget_stay_in_it_with_text_and_structure_cut_al
     assert len(items) > 20
     last = items[-1] if mode == "files" else items[-1]["path"]
     assert last in text_of(result)
+
+
+@pytest.mark.parametrize("mode", ["matches", "count", "files"])
+async def test_a_search_past_its_time_budget_stops_and_answers_with_what_it_found(
+    connect_search: Connect, tmp_path: Path, mode: str
+) -> None:
+    """A search where every line of every file matches used to run for the whole call timeout
+    (600 s for 5,000 x 1 MiB files); it stops at [limits] search_seconds instead."""
+    line = b"needle\n"
+    for index in range(40):
+        (tmp_path / f"f{index:02d}.log").write_bytes(line * (1024 * 1024 // len(line)))
+    async with connect_search(limits={"search_seconds": 0.01}) as client:
+        started = anyio.current_time()
+        with anyio.fail_after(30):
+            result = await client.call_tool(
+                "searchfiles", {"pattern": "needle", "outputMode": mode, "maxResults": 500}
+            )
+        elapsed = anyio.current_time() - started
+    assert not result.is_error, text_of(result)
+    text = text_of(result)
+    assert result.structured_content["truncated"] is True
+    assert "stopped after 0.01 s" in text and "found so far" in text
+    assert elapsed < 10

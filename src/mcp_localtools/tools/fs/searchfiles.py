@@ -8,6 +8,7 @@ instead of failing the search (the seed aborted it). What is walked: see ``engin
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -42,6 +43,25 @@ __all__ = [
 ]
 
 MAX_CONTEXT = 20
+
+
+class ClosableTop:
+    """A ``TopResults`` sink that a search stopped at its time budget closes: an engine thread
+    still running (abandoned) adds nothing once the result is being built."""
+
+    def __init__(self, top: TopResults) -> None:
+        self._top = top
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def add(self, hits: FileHits, units: int) -> None:
+        with self._lock:
+            if not self._closed:
+                self._top.add(hits, units)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
 
 
 class SearchFilesArgs(ToolArgs):
@@ -204,7 +224,8 @@ async def search_files(
     mode = args.output_mode
     prepared = await anyio.to_thread.run_sync(_prepare, args, paths, limits, abandon_on_cancel=True)
     root, query = prepared.root, prepared.query
-    top = TopResults(args.max_results, dedupe=mode == "files")
+    found = TopResults(args.max_results, dedupe=mode == "files")
+    top = ClosableTop(found)
 
     async def progress(count: int, message: str) -> None:
         await ctx.report_progress(count, None, message)
@@ -228,14 +249,18 @@ async def search_files(
         async def search_all() -> None:
             skipped.extend(await engine.search(query, lambda hits: top.add(hits, 1), progress))
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(list_all)
-            group.start_soon(search_all)
+        with anyio.move_on_after(limits.search_seconds) as budget:
+            async with anyio.create_task_group() as group:
+                group.start_soon(list_all)
+                group.start_soon(search_all)
     else:
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
-        skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
+        with anyio.move_on_after(limits.search_seconds) as budget:
+            skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
+    top.close()  # an engine thread abandoned at the time budget adds nothing from here on
+    stopped = limits.search_seconds if budget.cancelled_caught else None
     return await anyio.to_thread.run_sync(
-        _result, args, prepared, top, skipped, oversize, paths, limits, abandon_on_cancel=True
+        _result, args, prepared, found, skipped, oversize, paths, limits, stopped, abandon_on_cancel=True
     )
 
 
@@ -247,6 +272,7 @@ def _result(
     oversize: int | None,
     paths: PathPolicy,
     limits: LimitsConfig,
+    stopped: float | None = None,
 ) -> ToolResult:
     """The result of a finished search (blocking: it checks the files it names and reads the
     long lines it shows)."""
@@ -287,7 +313,9 @@ def _result(
                     )
                 finally:
                     reader.close()
-        return _finish(args, prepared, top, skipped, oversize, limits, render, shown, files, counts, matches)
+        return _finish(
+            args, prepared, top, skipped, oversize, limits, render, shown, files, counts, matches, stopped
+        )
 
     # Each result goes twice (a text line, a structured item): less than half the budget for the text.
     budget = limits.max_result_chars
@@ -306,11 +334,13 @@ def _finish(
     files: list[str],
     counts: list[FileCount],
     matches: list[SearchMatch],
+    stopped: float | None,
 ) -> ToolResult:
-    """The result of a search whose shown results are ``files``, ``counts`` or ``matches``."""
+    """The result of a search whose shown results are ``files``, ``counts`` or ``matches``;
+    ``stopped`` is the time budget (seconds) when the search was stopped at it, else None."""
     mode = args.output_mode
     root = prepared.root
-    truncated = top.truncated or render.cut
+    truncated = top.truncated or render.cut or stopped is not None
     unit = "matching lines" if mode == "matches" else "files"
     total = top.total_units if mode == "matches" else top.total_files
     if mode == "files":
@@ -319,7 +349,14 @@ def _finish(
         head = f"{_plural(top.total_lines, 'matching line')} in {_plural(top.total_files, 'file')}"
     head += f" under {root.real}" + (f" (showing {shown})" if truncated else "")
     notes = []
-    if truncated:
+    if stopped is not None:
+        head += f" (stopped after {stopped:g} s: found so far)"
+        notes.append(
+            f"[stopped after {stopped:g} s ([limits] search_seconds) before the search finished: these are "
+            "the results found so far, not all of them; narrow the search (root, include, exclude, a more "
+            "specific pattern)]"
+        )
+    elif truncated:
         notes.append(
             f"[truncated: showing {shown} of {total} {unit} in path order; narrow the search (root, include, "
             "exclude, a more specific pattern) or raise maxResults]"
