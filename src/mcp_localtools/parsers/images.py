@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mcp_localtools.errors import UnsupportedContent
 from mcp_localtools.mime import SNIFF_BYTES, detect_mime
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.registry import ToolOutput
@@ -24,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_IMAGE_BYTES",
     "HARD_MAX_DIMENSION",
     "HARD_MAX_IMAGE_BYTES",
+    "MAX_JPEG_SCANS",
     "FittedImage",
     "ImageFormat",
     "MiB",
@@ -88,6 +90,12 @@ def is_svg(path: str | Any, head: bytes) -> bool:
     return mime.mode == "text" and b"<svg" in head[:SNIFF_BYTES]
 
 
+MAX_JPEG_SCANS = 500
+"""Most scans (SOS markers) a JPEG may have to be decoded: a progressive JPEG from an encoder has
+about 10; one of 10,000 scans took 15-16 s of CPU to decode (libjpeg-turbo's own advice is to cap
+them). Counting ``FF DA`` is exact: in entropy-coded data a literal ``FF`` is followed by ``00``."""
+
+
 async def fit_image(
     parsers: ParserRunner,
     data: bytes,
@@ -102,11 +110,17 @@ async def fit_image(
     ``max_dimension``, base64 at most ``max_bytes`` characters.
 
     Raises:
-        UnsupportedContent: not a readable image (corrupt, truncated, unknown format).
+        UnsupportedContent: not a readable image (corrupt, truncated, unknown format), or a
+            JPEG with more than ``MAX_JPEG_SCANS`` scans.
         TooLarge: the canvas is over the decompression-bomb limit, or decoding needs more
             memory than a worker may use.
         ToolTimeout: decoding took longer than the parser timeout.
     """
+    if data.startswith(b"\xff\xd8") and (scans := data.count(b"\xff\xda")) > MAX_JPEG_SCANS:
+        raise UnsupportedContent(
+            f"{failure}: a JPEG with {scans} scans (over {MAX_JPEG_SCANS}): decoding one costs seconds of "
+            "CPU per thousand scans, and no camera or encoder writes more than a few dozen; re-encode it"
+        )
     raw_budget = 3 * (max_bytes // 4)  # base64 of n bytes is 4 * ceil(n / 3) characters
     request = {"encode": True, "partial": False, "maxDimension": max_dimension, "maxBytes": raw_budget}
     parsed = await parsers.run("image", data, {**request, "format": image_format}, failure=failure, hint=hint)

@@ -473,3 +473,23 @@ async def test_a_desktop_client_over_stdio_gets_a_photo_as_image_content_it_acce
     assert block.mime_type == "image/jpeg"
     assert picture(block).size == (1568, 1045)
     assert len(block.data) <= 1_000_000
+
+
+async def test_a_jpeg_with_thousands_of_scans_is_refused_before_decoding(
+    client: Client, tmp_path: Path
+) -> None:
+    """10,000 progressive scans took 15-16 s of CPU to decode; the scans are counted first."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 16), "red").save(buffer, "JPEG", progressive=True)
+    normal = buffer.getvalue()
+    assert 1 < normal.count(b"\xff\xda") < 20  # what an encoder writes
+    head, _, tail = normal.rpartition(b"\xff\xd9")
+    scan = normal[normal.rindex(b"\xff\xda") : len(head)]
+    (tmp_path / "bomb.jpg").write_bytes(head + scan * 10_000 + b"\xff\xd9" + tail)
+    started = time.monotonic()
+    result = await client.call_tool("readimage", {"path": "bomb.jpg", "includeBase64Data": True})
+    assert time.monotonic() - started < 5
+    assert error_code(result) == "unsupported_content"
+    assert "scans (over 500)" in text_of(result) and "re-encode" in text_of(result)
+    (tmp_path / "fine.jpg").write_bytes(normal)
+    assert not (await client.call_tool("readimage", {"path": "fine.jpg", "includeBase64Data": True})).is_error
