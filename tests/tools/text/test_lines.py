@@ -147,6 +147,10 @@ def test_splice_many_equals_splicing_each_span_from_the_bottom_up(text: str, dat
         (start, stop, data.draw(st.lists(st.sampled_from(["b", "", " c "]), max_size=3)))
         for start, stop in zip(cuts[::2], cuts[1::2], strict=False)
     ]
+    # A top span that deletes to the end of the file, spliced alone, makes the line above it the
+    # last one, which gives up its ending; splice_many edits every span against the original, so
+    # that line keeps it. One span at a time cannot model that: such draws are left out here.
+    assume(not (len(edits) > 1 and edits[-1][1] == len(doc) and not edits[-1][2]))
     expected = doc
     for step, (start, stop, new) in enumerate(reversed(edits)):
         # An empty file has no final newline to keep, so splicing one span at a time would lose it
