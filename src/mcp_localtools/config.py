@@ -37,6 +37,7 @@ __all__ = [
     "ScriptsConfig",
     "ServerConfig",
     "ToolsConfig",
+    "WebConfig",
     "load_config",
     "parse_config",
 ]
@@ -207,6 +208,24 @@ class ExecConfig(_Section):
         return self
 
 
+class WebConfig(_Section):
+    """``[web]``: where httpget may connect (``policy/network.py``)."""
+
+    allowed_hosts: list[str] = []
+    """Host globs (``"docs.python.org"``, ``"*.example.com"``), IP addresses or CIDR networks;
+    empty: any host with a public address. A loopback, private or link-local address is reached
+    only when its host name or address is listed here (not through a bare ``"*"``), a cloud
+    metadata address only when the address itself is listed."""
+    blocked_hosts: list[str] = []
+    """Host globs, IP addresses or CIDR networks always refused (checked before ``allowed_hosts``)."""
+    max_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_READ_BYTES)] = 4 * MiB
+    """Most bytes of a response body read; a longer body is cut (text) or refused (images)."""
+    timeout_seconds: Annotated[int, Field(ge=1, le=HARD_MAX_TIMEOUT_SECONDS)] = 30
+    """Time for the whole fetch, redirects included."""
+    max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+    """Redirects followed; each target is checked like the first URL."""
+
+
 class ServerConfig(_Section):
     """``[server]``: the transport and its network settings."""
 
@@ -314,6 +333,7 @@ class Config(_Section):
     server: ServerConfig = ServerConfig()
     approval: ApprovalConfig = ApprovalConfig()
     audit: AuditConfig = AuditConfig()
+    web: WebConfig = WebConfig()
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:

@@ -57,6 +57,7 @@ __all__ = [
     "InvalidArguments",
     "InvalidPath",
     "LocalToolsError",
+    "NetworkError",
     "NoMatch",
     "NotADirectory",
     "NotAFile",
@@ -186,6 +187,12 @@ class FileSystemError(ToolError):
 
 class ToolTimeout(ToolError):
     code = "timeout"
+
+
+class NetworkError(ToolError):
+    """A fetch failed on the network: connection refused, DNS failure, TLS error, bad response."""
+
+    code = "network_error"
 
 
 class PolicyViolation(ToolError):

@@ -18,14 +18,14 @@ from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
 from mcp_localtools.tools import exec as exec_tools
-from mcp_localtools.tools import fs, image, text
+from mcp_localtools.tools import fs, image, text, web
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["GROUPS", "all_specs", "build_registry", "select_tools"]
 
 logger = logging.getLogger(__name__)
 
-GROUPS = (fs, text, exec_tools, image)
+GROUPS = (fs, text, exec_tools, image, web)
 """The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
 
 
@@ -93,6 +93,8 @@ def build_registry(
     for spec in select_tools(all_specs(workspace), config.tools):
         if spec.group == "exec" and not config.exec.enabled:
             continue
+        if spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts:
+            continue  # read-only: no fetches to any host (a way out for file contents) unless allowlisted
         if spec.unsupported is not None:
             left_out.setdefault(spec.unsupported, []).append(spec.name)
             continue

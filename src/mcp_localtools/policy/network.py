@@ -1,0 +1,172 @@
+"""The network policy of httpget: which hosts and addresses a fetch may reach.
+
+A URL passes two checks. ``check_url`` looks at the URL alone (scheme, ``blocked_hosts``,
+``allowed_hosts``) before anything is resolved. ``check_address`` looks at each address the host
+name resolved to: an address that is not public (loopback, private, link-local, shared,
+reserved, multicast, unspecified; IPv4-mapped IPv6 is judged by its IPv4 address) is refused
+unless the host or the address is listed in ``allowed_hosts`` by name, address or network (a
+bare ``"*"`` does not count), and a cloud metadata address unless that very address is listed.
+The fetch then connects to the address that was checked (``tools/web/_fetch.py``), so a second
+DNS answer cannot slip another address in between.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from mcp_localtools.config import WebConfig
+from mcp_localtools.errors import ConfigError, PolicyViolation
+
+__all__ = ["METADATA_ADDRESSES", "NetworkPolicy", "parse_ip"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean, ...
+        "169.254.170.2",  # AWS ECS task metadata
+        "fd00:ec2::254",  # AWS IPv6
+        "100.100.100.200",  # Alibaba Cloud
+    )
+)
+"""Cloud instance metadata services: reached only when the address itself is allowlisted."""
+
+SCHEMES = ("http", "https")
+
+
+def parse_ip(host: str) -> IPAddress | None:
+    """``host`` as an IP address (brackets and an IPv6 zone stripped), None for a name."""
+    text = host.strip("[]").split("%", 1)[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _unmapped(ip: IPAddress) -> IPAddress:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _is_public(ip: IPAddress) -> bool:
+    ip = _unmapped(ip)
+    return ip.is_global and not ip.is_multicast
+
+
+def _normal_host(host: str) -> str:
+    return host.strip("[]").rstrip(".").lower()
+
+
+@dataclass(frozen=True)
+class _Entries:
+    """One ``[web]`` host list: name globs, exact addresses and networks."""
+
+    globs: tuple[str, ...]
+    networks: tuple[IPNetwork, ...]
+
+    @classmethod
+    def parse(cls, key: str, entries: list[str]) -> _Entries:
+        globs: list[str] = []
+        networks: list[IPNetwork] = []
+        for entry in entries:
+            text = _normal_host(entry.strip())
+            if not text:
+                raise ConfigError(f"web.{key}: an entry must not be empty")
+            if "/" in text:
+                try:
+                    networks.append(ipaddress.ip_network(text, strict=False))
+                except ValueError as exc:
+                    raise ConfigError(f"web.{key}: {entry!r} is not a network: {exc}") from exc
+                continue
+            ip = parse_ip(text)
+            if ip is not None:
+                networks.append(ipaddress.ip_network(ip))
+            else:
+                globs.append(text)
+        return cls(tuple(globs), tuple(networks))
+
+    def names(self, host: str, *, bare_star: bool = True) -> bool:
+        """True when the host name matches a glob (``"*"`` alone only with ``bare_star``)."""
+        return any(fnmatchcase(host, g) for g in self.globs if bare_star or g != "*")
+
+    def address(self, ip: IPAddress) -> bool:
+        """True when ``ip`` (or its IPv4 form) lies in a listed address or network."""
+        return any(candidate in net for candidate in {ip, _unmapped(ip)} for net in self.networks)
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    """``[web]`` as a policy; build it with ``NetworkPolicy.from_config``."""
+
+    allowed: _Entries
+    blocked: _Entries
+
+    @classmethod
+    def from_config(cls, web: WebConfig) -> NetworkPolicy:
+        """The policy of ``[web]``.
+
+        Raises:
+            ConfigError: an entry is empty or a malformed network.
+        """
+        return cls(
+            _Entries.parse("allowed_hosts", web.allowed_hosts),
+            _Entries.parse("blocked_hosts", web.blocked_hosts),
+        )
+
+    @property
+    def open(self) -> bool:
+        """True when ``allowed_hosts`` is empty: any public host may be fetched."""
+        return not self.allowed.globs and not self.allowed.networks
+
+    def check_url(self, scheme: str, host: str) -> None:
+        """Check a URL's scheme and host before resolving it.
+
+        Raises:
+            PolicyViolation: not http(s), no host, a blocked host, or a host outside a non-empty
+                ``allowed_hosts``.
+        """
+        if scheme not in SCHEMES:
+            raise PolicyViolation(f"refusing scheme {scheme!r}: only http and https URLs can be fetched")
+        name = _normal_host(host)
+        if not name:
+            raise PolicyViolation("refusing a URL without a host; give an absolute http(s) URL")
+        ip = parse_ip(name)
+        if self.blocked.names(name) or (ip is not None and self.blocked.address(ip)):
+            raise PolicyViolation(f"refusing host {host}: it is in [web] blocked_hosts")
+        if self.open:
+            return
+        if not (self.allowed.names(name) or (ip is not None and self.allowed.address(ip))):
+            raise PolicyViolation(
+                f"refusing host {host}: it is not in [web] allowed_hosts; ask the user to add it"
+            )
+
+    def check_address(self, host: str, ip: IPAddress) -> None:
+        """Check one address ``host`` resolved to (or is).
+
+        Raises:
+            PolicyViolation: the address is blocked, or is not public and neither the host nor
+                the address is allowlisted (metadata addresses: only the address itself).
+        """
+        name = _normal_host(host)
+        if self.blocked.address(ip):
+            raise PolicyViolation(f"refusing host {host}: its address {ip} is in [web] blocked_hosts")
+        if _unmapped(ip) in METADATA_ADDRESSES:
+            if any(_unmapped(ip) in net and net.num_addresses == 1 for net in self.allowed.networks):
+                return
+            raise PolicyViolation(
+                f"refusing host {host}: {ip} is a cloud metadata address; it is reached only when "
+                "that address is listed in [web] allowed_hosts"
+            )
+        if _is_public(ip):
+            return
+        if self.allowed.address(ip) or self.allowed.names(name, bare_star=False):
+            return
+        raise PolicyViolation(
+            f"refusing host {host}: it resolves to {ip}, a loopback, private or link-local address; "
+            "such hosts are reached only when listed in [web] allowed_hosts"
+        )

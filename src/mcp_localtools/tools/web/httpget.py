@@ -1,0 +1,255 @@
+"""The web group: httpget, a GET or HEAD of an http(s) URL under the ``[web]`` network policy.
+
+Every request, the first and each redirect, is checked by ``policy/network.py`` and sent to the
+address that was checked (``_fetch.PinnedTransport``). The body is read up to ``maxBytes``
+(``[web] max_bytes`` at most). HTML comes back as Markdown (html2text, imported when first
+needed, converted in a worker thread), other text as text, images as image content fitted like
+``readimage`` does it (decoded in a confined worker process), anything else described. The status,
+the content type and the final URL are always in the result; a 404 is a result, not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+import httpx
+from pydantic import Field
+
+from mcp_localtools._version import __version__
+from mcp_localtools.config import WebConfig
+from mcp_localtools.errors import NetworkError, ToolTimeout
+from mcp_localtools.parsers import ParserRunner
+from mcp_localtools.parsers.images import (
+    DEFAULT_MAX_DIMENSION,
+    DEFAULT_MAX_IMAGE_BYTES,
+    ReturnedImage,
+    fit_image,
+)
+from mcp_localtools.policy.network import NetworkPolicy
+from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import Content, ImageContent, ToolResult, cut_text
+from mcp_localtools.tools.web._fetch import PinnedTransport, proxies_from
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["HttpGetArgs", "HttpGetResult", "http_get", "spec"]
+
+WEB_ANNOTATIONS = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=True)
+
+_HTML = ("text/html", "application/xhtml+xml")
+_TEXT_APPS = (
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/ecmascript",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+    "application/x-sh",
+    "application/sql",
+    "application/graphql",
+    "image/svg+xml",
+)
+
+
+class HttpGetArgs(ToolArgs):
+    url: str = Field(description="Absolute http:// or https:// URL.", min_length=1, max_length=8192)
+    method: Literal["GET", "HEAD"] = Field(
+        "GET",
+        description="GET fetches the body; HEAD only the status and headers.",
+    )
+    max_bytes: int | None = Field(
+        None,
+        ge=1024,
+        description="Most bytes of the body to read (default and ceiling: the server's [web] max_bytes).",
+    )
+    raw: bool = Field(False, description="Return HTML as it came instead of converting it to Markdown.")
+
+
+class HttpGetResult(ToolOutput):
+    url: str = Field(description="The URL as asked.")
+    final_url: str = Field(description="The URL that answered, after redirects.")
+    status: int = Field(description="HTTP status code of the final response.")
+    reason: str = Field(description="HTTP reason phrase.")
+    content_type: str | None = Field(None, description="The response's Content-Type header.")
+    content_length: int | None = Field(None, description="The Content-Length header, when sent.")
+    redirects: list[str] = Field(default_factory=list, description="Each URL redirected from, in order.")
+    kind: Literal["markdown", "text", "image", "binary", "none"] = Field(
+        description=(
+            "What the content is: markdown (converted HTML), text, image (image content), binary "
+            "(described, not returned) or none (HEAD, empty body)."
+        )
+    )
+    bytes_read: int = Field(description="Bytes of the body read (after content decoding).")
+    truncated: bool = Field(False, description="True when the body or the text was cut to a budget.")
+    returned: ReturnedImage | None = Field(None, description="kind=image: the image content as returned.")
+    note: str | None = Field(None, description="Something the caller should know about this result.")
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def _is_text(media: str) -> bool:
+    return media.startswith("text/") or media in _TEXT_APPS or media.endswith(("+json", "+xml"))
+
+
+def _to_markdown(html: str) -> str:
+    import html2text  # lazy: only httpget needs it
+
+    converter = html2text.HTML2Text()
+    converter.body_width = 0  # no hard wraps: the model reads lines, not a terminal
+    converter.ignore_images = False
+    converter.protect_links = True
+    return str(converter.handle(html))
+
+
+async def _read_body(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of the (decoded) body, and whether more was there."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"".join(chunks)[:cap], True
+    return b"".join(chunks), False
+
+
+async def http_get(
+    args: HttpGetArgs,
+    ctx: CallContext,
+    *,
+    web: WebConfig,
+    policy: NetworkPolicy,
+    proxies: dict[str, str],
+    parsers: ParserRunner,
+    max_chars: int,
+) -> ToolResult:
+    """The httpget tool body.
+
+    Raises:
+        PolicyViolation: the URL, a redirect or an address is refused by ``[web]``.
+        NetworkError: DNS, connection, TLS or protocol failure, or too many redirects.
+        ToolTimeout: the fetch took longer than ``[web] timeout_seconds``.
+        UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
+    """
+    cap = min(args.max_bytes or web.max_bytes, web.max_bytes)
+    transport = PinnedTransport(policy, proxies)
+    headers = {"User-Agent": f"mcp-localtools/{__version__} (httpget)", "Accept": "*/*"}
+    try:
+        with anyio.fail_after(web.timeout_seconds):
+            async with (
+                httpx.AsyncClient(
+                    transport=transport,
+                    follow_redirects=True,
+                    max_redirects=web.max_redirects,
+                    timeout=httpx.Timeout(web.timeout_seconds),
+                    headers=headers,
+                    trust_env=False,
+                ) as client,
+                client.stream(args.method, args.url) as response,
+            ):
+                body, cut = (b"", False) if args.method == "HEAD" else await _read_body(response, cap)
+    except TimeoutError as exc:
+        raise ToolTimeout(
+            f"fetching {args.url} took longer than {web.timeout_seconds} s; try again or a smaller resource"
+        ) from exc
+    except httpx.TooManyRedirects as exc:
+        raise NetworkError(f"more than {web.max_redirects} redirects fetching {args.url}") from exc
+    except httpx.InvalidURL as exc:
+        raise NetworkError(f"not a valid URL: {args.url}: {exc}") from exc
+    except httpx.UnsupportedProtocol as exc:
+        raise NetworkError(f"cannot fetch {args.url}: {exc}; only http and https URLs work") from exc
+    except httpx.TimeoutException as exc:
+        raise ToolTimeout(f"fetching {args.url} timed out: {exc or type(exc).__name__}") from exc
+    except httpx.HTTPError as exc:
+        raise NetworkError(f"fetching {args.url} failed: {exc or type(exc).__name__}") from exc
+    content_type = response.headers.get("content-type")
+    length = response.headers.get("content-length")
+    common: dict[str, Any] = {
+        "url": args.url,
+        "final_url": str(response.url),
+        "status": response.status_code,
+        "reason": response.reason_phrase,
+        "content_type": content_type,
+        "content_length": int(length) if length and length.isdigit() else None,
+        "redirects": [str(r.url) for r in response.history],
+        "bytes_read": len(body),
+    }
+    head = f"HTTP {response.status_code} {response.reason_phrase} {content_type or '(no content type)'}"
+    head += f"\nfinal URL: {response.url}"
+    cut_note = f"the body was cut at {cap} bytes" if cut else None
+    media = _media_type(content_type)
+    extra: list[Content] = []
+    if not body:
+        result = HttpGetResult(**common, kind="none")
+        return ToolResult.of(result, text=head)
+    if media.startswith("image/") and media != "image/svg+xml":
+        if cut:
+            result = HttpGetResult(
+                **common,
+                kind="binary",
+                truncated=True,
+                note=f"image larger than {cap} bytes: not returned; raise maxBytes or fetch a smaller one",
+            )
+            return ToolResult.of(result, text=head + "\n" + (result.note or ""))
+        fitted = await fit_image(
+            parsers,
+            body,
+            failure=f"cannot read the image at {response.url}",
+            max_dimension=DEFAULT_MAX_DIMENSION,
+            max_bytes=DEFAULT_MAX_IMAGE_BYTES,
+        )
+        extra.append(ImageContent(fitted.data, fitted.returned.mime_type))
+        result = HttpGetResult(**common, kind="image", returned=fitted.returned)
+        return ToolResult.of(result, *extra, text=head)
+    if media in _HTML or _is_text(media) or (not media and b"\x00" not in body[:8192]):
+        text = body.decode(response.charset_encoding or "utf-8", errors="replace")
+        kind: Literal["markdown", "text"] = "text"
+        if media in _HTML and not args.raw:
+            text = await anyio.to_thread.run_sync(_to_markdown, text, abandon_on_cancel=True)
+            kind = "markdown"
+        text, over = cut_text(text, max_chars)
+        notes = [n for n in (cut_note, f"text cut to {max_chars} characters" if over else None) if n]
+        result = HttpGetResult(**common, kind=kind, truncated=cut or over, note="; ".join(notes) or None)
+        return ToolResult.of(result, text=f"{head}\n\n{text}")
+    note = f"{media or 'unknown'} content of {len(body)}{'+' if cut else ''} bytes: not returned as text"
+    result = HttpGetResult(**common, kind="binary", truncated=cut, note=note)
+    return ToolResult.of(result, text=f"{head}\n{note}")
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The httpget tool, bound to ``workspace``.
+
+    Raises:
+        ConfigError: a ``[web]`` host entry is malformed.
+    """
+    web = workspace.config.web
+    policy = NetworkPolicy.from_config(web)
+    proxies = proxies_from(workspace.environ)
+    parsers = workspace.parsers
+    max_chars = workspace.limits.max_result_chars
+
+    async def handler(args: HttpGetArgs, ctx: CallContext) -> ToolResult:
+        return await http_get(
+            args, ctx, web=web, policy=policy, proxies=proxies, parsers=parsers, max_chars=max_chars
+        )
+
+    return ToolSpec(
+        name="httpget",
+        group="web",
+        title="Fetch a URL",
+        description=(
+            "GET or HEAD an http(s) URL. HTML comes back as Markdown, text as text, images as image "
+            "content, other types described; the result gives the status, content type and final "
+            "URL (a 404 is a result). Redirects are followed and checked. Loopback, private, "
+            "link-local and cloud metadata addresses are refused unless the server allowlists them."
+        ),
+        args_model=HttpGetArgs,
+        result_model=HttpGetResult,
+        handler=handler,
+        annotations=WEB_ANNOTATIONS,
+        timeout_seconds=web.timeout_seconds + 30,
+    )
