@@ -85,7 +85,8 @@ def _keys(model: type[BaseModel], prefix: str = "") -> set[str]:
 def _flatten(table: dict[str, Any], prefix: str = "") -> set[str]:
     keys: set[str] = set()
     for key, value in table.items():
-        keys |= _flatten(value, f"{prefix}{key}.") if isinstance(value, dict) else {prefix + key}
+        nested = isinstance(value, dict) and value  # an empty inline table is a key of its own
+        keys |= _flatten(value, f"{prefix}{key}.") if nested else {prefix + key}
     return keys
 
 

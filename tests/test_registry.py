@@ -242,3 +242,52 @@ def test_a_result_over_the_registry_budget_is_cut_with_its_truncated_flag_set() 
     assert result.structured is not None and result.structured["truncated"] is True
     assert wire_chars(result) <= 5000 and 0 < len(result.structured["items"]) < 500
     assert "cut to the 5000-character budget" in result.content[-1].text  # type: ignore[union-attr]
+
+
+async def test_replace_puts_a_new_tool_in_place_of_a_built_in_one_on_purpose(tmp_path: Path) -> None:
+    registry = build_registry(config_for(tmp_path))
+    with pytest.raises(ConfigError, match="registered twice"):
+        registry.register(spec("readfile"))
+
+    async def shout(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        return ToolResult.of(EchoResult(text=args.text.upper()))
+
+    old = registry.replace(spec("readfile", handler=shout))
+    assert old.group == "fs"
+    result = await registry.call("readfile", {"text": "x"})
+    assert result.structured == {"text": "X"}
+
+
+def test_replace_of_an_unknown_name_fails_and_a_bad_replacement_keeps_the_old_tool() -> None:
+    registry = Registry()
+    with pytest.raises(ConfigError, match="no tool has that name"):
+        registry.replace(spec("echo"))
+    registry.register(spec("echo"))
+
+    class Undocumented(ToolArgs):
+        text: str = "x"
+
+    with pytest.raises(ConfigError, match="without a description"):
+        registry.replace(spec("echo", args_model=Undocumented))
+    assert registry.get("echo").args_model is EchoArgs
+
+
+async def test_tools_rename_serves_a_tool_under_another_name(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    config = config_for(tmp_path, tools={"rename": {"readfile": "read", "shellcommand": "bash"}})
+    registry = build_registry(config)
+    assert {"read", "bash"} <= set(registry.names())
+    assert "readfile" not in registry.names() and "shellcommand" not in registry.names()
+    result = await registry.call("read", {"path": "a.txt"})
+    assert not result.is_error
+
+
+@pytest.mark.parametrize(
+    ("rename", "message"),
+    [({"nosuchtool": "x"}, "no tool named nosuchtool"), ({"readfile": "writefile"}, "registered twice")],
+)
+def test_a_rename_of_an_unknown_tool_or_onto_a_taken_name_fails_at_start_up(
+    tmp_path: Path, rename: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build_registry(config_for(tmp_path, tools={"rename": rename}))

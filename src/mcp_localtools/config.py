@@ -98,6 +98,9 @@ class ToolsConfig(_Section):
     """Removed after ``enabled`` is applied; same syntax."""
     read_only: bool = False
     """Register only the tools whose ``readOnlyHint`` is true."""
+    rename: dict[str, str] = {}
+    """``[tools.rename]``: wire names for tools (``shellcommand = "bash"``); ``enabled`` and
+    ``disabled`` keep using the built-in names."""
 
 
 class LimitsConfig(_Section):

@@ -451,6 +451,27 @@ class Registry:
         if spec.resources is not None and all(spec.resources is not r for r in self._resources):
             self._resources.append(spec.resources)
 
+    def replace(self, spec: ToolSpec[Any]) -> ToolSpec[Any]:
+        """Put ``spec`` in place of the tool registered under its name (composition: a built-in
+        tool overridden on purpose; ``register`` still refuses a taken name).
+
+        Returns:
+            the spec that was replaced.
+
+        Raises:
+            ConfigError: no tool has that name (use ``register``), or ``spec`` fails the checks
+                of ``register``; the old tool stays registered then.
+        """
+        if spec.name not in self._specs:
+            raise ConfigError(f"cannot replace tool {spec.name!r}: no tool has that name; register it")
+        old, schemas = self._specs.pop(spec.name), self._schemas.pop(spec.name)
+        try:
+            self.register(spec)
+        except ConfigError:
+            self._specs[spec.name], self._schemas[spec.name] = old, schemas
+            raise
+        return old
+
     def get(self, name: str) -> ToolSpec[Any]:
         """The spec registered under ``name``.
 

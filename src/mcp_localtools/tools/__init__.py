@@ -8,6 +8,7 @@ must not silently enable or disable nothing).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -90,7 +91,14 @@ def build_registry(
     workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
     registry = Registry(max_result_chars=config.limits.max_result_chars)
     left_out: dict[str, list[str]] = {}
-    for spec in select_tools(all_specs(workspace), config.tools):
+    catalog = all_specs(workspace)
+    rename = config.tools.rename
+    unknown = sorted(set(rename) - {spec.name for spec in catalog})
+    if unknown:
+        raise ConfigError(f"tools.rename: no tool named {', '.join(unknown)}")
+    for spec in select_tools(catalog, config.tools):
+        if spec.name in rename:
+            spec = dataclasses.replace(spec, name=rename[spec.name])
         if spec.group == "exec" and not config.exec.enabled:
             continue
         if spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts:
