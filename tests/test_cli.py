@@ -122,3 +122,63 @@ def test_help_explains_the_commands_and_exit_codes(project: Path) -> None:
         "--root",
     ]:
         assert needle in done.stdout
+
+
+def _run_env(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [installed_command(), *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_roots_come_from_mcp_localtools_roots_when_neither_config_nor_root_gives_them(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    one, two, elsewhere = tmp_path / "one", tmp_path / "two", tmp_path / "elsewhere"
+    for folder in (one, two, elsewhere):
+        folder.mkdir()
+    (two / "b.txt").write_text("bee\n", encoding="utf-8")
+    env = {"MCP_LOCALTOOLS_ROOTS": f"{one}{os.pathsep}{two}{os.pathsep}"}
+    done = _run_env("call", "readfile", json.dumps({"path": str(two / "b.txt")}), cwd=elsewhere, env=env)
+    assert done.returncode == 0, done.stderr
+    outside = _run_env("call", "listdirectory", json.dumps({"path": str(elsewhere)}), cwd=elsewhere, env=env)
+    assert outside.returncode == 2 and json.loads(outside.stdout)["error"]["code"] == "outside_roots"
+    # --root wins, and so does a config file that names its roots
+    flag = _run_env(
+        "--root", str(elsewhere), "call", "listdirectory", '{"path": "."}', cwd=elsewhere, env=env
+    )
+    assert flag.returncode == 0, flag.stderr
+    (elsewhere / "c.toml").write_text('[paths]\nallowed_roots = ["."]\n', encoding="utf-8")
+    configured = _run_env(
+        "--config",
+        "c.toml",
+        "call",
+        "readfile",
+        json.dumps({"path": str(two / "b.txt")}),
+        cwd=elsewhere,
+        env=env,
+    )
+    assert configured.returncode == 2
+
+
+def test_tools_format_prints_openai_anthropic_and_mcp_definitions(project: Path) -> None:
+    openai = json.loads(run("tools", "--format", "openai", cwd=project).stdout)
+    entry = next(d for d in openai if d["function"]["name"] == "readfile")
+    assert entry["type"] == "function"
+    assert entry["function"]["parameters"]["properties"]["path"]["type"] == "string"
+    assert entry["function"]["description"]
+    anthropic = json.loads(run("tools", "--format", "anthropic", cwd=project).stdout)
+    entry = next(d for d in anthropic if d["name"] == "readfile")
+    assert set(entry) == {"name", "description", "input_schema"}
+    mcp = json.loads(run("tools", "--format", "mcp", cwd=project).stdout)
+    entry = next(d for d in mcp if d["name"] == "readfile")
+    assert {"inputSchema", "outputSchema", "annotations"} <= set(entry)

@@ -14,14 +14,19 @@ import json
 import logging
 import os
 import sys
+import tomllib
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mcp_localtools import compat
 from mcp_localtools._version import __version__
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError, UnknownToolError
 from mcp_localtools.results import FileContent, ImageContent, LinkContent, TextContent, ToolResult
+
+if TYPE_CHECKING:
+    from mcp_localtools.registry import Registry
 
 __all__ = ["main"]
 
@@ -30,6 +35,7 @@ EXIT_ERROR = 1
 EXIT_POLICY = 2
 LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
 TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
+ROOTS_ENV = "MCP_LOCALTOOLS_ROOTS"
 
 _DESCRIPTION = """\
 An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
@@ -37,13 +43,16 @@ inspect images and PDFs, run commands. Every path must resolve inside the allowe
 
 Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start);
 --transport sse or streamable-http serves it over HTTP, which needs a bearer token.
-With no --config and no --root, the current directory is the only root.
+With no --config and no --root, the current directory is the only root; MCP_LOCALTOOLS_ROOTS
+(directories separated by the path separator) gives the roots when neither the config file nor
+--root does.
 """
 
 _EPILOG = """\
 commands:
   serve                 run the MCP server (the default)
-  tools [--json]        list the tools; --json prints their manifests (schemas, annotations)
+  tools [--json]        list the tools; --json prints their manifests (schemas, annotations);
+                        --format mcp|openai|anthropic prints definitions in that provider's format
   call TOOL ARGS        call one tool with ARGS, a JSON object ('-' reads it from stdin), and
                         print the result as JSON: {"success": ..., "structuredContent": ...,
                         "content": [...]} or {"success": false, "error": {"code", "message"}}.
@@ -135,6 +144,11 @@ def _parser() -> argparse.ArgumentParser:
     tools = commands.add_parser("tools", help="list the tools")
     _add_common(tools, suppress=True)
     tools.add_argument("--json", action="store_true", help="print the manifests as JSON")
+    tools.add_argument(
+        "--format",
+        choices=("mcp", "openai", "anthropic"),
+        help="print the tool definitions as JSON in this provider's format",
+    )
     call = commands.add_parser("call", help="call one tool and print the result as JSON")
     _add_common(call, suppress=True)
     call.add_argument("tool", help="tool name, e.g. readfile")
@@ -165,6 +179,10 @@ def _config(ns: argparse.Namespace) -> Config:
     data = config.model_dump()
     if ns.root:
         data["paths"].update(allowed_roots=list(ns.root), work_base_dir=None)
+    elif not (ns.config and _file_sets_roots(ns.config)):
+        env_roots = [root for root in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if root.strip()]
+        if env_roots:
+            data["paths"].update(allowed_roots=env_roots, work_base_dir=None)
     if ns.read_only:
         data["tools"]["read_only"] = True
     for key in ("transport", "host", "port", "auth_token_file"):
@@ -173,6 +191,36 @@ def _config(ns: argparse.Namespace) -> Config:
     if ns.allowed_host:
         data["server"]["allowed_hosts"] += ns.allowed_host
     return parse_config(data, source="command line")
+
+
+def _file_sets_roots(path: str) -> bool:
+    """True when the config file at ``path`` (already loaded once) sets ``[paths] allowed_roots``."""
+    with Path(path).expanduser().open("rb") as handle:
+        paths = tomllib.load(handle).get("paths")
+    return isinstance(paths, dict) and "allowed_roots" in paths
+
+
+def _definitions(registry: Registry, provider: str) -> list[dict[str, Any]]:
+    """The registered tools as one provider's tool definitions: ``mcp`` (the ``tools/list``
+    entries), ``openai`` (Chat Completions ``{"type": "function", "function": {...}}``) or
+    ``anthropic`` (Messages API ``{"name", "description", "input_schema"}``)."""
+    out: list[dict[str, Any]] = []
+    for spec in registry.specs():
+        manifest = registry.manifest(spec.name)
+        if provider == "openai":
+            function = {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": manifest["inputSchema"],
+            }
+            out.append({"type": "function", "function": function})
+        elif provider == "anthropic":
+            out.append(
+                {"name": spec.name, "description": spec.description, "input_schema": manifest["inputSchema"]}
+            )
+        else:
+            out.append(manifest)
+    return out
 
 
 def _configure_logging(level: str) -> None:
@@ -253,6 +301,9 @@ def _tools(ns: argparse.Namespace) -> int:
     from mcp_localtools.tools import build_registry
 
     registry = build_registry(_config(ns))
+    if ns.format:
+        sys.stdout.write(json.dumps(_definitions(registry, ns.format), indent=2) + "\n")
+        return EXIT_OK
     if ns.json:
         manifests = [{**registry.manifest(spec.name), "group": spec.group} for spec in registry.specs()]
         sys.stdout.write(json.dumps(manifests, indent=2) + "\n")

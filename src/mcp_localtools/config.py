@@ -193,13 +193,21 @@ class ExecConfig(_Section):
     def _sandbox_mode_shorthand(cls, value: Any) -> Any:
         return {"mode": value} if isinstance(value, str) else value
 
-    @field_validator("blocked_commands", "allowed_commands")
+    @field_validator("blocked_commands")
     @classmethod
     def _single_names(cls, names: list[str]) -> list[str]:
         for name in names:
             if not name.strip() or any(ch.isspace() for ch in name) or "\x00" in name:
                 raise ValueError(f"{name!r} is not a single command name (no spaces, not empty)")
         return names
+
+    @field_validator("allowed_commands")
+    @classmethod
+    def _names_or_prefixes(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            if not entry.strip() or "\x00" in entry:
+                raise ValueError(f'{entry!r} is not a command name or prefix ("git", "git status")')
+        return entries
 
     @model_validator(mode="after")
     def _timeout_under_max(self) -> ExecConfig:

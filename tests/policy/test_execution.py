@@ -245,6 +245,32 @@ def test_deny_by_default_runs_only_allowed_commands_and_shell_builtins() -> None
     assert (refusal("bash -c 'git status'", policy=policy) or "").startswith("command not allowed: bash")
 
 
+def test_an_allowlist_entry_with_arguments_allows_only_commands_starting_with_them() -> None:
+    policy = ExecutionPolicy.from_config(
+        ExecConfig(deny_by_default=True, allowed_commands=["ls", "git status", "/usr/bin/git log --oneline"])
+    )
+    for allowed in [
+        "git status",
+        "git status --short src",
+        "git 'status'",
+        "git log --oneline -5",
+        "ls && git status",
+    ]:
+        assert refusal(allowed, policy=policy) is None, allowed
+    for refused in [
+        "git push",
+        "git",
+        "git -c core.pager=sh status",
+        "git statuses",
+        "git $CMD",
+        "git log -p",
+    ]:
+        assert (refusal(refused, policy=policy) or "").startswith("command not allowed: git"), refused
+    message = refusal("git status; git push --force", policy=policy) or ""
+    assert "git status" in message and "git log --oneline" in message
+    assert refusal("git status $(python3 x.py)", policy=policy) is not None  # the substitution is judged too
+
+
 def test_allowed_commands_never_override_the_blocklist() -> None:
     policy = ExecutionPolicy.from_config(ExecConfig(deny_by_default=True, allowed_commands=["rm"]))
     assert (refusal("rm x", policy=policy) or "").startswith("blocked command: rm")

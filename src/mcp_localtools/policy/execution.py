@@ -206,7 +206,10 @@ class ExecutionPolicy:
         max_commands: most commands in one shellcommand call.
         max_command_length: longest command (UTF-8 bytes).
         blocked: command names refused (the hard list plus ``blocked_commands``).
-        allowed: ``allowed_commands``; with ``deny_by_default`` the only names that run.
+        allowed: ``allowed_commands`` that are single names; with ``deny_by_default`` the only
+            names that run (with ``allowed_prefixes``).
+        allowed_prefixes: ``allowed_commands`` with arguments (``"git status"``): the name and the
+            first arguments a command must start with, word for word.
         deny_by_default: refuse every command not in ``allowed`` (or ``ALWAYS_ALLOWED``).
         allow_dangerous: skip the fork-bomb and ``&`` heuristics (never the blocklist).
         denied_patterns: regexes a command may not match (``denied_patterns`` and the preset's).
@@ -220,6 +223,7 @@ class ExecutionPolicy:
     max_command_length: int = 64 * 1024
     blocked: frozenset[str] = HARD_BLOCKLIST
     allowed: frozenset[str] = frozenset()
+    allowed_prefixes: frozenset[tuple[str, ...]] = frozenset()
     deny_by_default: bool = False
     allow_dangerous: bool = False
     denied_patterns: tuple[_Pattern, ...] = ()
@@ -259,7 +263,14 @@ class ExecutionPolicy:
             blocked=HARD_BLOCKLIST
             | (STRICT_BLOCKLIST if config.preset == "strict" else frozenset())
             | {command_name(name) for name in config.blocked_commands},
-            allowed=frozenset(command_name(name) for name in config.allowed_commands),
+            allowed=frozenset(
+                command_name(name) for name in config.allowed_commands if len(name.split()) == 1
+            ),
+            allowed_prefixes=frozenset(
+                (command_name(words[0]), *words[1:])
+                for words in (entry.split() for entry in config.allowed_commands)
+                if len(words) > 1
+            ),
             deny_by_default=config.deny_by_default,
             allow_dangerous=config.allow_dangerous,
             denied_patterns=tuple(patterns),
@@ -334,7 +345,12 @@ class ExecutionPolicy:
             hint = _ALTERNATIVES.get(blocked, "this command is blocked by the server's policy")
             spelled = "" if blocked == name else f" ({invocation.word} may run {blocked})"
             raise CommandRefused(f"blocked command: {blocked}{spelled}; {hint}")
-        if self.deny_by_default and not invocation.wrapper and name not in self.allowed | ALWAYS_ALLOWED:
+        if (
+            self.deny_by_default
+            and not invocation.wrapper
+            and name not in self.allowed | ALWAYS_ALLOWED
+            and not self._prefix_allowed(invocation)
+        ):
             raise CommandRefused(
                 f"command not allowed: {name}; deny_by_default is on and only these run: "
                 + self._allowed_list()
@@ -351,8 +367,15 @@ class ExecutionPolicy:
             return "format"
         return None
 
+    def _prefix_allowed(self, invocation: Invocation) -> bool:
+        return any(
+            prefix[0] == invocation.name and invocation.args[: len(prefix) - 1] == prefix[1:]
+            for prefix in self.allowed_prefixes
+        )
+
     def _allowed_list(self) -> str:
-        return ", ".join(sorted(self.allowed)) or "none"
+        listed = sorted(self.allowed) + sorted(" ".join(prefix) for prefix in self.allowed_prefixes)
+        return ", ".join(listed) or "none"
 
     def check_env(self, env: Mapping[str, str] | None, *, writable: Sequence[Path] = ()) -> dict[str, str]:
         """Validate per-call environment overrides; returns them as a plain dict.

@@ -85,6 +85,8 @@ class Invocation:
         glob: the name contains unquoted ``*``, ``?`` or ``[``.
         wrapper: a wrapper (``env``, ``xargs``, ``eval``, ...) whose command follows as its own
             invocation; an allowlist judges that command, not the wrapper.
+        args: the first ``MAX_ARGS`` words after the command word, after quote removal; a word
+            with a part computed at run time is None (an allowlist prefix never matches it).
     """
 
     word: str
@@ -92,6 +94,11 @@ class Invocation:
     dynamic: bool = False
     glob: bool = False
     wrapper: bool = False
+    args: tuple[str | None, ...] = ()
+
+
+MAX_ARGS = 16
+"""Arguments kept per invocation: enough for any allowlist prefix (``git status``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +155,10 @@ def _invocations(words: list[Word], dialect: Dialect) -> Iterator[Invocation | s
         if index >= len(words) or (dialect == "sh" and _is_header(words[index])):
             return
         invocation = _invocation(words[index], dialect)
+        args = tuple(
+            None if DYNAMIC in word.kinds else word.text for word in words[index + 1 : index + 1 + MAX_ARGS]
+        )
+        invocation = replace(invocation, args=args)
         wrapper = None if invocation.dynamic else wrappers.get(invocation.name)
         is_eval = dialect == "sh" and invocation.name == "eval" and not invocation.dynamic
         if wrapper is not None or is_eval:
