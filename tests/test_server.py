@@ -45,8 +45,8 @@ async def test_every_tool_has_title_description_schemas_and_all_four_annotations
         hints = tool.annotations
         assert hints is not None
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
-        # Commands can reach anything the machine can (interpreters, git, pip): an open world.
-        assert hints.open_world_hint is (tool.name in ("shellcommand", "runscript"))
+        # Commands can reach anything the machine can (interpreters, git, pip), httpget the web.
+        assert hints.open_world_hint is (tool.name in ("shellcommand", "runscript", "httpget"))
 
 
 async def test_tools_list_serves_exactly_the_registry_manifests(tmp_path: Path) -> None:
@@ -257,3 +257,57 @@ async def test_an_integral_number_is_an_integer_as_json_schema_says(tmp_path: Pa
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("readfile", {"path": "a.txt", "offset": 1.0, "limit": 1.0})
     assert not result.is_error and result.structured_content["content"] == "two\n"
+
+
+PROFILES = {
+    "reader": {"enabled": ["fs"], "read_only": True},
+    "editor": {"enabled": ["readfile", "editfile"]},
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_profile_chosen_at_start_decides_what_is_listed_and_what_can_be_called(
+    tmp_path: Path, mode: str
+) -> None:
+    from mcp import Client
+
+    from mcp_localtools.server import build_server
+
+    (tmp_path / "a.txt").write_text("alpha\n", encoding="utf-8")
+    server = build_server(config_for(tmp_path, profiles=PROFILES), profile="editor")
+    async with Client(server, mode=mode, raise_exceptions=True) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names == {"readfile", "editfile"}
+        assert not (await client.call_tool("readfile", {"path": "a.txt"})).is_error
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("writefile", {"path": "b.txt", "content": "x"})
+    assert refused.value.error.code == INVALID_PARAMS
+    assert not (tmp_path / "b.txt").exists()
+
+
+def test_a_read_only_profile_keeps_only_read_only_tools_of_its_groups(tmp_path: Path) -> None:
+    from mcp_localtools.tools import profile_tools
+
+    config = config_for(tmp_path, profiles=PROFILES)
+    sets = profile_tools(build_registry(config), config)
+    assert "readfile" in sets["reader"] and "searchfiles" in sets["reader"]
+    assert not {"writefile", "deletefile", "shellcommand", "editfile"} & sets["reader"]
+
+
+@pytest.mark.parametrize(
+    ("profiles", "profile", "message"),
+    [
+        ({"x": {"enabled": ["nosuchtool"]}}, None, "profiles.x"),
+        (PROFILES, "nosuch", "no profile 'nosuch'"),
+        ({"Bad Name": {}}, None, "profile name"),
+    ],
+)
+def test_a_bad_profile_fails_at_start_up(
+    tmp_path: Path, profiles: dict, profile: str | None, message: str
+) -> None:  # type: ignore[type-arg]
+    from mcp_localtools.errors import ConfigError
+    from mcp_localtools.server import build_server
+
+    with pytest.raises(ConfigError, match=message):
+        build_server(config_for(tmp_path, profiles=profiles), profile=profile)

@@ -411,3 +411,49 @@ async def test_commands_never_see_the_servers_token(served: Served) -> None:
         )
     assert "no token here" in text_of(result)
     assert TOKEN not in text_of(result)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+async def test_each_profile_token_sees_and_calls_only_its_profiles_tools(
+    tmp_path: Path, transport: str
+) -> None:
+    reader_token, editor_token = "reader-" + "r" * 40, "editor-" + "e" * 40
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    for name, token in (("reader", reader_token), ("editor", editor_token)):
+        file = secrets / f"{name}.token"
+        file.write_text(token + "\n", encoding="utf-8")
+        file.chmod(0o600)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n", encoding="utf-8")
+    (tmp_path / "c.toml").write_text(
+        '[profiles.reader]\nenabled = ["fs"]\nread_only = true\ntoken_file = "secrets/reader.token"\n'
+        '[profiles.editor]\nenabled = ["readfile", "editfile"]\ntoken_file = "secrets/editor.token"\n',
+        encoding="utf-8",
+    )
+    served = start(transport, work, "--config", str(tmp_path / "c.toml"))
+    try:
+        async with served.connect(token=reader_token) as client:
+            reader = {tool.name for tool in (await client.list_tools()).tools}
+            assert not (await client.call_tool("readfile", {"path": "a.txt"})).is_error
+            with pytest.raises(Exception, match="Unknown tool"):
+                await client.call_tool(
+                    "editfile", {"path": "a.txt", "edits": [{"oldText": "alpha", "newText": "x"}]}
+                )
+        async with served.connect(token=editor_token) as client:
+            editor = {tool.name for tool in (await client.list_tools()).tools}
+            edited = await client.call_tool(
+                "editfile", {"path": "a.txt", "edits": [{"oldText": "alpha", "newText": "beta"}]}
+            )
+            assert not edited.is_error, text_of(edited)
+        async with served.connect() as client:  # the server's own token: every tool
+            everything = {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        stderr = stop(served)
+    assert "readfile" in reader and "searchfiles" in reader and "writefile" not in reader
+    assert editor == {"readfile", "editfile"}
+    assert {"shellcommand", "writefile"} <= everything
+    assert (work / "a.txt").read_text(encoding="utf-8") == "beta\n"
+    assert reader_token not in stderr and editor_token not in stderr

@@ -121,6 +121,12 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         help="network transports: a Host name clients use, added to [server] allowed_hosts (repeatable)",
     )
     parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        default=default,
+        help="serve only the tools of [profiles.NAME] to clients without a profile token (stdio: to all)",
+    )
+    parser.add_argument(
         "--allow-unauthenticated-loopback",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
@@ -329,10 +335,35 @@ def _bearer_token(config: Config) -> str | None:
     return check_token(env.strip(), TOKEN_ENV) if env else None
 
 
+def _profile_tokens(config: Config) -> dict[str, str]:
+    """Each ``[profiles.NAME] token_file``'s token → NAME.
+
+    Raises:
+        ConfigError: a token file is unreadable, readable by others, too short, or holds the
+            token of another profile.
+    """
+    from mcp_localtools.transports import read_token_file
+
+    tokens: dict[str, str] = {}
+    for name, profile in config.profiles.items():
+        if not profile.token_file:
+            continue
+        token = read_token_file(profile.token_file)
+        if token in tokens:
+            raise ConfigError(
+                f"profiles {tokens[token]!r} and {name!r} have the same token; give each its own"
+            )
+        tokens[token] = name
+    return tokens
+
+
 def _own_files(ns: argparse.Namespace) -> list[str]:
     """The server's own files, protected from tools and commands when they lie in a root: the
-    config file (the token file is ``[server] auth_token_file``, which the workspace adds)."""
-    return [ns.config] if ns.config else []
+    config file and the profiles' token files (``[server] auth_token_file`` the workspace adds)."""
+    files = [ns.config] if ns.config else []
+    if ns.config:
+        files += [p.token_file for p in load_config(ns.config).profiles.values() if p.token_file]
+    return files
 
 
 def _serve(ns: argparse.Namespace, log_level: str) -> int:
@@ -341,7 +372,9 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
     config = _config(ns)
     server_config = config.server
     if server_config.transport == "stdio":
-        server = build_server(config, log_level=log_level, environ=os.environ, own_files=_own_files(ns))
+        server = build_server(
+            config, log_level=log_level, environ=os.environ, own_files=_own_files(ns), profile=ns.profile
+        )
         logging.getLogger(__name__).info("serving over stdio")
         try:
             server.run()
@@ -352,7 +385,8 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
     from mcp_localtools.transports import NetworkSettings, serve_network
 
     token = _bearer_token(config)
-    if token is None and not ns.allow_unauthenticated_loopback:
+    profile_tokens = _profile_tokens(config)
+    if token is None and not profile_tokens and not ns.allow_unauthenticated_loopback:
         raise ConfigError(
             f"no auth token for the {server_config.transport} transport: make one with "
             "'mcp-localtools token --file PATH' and set [server] auth_token_file = PATH, "
@@ -362,7 +396,7 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
         transport=server_config.transport,
         host=server_config.host,
         port=server_config.port,
-        authenticated=token is not None,
+        authenticated=token is not None or bool(profile_tokens),
         allowed_hosts=tuple(server_config.allowed_hosts),
         allowed_origins=tuple(server_config.allowed_origins),
         max_request_body_bytes=server_config.max_request_body_bytes,
@@ -371,7 +405,13 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
     )
     settings.check()  # refuse unsafe binds before building anything
     server = build_server(
-        config, log_level=log_level, bearer_token=token, environ=os.environ, own_files=_own_files(ns)
+        config,
+        log_level=log_level,
+        bearer_token=token,
+        environ=os.environ,
+        own_files=_own_files(ns),
+        profile_tokens=profile_tokens,
+        profile=ns.profile,
     )
     serve_network(server, settings)
     return EXIT_OK

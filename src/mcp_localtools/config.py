@@ -33,6 +33,7 @@ __all__ = [
     "ExecConfig",
     "LimitsConfig",
     "PathsConfig",
+    "ProfileConfig",
     "SandboxConfig",
     "ScriptsConfig",
     "ServerConfig",
@@ -333,6 +334,20 @@ class AuditConfig(_Section):
     """Arguments that carry file contents: logged as their size and sha256 only."""
 
 
+class ProfileConfig(_Section):
+    """``[profiles.NAME]``: a tool set a client gets, chosen by its bearer token (HTTP) or by
+    ``--profile`` at start (any transport). Entries name served tools (after ``[tools.rename]``)."""
+
+    enabled: list[str] = ["*"]
+    """Tool or group names, globs allowed, out of the tools the server serves."""
+    disabled: list[str] = []
+    """Removed after ``enabled``; same syntax."""
+    read_only: bool = False
+    """Only the tools whose ``readOnlyHint`` is true."""
+    token_file: str = ""
+    """HTTP: a file (mode 0600) holding the bearer token that selects this profile."""
+
+
 class Config(_Section):
     """The whole configuration file. ``Config()`` is the embedded default: the current
     directory as the only root, every tool enabled."""
@@ -345,6 +360,7 @@ class Config(_Section):
     approval: ApprovalConfig = ApprovalConfig()
     audit: AuditConfig = AuditConfig()
     web: WebConfig = WebConfig()
+    profiles: dict[str, ProfileConfig] = {}
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -397,7 +413,13 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
         server = server.model_copy(
             update={"auth_token_file": str(base_dir / Path(server.auth_token_file).expanduser())}
         )
-    return config.model_copy(update={"paths": anchored, "server": server, "audit": audit})
+    profiles = {
+        name: profile.model_copy(update={"token_file": str(base_dir / Path(profile.token_file).expanduser())})
+        if profile.token_file
+        else profile
+        for name, profile in config.profiles.items()
+    }
+    return config.model_copy(update={"paths": anchored, "server": server, "audit": audit, "profiles": profiles})
 
 
 def load_config(path: str | Path) -> Config:

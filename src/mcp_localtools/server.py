@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.server import MCPServer
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
@@ -57,6 +58,7 @@ from mcp_localtools.errors import (
     ApprovalTimeout,
     ApprovalUnavailable,
     AuditUnavailable,
+    ConfigError,
     NotFound,
 )
 from mcp_localtools.policy.paths import PathPolicy
@@ -64,8 +66,8 @@ from mcp_localtools.registry import Registry
 from mcp_localtools.results import Content, FileContent, LinkContent, ToolResult
 from mcp_localtools.results import ImageContent as ImageItem
 from mcp_localtools.results import TextContent as TextItem
-from mcp_localtools.tools import GROUPS, build_registry
-from mcp_localtools.transports import StaticTokenVerifier
+from mcp_localtools.tools import GROUPS, build_registry, profile_tools
+from mcp_localtools.transports import PROFILE_SCOPE, StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
 __all__ = [
@@ -140,6 +142,8 @@ class _RegistryServer(MCPServer[Any]):
         approval: ApprovalPolicy | None = None,
         audit: AuditLog | None = None,
         base_dir: str = "",
+        profiles: Mapping[str, frozenset[str]] | None = None,
+        profile: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -151,14 +155,28 @@ class _RegistryServer(MCPServer[Any]):
         self._answered: OrderedDict[str, float] = OrderedDict()
         if self._approval is not None:
             registry.on_session_end(self._approval.forget)
+        self._profiles = dict(profiles or {})
+        self._default = None if profile is None else self._profiles[profile]
+
+    def _visible(self) -> frozenset[str] | None:
+        """The tool names this request may see and call (None: all): the profile its bearer token
+        names in a ``PROFILE_SCOPE`` scope (``transports.StaticTokenVerifier``), else the profile
+        chosen at start."""
+        token = get_access_token()
+        for scope in token.scopes if token is not None else ():
+            if scope.startswith(PROFILE_SCOPE):
+                return self._profiles.get(scope[len(PROFILE_SCOPE) :], frozenset())
+        return self._default
 
     async def list_tools(self) -> list[Tool]:
-        return list(self._tools)
+        visible = self._visible()
+        return [tool for tool in self._tools if visible is None or tool.name in visible]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        if name not in self._registry:
+        visible = self._visible()
+        if name not in self._registry or (visible is not None and name not in visible):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -442,6 +460,9 @@ def create_server(
     approval: ApprovalPolicy | None = None,
     audit: AuditLog | None = None,
     base_dir: str = "",
+    profile_tokens: Mapping[str, str] | None = None,
+    profiles: Mapping[str, frozenset[str]] | None = None,
+    profile: str | None = None,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
@@ -457,11 +478,16 @@ def create_server(
             elicitation before they run.
         audit: the ``[audit]`` log: one line per call.
         base_dir: where relative paths resolve (shown in approval questions).
+        profile_tokens: more bearer tokens, each mapped to the name of a profile in ``profiles``;
+            a client that presents one sees and calls only that profile's tools.
+        profiles: profile name → the tool names it gets.
+        profile: the profile of requests without a profile token (stdio: every request);
+            None: every tool.
     """
     auth: dict[str, Any] = {}
-    if bearer_token is not None:
+    if bearer_token is not None or profile_tokens:
         auth = {
-            "token_verifier": StaticTokenVerifier(bearer_token),
+            "token_verifier": StaticTokenVerifier(bearer_token, profile_tokens),
             # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
             "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None),
         }
@@ -476,6 +502,8 @@ def create_server(
         approval=approval,
         audit=audit,
         base_dir=base_dir,
+        profiles=profiles,
+        profile=profile,
         name=SERVER_NAME,
         title="mcp-localtools",
         version=__version__,
@@ -493,16 +521,20 @@ def build_server(
     bearer_token: str | None = None,
     environ: Mapping[str, str] | None = None,
     own_files: Sequence[str | Path] = (),
+    profile_tokens: Mapping[str, str] | None = None,
+    profile: str | None = None,
 ) -> MCPServer[Any]:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
-    the current directory as the only root). ``bearer_token`` as in ``create_server``;
+    the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
+    ``[profiles]`` name) and ``profile`` (the one chosen at start) as in ``create_server``;
     ``environ`` is the server's environment for the exec tools (see ``build_registry``);
     ``own_files`` the server's config file, protected when it lies in a root (``Workspace``), as
     is the ``[audit]`` log (its default location, from ``environ``, lies outside the roots).
 
     Raises:
-        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]`` or
-            ``[approval] require``, no home directory for the default audit log, ...).
+        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``,
+            ``[approval] require`` or a profile, a token for an unknown profile, no home
+            directory for the default audit log, ...).
     """
     config = config or Config()
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
@@ -510,6 +542,12 @@ def build_server(
     workspace = Workspace.from_config(config, environ=environ, own_files=protected)
     registry = build_registry(config, workspace=workspace)
     known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
+    profiles = profile_tools(registry, config)
+    for name in [*(profile_tokens or {}).values(), *([profile] if profile else [])]:
+        if name not in profiles:
+            raise ConfigError(
+                f"no profile {name!r}: [profiles] defines {', '.join(sorted(profiles)) or 'none'}"
+            )
     return create_server(
         registry,
         instructions=instructions_for(workspace.paths),
@@ -518,4 +556,7 @@ def build_server(
         approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
         audit=audit,
         base_dir=str(workspace.paths.base_dir),
+        profile_tokens=profile_tokens,
+        profiles=profiles,
+        profile=profile,
     )

@@ -22,6 +22,7 @@ import ipaddress
 import logging
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ from mcp_localtools.errors import ConfigError
 
 __all__ = [
     "MIN_TOKEN_CHARS",
+    "PROFILE_SCOPE",
     "NetworkSettings",
     "StaticTokenVerifier",
     "http_app",
@@ -109,16 +111,39 @@ def check_token(token: str, source: str) -> str:
     return token
 
 
-class StaticTokenVerifier(TokenVerifier):
-    """Accepts exactly one bearer token, compared in constant time."""
+PROFILE_SCOPE = "mcp-localtools-profile:"
+"""Scope prefix of a profile token's ``AccessToken``: the profile's name follows it."""
 
-    def __init__(self, token: str) -> None:
-        self._token = token.encode("utf-8")
+
+class StaticTokenVerifier(TokenVerifier):
+    """Accepts the server's bearer token and each profile's token, compared in constant time.
+
+    Args:
+        token: the server's token (every tool), or None.
+        profile_tokens: more tokens, each mapped to a ``[profiles]`` name; the access token of
+            one carries the scope ``PROFILE_SCOPE + name``.
+
+    Raises:
+        ConfigError: the same token is given twice.
+    """
+
+    def __init__(self, token: str | None, profile_tokens: Mapping[str, str] | None = None) -> None:
+        self._tokens: list[tuple[bytes, str | None]] = []
+        if token is not None:
+            self._tokens.append((token.encode("utf-8"), None))
+        for secret, profile in (profile_tokens or {}).items():
+            if secret == token:
+                raise ConfigError(f"profile {profile!r} uses the server's own bearer token; give it its own")
+            self._tokens.append((secret.encode("utf-8"), profile))
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if hmac.compare_digest(token.encode("utf-8"), self._token):
-            return AccessToken(token="<redacted>", client_id="mcp-localtools-token", scopes=[])  # noqa: S106
-        return None
+        given = token.encode("utf-8")
+        found: AccessToken | None = None
+        for secret, profile in self._tokens:  # every comparison runs: no early exit to time
+            if hmac.compare_digest(given, secret) and found is None:
+                scopes = [] if profile is None else [PROFILE_SCOPE + profile]
+                found = AccessToken(token="<redacted>", client_id="mcp-localtools-token", scopes=scopes)  # noqa: S106
+        return found
 
 
 @dataclass(frozen=True, slots=True)

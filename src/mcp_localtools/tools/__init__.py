@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
-from mcp_localtools.config import Config, ToolsConfig
+from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry, ToolSpec
@@ -22,7 +22,7 @@ from mcp_localtools.tools import exec as exec_tools
 from mcp_localtools.tools import fs, image, text, web
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["GROUPS", "all_specs", "build_registry", "select_tools"]
+__all__ = ["GROUPS", "all_specs", "build_registry", "profile_tools", "select_tools"]
 
 logger = logging.getLogger(__name__)
 
@@ -110,3 +110,26 @@ def build_registry(
     for reason, names in left_out.items():
         logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry
+
+
+def profile_tools(registry: Registry, config: Config) -> dict[str, frozenset[str]]:
+    """The tool names each ``[profiles.NAME]`` of ``config`` gets out of ``registry``.
+
+    Raises:
+        ConfigError: a profile name is not lowercase letters, digits, ``-`` or ``_``, or an
+            ``enabled``/``disabled`` entry of a profile matches no served tool.
+    """
+    sets: dict[str, frozenset[str]] = {}
+    for name, profile in config.profiles.items():
+        if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
+            raise ConfigError(f"profiles.{name}: a profile name is letters, digits, '-' and '_'")
+        try:
+            chosen = select_tools(registry.specs(), _as_tools(profile))
+        except ConfigError as exc:
+            raise ConfigError(f"profiles.{name}: {exc.message}") from exc
+        sets[name] = frozenset(spec.name for spec in chosen)
+    return sets
+
+
+def _as_tools(profile: ProfileConfig) -> ToolsConfig:
+    return ToolsConfig(enabled=profile.enabled, disabled=profile.disabled, read_only=profile.read_only)
