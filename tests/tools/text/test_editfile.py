@@ -189,8 +189,8 @@ async def test_argument_errors_are_explained(client: Client, tmp_path: Path) -> 
     assert error_code(empty) == "invalid_arguments" and "oldText must not be empty" in text_of(empty)
     none = await client.call_tool("editfile", {"path": "f.py", "edits": []})
     assert error_code(none) == "invalid_arguments" and "edits" in text_of(none)
-    extra = await edit(client, {"oldText": "a", "newText": "b", "replaceAll": True})
-    assert error_code(extra) == "invalid_arguments" and "replaceAll" in text_of(extra)
+    extra = await edit(client, {"oldText": "a", "newText": "b", "replaceEverything": True})
+    assert error_code(extra) == "invalid_arguments" and "replaceEverything" in text_of(extra)
 
 
 async def test_a_missing_file_points_to_writefile(client: Client, tmp_path: Path) -> None:
@@ -210,3 +210,65 @@ async def test_a_large_diff_stays_within_the_budget_with_text_and_structure(tmp_
     assert not result.is_error and wire_chars(result) <= 10_000
     assert data["diffTruncated"] is True and data["diff"].rstrip("\n") in text_of(result)
     assert (tmp_path / "f.txt").read_text(encoding="utf-8") == old.upper()
+
+
+RENAME = "def _expand_args(a):\n    return windows_expand_args(a)\n\nx = _expand_args(1) + _expand_args(2)\n"
+
+
+async def test_replace_all_replaces_every_match_and_reports_the_count(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(CODE, encoding="utf-8")
+    result = await edit(client, {"oldText": "item", "newText": "entry", "replaceAll": True})
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == CODE.replace("item", "entry")
+    assert result.structured_content["edits"][0]["replacements"] == 4
+    missing = await edit(client, {"oldText": "nowhere", "newText": "x", "replaceAll": True})
+    assert error_code(missing) == "no_match"
+
+
+async def test_whole_word_does_not_rename_inside_a_longer_name(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text(RENAME, encoding="utf-8")
+    result = await edit(
+        client, {"oldText": "_expand_args", "newText": "expand", "match": "wholeWord", "replaceAll": True}
+    )
+    assert error_code(result) is None, text_of(result)
+    text = (tmp_path / "f.py").read_text(encoding="utf-8")
+    assert text == RENAME.replace("_expand_args(", "expand(").replace(
+        "windows_expand(", "windows_expand_args("
+    )
+    assert "windows_expand_args(a)" in text
+    assert result.structured_content["edits"][0] == {
+        "match": "wholeWord",
+        "replacements": 3,
+        "lines": [
+            {"startLine": 1, "endLine": 1},
+            {"startLine": 4, "endLine": 4},
+            {"startLine": 4, "endLine": 4},
+        ],
+    }
+
+
+async def test_a_whole_word_or_regex_count_mismatch_lists_the_matches_and_writes_nothing(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text(RENAME, encoding="utf-8")
+    result = await edit(client, {"oldText": "_expand_args", "newText": "expand", "match": "wholeWord"})
+    assert error_code(result) == "ambiguous_match"
+    assert "3 places (as a whole word)" in text_of(result) and "lines 1, 4" in text_of(result)
+    regex = await edit(client, {"oldText": r"_expand_args\(\d\)", "newText": "y", "match": "regex"})
+    assert error_code(regex) == "ambiguous_match" and "(as a regex)" in text_of(regex)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == RENAME
+
+
+async def test_a_regex_edit_uses_re2_and_refuses_a_bad_or_empty_pattern(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text(RENAME, encoding="utf-8")
+    result = await edit(
+        client, {"oldText": r"_expand_args\(\d\)", "newText": "z", "match": "regex", "replaceAll": True}
+    )
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8").endswith("x = z + z\n")
+    bad = await edit(client, {"oldText": r"(a)\1", "newText": "z", "match": "regex"})
+    assert error_code(bad) == "invalid_arguments" and "RE2" in text_of(bad)
+    empty = await edit(client, {"oldText": "x*", "newText": "z", "match": "regex", "replaceAll": True})
+    assert error_code(empty) == "invalid_arguments" and "empty string" in text_of(empty)

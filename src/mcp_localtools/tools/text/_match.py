@@ -10,7 +10,10 @@ Matching goes down a ladder and stops at the first rung that finds anything:
 
 The rung's matches must number exactly ``expectedReplacements`` and must not overlap, or the
 edit is refused with the line numbers of every match; with no match at all the error shows the
-closest region of the file (``_similar.py``). ``newText`` is inserted literally (no regex
+closest region of the file (``_similar.py``). With ``replaceAll`` every match of the rung is
+replaced, however many (at least one). ``match="wholeWord"`` takes only exact occurrences not
+inside a longer word (no ladder); ``match="regex"`` takes the matches of an RE2 regex (linear
+time; empty matches refused). ``newText`` is inserted literally (no regex
 replacement syntax: ``$&`` or ``\\1`` in it stay as written); only its line breaks are converted
 to the newline style of the region it replaces, so a CRLF file stays CRLF.
 """
@@ -21,15 +24,16 @@ import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
-from typing import Literal
+from typing import Any, Literal
 
-from mcp_localtools.errors import AmbiguousMatch, NoMatch
+from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
 from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
 from mcp_localtools.tools.text._similar import closest_hint
 
-__all__ = ["Applied", "MatchKind", "apply_edit", "find_spans"]
+__all__ = ["Applied", "MatchKind", "MatchMode", "apply_edit", "find_spans"]
 
-MatchKind = Literal["exact", "lineEndings", "whitespace"]
+MatchKind = Literal["exact", "lineEndings", "whitespace", "wholeWord", "regex"]
+MatchMode = Literal["literal", "wholeWord", "regex"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,62 @@ def find_spans(body: str, old: str, *, limit: int | None = None) -> tuple[MatchK
     return ("whitespace", spans) if spans else ("exact", [])
 
 
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _whole_word_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
+    """Exact occurrences of ``old`` whose word characters at either edge do not continue a word
+    of ``body`` (``_expand_args`` does not match inside ``windows_expand_args``)."""
+    spans: list[tuple[int, int]] = []
+    check_start, check_end = _is_word(old[0]), _is_word(old[-1])
+    for at in _occurrences(body, old):
+        end = at + len(old)
+        if check_start and at > 0 and _is_word(body[at - 1]):
+            continue
+        if check_end and end < len(body) and _is_word(body[end]):
+            continue
+        spans.append((at, end))
+        if len(spans) >= limit:
+            break
+    return spans
+
+
+def compile_regex(pattern: str, what: str) -> Any:
+    """``pattern`` compiled by RE2 (linear time).
+
+    Raises:
+        InvalidArguments: not a valid RE2 regex.
+    """
+    import re2  # imported here: start-up time is measured, and most calls never need it
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = (
+            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        )
+        raise InvalidArguments(
+            f"{what} is not a valid regex {pattern!r}: {reason} (RE2 syntax: no backreferences or lookaround)"
+        ) from exc
+
+
+def _regex_spans(body: str, old: str, limit: int, what: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for found in compile_regex(old, what).finditer(body):
+        start, end = found.span()
+        if start == end:
+            raise InvalidArguments(
+                f"{what} matches an empty string at offset {start}; make the regex match a character or more"
+            )
+        spans.append((start, end))
+        if len(spans) >= limit:
+            break
+    return spans
+
+
 def _line_ranges(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     ranges = []
     line, pos = 1, 0
@@ -144,15 +204,27 @@ def _literal(new: str, newline: str) -> str:
 
 _RUNG_WORDS = {
     "exact": "",
+    "wholeWord": " (as a whole word)",
+    "regex": " (as a regex)",
     "lineEndings": " (ignoring line endings)",
     "whitespace": " (ignoring leading/trailing whitespace per line)",
 }
 
 
 def apply_edit(
-    body: str, old: str, new: str, *, expected: int, newline: str, what: str, where: str
+    body: str,
+    old: str,
+    new: str,
+    *,
+    expected: int,
+    newline: str,
+    what: str,
+    where: str,
+    replace_all: bool = False,
+    match: MatchMode = "literal",
 ) -> tuple[str, Applied]:
-    """Replace the ``expected`` matches of ``old`` in ``body`` with ``new``.
+    """Replace the ``expected`` matches of ``old`` in ``body`` with ``new`` (with
+    ``replace_all``: every match, at least one).
 
     Args:
         body: the text (without a BOM).
@@ -161,14 +233,28 @@ def apply_edit(
         newline: the file's newline style, for a region without line breaks of its own.
         what: how to name the edit in messages (``edits[1].oldText``).
         where: where the text was searched (the path, plus a note for later edits).
+        replace_all: replace every match instead of exactly ``expected``.
+        match: ``literal`` (the ladder), ``wholeWord`` or ``regex`` (RE2).
 
     Raises:
+        InvalidArguments: ``match="regex"`` and ``old`` is not a valid RE2 regex, or matches an
+            empty string.
         NoMatch: no rung found ``old``; the message shows the closest region.
         AmbiguousMatch: the matches overlap or number other than ``expected``; the message
             lists the lines of each.
     """
-    limit = expected + LISTED_LINES
-    kind, spans = find_spans(body, old, limit=limit)
+    limit = len(body) + 1 if replace_all else expected + LISTED_LINES
+    kind: MatchKind
+    if match == "wholeWord":
+        kind, spans = "wholeWord", _whole_word_spans(body, old, limit)
+    elif match == "regex":
+        kind, spans = "regex", _regex_spans(body, old, limit, what)
+    else:
+        kind, spans = find_spans(body, old, limit=limit)
+    if not spans and match != "literal":
+        raise NoMatch(
+            f"{what} ({'whole word' if match == 'wholeWord' else 'regex'}) matches nothing in {where}"
+        )
     if not spans:
         wanted = old.replace("\r\n", "\n").removesuffix("\n").split("\n")
         hint = closest_hint(_body_lines(body), wanted, fragments=True)
@@ -178,11 +264,11 @@ def apply_edit(
         )
     ranges = _line_ranges(body, spans)
     overlap = any(b[0] < a[1] for a, b in pairwise(spans))
-    if overlap or len(spans) != expected:
+    if overlap or (len(spans) != expected and not replace_all):
         count = f"more than {limit - 1}" if len(spans) == limit else str(len(spans))
         found = f"{count} overlapping places" if overlap else f"{count} places"
         fix = (
-            f"or set expectedReplacements={len(spans)} to replace them all"
+            f"or set expectedReplacements={len(spans)} (or replaceAll) to replace them all"
             if not overlap and expected < len(spans) < limit
             else "or check expectedReplacements"
         )

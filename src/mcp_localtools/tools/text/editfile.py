@@ -23,7 +23,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.text._lines import BOM, newline_style
-from mcp_localtools.tools.text._match import MatchKind, apply_edit
+from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
 from mcp_localtools.tools.text._textfile import edit_text
 from mcp_localtools.workspace import Workspace
@@ -40,6 +40,17 @@ class TextEdit(ToolArgs):
     new_text: str = Field(description="Replacement text, inserted literally (may be empty to delete).")
     expected_replacements: int = Field(
         1, ge=1, description="Exact number of places oldText must match; all of them are replaced."
+    )
+    replace_all: bool = Field(
+        False,
+        description="Replace every match, however many (at least one); expectedReplacements is ignored.",
+    )
+    match: MatchMode = Field(
+        "literal",
+        description=(
+            "literal: the text, then ignoring line endings, then trimmed lines; wholeWord: the exact "
+            "text not inside a longer word (renames); regex: oldText is an RE2 regex (newText stays literal)."
+        ),
     )
 
     @field_validator("old_text")
@@ -73,8 +84,8 @@ class LineRange(ToolOutput):
 class AppliedEdit(ToolOutput):
     match: MatchKind = Field(
         description=(
-            "How oldText matched: exact, lineEndings (CRLF read as LF), or whitespace (lines "
-            "compared trimmed)."
+            "How oldText matched: exact, lineEndings (CRLF read as LF), whitespace (lines "
+            "compared trimmed), wholeWord or regex."
         )
     )
     replacements: int = Field(description="Number of places replaced.")
@@ -123,12 +134,14 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
                     newline=newline,
                     what=f"edits[{k}].oldText",
                     where=where,
+                    replace_all=edit.replace_all,
+                    match=edit.match,
                 )
             except (NoMatch, AmbiguousMatch) as exc:
                 if len(args.edits) == 1:
                     raise
                 raise type(exc)(f"{exc.message}\nNo edit was applied (edits are all or nothing).") from exc
-            if done.kind != "exact":
+            if done.kind in ("lineEndings", "whitespace"):
                 how = (
                     "CRLF read as LF"
                     if done.kind == "lineEndings"
@@ -172,8 +185,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Edit a text file",
         description=(
             "Replace exact text in a UTF-8 file. Each edit's oldText must match exactly "
-            "expectedReplacements places (default 1), else nothing is written and the error lists the "
-            "matching lines; with no exact match, a unique match ignoring line endings or "
+            "expectedReplacements places (default 1; replaceAll: every place), else nothing is written "
+            "and the error lists the matching lines; match=wholeWord or regex (RE2) for renames; with no "
+            "exact match, a unique match ignoring line endings or "
             "leading/trailing whitespace per line is used and the result says so; with none, the error "
             "shows the closest region. Edits apply in order, all or nothing; newText is literal. Keeps "
             "line endings, BOM, final newline and mode; atomic. dryRun previews. Returns the diff and "
