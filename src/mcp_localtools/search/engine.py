@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-EngineOutput = Literal["files", "count", "lines"]
+EngineOutput = Literal["files", "count", "occurrences", "lines"]
 """What a content search reports of each matching file (see ``ContentQuery.output``)."""
 
 
@@ -96,7 +96,8 @@ class ContentQuery:
         max_file_size: files larger than this many bytes are not searched.
         output: ``files``: each matching file with count 1 (an engine may stop searching a file
             at its first match); ``count``: each matching file with its number of matching
-            lines; ``lines``: that count and the matching lines (matches mode).
+            lines; ``occurrences``: each matching file with its number of matches (several on
+            one line count apart); ``lines``: the line count and the matching lines (matches mode).
         context_lines: lines of context before and after each match (with ``lines``).
         regex: the pattern compiled by the caller, for an engine that matches in Python (it
             compiles the pattern itself when None); it must be ``pattern`` with the same options.
@@ -119,7 +120,7 @@ class FileHits:
 
     Attributes:
         path: relative to the walk root.
-        count: number of matching lines (1 with output ``files``).
+        count: number of matching lines (1 with output ``files``; matches with ``occurrences``).
         lines: with output ``lines``: the matching and context lines, in line order.
     """
 

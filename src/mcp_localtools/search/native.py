@@ -127,6 +127,9 @@ class NativeEngine:
                     elif query.output == "files":
                         if regex.any_line(data):
                             sink(FileHits(entry.rel, 1))
+                    elif query.output == "occurrences":
+                        if count := regex.occurrences(data):
+                            sink(FileHits(entry.rel, count))
                     elif count := regex.count(data):
                         sink(FileHits(entry.rel, count))
             finally:

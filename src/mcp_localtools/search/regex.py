@@ -155,6 +155,19 @@ class ContentRegex:
         """Number of lines of ``data`` with a match."""
         return sum(1 for _ in self._hits(data))
 
+    def occurrences(self, data: bytes) -> int:
+        """Number of matches in ``data``, line by line: several on one line count apart, and no
+        match spans a line break (as ``rg --count-matches``)."""
+        total = 0
+        for hit in self._hits(data):
+            line = data[hit.start : hit.end]
+            total += (
+                sum(1 for _ in self._regex.finditer(line))
+                if self._per_line
+                else sum(1 for _ in self._regex.finditer(data, hit.start, hit.end))
+            )
+        return total
+
     def lines(self, data: bytes, context: int) -> tuple[int, tuple[Line, ...]]:
         """The matching lines of ``data`` and ``context`` lines around each, in line order.
 

@@ -269,7 +269,7 @@ class RipgrepEngine:
             # a NUL further on can make the file binary (ripgrep documents this inconsistency of
             # ``-l`` and ``--count`` and keeps it), and reading each listed file again to find
             # one costs more than ``-l`` saves when many files match.
-            args.append("--count")
+            args.append("--count-matches" if query.output == "occurrences" else "--count")
             files_only = query.output == "files"
 
             def feed(record: bytes) -> None:

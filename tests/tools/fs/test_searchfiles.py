@@ -520,3 +520,20 @@ async def test_a_search_past_its_time_budget_stops_and_answers_with_what_it_foun
     assert result.structured_content["truncated"] is True
     assert "stopped after 0.01 s" in text and "found so far" in text
     assert elapsed < 10
+
+
+async def test_count_occurrences_counts_every_match_not_only_matching_lines(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("foo foo\nfoo\nbar foo foofoo\nnone\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("Foo\n", encoding="utf-8")
+    lines = await search(client, "foo", outputMode="count")
+    assert lines["counts"] == [{"path": "a.txt", "count": 3}] and lines["totalMatches"] == 3
+    every = await search(client, "foo", outputMode="count", countOccurrences=True)
+    assert every["counts"] == [{"path": "a.txt", "count": 6}] and every["totalMatches"] == 6
+    folded = await search(client, "FOO", outputMode="count", countOccurrences=True, caseSensitive=False)
+    assert folded["counts"] == [{"path": "a.txt", "count": 6}, {"path": "b.txt", "count": 1}]
+    literal = await search(client, "o f", outputMode="count", countOccurrences=True, fixedStrings=True)
+    assert literal["counts"] == [{"path": "a.txt", "count": 2}]
+    anchored = await search(client, "^foo", outputMode="count", countOccurrences=True)
+    assert anchored["counts"] == [{"path": "a.txt", "count": 2}]

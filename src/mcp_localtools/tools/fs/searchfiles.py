@@ -88,6 +88,10 @@ class SearchFilesArgs(ToolArgs):
     context_lines: int = Field(
         0, ge=0, le=MAX_CONTEXT, description="matches mode: lines shown before and after each match."
     )
+    count_occurrences: bool = Field(
+        False,
+        description="count mode: count every match (several on one line count apart), not matching lines.",
+    )
     include: list[str] = Field(
         default_factory=list,
         description=(
@@ -131,7 +135,7 @@ class SearchMatch(ToolOutput):
 
 class FileCount(ToolOutput):
     path: str = Field(description="File, in the display form described for root.")
-    count: int = Field(description="Number of matching lines.")
+    count: int = Field(description="Number of matching lines (with countOccurrences: of matches).")
 
 
 class SearchFilesResult(ToolOutput):
@@ -141,7 +145,9 @@ class SearchFilesResult(ToolOutput):
     matches: list[SearchMatch] | None = Field(None, description="matches mode: matching lines, sorted.")
     counts: list[FileCount] | None = Field(None, description="count mode: files with their counts, sorted.")
     total_files: int = Field(description="Files that matched in all, including those not returned.")
-    total_matches: int | None = Field(None, description="matches/count mode: matching lines in all.")
+    total_matches: int | None = Field(
+        None, description="matches/count mode: matching lines in all (with countOccurrences: matches)."
+    )
     truncated: bool = Field(description="True when maxResults or the result budget left results out.")
     skipped: list[SkippedPath] = Field(
         description=f"Entries that could not be read (the first {MAX_SKIPPED}); the search went on."
@@ -209,7 +215,7 @@ def _prepare(args: SearchFilesArgs, paths: PathPolicy, limits: LimitsConfig) -> 
         fixed_strings=args.fixed_strings,
         filters=filters,
         max_file_size=args.max_file_size_bytes or limits.max_read_bytes,
-        output=_ENGINE_OUTPUT[mode],
+        output="occurrences" if mode == "count" and args.count_occurrences else _ENGINE_OUTPUT[mode],
         context_lines=args.context_lines if mode == "matches" else 0,
         regex=regex,
     )
@@ -346,7 +352,13 @@ def _finish(
     if mode == "files":
         head = f"{_plural(top.total_files, 'file')} match"
     else:
-        head = f"{_plural(top.total_lines, 'matching line')} in {_plural(top.total_files, 'file')}"
+        noun = "match" if mode == "count" and args.count_occurrences else "matching line"
+        count = (
+            f"{top.total_lines} matches"
+            if noun == "match" and top.total_lines != 1
+            else _plural(top.total_lines, noun)
+        )
+        head = f"{count} in {_plural(top.total_files, 'file')}"
     head += f" under {root.real}" + (f" (showing {shown})" if truncated else "")
     notes = []
     if stopped is not None:
