@@ -419,7 +419,9 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
         else profile
         for name, profile in config.profiles.items()
     }
-    return config.model_copy(update={"paths": anchored, "server": server, "audit": audit, "profiles": profiles})
+    return config.model_copy(
+        update={"paths": anchored, "server": server, "audit": audit, "profiles": profiles}
+    )
 
 
 def load_config(path: str | Path) -> Config:
