@@ -105,6 +105,7 @@ def test_without_directory_descriptors_or_process_groups_the_tools_needing_them_
 
     assert report["tools"] == [
         "findtext",
+        "httpget",  # needs no filesystem descriptors
         "mimeforextension",
         "mimeforpath",
         "readfile",

@@ -14,10 +14,19 @@ from mcp_localtools.tools.text import (
     findtext,
     inserttextlines,
     readtextrange,
+    replaceinfiles,
     replacetextlines,
 )
 
 __all__ = ["MODULES"]
 
-MODULES = (readtextrange, findtext, inserttextlines, replacetextlines, deletetextlines, editfile)
+MODULES = (
+    readtextrange,
+    findtext,
+    inserttextlines,
+    replacetextlines,
+    deletetextlines,
+    editfile,
+    replaceinfiles,
+)
 """The group's tool modules."""

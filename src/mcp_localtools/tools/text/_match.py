@@ -30,7 +30,7 @@ from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
 from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
 from mcp_localtools.tools.text._similar import closest_hint
 
-__all__ = ["Applied", "MatchKind", "MatchMode", "apply_edit", "find_spans"]
+__all__ = ["Applied", "MatchKind", "MatchMode", "apply_edit", "every_match", "find_spans"]
 
 MatchKind = Literal["exact", "lineEndings", "whitespace", "wholeWord", "regex"]
 MatchMode = Literal["literal", "wholeWord", "regex"]
@@ -164,7 +164,7 @@ def compile_regex(pattern: str, what: str) -> Any:
         ) from exc
 
 
-def _regex_spans(body: str, old: str, limit: int, what: str) -> list[tuple[int, int]]:
+def _regex_spans(old: str, body: str, what: str, limit: int | None = None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for found in compile_regex(old, what).finditer(body):
         start, end = found.span()
@@ -173,8 +173,35 @@ def _regex_spans(body: str, old: str, limit: int, what: str) -> list[tuple[int, 
                 f"{what} matches an empty string at offset {start}; make the regex match a character or more"
             )
         spans.append((start, end))
-        if len(spans) >= limit:
+        if limit is not None and len(spans) >= limit:
             break
+    return spans
+
+
+def every_match(body: str, old: str, match: MatchMode, what: str) -> list[tuple[int, int]]:
+    """Every non-overlapping match of ``old`` in ``body`` as ``(start, end)`` spans, in order:
+    ``literal`` the exact text, ``wholeWord`` the exact text not inside a longer word, ``regex``
+    an RE2 regex with ``^``/``$`` at line boundaries (no ladder: a rename must be exact).
+
+    Raises:
+        InvalidArguments: an invalid regex, or one that matches an empty string.
+    """
+    if match == "regex":
+        return _regex_spans(f"(?m){old}", body, what)
+    spans: list[tuple[int, int]] = []
+    check_start, check_end = _is_word(old[0]), _is_word(old[-1])
+    at = body.find(old)
+    while at != -1:
+        end = at + len(old)
+        inside = match == "wholeWord" and (
+            (check_start and at > 0 and _is_word(body[at - 1]))
+            or (check_end and end < len(body) and _is_word(body[end]))
+        )
+        if inside:
+            at = body.find(old, at + 1)
+            continue
+        spans.append((at, end))
+        at = body.find(old, end)
     return spans
 
 
@@ -248,7 +275,7 @@ def apply_edit(
     if match == "wholeWord":
         kind, spans = "wholeWord", _whole_word_spans(body, old, limit)
     elif match == "regex":
-        kind, spans = "regex", _regex_spans(body, old, limit, what)
+        kind, spans = "regex", _regex_spans(old, body, what, limit)
     else:
         kind, spans = find_spans(body, old, limit=limit)
     if not spans and match != "literal":
