@@ -318,3 +318,22 @@ async def test_trusted_commands_run_unasked_and_anything_else_is_asked(
     else:
         assert not result.is_error or error_code(result) != "approval_denied"
     assert canary.exists()
+
+
+async def test_a_renamed_tool_is_still_asked_about_under_its_built_in_name(tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    canary.write_text("alive\n", encoding="utf-8")
+    config = config_for(
+        tmp_path,
+        approval={"require": ["shellcommand", "deletefile"], "trusted_commands": ["ls"]},
+        tools={"rename": {"shellcommand": "bash", "deletefile": "rm"}},
+        exec={"sandbox": "off"},
+    )
+    async with asking(config, None, mode="legacy") as client:
+        removed = await client.call_tool("rm", {"path": "canary.txt"})
+        ran = await client.call_tool("bash", {"commands": ["rm canary.txt"]})
+        trusted = await client.call_tool("bash", {"commands": ["ls"]})
+    assert error_code(removed) == "approval_unavailable"
+    assert error_code(ran) == "approval_unavailable"
+    assert not trusted.is_error, text_of(trusted)  # trusted_commands still applies to the renamed tool
+    assert canary.exists()

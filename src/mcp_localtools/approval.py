@@ -101,7 +101,7 @@ class ApprovalPolicy:
         hints = spec.annotations
         for entry in self.config.require:
             if (
-                entry in (spec.name, "all")
+                entry in (spec.name, spec.builtin_name, "all")  # a renamed tool is still itself
                 or (entry == "destructive" and hints.destructive)
                 or (entry == "writes" and not hints.read_only)
                 or (entry == "exec" and spec.group == "exec")
@@ -116,7 +116,12 @@ class ApprovalPolicy:
         command contains ``>``. Anything the scanner cannot read is asked about."""
         trusted = {name.lower() for name in self.config.trusted_commands}
         commands = arguments.get("commands")
-        if spec.name != "shellcommand" or not trusted or not isinstance(commands, list) or not commands:
+        if (
+            (spec.builtin_name or spec.name) != "shellcommand"
+            or not trusted
+            or not isinstance(commands, list)
+            or not commands
+        ):
             return False
         dialect = _dialect(arguments.get("shell"))
         if dialect is None:

@@ -230,6 +230,8 @@ class ToolSpec(Generic[ArgsT]):
             may share one callback; it is called once per session.
         resources: resources the tool's results link to (``Registry.read_resource``); tools of
             one group may share one source.
+        builtin_name: the tool's own name when ``[tools.rename]`` serves it under ``name``
+            (policies that name tools, such as ``[approval] require``, still match it); else None.
     """
 
     name: str
@@ -245,6 +247,7 @@ class ToolSpec(Generic[ArgsT]):
     on_register: Callable[[], None] | None = None
     on_session_end: SessionEndFn | None = None
     resources: ResourceSource | None = None
+    builtin_name: str | None = None
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):

@@ -98,7 +98,7 @@ def build_registry(
         raise ConfigError(f"tools.rename: no tool named {', '.join(unknown)}")
     for spec in select_tools(catalog, config.tools):
         if spec.name in rename:
-            spec = dataclasses.replace(spec, name=rename[spec.name])
+            spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
         if spec.group == "exec" and not config.exec.enabled:
             continue
         if spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts:
