@@ -270,16 +270,49 @@ def _strip_titles(node: Any) -> Any:
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of an arguments model, wire names, no titles. A list field whose default
-    is an empty list publishes ``"default": []`` (pydantic leaves a default factory out), so a
-    client that fills in defaults sends a list, not ``null``."""
+    """The JSON Schema of an arguments model, wire names, no titles, self-contained (no ``$ref``
+    or ``$defs``) and portable (``_portable``). A list field whose default is an empty list
+    publishes ``"default": []`` (pydantic leaves a default factory out), so a client that fills
+    in defaults sends a list, not ``null``."""
     schema: dict[str, Any] = model.model_json_schema(by_alias=True, schema_generator=_SchemaWithoutTitles)
     properties = schema.get("properties", {})
     for name, info in model.model_fields.items():
         key = info.alias or name
         if info.default_factory is list and key in properties:
             properties[key].setdefault("default", [])
-    return schema
+    portable: dict[str, Any] = _portable(_inline_refs(schema))
+    return portable
+
+
+def _portable(node: Any) -> Any:
+    """An input schema in the form every converter in ``../shared/spec/clients.md`` keeps
+    (measured with the real converters, ``tests/compat``):
+
+    * no ``additionalProperties: false``: google-genai's MCP converter crashes on a boolean there
+      (``'bool' object has no attribute 'items'``, on every tool); the strict converters of
+      openai-agents, anthropic and langchain add it themselves, and the server refuses unknown
+      arguments whatever the schema says;
+    * a nullable property stays ``anyOf: [T, {"type": "null"}]`` (anthropic's ``transform_schema``
+      refuses ``"type": [T, "null"]``), with its description and default copied into the ``T``
+      branch, because Gemini's ``Schema.from_json_schema`` keeps only that branch.
+    """
+    if isinstance(node, list):
+        return [_portable(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        key: value if key in ("default", "const", "enum", "examples") else _portable(value)
+        for key, value in node.items()
+        if not (key == "additionalProperties" and value is False)
+    }
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and {"type": "null"} in variants:
+        copied = {key: out[key] for key in ("description", "default") if key in out}
+        if copied:
+            out["anyOf"] = [
+                variant if variant == {"type": "null"} else {**copied, **variant} for variant in variants
+            ]
+    return out
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:

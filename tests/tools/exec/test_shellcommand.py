@@ -495,3 +495,29 @@ async def test_pages_rebuild_multibyte_and_invalid_output_byte_exact(tmp_path: P
         data = await client.call_tool("shellcommand", {"commands": ["cat out.bin"]})
         uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
         assert await _read_all(client, uri) == line * 4000
+
+
+async def test_env_as_a_list_of_name_value_objects_is_what_is_published_and_the_object_form_still_works(
+    shell: Client,
+) -> None:
+    """Strict converters keep a list of closed {name, value} objects; an open map they refuse or
+    empty (issue 15)."""
+    tool = next(tool for tool in (await shell.list_tools()).tools if tool.name == "shellcommand")
+    env = tool.input_schema["properties"]["env"]
+    array = next(branch for branch in env["anyOf"] if branch.get("type") == "array")
+    assert array["items"]["required"] == ["name", "value"]
+    listed = await run(
+        shell,
+        'printf "%s %s" "$ONE" "$TWO"',
+        env=[{"name": "ONE", "value": "1"}, {"name": "TWO", "value": "2"}],
+    )
+    assert listed["results"][0]["stdout"] == "1 2"
+    mapped = await run(shell, 'printf "%s" "$ONE"', env={"ONE": "object form"})
+    assert mapped["results"][0]["stdout"] == "object form"
+    for bad, says in [
+        ([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}], "A is given twice"),
+        ([{"name": "A"}], 'item 0 must be {"name": "...", "value": "..."}'),
+        ([{"name": "A", "value": 1}], "name and value must be strings"),
+    ]:
+        result = await shell.call_tool("shellcommand", {"commands": ["true"], "env": bad})
+        assert error_code(result) == "invalid_arguments" and says in text_of(result), text_of(result)

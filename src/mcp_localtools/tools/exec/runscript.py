@@ -36,6 +36,7 @@ from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARG
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.tools.exec._envarg import EnvArgument
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._shells import Shell, command_argv, first_found
@@ -105,7 +106,7 @@ class RunScriptArgs(ToolArgs):
         default_factory=list,
         description=f"Arguments passed to the script as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
     )
-    env: dict[str, str] | None = Field(None, description="Environment variables for this run.")
+    env: EnvArgument = Field(None, description="Environment variables for this run.")
     work_dir: str | None = Field(
         None, description="Working directory inside the allowed roots; default the base dir."
     )

@@ -26,6 +26,7 @@ from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, T
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
+from mcp_localtools.tools.exec._envarg import EnvArgument
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._shells import Shell, command_argv, resolve_shell
@@ -45,7 +46,7 @@ class ShellCommandArgs(ToolArgs):
         None,
         description="Working directory inside the allowed roots; default the session's, else the base dir.",
     )
-    env: dict[str, str] | None = Field(
+    env: EnvArgument = Field(
         None, description="Environment variables for these commands; also stored in the session."
     )
     shell: ShellName = Field(

@@ -1,0 +1,157 @@
+"""Every tool converts for every provider, and every way a client fills in arguments is accepted.
+
+The real converters run in their own virtualenv (``tests/compat/requirements.txt``; ``.ci/run``
+makes it and sets ``MCP_LOCALTOOLS_COMPAT_PYTHON``): openai-agents' strict mode as its MCP path
+calls it, google-genai's MCP conversion, anthropic's ``transform_schema``, langchain-core's
+``convert_to_openai_tool(strict=True)`` and mcp-use's argument models. The tools are the live
+``tools/list``, so a tool added later is covered without touching this file. Issue 15.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_localtools.registry import Registry
+from mcp_localtools.tools import build_registry
+from tests.helpers import config_for
+
+PYTHON = os.environ.get("MCP_LOCALTOOLS_COMPAT_PYTHON", "")
+REQUIRED = os.environ.get("MCP_LOCALTOOLS_REQUIRE_COMPAT") == "1"
+CONVERTERS = ["openai", "gemini", "anthropic", "langchain"]
+ALSO_NEEDED: dict[str, dict[str, Any]] = {"findtext": {"query": "a"}}
+"""Optional arguments that another argument's default makes necessary (findtext's default
+queryType, substring, needs a query); everything else a call needs is in the schema's required."""
+
+if not PYTHON and not REQUIRED:
+    pytest.skip(
+        "the converters are not installed: python3 -m venv .compat-venv && .compat-venv/bin/pip install "
+        "-r tests/compat/requirements.txt, then set MCP_LOCALTOOLS_COMPAT_PYTHON=.compat-venv/bin/python "
+        "(CI does; MCP_LOCALTOOLS_REQUIRE_COMPAT=1 makes this a failure instead of a skip)",
+        allow_module_level=True,
+    )
+
+
+def sample(schema: dict[str, Any]) -> Any:
+    """The smallest value ``schema`` accepts (strings ``"a"``, numbers at their minimum)."""
+    if "enum" in schema:
+        return next(value for value in schema["enum"] if value is not None)
+    if "anyOf" in schema:
+        return sample(next(branch for branch in schema["anyOf"] if branch.get("type") != "null"))
+    kind = schema.get("type")
+    if kind == "string":
+        return "a" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return max(1, schema.get("minimum", 1), schema.get("exclusiveMinimum", 0) + 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return [
+            sample(schema.get("items", {"type": "string"})) for _ in range(max(1, schema.get("minItems", 1)))
+        ]
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: sample(properties[name]) for name in schema.get("required", [])}
+    raise AssertionError(f"no sample for {schema}")
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    return build_registry(config_for(tmp_path_factory.mktemp("compat")))
+
+
+@pytest.fixture(scope="module")
+def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tools = [registry.manifest(name) for name in registry.names()]
+    required = {
+        tool["name"]: {
+            **sample({**tool["inputSchema"], "type": "object"}),
+            **ALSO_NEEDED.get(tool["name"], {}),
+        }
+        for tool in tools
+    }
+    out = tmp_path_factory.mktemp("converted") / "report.json"
+    script = Path(__file__).with_name("convert.py")
+    done = subprocess.run(
+        [PYTHON or "python3", str(script), str(out)],
+        input=json.dumps({"tools": tools, "required": required}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "MCP_USE_ANONYMIZED_TELEMETRY": "false"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    report["required"] = required
+    return report
+
+
+def test_every_tool_converts_strictly_for_openai_anthropic_langchain_and_for_gemini(
+    converted: dict[str, Any],
+) -> None:
+    failures = {
+        f"{tool}/{converter}": result[converter]["error"]
+        for tool, result in converted["tools"].items()
+        for converter in CONVERTERS
+        if not result[converter]["ok"]
+    }
+    assert failures == {}
+    assert len(converted["tools"]) >= 22
+
+
+def test_gemini_keeps_the_description_of_every_property(converted: dict[str, Any]) -> None:
+    lost = {tool: result["gemini"]["lost_descriptions"] for tool, result in converted["tools"].items()}
+    assert {tool: names for tool, names in lost.items() if names} == {}
+
+
+def _env_is_usable(schema: dict[str, Any]) -> bool:
+    """``env`` still lets the model pass variables: a list of objects with string name and value."""
+    env = schema["properties"]["env"]
+    branches = env.get("anyOf", [env])
+    arrays = [branch for branch in branches if branch.get("type") == "array"]
+    if not arrays:
+        return False
+    item = arrays[0]["items"]
+    return {"name", "value"} <= set(item.get("properties", {})) and all(
+        item["properties"][key].get("type") == "string" for key in ("name", "value")
+    )
+
+
+def test_env_stays_usable_after_every_strict_transform(converted: dict[str, Any]) -> None:
+    with_env = [
+        tool
+        for tool, result in converted["tools"].items()
+        if "env" in result["openai"]["schema"]["properties"]
+    ]
+    assert {"shellcommand", "runscript"} <= set(with_env)
+    for tool in with_env:
+        for converter in ("openai", "anthropic", "langchain"):
+            assert _env_is_usable(converted["tools"][tool][converter]["schema"]), f"{tool}/{converter}"
+
+
+def test_what_mcp_use_sends_is_accepted_by_every_tool(converted: dict[str, Any], registry: Registry) -> None:
+    for tool, result in converted["tools"].items():
+        assert result["mcp_use"]["ok"], f"{tool}: {result['mcp_use'].get('error')}"
+        registry.get(tool).args_model.model_validate(result["mcp_use"]["arguments"])
+
+
+def test_calls_with_all_defaults_or_all_nulls_are_accepted(
+    converted: dict[str, Any], registry: Registry
+) -> None:
+    for tool in converted["tools"]:
+        schema = registry.manifest(tool)["inputSchema"]
+        required = converted["required"][tool]
+        optional = [name for name in schema.get("properties", {}) if name not in required]
+        defaults = {
+            name: schema["properties"][name]["default"]
+            for name in optional
+            if "default" in schema["properties"][name]
+        }
+        registry.get(tool).args_model.model_validate({**required, **defaults})
+        registry.get(tool).args_model.model_validate({**required, **dict.fromkeys(optional)})
