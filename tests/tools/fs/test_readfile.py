@@ -351,17 +351,35 @@ async def test_a_truncated_image_in_binary_mode_is_an_error_that_offers_the_orig
     assert not raw.is_error
 
 
-async def test_binary_mode_on_an_unknown_file_gives_an_embedded_resource_that_round_trips(
+async def test_binary_mode_on_another_file_gives_text_every_client_accepts_and_round_trips(
     client: Client, tmp_path: Path
 ) -> None:
+    """Not an embedded resource: anthropic's MCP helper raises on one of a type other than image or
+    PDF and the whole result is lost (clients.md). Issue 15."""
     payload = bytes(range(256)) * 3
     (tmp_path / "blob.bin").write_bytes(payload)
     result = await client.call_tool("readfile", {"path": "blob.bin", "encoding": "binary"})
+    assert all(block.type == "text" for block in result.content)
+    text = text_of(result)
+    assert text.startswith(f"{tmp_path / 'blob.bin'}: 768 bytes, application/octet-stream, sha256 ")
+    assert base64.b64decode(text.split("base64:\n", 1)[1]) == payload
+    assert base64.b64decode(result.structured_content["contentBase64"]) == payload
+
+
+async def test_binary_mode_on_a_file_too_big_for_the_result_describes_it(tmp_path: Path) -> None:
+    (tmp_path / "big.zip").write_bytes(b"PK\x03\x04" + bytes(200_000))
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        result = await client.call_tool("readfile", {"path": "big.zip", "encoding": "binary"})
+    assert not result.is_error and all(block.type == "text" for block in result.content)
+    assert "application/zip" in text_of(result) and "more than the" in text_of(result)
+    assert result.structured_content["truncated"] is True and "contentBase64" not in result.structured_content
+
+
+async def test_binary_mode_on_a_pdf_gives_an_embedded_resource(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(make_pdf(["page one"]))
+    result = await client.call_tool("readfile", {"path": "doc.pdf", "encoding": "binary"})
     resources = [block for block in result.content if isinstance(block, EmbeddedResource)]
-    assert len(resources) == 1
-    assert resources[0].resource.mime_type == "application/octet-stream"
-    assert resources[0].resource.uri == (tmp_path / "blob.bin").as_uri()
-    assert base64.b64decode(resources[0].resource.blob) == payload
+    assert len(resources) == 1 and resources[0].resource.mime_type == "application/pdf"
 
 
 async def test_a_symlinked_file_is_refused_when_symlinks_are_blocked(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
 lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and
 gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
-Binary mode returns image content for images and an embedded resource otherwise. Images go
+Binary mode returns image content for images, an embedded resource for PDFs, and for any other
+file its size, type and hash with its bytes in base64 as text when they fit the result budget
+(an embedded resource of another type breaks anthropic's MCP helper: clients.md). Images go
 through readimage's path (``tools/image.py``): upright and fitted to the limits clients accept
 (1568 px, 1,000,000 bytes of base64), unless the call asks for the ``original`` bytes. PDFs and
 images are parsed in a confined worker process (``mcp_localtools.parsers``), never in the server.
@@ -11,6 +13,7 @@ images are parsed in a confined worker process (``mcp_localtools.parsers``), nev
 
 from __future__ import annotations
 
+import base64
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,6 +91,11 @@ class ReadFileResult(ToolOutput):
     height: int | None = Field(None, description="Binary images: height of the image in the file (pixels).")
     returned: ReturnedImage | None = Field(
         None, description="Binary images: the image content as returned (its size and encoding)."
+    )
+    content_base64: str | None = Field(
+        None,
+        description="Binary, neither image nor PDF: the file's bytes in base64, when they fit the result "
+        "budget (else truncated is true).",
     )
 
 
@@ -180,8 +188,24 @@ async def read_file(
     if isinstance(loaded, ToolResult):
         return loaded
     if args.encoding == "binary":
-        return await _read_binary(args, loaded, parsers)
+        return await _read_binary(args, loaded, parsers, limits)
     return await _read_pdf(args, loaded, limits, parsers)
+
+
+def _binary_as_text(result: ReadFileResult, data: bytes, summary: str, limits: LimitsConfig) -> ToolResult:
+    """Any other binary file as text: its size, MIME type and SHA-256, and its bytes in base64 when
+    they fit the result budget (twice: text and structured content). An embedded resource of such
+    a type makes anthropic's MCP helper raise and lose the whole result (``clients.md``)."""
+    room = (limits.max_result_chars - 2 * len(summary) - 1000) // 2
+    if len(base64_chars := base64.b64encode(data).decode("ascii")) <= room:
+        fitted = result.model_copy(update={"content_base64": base64_chars})
+        return ToolResult.of(fitted, text=f"{summary}\nbase64:\n{base64_chars}")
+    fits = room * 3 // 4
+    note = (
+        f"[{len(data)} bytes is more than the {fits} bytes a result can carry in base64; the file is "
+        "described, not returned: copy or unpack it with shellcommand (unzip -l, tar -tvf, xxd -l 512)]"
+    )
+    return ToolResult.of(result.model_copy(update={"truncated": True}), text=f"{summary}\n{note}")
 
 
 def _load_or_read_text(
@@ -195,14 +219,18 @@ def _load_or_read_text(
     return _read_text(args, loaded, limits)
 
 
-async def _read_binary(args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner) -> ToolResult:
+async def _read_binary(
+    args: ReadFileArgs, loaded: _Loaded, parsers: ParserRunner, limits: LimitsConfig
+) -> ToolResult:
     file, mime_type = loaded.file, loaded.mime.base
     summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {loaded.common['sha256']}"
     is_image = mime_type.startswith("image/") and mime_type != "image/svg+xml"
     if not is_image or args.original:  # the file's bytes as they are
         result = ReadFileResult(encoding="binary", mime_type=mime_type, **loaded.common)
-        if not is_image:
+        if mime_type == "application/pdf":  # a document block in every client of clients.md
             return ToolResult.of(result, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
+        if not is_image:
+            return _binary_as_text(result, file.data, summary, limits)
         return ToolResult.of(
             result, ImageContent(file.data, mime_type), text=summary + "; the file's own bytes"
         )
@@ -367,7 +395,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             "per call (use offset/limit; the result gives nextOffset when more remains) and "
             f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
             "Binary mode returns images as image content, upright and fitted to 1568 px and under 1 MB "
-            "(original=true for the file's bytes), and other files as an embedded resource. "
+            "(original=true for the file's bytes), PDFs as an embedded resource, and other files as their "
+            "size, type and hash, with base64 when it fits the result. "
             f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
         ),
         args_model=ReadFileArgs,
