@@ -106,6 +106,23 @@ def mcp_use_arguments(schema: dict[str, Any], required: dict[str, Any]) -> dict[
     return {"ok": True, "arguments": sent}
 
 
+def anthropic_results(results: dict[str, Any]) -> dict[str, Any]:
+    """anthropic's MCP helper on real results of ours (``_convert_tool_result``, what its
+    ``mcp_tool`` returns to the model): raises on an embedded resource it cannot show."""
+    from anthropic.lib.tools.mcp import _convert_tool_result
+    from mcp.types import CallToolResult
+
+    report: dict[str, Any] = {}
+    for name, raw in results.items():
+        try:
+            _convert_tool_result(CallToolResult.model_validate(raw))
+        except Exception as exc:
+            report[name] = failure(exc)
+        else:
+            report[name] = {"ok": True}
+    return report
+
+
 def main() -> None:
     os.environ["MCP_USE_ANONYMIZED_TELEMETRY"] = "false"  # and no network: nothing else is reachable
     request = json.load(sys.stdin)
@@ -119,6 +136,7 @@ def main() -> None:
             "langchain": langchain_strict(tool),
             "mcp_use": mcp_use_arguments(schema, request["required"][tool["name"]]),
         }
+    report["anthropic_results"] = anthropic_results(request.get("results", {}))
     with open(sys.argv[1], "w", encoding="utf-8") as out:  # stdout: mcp-use logs there
         json.dump(report, out)
 

@@ -65,9 +65,39 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     return build_registry(config_for(tmp_path_factory.mktemp("compat")))
 
 
+SAMPLE_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "zip as binary": ("readfile", {"path": "a.zip", "encoding": "binary"}),
+    "png as binary": ("readfile", {"path": "a.png", "encoding": "binary"}),
+    "pdf as binary": ("readfile", {"path": "a.pdf", "encoding": "binary"}),
+    "pdf as text": ("readfile", {"path": "a.pdf"}),
+    "text": ("readfile", {"path": "a.txt"}),
+    "a listing": ("listdirectory", {"path": "."}),
+}
+
+
+async def _sample_results(root: Path) -> dict[str, Any]:
+    """Real results of ours, as wire JSON, for the helpers that turn results into model input."""
+    from tests.helpers import connect, make_pdf, make_png
+
+    (root / "a.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    (root / "a.png").write_bytes(make_png(8, 6))
+    (root / "a.pdf").write_bytes(make_pdf(["page one"]))
+    (root / "a.txt").write_text("hello\n", encoding="utf-8")
+    results: dict[str, Any] = {}
+    async with connect(config_for(root)) as client:
+        for label, (tool, arguments) in SAMPLE_CALLS.items():
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, label
+            results[label] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return results
+
+
 @pytest.fixture(scope="module")
 def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    import anyio
+
     tools = [registry.manifest(name) for name in registry.names()]
+    results = anyio.run(_sample_results, tmp_path_factory.mktemp("results"))
     required = {
         tool["name"]: {
             **sample({**tool["inputSchema"], "type": "object"}),
@@ -79,7 +109,7 @@ def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> d
     script = Path(__file__).with_name("convert.py")
     done = subprocess.run(
         [PYTHON or "python3", str(script), str(out)],
-        input=json.dumps({"tools": tools, "required": required}),
+        input=json.dumps({"tools": tools, "required": required, "results": results}),
         capture_output=True,
         text=True,
         timeout=300,
@@ -155,3 +185,10 @@ def test_calls_with_all_defaults_or_all_nulls_are_accepted(
         }
         registry.get(tool).args_model.model_validate({**required, **defaults})
         registry.get(tool).args_model.model_validate({**required, **dict.fromkeys(optional)})
+
+
+def test_anthropics_helper_takes_every_kind_of_result_we_send(converted: dict[str, Any]) -> None:
+    """An embedded resource of a type other than image or PDF made it raise and lose the result."""
+    report = converted["anthropic_results"]
+    assert set(report) == set(SAMPLE_CALLS)
+    assert {label: r["error"] for label, r in report.items() if not r["ok"]} == {}
