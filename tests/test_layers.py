@@ -19,7 +19,7 @@ SOURCE = Path(mcp_localtools.__file__).resolve().parent
 GROUPS = ("fs", "text", "exec", "image")
 ABOVE_TOOLS = {"mcp_localtools", "mcp_localtools.__main__", "mcp_localtools.cli", "mcp_localtools.server"}
 """The modules that may import ``tools``: the package's public API and what serves it."""
-MCP_IMPORTERS = {"mcp_localtools.server", "mcp_localtools.transports"}
+MCP_IMPORTERS = {"mcp_localtools.server", "mcp_localtools.transports", "mcp_localtools.stdio"}
 
 
 def _module_name(path: Path) -> str:

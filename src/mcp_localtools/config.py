@@ -250,6 +250,8 @@ class ServerConfig(_Section):
     max_request_body_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_WRITE_BYTES * 2)] = 4 * MiB
     session_idle_timeout_seconds: Annotated[int, Field(ge=1)] = 1800
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
+    max_stdio_line_bytes: Annotated[int, Field(ge=0, le=HARD_MAX_WRITE_BYTES * 2)] = 0
+    """stdio: longest message line in bytes; longer ones are refused unread. 0: 2 x ``max_write_bytes``."""
 
 
 APPROVAL_CLASSES: tuple[str, ...] = ("destructive", "writes", "exec", "all")

@@ -52,7 +52,7 @@ from pydantic import AnyHttpUrl
 from mcp_localtools._version import __version__
 from mcp_localtools.approval import ApprovalPolicy, read_answer
 from mcp_localtools.audit import AuditLog, Scrubber
-from mcp_localtools.config import Config
+from mcp_localtools.config import Config, LimitsConfig
 from mcp_localtools.errors import (
     ApprovalDenied,
     ApprovalTimeout,
@@ -66,6 +66,7 @@ from mcp_localtools.registry import Registry
 from mcp_localtools.results import Content, FileContent, LinkContent, ToolResult
 from mcp_localtools.results import ImageContent as ImageItem
 from mcp_localtools.results import TextContent as TextItem
+from mcp_localtools.stdio import serve_stdio
 from mcp_localtools.tools import GROUPS, build_registry, profile_tools
 from mcp_localtools.transports import PROFILE_SCOPE, StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
@@ -82,6 +83,8 @@ __all__ = [
 
 SERVER_NAME = "mcp-localtools"
 logger = logging.getLogger(__name__)
+DEFAULT_STDIO_LINE_BYTES = 2 * LimitsConfig().max_write_bytes
+"""Longest stdio message line when the config says nothing: twice the default largest write."""
 
 
 def _content_block(item: Content) -> TextContent | ImageContent | EmbeddedResource | ResourceLink:
@@ -144,10 +147,12 @@ class _RegistryServer(MCPServer[Any]):
         base_dir: str = "",
         profiles: Mapping[str, frozenset[str]] | None = None,
         profile: str | None = None,
+        max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self._registry = registry
+        self._max_stdio_line_bytes = max_stdio_line_bytes
         self._tools = [Tool.model_validate(registry.manifest(name)) for name in registry.names()]
         self._approval = approval if approval is not None and approval.active else None
         self._audit = audit
@@ -167,6 +172,10 @@ class _RegistryServer(MCPServer[Any]):
             if scope.startswith(PROFILE_SCOPE):
                 return self._profiles.get(scope[len(PROFILE_SCOPE) :], frozenset())
         return self._default
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``)."""
+        await serve_stdio(self._lowlevel_server, max_line_bytes=self._max_stdio_line_bytes)
 
     async def list_tools(self) -> list[Tool]:
         visible = self._visible()
@@ -463,6 +472,7 @@ def create_server(
     profile_tokens: Mapping[str, str] | None = None,
     profiles: Mapping[str, frozenset[str]] | None = None,
     profile: str | None = None,
+    max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
@@ -483,6 +493,7 @@ def create_server(
         profiles: profile name → the tool names it gets.
         profile: the profile of requests without a profile token (stdio: every request);
             None: every tool.
+        max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
     """
     auth: dict[str, Any] = {}
     if bearer_token is not None or profile_tokens:
@@ -510,6 +521,7 @@ def create_server(
         instructions=instructions,
         subscriptions=False,
         log_level=log_level.upper(),
+        max_stdio_line_bytes=max_stdio_line_bytes,
         **auth,
     )
 
@@ -559,4 +571,5 @@ def build_server(
         profile_tokens=profile_tokens,
         profiles=profiles,
         profile=profile,
+        max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * config.limits.max_write_bytes,
     )

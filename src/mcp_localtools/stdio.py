@@ -1,0 +1,437 @@
+"""The stdio transport: newline-delimited JSON-RPC on stdin/stdout, with bounded lines and an
+answer for every request.
+
+It replaces the SDK's ``stdio_server`` below the SDK's serving loop (``Server.run``), because that
+reader buffers a line of any length, drops every line it cannot parse without a reply, and closes
+the session at EOF while requests are still running. Here:
+
+- a line longer than ``max_line_bytes`` is refused (``-32600``) without being buffered: the rest
+  of it is read and discarded, and the request id is recovered from its first bytes when it can be;
+- a line that is not UTF-8 or not JSON gets ``-32700``; JSON that is not a JSON-RPC message
+  (``[]``, ``42``, ``"x"``, a batch, a bad envelope) gets ``-32600``; a string holding a lone
+  UTF-16 surrogate (``"\\ud800"``) gets ``-32602`` (``-32600`` outside ``params``) naming where;
+- a second request with an id still in flight is refused (``-32600``); the first is still answered;
+- at EOF the read side stays open until every request read has been answered (or cancelled by the
+  client, or stdout is gone), then the session ends;
+- a reply that cannot be encoded (a lone surrogate from a file name) becomes a ``-32603`` error
+  for its id instead of ending the writer.
+
+While serving, fd 0 reads the null device and fd 1 points at stderr, so children and stray prints
+never touch the wire; both are restored on exit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+__all__ = ["PARSE_ERROR", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+_CHUNK = 1024 * 1024
+_ID_SCAN_BYTES = 64 * 1024
+"""How much of a refused line is kept to recover its request id."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """A line longer than the limit: its first bytes and its full length."""
+
+    prefix: bytes
+    length: int
+
+
+async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Oversized]:
+    """Lines of ``fd`` without their newline, until EOF (a last line without newline counts).
+
+    A line over ``max_line_bytes`` is yielded as ``_Oversized``: only its first
+    ``_ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
+    ``max_line_bytes`` plus one read chunk whatever arrives."""
+    buffer = bytearray()
+    dropping: _Oversized | None = None
+    while True:
+        chunk = await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = memoryview(chunk)[start : len(chunk) if end < 0 else end]
+            if dropping is not None:
+                dropping = _Oversized(dropping.prefix, dropping.length + len(piece))
+            elif len(buffer) + len(piece) > max_line_bytes:
+                prefix = bytes(buffer[:_ID_SCAN_BYTES]) + bytes(piece[: max(0, _ID_SCAN_BYTES - len(buffer))])
+                dropping = _Oversized(prefix, len(buffer) + len(piece))
+                buffer = bytearray()
+            else:
+                buffer += piece
+            if end < 0:
+                break
+            if dropping is not None:
+                yield dropping
+                dropping = None
+            else:
+                yield bytes(buffer)
+                buffer = bytearray()
+            start = end + 1
+    if dropping is not None:
+        yield dropping
+    elif buffer.strip():
+        yield bytes(buffer)
+
+
+def recover_id(prefix: bytes) -> int | str | None:
+    """The top-level ``"id"`` of a JSON object that may be cut short or invalid further on, when
+    it appears in ``prefix``; None otherwise. Reads strings and nesting properly, so an ``"id"``
+    inside ``params`` is never taken for the request's."""
+    text = prefix.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    depth = 0
+    index = 0
+    expect_key = False
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            try:
+                value, after = decoder.scan_once(text, index)  # type: ignore[attr-defined]
+            except (StopIteration, ValueError):
+                return None
+            if depth == 1 and expect_key and value == "id":
+                rest = text[after:].lstrip()
+                if rest.startswith(":"):
+                    rest = rest[1:].lstrip()
+                    try:
+                        found, _ = decoder.raw_decode(rest)
+                    except ValueError:
+                        return None
+                    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+                        return found
+                    return None
+            expect_key = False
+            index = after
+            continue
+        if char in "{[":
+            depth += 1
+            expect_key = char == "{" and depth == 1
+        elif char in "}]":
+            depth -= 1
+        elif char == "," and depth == 1:
+            expect_key = True
+        index += 1
+    return None
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """The path of the first string (or key) in ``value`` holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if _lone_surrogate(key, where) is not None:
+                return where
+            found = _lone_surrogate(item, where)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{number}]")
+            if found is not None:
+                return found
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """A line that gets an error reply instead of reaching the session."""
+
+    id: int | str | None
+    code: int
+    message: str
+
+
+def _valid_id(value: Any) -> int | str | None:
+    return (
+        value if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) else None
+    )
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {str: "a string", int: "a number", float: "a number", list: "an array", type(None): "null"}.get(
+        type(value), "a value"
+    )
+
+
+def classify(line: bytes) -> types.JSONRPCMessage | _Refusal | None:
+    """One stdin line → the message to serve, the error to answer, or None to skip (a blank line,
+    or an invalid reply from the client, which gets no reply back)."""
+    if not line.strip():
+        return None
+    if not _SURROGATE_ESCAPE.search(line):
+        try:
+            return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValidationError:
+            pass  # find out below what is wrong, with the slower standard parser
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Refusal(
+            recover_id(line[:_ID_SCAN_BYTES]),
+            PARSE_ERROR,
+            f"Parse error: the message is not valid UTF-8 (byte {exc.start}); send UTF-8 JSON, "
+            "one message a line",
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _Refusal(
+            recover_id(line[:_ID_SCAN_BYTES]),
+            PARSE_ERROR,
+            f"Parse error: the line is not valid JSON ({exc.msg} at character {exc.pos}); "
+            "send one complete JSON-RPC message per line",
+        )
+    except RecursionError:
+        return _Refusal(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply")
+    if isinstance(data, list):
+        reason = (
+            "an empty batch"
+            if not data
+            else "a batch (MCP sends one message per line; batches are not supported)"
+        )
+        return _Refusal(None, INVALID_REQUEST, f"Invalid Request: {reason}")
+    if not isinstance(data, dict):
+        return _Refusal(
+            None,
+            INVALID_REQUEST,
+            f"Invalid Request: a JSON-RPC message is a JSON object, not {_json_type(data)}",
+        )
+    request_id = _valid_id(data.get("id"))
+    where = _lone_surrogate(data, "")
+    if where is not None:
+        code = INVALID_PARAMS if where.startswith("params") else INVALID_REQUEST
+        kind = "Invalid params" if code == INVALID_PARAMS else "Invalid Request"
+        return _Refusal(
+            request_id,
+            code,
+            f"{kind}: {where} holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode text; "
+            "send the text as UTF-8 or escape a complete surrogate pair",
+        )
+    try:
+        return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+    except ValidationError as exc:
+        if "method" not in data and ("result" in data or "error" in data):
+            logger.warning("dropped an invalid JSON-RPC reply from the client (id %r)", data.get("id"))
+            return None
+        if isinstance(data.get("method"), str) and "params" in data and not isinstance(data["params"], dict):
+            return _Refusal(
+                request_id,
+                INVALID_PARAMS,
+                f"Invalid params: params must be an object, not {_json_type(data['params'])}",
+            )
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'][1:]) or 'message'}: {error['msg']}"
+            for error in exc.errors()[:3]
+        )
+        return _Refusal(
+            request_id, INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({problems})"
+        )
+
+
+def _id_key(request_id: int | str | None) -> tuple[str, int | str | None]:
+    return (type(request_id).__name__, request_id)
+
+
+def _encode(message: types.JSONRPCMessage) -> bytes:
+    return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+class _Wire:
+    """stdout: one writer at a time, and the ids of the requests still owed an answer."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = anyio.Lock()
+        self.pending: dict[tuple[str, int | str | None], int] = {}
+        self.changed = anyio.Event()
+        self.broken = False
+
+    def owe(self, request_id: int | str | None) -> None:
+        self.pending[_id_key(request_id)] = self.pending.get(_id_key(request_id), 0) + 1
+
+    def owes(self, request_id: int | str | None) -> bool:
+        return _id_key(request_id) in self.pending
+
+    def settle(self, request_id: int | str | None) -> None:
+        key = _id_key(request_id)
+        if key in self.pending:
+            self.pending[key] -= 1
+            if not self.pending[key]:
+                del self.pending[key]
+            self.changed.set()
+            self.changed = anyio.Event()
+
+    async def send(self, message: types.JSONRPCMessage) -> None:
+        """Write one message (a reply that cannot be encoded becomes a -32603 error for its id)."""
+        try:
+            data = _encode(message)
+        except Exception as exc:  # noqa: BLE001 - e.g. a lone surrogate from a file name
+            if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                logger.error("dropped an outgoing notification or request that cannot be encoded: %s", exc)
+                return
+            logger.error("the reply to %r cannot be encoded: %s", message.id, exc)
+            data = _encode(
+                _error(
+                    message.id,
+                    INTERNAL_ERROR,
+                    "the result holds text that is not valid Unicode (a lone surrogate, e.g. from a "
+                    "file name that is not UTF-8) and cannot be sent as JSON",
+                )
+            )
+        async with self._lock:
+            if not self.broken:
+                try:
+                    await anyio.to_thread.run_sync(_write_all, self._fd, data)
+                except OSError as exc:
+                    logger.warning("stdout is gone (%s); no more replies can be sent", exc)
+                    self.broken = True
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.settle(message.id)
+        if self.broken:
+            self.changed.set()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _claim(fd: int, diversion: int) -> tuple[int, int]:
+    """Move ``fd`` to a private descriptor and point ``fd`` at ``diversion``; returns ``(private,
+    saved)`` for ``_release``."""
+    private = os.dup(fd)
+    os.dup2(diversion, fd)
+    return private, fd
+
+
+def _release(private: int, fd: int) -> None:
+    try:
+        os.dup2(private, fd)
+    except OSError:
+        pass
+
+
+async def serve_stdio(
+    server: Server[Any], *, max_line_bytes: int, stdin_fd: int = 0, stdout_fd: int = 1
+) -> None:
+    """Serve ``server`` (the SDK's low-level server) over stdin/stdout until stdin ends and every
+    request read has been answered.
+
+    Args:
+        server: the low-level server (``MCPServer._lowlevel_server``).
+        max_line_bytes: longest accepted message line in bytes; longer ones get -32600 unbuffered.
+        stdin_fd, stdout_fd: the wire (claimed and diverted while serving when they are 0 and 1).
+    """
+    sys.stdout.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    wire_in, _ = _claim(stdin_fd, null)
+    os.close(null)
+    wire_out, _ = _claim(stdout_fd, 2)
+    try:
+        await _serve(server, max_line_bytes, wire_in, wire_out)
+    finally:
+        _release(wire_out, stdout_fd)
+        _release(wire_in, stdin_fd)
+        os.close(wire_out)
+        os.close(wire_in)
+
+
+async def _serve(server: Server[Any], max_line_bytes: int, wire_in: int, wire_out: int) -> None:
+    wire = _Wire(wire_out)
+    read_send, read_receive = create_context_streams[SessionMessage | Exception](0)
+    write_send, write_receive = create_context_streams[SessionMessage](0)
+
+    async def reader() -> None:
+        async with read_send:
+            async for line in _read_lines(wire_in, max_line_bytes):
+                if isinstance(line, _Oversized):
+                    await wire.send(
+                        _error(
+                            recover_id(line.prefix),
+                            INVALID_REQUEST,
+                            f"Invalid Request: the message is {line.length} bytes, over the limit of "
+                            f"{max_line_bytes} bytes ([server] max_stdio_line_bytes); it was discarded "
+                            "unread. Send less per call (e.g. write a large file in parts)",
+                        )
+                    )
+                    continue
+                message = classify(line)
+                if message is None:
+                    continue
+                if isinstance(message, _Refusal):
+                    await wire.send(_error(message.id, message.code, message.message))
+                    continue
+                if isinstance(message, types.JSONRPCRequest):
+                    if wire.owes(message.id):
+                        await wire.send(
+                            _error(
+                                message.id,
+                                INVALID_REQUEST,
+                                f"Invalid Request: id {message.id!r} is already used by a request still in "
+                                "flight; give every request its own id",
+                            )
+                        )
+                        continue
+                    wire.owe(message.id)
+                elif (
+                    isinstance(message, types.JSONRPCNotification)
+                    and message.method == "notifications/cancelled"
+                ):
+                    cancelled = (message.params or {}).get("requestId")
+                    if cancelled is not None and wire.owes(cancelled):
+                        wire.settle(cancelled)  # a cancelled request gets no reply
+                await read_send.send(SessionMessage(message))
+            while wire.pending and not wire.broken:
+                await wire.changed.wait()
+
+    async def writer() -> None:
+        async with write_receive:
+            async for outgoing in write_receive:
+                await wire.send(outgoing.message)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reader)
+        group.start_soon(writer)
+        await server.run(read_receive, write_send, server.create_initialization_options())
+        group.cancel_scope.cancel()
