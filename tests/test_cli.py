@@ -44,6 +44,22 @@ def test_call_reads_the_arguments_from_stdin_with_a_dash(project: Path) -> None:
     assert json.loads(done.stdout)["structuredContent"]["sizeBytes"] == 11
 
 
+def test_call_without_arguments_on_the_command_line_reads_them_from_stdin(project: Path) -> None:
+    done = run("--root", str(project), "call", "statpath", cwd=Path("/"), stdin='{"path": "a.txt"}')
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["sizeBytes"] == 11
+
+
+@pytest.mark.parametrize(
+    "args", [["call"], ["--no-such-flag"], ["tools", "extra"], ["--transport", "carrier-pigeon"]]
+)
+def test_a_usage_error_exits_1_not_the_policy_refusal_code_2(project: Path, args: list[str]) -> None:
+    done = run(*args, cwd=project)
+    assert done.returncode == 1
+    assert "usage: mcp-localtools" in done.stderr and "error:" in done.stderr
+    assert done.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [
@@ -116,7 +132,7 @@ def test_help_explains_the_commands_and_exit_codes(project: Path) -> None:
     for needle in [
         "serve",
         "tools",
-        "call TOOL ARGS",
+        "call TOOL [ARGS]",
         "0 success, 1 bad input",
         "2 refused by policy",
         "--root",

@@ -2,7 +2,7 @@
 
 This is the only module that reads argv, the environment and (through ``load_config``) files.
 
-Exit codes of ``call``: 0 the tool succeeded, 1 bad input or a tool error, 2 a path-policy or
+Exit codes: 0 success, 1 a usage error, bad input or a tool error, 2 (``call`` only) a path-policy or
 command-policy refusal.
 """
 
@@ -17,7 +17,7 @@ import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mcp_localtools import compat
 from mcp_localtools._version import __version__
@@ -53,10 +53,10 @@ commands:
   serve                 run the MCP server (the default)
   tools [--json]        list the tools; --json prints their manifests (schemas, annotations);
                         --format mcp|openai|anthropic prints definitions in that provider's format
-  call TOOL ARGS        call one tool with ARGS, a JSON object ('-' reads it from stdin), and
+  call TOOL [ARGS]      call one tool with ARGS, a JSON object (omitted or '-': read from stdin), and
                         print the result as JSON: {"success": ..., "structuredContent": ...,
                         "content": [...]} or {"success": false, "error": {"code", "message"}}.
-                        Exit status: 0 success, 1 bad input or tool error, 2 refused by policy.
+                        Exit status: 0 success, 1 bad input, usage or tool error, 2 refused by policy.
   token --file PATH     write a new random bearer token (256 bits) to PATH with mode 0600
   audit [filters]       read the [audit] log: --since/--until (ISO time or 15m, 2h, 1d), --tool,
                         --session, --decision allowed|refused; --follow; --json for one JSON
@@ -73,7 +73,7 @@ examples:
   mcp-localtools --config config.toml --read-only
   mcp-localtools tools --json
   mcp-localtools --root . call readfile '{"path": "README.md", "limit": 20}'
-  echo '{"path": "."}' | mcp-localtools call listdirectory -
+  echo '{"path": "."}' | mcp-localtools call listdirectory
   mcp-localtools token --file ~/.config/mcp-localtools/token
   mcp-localtools --config config.toml audit --since 1h --decision refused
   mcp-localtools --transport streamable-http --auth-token-file ~/.config/mcp-localtools/token
@@ -135,8 +135,16 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], default=default)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors exiting 1 (bad input), since 2 means a policy refusal here."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mcp-localtools",
         description=_DESCRIPTION,
         epilog=_EPILOG,
@@ -158,7 +166,9 @@ def _parser() -> argparse.ArgumentParser:
     call = commands.add_parser("call", help="call one tool and print the result as JSON")
     _add_common(call, suppress=True)
     call.add_argument("tool", help="tool name, e.g. readfile")
-    call.add_argument("arguments", help="a JSON object of arguments, or - to read it from stdin")
+    call.add_argument(
+        "arguments", nargs="?", help="a JSON object of arguments; omitted or - reads it from stdin"
+    )
     token = commands.add_parser("token", help="write a new bearer token file (mode 0600)")
     _add_common(token, suppress=True)
     token.add_argument("--file", metavar="PATH", help="where to write it (default: [server] auth_token_file)")
@@ -271,7 +281,7 @@ def _call(ns: argparse.Namespace) -> int:
     from mcp_localtools.tools import build_registry
     from mcp_localtools.workspace import Workspace
 
-    raw = sys.stdin.read() if ns.arguments == "-" else ns.arguments
+    raw = sys.stdin.read() if ns.arguments in (None, "-") else ns.arguments
     try:
         arguments = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:
