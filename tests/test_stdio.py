@@ -126,13 +126,14 @@ def test_a_lone_surrogate_in_writefile_content_gets_a_clear_error_and_writes_not
 def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_still_answered(
     server: _Server, tmp_path: Path
 ) -> None:
-    slow = call_message(5, "shellcommand", {"command": "sleep 1; echo first"})
+    slow = call_message(5, "shellcommand", {"commands": ["sleep 1; echo first"]})
     server.send(_line(slow) + _line(call_message(5, "statpath", {"path": "."})))
     refusal = server.reply(timeout=30)
     assert refusal["id"] == 5 and refusal["error"]["code"] == -32600
     assert "already used by a request still in flight" in refusal["error"]["message"]
     first = server.reply(timeout=30)
-    assert first["id"] == 5 and "result" in first
+    assert first["id"] == 5 and first["result"]["isError"] is False
+    assert "first" in json.dumps(first["result"])
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="VmHWM is read from /proc")
@@ -180,11 +181,11 @@ def test_a_configured_line_limit_holds_and_the_server_exits_cleanly_at_eof(tmp_p
 
 def test_every_request_of_a_pipelined_batch_is_answered_before_exit_at_eof(server: _Server) -> None:
     batch = b"".join(_line(call_message(n, "statpath", {"path": "."})) for n in range(10, 20))
-    slow = _line(call_message(20, "shellcommand", {"command": "sleep 0.5; echo done"}))
+    slow = _line(call_message(20, "shellcommand", {"commands": ["sleep 0.5; echo done"]}))
     server.send(batch + slow, close=True)
     replies = [server.reply(timeout=60) for _ in range(11)]
     assert {reply["id"] for reply in replies} == set(range(10, 21))
-    assert all("result" in reply for reply in replies)
+    assert all(reply["result"]["isError"] is False for reply in replies)
     assert server.proc.wait(timeout=30) == 0
 
 

@@ -10,6 +10,16 @@ What every HTTP request passes before a tool can run:
    foreign Origin → 403;
 3. the request-body cap (413), and for Streamable HTTP the session idle timeout and the session cap.
 
+In front of those, ``_EdgeGuard`` answers 400 to a request with two ``Host`` or two
+``Authorization`` headers or with both ``Transfer-Encoding`` and ``Content-Length``; 403 to an
+``Origin`` whose scheme, host and numeric port do not exactly match an allowed one (no prefix
+match); 401 "invalid bearer token" to a wrong token (a missing one keeps the SDK's "Authentication
+required"); and a JSON-RPC error to a second request whose id is still in flight on the same
+Streamable HTTP session (the first is still answered). uvicorn closes a connection that sends no
+complete request head within ``HEAD_TIMEOUT_SECONDS``, answers 503 beyond ``limit_concurrency``
+connections, and runs with the soft ``RLIMIT_NOFILE`` raised to the hard limit; repeated accept
+errors are logged once per ``ACCEPT_ERROR_LOG_SECONDS``.
+
 ``/healthz`` answers ``{"status": "ok", "version": ...}`` without authentication and says nothing
 else. The one way to run without a token is ``--allow-unauthenticated-loopback``, accepted only
 when the server binds a loopback address.
@@ -19,13 +29,17 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import stat
+import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -33,6 +47,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_localtools._version import __version__
 from mcp_localtools.errors import ConfigError
@@ -193,7 +208,11 @@ class NetworkSettings:
                     f"binding {self.host} makes the server reachable from the network; name the host names "
                     "clients use in [server] allowed_hosts (or --allowed-host), e.g. myhost.lan"
                 )
-            warnings.append(f"listening on {self.host}:{self.port}: the server is reachable from the network")
+            warnings.append(
+                f"listening on {self.host}:{self.port}: the server is reachable from the network, and "
+                "without TLS the bearer token travels in clear text; put a TLS-terminating proxy in "
+                "front or use an SSH tunnel"
+            )
         return warnings
 
     def security(self) -> TransportSecuritySettings:
@@ -209,6 +228,220 @@ class NetworkSettings:
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
         )
 
+    def origin_allowed(self, origin: str) -> bool:
+        """True when ``origin`` is exactly ``scheme://host[:port]`` (http or https, numeric port)
+        with a loopback host (any port) or equal to an allowed origin (``:*`` for any port)."""
+        parsed = _parse_origin(origin)
+        if parsed is None:
+            return False
+        scheme, host, port = parsed
+        if host in {name.strip("[]") for name in _LOOPBACK_HOSTS}:
+            return True
+        for allowed in self.allowed_origins:
+            any_port = allowed.endswith(":*")
+            wanted = _parse_origin(allowed[:-2] if any_port else allowed)
+            if wanted is not None and wanted[:2] == (scheme, host) and (any_port or wanted[2] == port):
+                return True
+        return False
+
+
+def _parse_origin(origin: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of a serialized origin, the default port filled in; None when it
+    is not exactly ``http(s)://host[:digits]``."""
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        return None
+    if parts.path or parts.query or parts.fragment or origin.endswith(":"):
+        return None
+    netloc = parts.netloc.rsplit(":", 1)[-1] if port is not None else ""
+    if port is not None and not netloc.isdigit():
+        return None
+    return (
+        parts.scheme,
+        parts.hostname.lower(),
+        port if port is not None else (443 if parts.scheme == "https" else 80),
+    )
+
+
+HEAD_TIMEOUT_SECONDS = 10.0
+"""A connection that sends no complete request head within this is closed."""
+ACCEPT_ERROR_LOG_SECONDS = 10.0
+"""Repeated accept errors (no descriptors left) are logged at most once per this many seconds."""
+
+
+class _EdgeGuard:
+    """ASGI middleware in front of the SDK's app: the header, Origin, token and in-flight-id
+    checks of the module docstring."""
+
+    def __init__(self, app: ASGIApp, settings: NetworkSettings, verifier: TokenVerifier | None) -> None:
+        self.app = app
+        self.settings = settings
+        self.verifier = verifier
+        self.in_flight: set[tuple[str, str]] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        names = [name.lower() for name, _ in headers]
+        for name in (b"host", b"authorization"):
+            if names.count(name) > 1:
+                await _plain(send, 400, f"Bad Request: more than one {name.decode().title()} header")
+                return
+        if b"transfer-encoding" in names and b"content-length" in names:
+            await _plain(send, 400, "Bad Request: Transfer-Encoding together with Content-Length")
+            return
+        values = {name.lower(): value for name, value in headers}
+        origin = values.get(b"origin")
+        if origin is not None and not self.settings.origin_allowed(origin.decode("latin-1")):
+            logger.warning("refused Origin %r", origin.decode("latin-1")[:200])
+            await _plain(send, 403, "Invalid Origin header")
+            return
+        authorization = values.get(b"authorization")
+        if self.verifier is not None and authorization is not None and scope["path"] != "/healthz":
+            kind, _, given = authorization.partition(b" ")
+            if kind.lower() == b"bearer":
+                valid = await self.verifier.verify_token(given.strip().decode("latin-1"))
+                if valid is None:
+                    await _invalid_token(send)
+                    return
+        session = values.get(b"mcp-session-id")
+        if session is None or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        await self._one_id_at_a_time(scope, receive, send, session.decode("latin-1"))
+
+    async def _one_id_at_a_time(self, scope: Scope, receive: Receive, send: Send, session: str) -> None:
+        """Read the body (within the body cap), refuse a request id already in flight on
+        ``session``, and replay the body to the app."""
+        body = bytearray()
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, receive, send)
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.settings.max_request_body_bytes:
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": more}
+            return await receive()
+
+        key = None
+        try:
+            data = json.loads(body) if not more else None
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "method" in data and isinstance(data.get("id"), str | int):
+            key = (session, json.dumps(data["id"]))
+            if key in self.in_flight:
+                error = {
+                    "code": -32600,
+                    "message": f"Invalid Request: id {data['id']!r} is already used by a request still in "
+                    "flight on this session; give every request its own id",
+                }
+                response = JSONResponse({"jsonrpc": "2.0", "id": data["id"], "error": error})
+                await response(scope, replay, send)
+                return
+            self.in_flight.add(key)
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            if key is not None:
+                self.in_flight.discard(key)
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    body = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _invalid_token(send: Send) -> None:
+    body = json.dumps({"error": "invalid_token", "error_description": "invalid bearer token"}).encode()
+    challenge = b'Bearer error="invalid_token", error_description="invalid bearer token"'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", challenge),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _RateLimitedAcceptErrors(logging.Filter):
+    """Lets one accept-error record through per ``ACCEPT_ERROR_LOG_SECONDS`` and counts the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = -ACCEPT_ERROR_LOG_SECONDS
+        self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "accept" not in str(record.msg):
+            return True
+        now = time.monotonic()
+        if now - self.last < ACCEPT_ERROR_LOG_SECONDS:
+            self.dropped += 1
+            return False
+        self.last = now
+        if self.dropped:
+            record.msg = (
+                f"{record.msg} ({self.dropped} more like it in the last {ACCEPT_ERROR_LOG_SECONDS:.0f} s)"
+            )
+            self.dropped = 0
+        record.exc_info = None  # one line, not a traceback per refused connection
+        return True
+
+
+if sys.platform == "win32":  # pragma: no cover - Windows
+
+    def raise_open_file_limit() -> tuple[int, int] | None:
+        """None: Windows has no ``RLIMIT_NOFILE``."""
+        return None
+
+else:
+    import resource
+
+    def raise_open_file_limit() -> tuple[int, int] | None:
+        """Raise the soft ``RLIMIT_NOFILE`` to the hard limit; returns ``(before, after)``, None
+        when it cannot be changed."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        if soft != resource.RLIM_INFINITY and soft >= target:
+            return soft, soft
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            return None
+        return soft, target
+
 
 def _has_port(host: str) -> bool:
     return host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]")
@@ -219,10 +452,19 @@ async def _healthz(request: Request) -> Response:
 
 
 def http_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
-    """The Starlette app of ``server`` for ``settings.transport``, with ``/healthz``.
+    """The Starlette app of ``server`` for ``settings.transport``, with ``/healthz`` and the
+    ``_EdgeGuard`` checks in front.
 
     The endpoint is ``/mcp`` for Streamable HTTP; ``/sse`` and ``/messages/`` for SSE.
     """
+    app = _bare_app(server, settings)
+    verifier = getattr(server, "_token_verifier", None)
+    verifier = verifier if isinstance(verifier, TokenVerifier) else None
+    app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier)
+    return app
+
+
+def _bare_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
     server.custom_route("/healthz", methods=["GET"])(_healthz)
     if settings.transport == "sse":
         return server.sse_app(
@@ -249,6 +491,10 @@ def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
 
     for warning in settings.check():
         logger.warning(warning)
+    limits = raise_open_file_limit()
+    if limits is not None and limits[0] != limits[1]:
+        logger.info("raised the open-file limit from %d to %d", *limits)
+    logging.getLogger("asyncio").addFilter(_RateLimitedAcceptErrors())
     app = http_app(server, settings)
     path = "/sse" if settings.transport == "sse" else "/mcp"
     logger.warning("serving %s on http://%s:%d%s", settings.transport, settings.host, settings.port, path)
@@ -260,5 +506,26 @@ def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
         access_log=False,  # URLs carry session ids
         server_header=False,
         timeout_graceful_shutdown=5,
+        http=_head_timeout_protocol(),
+        timeout_keep_alive=5,
+        limit_concurrency=max(64, (limits[1] if limits else 1024) // 2),
     )
     uvicorn.Server(config).run()
+
+
+def _head_timeout_protocol() -> type[Any]:
+    """uvicorn's h11 protocol that closes a connection whose first request head has not arrived
+    within ``HEAD_TIMEOUT_SECONDS`` (uvicorn's own keep-alive timeout starts only after a first
+    response, and any byte cancels it, so a slow client could hold a descriptor for ever)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutProtocol(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timeout)
+
+        def _head_timeout(self) -> None:
+            if getattr(self, "cycle", None) is None and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadTimeoutProtocol

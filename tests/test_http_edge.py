@@ -1,0 +1,214 @@
+"""The HTTP edge under hostile requests, through raw sockets where httpx would normalise headers:
+exact Origin matching, 400 for smuggling-shaped heads, a distinct answer for a wrong token, a
+request-head timeout, one request id in flight per session."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from mcp_localtools.transports import (
+    ACCEPT_ERROR_LOG_SECONDS,
+    HEAD_TIMEOUT_SECONDS,
+    NetworkSettings,
+    _RateLimitedAcceptErrors,
+    raise_open_file_limit,
+)
+from tests.helpers import INITIALIZE, call_message
+from tests.test_transports import JSON_HEADERS, TOKEN, Served, start, stop
+
+
+@pytest.fixture
+def http(tmp_path: Path) -> Iterator[Served]:
+    server = start("streamable-http", tmp_path)
+    yield server
+    assert TOKEN not in stop(server)
+
+
+def _raw(served: Served, head: str, body: bytes = b"", *, timeout: float = 10) -> tuple[int, bytes]:
+    """Send a raw request; return the status and the whole answer."""
+    port = int(served.base.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+        answer = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return int(answer.split(b" ", 2)[1]), answer
+
+
+def _head(port: str, *extra: str, body: bytes = b"{}") -> str:
+    lines = [
+        "POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        f"Authorization: Bearer {TOKEN}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        "Connection: close",
+        *extra,
+    ]
+    if not any(line.lower().startswith(("content-length", "transfer-encoding")) for line in extra):
+        lines.append(f"Content-Length: {len(body)}")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_origin_must_match_scheme_host_and_numeric_port_exactly(http: Served) -> None:
+    port = http.base.rsplit(":", 1)[1]
+    auth = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    began = time.monotonic()
+    for origin in [
+        f"http://localhost:{port}.evil.example",
+        f"http://127.0.0.1:{port}@evil.example",
+        "http://localhost:80abc",
+        f"http://localhost:{port}/path",
+        f"ftp://localhost:{port}",
+        "http://localhost.evil.example",
+        "null",
+    ]:
+        response = httpx2.post(http.url, json=INITIALIZE, headers={**auth, "Origin": origin}, timeout=10)
+        assert response.status_code == 403, origin
+        assert "Invalid Origin header" in response.text
+    for origin in [f"http://localhost:{port}", f"https://127.0.0.1:{port}", "http://[::1]:9"]:
+        response = httpx2.post(http.url, json=INITIALIZE, headers={**auth, "Origin": origin}, timeout=10)
+        assert response.status_code == 200, origin
+    assert time.monotonic() - began < 30
+
+
+def test_configured_origins_match_exactly_too() -> None:
+    settings = NetworkSettings(
+        "streamable-http",
+        "127.0.0.1",
+        1,
+        True,
+        allowed_origins=("https://app.example", "http://dev.example:*"),
+    )
+    assert settings.origin_allowed("https://app.example")
+    assert settings.origin_allowed("https://app.example:443")
+    assert not settings.origin_allowed("https://app.example:8443")
+    assert not settings.origin_allowed("https://app.example.evil")
+    assert not settings.origin_allowed("http://app.example")
+    assert settings.origin_allowed("http://dev.example:5173")
+    assert not settings.origin_allowed("http://dev.example:5173.evil")
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["Host: evil.example"], "more than one Host header"),
+        ([f"Authorization: Bearer {TOKEN}"], "more than one Authorization header"),
+        (
+            ["Transfer-Encoding: chunked", "Content-Length: 2"],
+            "Transfer-Encoding together with Content-Length",
+        ),
+    ],
+)
+def test_duplicate_host_or_authorization_or_te_with_cl_get_400(
+    http: Served, extra: list[str], words: str
+) -> None:
+    port = http.base.rsplit(":", 1)[1]
+    body = b"2\r\n{}\r\n0\r\n\r\n" if "Transfer-Encoding: chunked" in extra else b"{}"
+    began = time.monotonic()
+    status, answer = _raw(http, _head(port, *extra, body=body), body)
+    assert status == 400, answer
+    assert time.monotonic() - began < 10
+    # h11 refuses a second Host and TE with CL itself; what gets past it, the guard names
+    assert words.encode() in answer or b"Invalid HTTP request received." in answer
+
+
+def test_a_wrong_token_is_called_invalid_and_a_missing_one_required(http: Served) -> None:
+    wrong = httpx2.post(
+        http.url, json=INITIALIZE, headers={**JSON_HEADERS, "Authorization": "Bearer wrong-token"}, timeout=10
+    )
+    assert wrong.status_code == 401
+    assert wrong.json()["error_description"] == "invalid bearer token"
+    assert 'error_description="invalid bearer token"' in wrong.headers["www-authenticate"]
+    missing = httpx2.post(http.url, json=INITIALIZE, headers=JSON_HEADERS, timeout=10)
+    assert missing.status_code == 401
+    assert missing.json()["error_description"] == "Authentication required"
+
+
+def test_a_connection_that_never_finishes_its_head_is_closed(http: Served) -> None:
+    port = int(http.base.rsplit(":", 1)[1])
+    began = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=HEAD_TIMEOUT_SECONDS + 20) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        assert sock.recv(1024) == b""  # closed by the server
+    assert HEAD_TIMEOUT_SECONDS - 1 < time.monotonic() - began < HEAD_TIMEOUT_SECONDS + 15
+    assert httpx2.get(http.base + "/healthz", timeout=10).status_code == 200
+
+
+def test_a_second_request_with_an_id_in_flight_on_the_session_is_refused(http: Served) -> None:
+    headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    opened = httpx2.post(http.url, json=INITIALIZE, headers=headers, timeout=10)
+    session = opened.headers["mcp-session-id"]
+    headers |= {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
+    httpx2.post(
+        http.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+    )
+    first: list[httpx2.Response] = []
+    slow = call_message(5, "shellcommand", {"commands": ["sleep 2; echo first"]})
+    thread = threading.Thread(
+        target=lambda: first.append(httpx2.post(http.url, json=slow, headers=headers, timeout=60))
+    )
+    thread.start()
+    time.sleep(0.8)
+    began = time.monotonic()
+    second = httpx2.post(
+        http.url, json=call_message(5, "statpath", {"path": "."}), headers=headers, timeout=10
+    )
+    assert time.monotonic() - began < 5
+    error = second.json()
+    assert error["id"] == 5 and error["error"]["code"] == -32600
+    assert "already used by a request still in flight" in error["error"]["message"]
+    thread.join(timeout=60)
+    assert first and first[0].status_code == 200 and "first" in first[0].text
+    again = httpx2.post(
+        http.url, json=call_message(5, "statpath", {"path": "."}), headers=headers, timeout=10
+    )
+    assert '"isError":false' in again.text.replace(" ", "")  # the id is free again once answered
+
+
+def test_the_non_loopback_warning_says_the_token_travels_in_clear_text() -> None:
+    settings = NetworkSettings("streamable-http", "0.0.0.0", 8765, True, allowed_hosts=("myhost.lan",))
+    assert any("clear text" in warning and "TLS" in warning for warning in settings.check())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no RLIMIT_NOFILE on Windows")
+def test_the_soft_open_file_limit_is_raised_to_the_hard_limit() -> None:
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, before[1]), before[1]))
+        changed = raise_open_file_limit()
+        assert changed is not None
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        assert soft == changed[1] and (soft == hard or hard == resource.RLIM_INFINITY)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_repeated_accept_errors_are_logged_once_per_interval() -> None:
+    gate = _RateLimitedAcceptErrors()
+
+    def record() -> logging.LogRecord:
+        return logging.LogRecord(
+            "asyncio", logging.ERROR, __file__, 1, "socket.accept() out of system resource", None, None
+        )
+
+    passed = [gate.filter(record()) for _ in range(1000)]
+    assert passed.count(True) == 1
+    gate.last -= ACCEPT_ERROR_LOG_SECONDS
+    later = record()
+    assert gate.filter(later) and "999 more like it" in str(later.msg)
+    assert gate.filter(logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "other", None, None))
