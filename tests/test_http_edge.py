@@ -212,3 +212,35 @@ def test_repeated_accept_errors_are_logged_once_per_interval() -> None:
     later = record()
     assert gate.filter(later) and "999 more like it" in str(later.msg)
     assert gate.filter(logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "other", None, None))
+
+
+def test_at_max_sessions_a_new_client_evicts_the_least_recently_used_idle_session(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{tmp_path}"]\n[server]\nmax_sessions = 3\n', encoding="utf-8"
+    )
+    server = start("streamable-http", tmp_path, "--config", str(config))
+    try:
+        headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+
+        def ping(session: str) -> int:
+            message = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            extra = {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
+            return httpx2.post(server.url, json=message, headers={**headers, **extra}, timeout=10).status_code
+
+        began = time.monotonic()
+        sessions = []
+        for _ in range(3):
+            opened = httpx2.post(server.url, json=INITIALIZE, headers=headers, timeout=10)
+            assert opened.status_code == 200
+            sessions.append(opened.headers["mcp-session-id"])
+        assert ping(sessions[0]) == 200  # the first is now the most recently used; the second the least
+        for _ in range(3):  # before: 503 "Too many open sessions" for 30 minutes
+            opened = httpx2.post(server.url, json=INITIALIZE, headers=headers, timeout=10)
+            assert opened.status_code == 200, opened.text
+            sessions.append(opened.headers["mcp-session-id"])
+        assert ping(sessions[1]) == 404 and ping(sessions[2]) == 404 and ping(sessions[0]) == 404
+        assert ping(sessions[-1]) == 200
+        assert time.monotonic() - began < 30
+    finally:
+        stop(server)

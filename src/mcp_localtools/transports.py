@@ -15,7 +15,8 @@ In front of those, ``_EdgeGuard`` answers 400 to a request with two ``Host`` or 
 ``Origin`` whose scheme, host and numeric port do not exactly match an allowed one (no prefix
 match); 401 "invalid bearer token" to a wrong token (a missing one keeps the SDK's "Authentication
 required"); and a JSON-RPC error to a second request whose id is still in flight on the same
-Streamable HTTP session (the first is still answered). uvicorn closes a connection that sends no
+Streamable HTTP session (the first is still answered); at ``max_sessions`` a new session evicts the
+least recently used idle one instead of getting 503. uvicorn closes a connection that sends no
 complete request head within ``HEAD_TIMEOUT_SECONDS``, answers 503 beyond ``limit_concurrency``
 connections, and runs with the soft ``RLIMIT_NOFILE`` raised to the hard limit; repeated accept
 errors are logged once per ``ACCEPT_ERROR_LOG_SECONDS``.
@@ -35,6 +36,7 @@ import os
 import stat
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -277,11 +279,39 @@ class _EdgeGuard:
     """ASGI middleware in front of the SDK's app: the header, Origin, token and in-flight-id
     checks of the module docstring."""
 
-    def __init__(self, app: ASGIApp, settings: NetworkSettings, verifier: TokenVerifier | None) -> None:
+    def __init__(
+        self, app: ASGIApp, settings: NetworkSettings, verifier: TokenVerifier | None, sessions: Any = None
+    ) -> None:
         self.app = app
         self.settings = settings
         self.verifier = verifier
         self.in_flight: set[tuple[str, str]] = set()
+        self.sessions = sessions  # the SDK's StreamableHTTPSessionManager (None for SSE)
+        self.recent: OrderedDict[str, None] = OrderedDict()  # session ids, least recently used first
+
+    async def _evict_idle_session(self) -> None:
+        """At ``max_sessions``, end the least recently used session with no request in flight, so a
+        new client is served instead of refused (abandoned sessions would otherwise hold every slot
+        until their idle timeout). Reads the SDK manager's session table (private API, checked)."""
+        table = getattr(self.sessions, "_server_instances", None)
+        discard = getattr(self.sessions, "_discard_session", None)
+        if not isinstance(table, dict) or discard is None or len(table) < self.settings.max_sessions:
+            return
+        for session in [*self.recent, *(key for key in table if key not in self.recent)]:
+            transport = table.get(session)
+            if transport is not None and getattr(transport, "_requests_in_flight", 1) == 0:
+                logger.info(
+                    "max_sessions (%d) reached: closing the least recently used idle session", len(table)
+                )
+                self.recent.pop(session, None)
+                await discard(session, transport)
+                return
+
+    def _touch(self, session: str) -> None:
+        self.recent[session] = None
+        self.recent.move_to_end(session)
+        while len(self.recent) > 4 * self.settings.max_sessions:
+            self.recent.popitem(last=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -311,6 +341,20 @@ class _EdgeGuard:
                     await _invalid_token(send)
                     return
         session = values.get(b"mcp-session-id")
+        if self.sessions is not None and session is None and scope["method"] == "POST":
+            await self._evict_idle_session()
+
+            async def remember(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    for name, value in message.get("headers", []):
+                        if name.lower() == b"mcp-session-id":
+                            self._touch(value.decode("latin-1"))
+                await send(message)
+
+            await self.app(scope, receive, remember)
+            return
+        if session is not None:
+            self._touch(session.decode("latin-1"))
         if session is None or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
@@ -460,7 +504,8 @@ def http_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
     app = _bare_app(server, settings)
     verifier = getattr(server, "_token_verifier", None)
     verifier = verifier if isinstance(verifier, TokenVerifier) else None
-    app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier)
+    sessions = server.session_manager if settings.transport == "streamable-http" else None
+    app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier, sessions=sessions)
     return app
 
 
