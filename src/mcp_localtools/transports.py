@@ -503,7 +503,7 @@ def http_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
     """
     app = _bare_app(server, settings)
     verifier = getattr(server, "_token_verifier", None)
-    verifier = verifier if isinstance(verifier, TokenVerifier) else None
+    verifier = verifier if isinstance(verifier, StaticTokenVerifier) else None
     sessions = server.session_manager if settings.transport == "streamable-http" else None
     app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier, sessions=sessions)
     return app
@@ -553,7 +553,7 @@ def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
         timeout_graceful_shutdown=5,
         http=_head_timeout_protocol(),
         timeout_keep_alive=5,
-        limit_concurrency=max(64, (limits[1] if limits else 1024) // 2),
+        limit_concurrency=min(4096, max(64, (limits[1] if limits else 1024) // 2)),
     )
     uvicorn.Server(config).run()
 
