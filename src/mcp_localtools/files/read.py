@@ -11,6 +11,8 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 __all__ = [
     "FileData",
     "decode_utf8",
+    "open_regular_file",
     "read_open_file",
     "read_regular_file",
     "sha256_hex",
@@ -81,6 +84,30 @@ def read_regular_file(
     with paths.opened(resolved, flags) as fd:
         data, info = read_open_file(fd, resolved.path, max_bytes=max_bytes, head_only=head_only)
     return FileData(path=resolved.path, data=data, stat=info)
+
+
+@contextmanager
+def open_regular_file(paths: PathPolicy, resolved: ResolvedPath) -> Iterator[tuple[int, os.stat_result]]:
+    """Open a regular file for reading through the policy (``O_NONBLOCK``, so a FIFO cannot hang
+    the open), for callers that read parts of it (``os.pread``) instead of all of it.
+
+    Yields:
+        ``(fd, fstat)``; the descriptor is closed on exit.
+
+    Raises:
+        NotFound, NotAFile, OutsideAllowedRoots, SymlinkRefused, FileSystemError: as
+        ``read_regular_file`` (no size limit).
+    """
+    with paths.opened(resolved, os.O_RDONLY | compat.O_NONBLOCK) as fd:
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
+            raise from_os_error(exc, str(resolved.path)) from exc
+        if stat.S_ISDIR(info.st_mode):
+            raise NotAFile(f"expected a file but got a directory: {resolved.path}")
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"expected a regular file: {resolved.path} is a {kind_of(info.st_mode)}")
+        yield fd, info
 
 
 def read_open_file(

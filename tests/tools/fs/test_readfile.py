@@ -105,11 +105,13 @@ async def test_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
     assert result.content[0].text.encode() == raw
 
 
-async def test_a_file_over_the_read_cap_is_refused(tmp_path: Path) -> None:
+async def test_a_binary_read_over_the_read_cap_is_refused_and_a_text_read_is_not(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("x" * 5000, encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
-        result = await client.call_tool("readfile", {"path": "big.txt"})
-    assert error_code(result) == "too_large"
+        binary = await client.call_tool("readfile", {"path": "big.txt", "encoding": "binary"})
+        text = await client.call_tool("readfile", {"path": "big.txt"})
+    assert error_code(binary) == "too_large"
+    assert text.structured_content["content"] == "x" * 5000
 
 
 async def test_a_pdf_gives_its_text_per_page_with_the_page_count(client: Client, tmp_path: Path) -> None:
@@ -561,3 +563,149 @@ def test_text_window_agrees_with_the_line_by_line_reference(
     assert (window.text, window.end_line, window.next_offset) == _reference_window(
         text, offset, limit, budget
     )
+
+
+# Windows of files of any size: the line index (files/lineindex.py), tail and line numbers.
+
+CAPPED = {"max_read_bytes": 4096, "max_result_chars": 1000, "read_max_lines": 50}
+"""A whole-file cap far below the test files' size, and a small budget so windows are cut."""
+
+
+def _numbered_lines(count: int) -> bytes:
+    return "".join(f"line {n} {'é' * (n % 7)}\n" for n in range(1, count + 1)).encode()
+
+
+async def test_windows_and_tail_read_a_file_larger_than_the_whole_file_cap(tmp_path: Path) -> None:
+    raw = _numbered_lines(20_000)  # ~250 KB, far over the 4 KiB cap and over many index blocks
+    (tmp_path / "big.log").write_bytes(raw)
+    lines = raw.decode().splitlines(keepends=True)
+    async with connect(config_for(tmp_path, limits=CAPPED)) as client:
+        middle = await client.call_tool("readfile", {"path": "big.log", "offset": 12_345, "limit": 3})
+        tail = await client.call_tool("readfile", {"path": "big.log", "tail": 4})
+    data = middle.structured_content
+    assert data["content"] == "".join(lines[12_345:12_348])
+    assert (data["startLine"], data["endLine"], data["nextOffset"]) == (12_346, 12_348, 12_348)
+    assert data["totalLines"] == 20_000 and data["sizeBytes"] == len(raw)
+    assert data["sha256"] == hashlib.sha256(raw).hexdigest()
+    last = tail.structured_content
+    assert last["content"] == "".join(lines[-4:])
+    assert (last["startLine"], last["endLine"], last["truncated"]) == (19_997, 20_000, False)
+    assert "nextOffset" not in last
+
+
+async def test_the_whole_file_is_rebuilt_byte_exact_by_following_continuations(tmp_path: Path) -> None:
+    raw = _numbered_lines(3000) + b"\r\nno final newline \xf0\x9f\x99\x82"
+    (tmp_path / "big.log").write_bytes(raw)
+    got: list[str] = []
+    offset: int | None = 0
+    calls = 0
+    async with connect(config_for(tmp_path, limits=CAPPED)) as client:
+        while offset is not None:
+            result = await client.call_tool("readfile", {"path": "big.log", "offset": offset})
+            data = result.structured_content
+            assert len(data["content"]) <= CAPPED["max_result_chars"]
+            assert data["sha256"] == hashlib.sha256(raw).hexdigest()
+            got.append(data["content"])
+            offset = data.get("nextOffset")
+            calls += 1
+    assert "".join(got).encode() == raw
+    assert calls > len(raw) // CAPPED["max_result_chars"]
+
+
+async def test_tail_keeps_the_last_lines_that_fit_the_budget_and_points_at_the_rest(tmp_path: Path) -> None:
+    raw = ("w" * 99 + "\n").encode() * 100
+    (tmp_path / "wide.log").write_bytes(raw)
+    async with connect(config_for(tmp_path, limits=CAPPED)) as client:
+        result = await client.call_tool("readfile", {"path": "wide.log", "tail": 30})
+    data = result.structured_content
+    assert data["content"] == "w" * 99 + "\n" + ("w" * 99 + "\n") * 9
+    assert (data["startLine"], data["endLine"], data["truncated"]) == (91, 100, True)
+    assert "offset=70, limit=20" in text_of(result)
+
+
+async def test_tail_of_a_short_file_is_the_whole_file(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"a\nb")
+    result = await client.call_tool("readfile", {"path": "a.txt", "tail": 10})
+    data = result.structured_content
+    assert (data["content"], data["startLine"], data["endLine"], data["truncated"]) == ("a\nb", 1, 2, False)
+
+
+async def test_tail_with_offset_or_limit_is_refused(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"a\nb\n")
+    for extra in ({"offset": 1}, {"limit": 1}):
+        result = await client.call_tool("readfile", {"path": "a.txt", "tail": 1, **extra})
+        assert error_code(result) == "invalid_arguments"
+        assert "tail" in text_of(result)
+
+
+async def test_line_numbers_use_the_cat_n_format(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"alpha\n\tbeta\n\ngamma")
+    result = await client.call_tool("readfile", {"path": "a.txt", "lineNumbers": True, "offset": 1})
+    assert result.structured_content["content"] == "     2\t\tbeta\n     3\t\n     4\tgamma"
+    tail = await client.call_tool("readfile", {"path": "a.txt", "lineNumbers": True, "tail": 1})
+    assert tail.structured_content["content"] == "     4\tgamma"
+
+
+async def test_numbered_lines_count_against_the_budget(tmp_path: Path) -> None:
+    (tmp_path / "wide.txt").write_bytes(("y" * 93 + "\n").encode() * 100)  # 94 characters a line
+    async with connect(config_for(tmp_path, limits=CAPPED)) as client:
+        plain = await client.call_tool("readfile", {"path": "wide.txt"})
+        numbered = await client.call_tool("readfile", {"path": "wide.txt", "lineNumbers": True})
+    assert plain.structured_content["endLine"] == 10
+    assert numbered.structured_content["endLine"] == 9  # 101 characters a line with the number
+    assert len(numbered.structured_content["content"]) <= 1000
+    assert numbered.structured_content["nextOffset"] == 9
+
+
+async def test_a_long_line_deep_in_a_big_file_is_cut_at_the_budget(tmp_path: Path) -> None:
+    raw = b"short\n" * 1000 + "é".encode() * 50_000 + b"\nafter\n"  # 100 KB line: read is capped
+    (tmp_path / "min.js").write_bytes(raw)
+    async with connect(config_for(tmp_path, limits=CAPPED)) as client:
+        result = await client.call_tool("readfile", {"path": "min.js", "offset": 1000})
+        after = await client.call_tool("readfile", {"path": "min.js", "offset": 1001})
+    data = result.structured_content
+    assert data["content"] == "é" * 1000
+    assert (data["startLine"], data["endLine"], data["nextOffset"]) == (1001, 1001, 1001)
+    assert "line 1001 is longer than the result budget" in text_of(result)
+    assert after.structured_content["content"] == "after\n"
+
+
+async def test_invalid_utf8_in_a_window_names_its_offset_in_the_file(client: Client, tmp_path: Path) -> None:
+    raw = b"good\n" * 100 + b"caf\xe9\n"
+    (tmp_path / "mixed.txt").write_bytes(raw)
+    fine = await client.call_tool("readfile", {"path": "mixed.txt", "limit": 10})
+    bad = await client.call_tool("readfile", {"path": "mixed.txt", "tail": 1})
+    assert fine.structured_content["content"] == "good\n" * 10
+    assert error_code(bad) == "unsupported_content"
+    assert f"offset {len(raw) - 2}" in text_of(bad)
+
+
+async def test_a_changed_file_is_indexed_again_same_size_new_mtime(client: Client, tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    target.write_bytes(b"one\ntwo\n")
+    first = await client.call_tool("readfile", {"path": "a.txt", "tail": 1})
+    with target.open("r+b") as handle:  # in place: same inode, same size
+        handle.write(b"ONE\nTWO\n")
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    second = await client.call_tool("readfile", {"path": "a.txt", "tail": 1})
+    assert first.structured_content["content"] == "two\n"
+    assert second.structured_content["content"] == "TWO\n"
+    assert second.structured_content["sha256"] == hashlib.sha256(b"ONE\nTWO\n").hexdigest()
+
+
+def test_the_line_index_finds_every_line_start_across_blocks(tmp_path: Path) -> None:
+    from mcp_localtools.files.lineindex import BLOCK, line_index
+
+    lengths = [0, 1, BLOCK - 1, 5, BLOCK, 2 * BLOCK + 3, 0, 7]  # lines ending on and across blocks
+    raw = b"".join(b"x" * n + b"\n" for n in lengths) + b"tail"
+    (tmp_path / "f").write_bytes(raw)
+    fd = os.open(tmp_path / "f", os.O_RDONLY)
+    try:
+        index = line_index(fd, os.fstat(fd), "f")
+        starts = [0, *(k + 1 for k, byte in enumerate(raw) if byte == 10)]
+        assert index.total_lines == len(starts)
+        assert [index.line_start(fd, n) for n in range(len(starts) + 1)] == [*starts, len(raw)]
+        assert index.sha256 == hashlib.sha256(raw).hexdigest()
+    finally:
+        os.close(fd)

@@ -1,8 +1,12 @@
 """readfile: a file's text or bytes, with a line window, a result budget and PDF pages.
 
-Text mode returns the file's text verbatim (no line numbers), cut to a line window (``offset``
-lines skipped, at most ``limit`` lines) and to the result budget; when cut, the result says so and
-gives ``nextOffset``. PDFs (by extension or content) give their text layer, page by page.
+Text mode returns the file's text verbatim (or numbered like ``cat -n`` with ``lineNumbers``), cut
+to a line window (``offset`` lines skipped, at most ``limit`` lines; or the last ``tail`` lines)
+and to the result budget; when cut, the result says so and gives ``nextOffset``. Text windows of
+files of any size cost O(window): the file is indexed once per version (``files.lineindex``: line
+offsets and SHA-256, cached), then only the window's bytes are read. The whole-file cap
+(``max_read_bytes``) applies to reads that need the whole file: binary mode and PDFs.
+PDFs (by extension or content) give their text layer, page by page.
 Binary mode returns image content for images, an embedded resource for PDFs, and for any other
 file its size, type and hash with its bytes in base64 as text when they fit the result budget
 (an embedded resource of another type breaks anthropic's MCP helper: clients.md). Images go
@@ -14,7 +18,8 @@ images are parsed in a confined worker process (``mcp_localtools.parsers``), nev
 from __future__ import annotations
 
 import base64
-from bisect import bisect_right
+import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -25,13 +30,14 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
-from mcp_localtools.errors import InvalidArguments, UnsupportedContent
-from mcp_localtools.files.read import FileData, decode_utf8, read_regular_file, sha256_hex
+from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
+from mcp_localtools.files.lineindex import LineIndex, line_index, utf8_prefix
+from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import ReturnedImage, fit_image
 from mcp_localtools.parsers.pdf import MAX_PAGES_SPEC, extract_pdf_text
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import FileContent, ImageContent, TextContent, ToolResult, fit_within
 from mcp_localtools.workspace import Workspace
@@ -58,6 +64,15 @@ class ReadFileArgs(ToolArgs):
         ge=1,
         le=HARD_MAX_READ_LINES,
         description="Text only: most lines to return; default the server's window (2000).",
+    )
+    tail: int | None = Field(
+        None,
+        ge=1,
+        le=HARD_MAX_READ_LINES,
+        description="Text only: return the last N lines instead (not with offset or limit).",
+    )
+    line_numbers: bool = Field(
+        False, description="Text only: prefix each line with its 1-based number and a tab, like `cat -n`."
     )
     pages: str | None = Field(
         None,
@@ -169,8 +184,7 @@ class _Loaded:
     common: dict[str, Any]
 
 
-def _load(args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
-    resolved = paths.resolve(args.path)
+def _load(resolved: ResolvedPath, *, paths: PathPolicy, limits: LimitsConfig) -> _Loaded:
     file = read_regular_file(paths, resolved, max_bytes=limits.max_read_bytes)
     common = {"path": str(file.path), "size_bytes": len(file.data), "sha256": sha256_hex(file.data)}
     return _Loaded(file=file, mime=detect_mime(file.path, file.data[:4096]), common=common)
@@ -182,6 +196,8 @@ async def read_file(
     """The readfile tool body: file work in a worker thread, parsing in a worker process."""
     if args.original and args.encoding != "binary":
         raise InvalidArguments('original applies to encoding "binary" only')
+    if args.tail is not None and (args.offset or args.limit is not None):
+        raise InvalidArguments("tail reads the last lines of the file; pass offset/limit or tail, not both")
     loaded = await anyio.to_thread.run_sync(
         partial(_load_or_read_text, args, paths=paths, limits=limits), abandon_on_cancel=True
     )
@@ -211,12 +227,18 @@ def _binary_as_text(result: ReadFileResult, data: bytes, summary: str, limits: L
 def _load_or_read_text(
     args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig
 ) -> _Loaded | ToolResult:
-    """In a worker thread: load the file; a plain text read is finished here too (one hop)."""
-    loaded = _load(args, paths=paths, limits=limits)
-    # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
-    if args.encoding == "binary" or loaded.mime.base == "application/pdf":
-        return loaded
-    return _read_text(args, loaded, limits)
+    """In a worker thread: a text read is finished here (one hop), through the file's line index
+    (no size limit); binary reads and PDFs load the whole file (within ``max_read_bytes``)."""
+    resolved = paths.resolve(args.path)
+    if args.encoding == "binary":
+        return _load(resolved, paths=paths, limits=limits)
+    with open_regular_file(paths, resolved) as (fd, info):
+        index = line_index(fd, info, str(resolved.path))
+        mime = detect_mime(resolved.path, index.head)
+        # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
+        if mime.base != "application/pdf":
+            return _read_text(args, resolved, fd, index, mime, limits)
+    return _load(resolved, paths=paths, limits=limits)
 
 
 async def _read_binary(
@@ -274,11 +296,18 @@ async def _read_pdf(
         notes.append(f"[the PDF {file.path} has no pages]")
 
     def finish() -> ToolResult:  # decoding and cutting up to 16 Mi characters: off the event loop
+        text = pdf.decode()
+        total = _count_lines(text)
+        first, count = _lines_wanted(args, total, limits)
+        if first or count < total:  # the wanted lines, verbatim (no budget yet)
+            text = text_window(text, offset=first, limit=count, budget=len(text)).text
         return _text_result(
             args,
-            loaded,
+            loaded.common,
             limits,
-            pdf.decode(),
+            text,
+            first=first,
+            total=total,
             mime_type="application/pdf",
             cut=pdf.cut,
             notes=notes,
@@ -289,47 +318,127 @@ async def _read_pdf(
     return await anyio.to_thread.run_sync(finish, abandon_on_cancel=True)
 
 
-def _read_text(args: ReadFileArgs, loaded: _Loaded, limits: LimitsConfig) -> ToolResult:
-    file, mime = loaded.file, loaded.mime
+def _read_text(
+    args: ReadFileArgs,
+    resolved: ResolvedPath,
+    fd: int,
+    index: LineIndex,
+    mime: MimeInfo,
+    limits: LimitsConfig,
+) -> ToolResult:
+    """The text read of the file open at ``fd``: only the wanted lines' bytes are read (at most
+    what the result budget can show), located through ``index``."""
+    path = resolved.path
     if args.pages is not None:
-        raise InvalidArguments(f"pages applies to PDF files only; {file.path} is {mime.base}")
+        raise InvalidArguments(f"pages applies to PDF files only; {path} is {mime.base}")
     if mime.base != "image/svg+xml" and mime.mode in ("image", "document"):
-        raise UnsupportedContent(f'cannot read {file.path} as text: it is {mime.base}; use encoding "binary"')
-    if not is_probably_text(file.data[:4096]):
-        raise UnsupportedContent(f'cannot read {file.path} as text: it looks binary; use encoding "binary"')
-    text = decode_utf8(file.data, file.path)
-    return _text_result(args, loaded, limits, text, mime_type=mime.base)
+        raise UnsupportedContent(f'cannot read {path} as text: it is {mime.base}; use encoding "binary"')
+    if not is_probably_text(index.head):
+        raise UnsupportedContent(f'cannot read {path} as text: it looks binary; use encoding "binary"')
+    total = index.total_lines
+    first, count = _lines_wanted(args, total, limits)
+    # Characters are at least one byte and at most four: the budget never shows more than this.
+    cap = 4 * limits.max_result_chars + 8
+    start, end = index.line_start(fd, first), index.line_start(fd, first + count)
+    if args.tail is not None and end - start > cap:  # the last whole lines the cap holds
+        fits = bisect_left(
+            range(first, first + count), True, key=lambda line: end - index.line_start(fd, line) <= cap
+        )
+        first, count = (first + fits, count - fits) if fits < count else (first + count - 1, 1)
+        start = index.line_start(fd, first)
+    try:
+        data = os.pread(fd, min(end - start, cap), start)
+    except OSError as exc:
+        raise from_os_error(exc, str(path)) from exc
+    if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
+        newline = data.rfind(b"\n")
+        data = data[: newline + 1] if newline >= 0 else utf8_prefix(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedContent(
+            f"not valid UTF-8 text: {path} (invalid byte at offset {start + exc.start}); "
+            'use encoding "binary"'
+        ) from exc
+    common = {"path": str(path), "size_bytes": index.size, "sha256": index.sha256}
+    return _text_result(args, common, limits, text, first=first, total=total, mime_type=mime.base)
+
+
+def _count_lines(text: str) -> int:
+    """Lines in ``text``, split on ``\\n`` (a final line without newline counts)."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _lines_wanted(args: ReadFileArgs, total: int, limits: LimitsConfig) -> tuple[int, int]:
+    """``(first, count)``: the 0-based first line and the number of lines the call asks for.
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line of a non-empty text.
+    """
+    if args.tail is not None:
+        first = max(0, total - args.tail)
+        return first, total - first
+    if args.offset and args.offset >= total:
+        raise InvalidArguments(
+            f"offset {args.offset} is past the end of the text ({total} lines); use a smaller offset"
+        )
+    return args.offset, min(args.limit or limits.read_max_lines, total - args.offset)
+
+
+def number_lines(text: str, first: int) -> str:
+    """``text`` with each line prefixed like ``cat -n``: its number right-aligned in 6 columns
+    (wider when needed), then a tab; ``first`` is the 1-based number of the first line."""
+    if not text:
+        return text
+    ends = text.endswith("\n")
+    lines = (text[:-1] if ends else text).split("\n")
+    numbered = "\n".join([f"{number:>6}\t{line}" for number, line in enumerate(lines, first)])
+    return numbered + "\n" if ends else numbered
+
+
+def _lines_over(text: str, budget: int) -> int:
+    """How many leading lines of ``text`` to drop so that the rest fits ``budget`` characters
+    (never the last line)."""
+    if len(text) <= budget:
+        return 0
+    sizes = [len(line) + 1 for line in text.split("\n")]
+    if text.endswith("\n"):
+        sizes.pop()
+    ends = list(accumulate(sizes))
+    return min(bisect_left(ends, len(text) - budget) + 1, len(sizes) - 1)
 
 
 def _text_result(
     args: ReadFileArgs,
-    loaded: _Loaded,
+    common: dict[str, Any],
     limits: LimitsConfig,
     text: str,
     *,
+    first: int,
+    total: int,
     mime_type: str,
     cut: bool = False,
     notes: Sequence[str] = (),
     **fields: Any,
 ) -> ToolResult:
-    """The text-mode result: ``text`` cut to the call's line window and the result budget (in a
-    worker thread: the text may be millions of characters).
+    """The text-mode result: the window ``text`` numbered when asked, and cut to the result
+    budget (from the end for a forward read, from the start for ``tail``).
 
     Args:
-        text: the whole text (a file's, or a PDF's extracted pages).
+        text: whole lines ``first``, ``first + 1``, ... of a text of ``total`` lines (the
+            lines the call asked for, or fewer when the read was capped; a long first line may
+            be a prefix only).
+        first: the 0-based number of the window's first line.
         mime_type: the result's ``mimeType``.
         cut: the text was already cut before it got here (PDF extraction stopped at its cap).
         notes: further notes for the caller, after the window's.
         fields: further ``ReadFileResult`` fields (a PDF's pages).
-
-    Raises:
-        InvalidArguments: ``offset`` is past the last line.
     """
     budget = limits.max_result_chars
     # The text goes twice (the text content and structuredContent.content): half the budget each,
     # less while the whole result (metadata, notes, JSON escapes) is over it.
     return fit_within(
-        partial(_text_window_result, args, loaded, limits, text, mime_type, cut, notes, fields),
+        partial(_text_window_result, args, common, text, first, total, mime_type, cut, notes, fields),
         budget,
         budget // 2 - 500,
     )
@@ -337,9 +446,10 @@ def _text_result(
 
 def _text_window_result(
     args: ReadFileArgs,
-    loaded: _Loaded,
-    limits: LimitsConfig,
+    common: dict[str, Any],
     text: str,
+    first: int,
+    total: int,
     mime_type: str,
     cut: bool,
     notes: Sequence[str],
@@ -347,30 +457,48 @@ def _text_window_result(
     payload: int,
 ) -> ToolResult:
     """``_text_result`` with the window cut to ``payload`` characters."""
-    limit = args.limit or limits.read_max_lines
-    window = text_window(text, offset=args.offset, limit=limit, budget=max(payload, 1))
+    budget = max(payload, 1)
+    lines = _count_lines(text)
+    shown = number_lines(text, first + 1) if args.line_numbers else text
+    skip = _lines_over(shown, budget) if args.tail is not None else 0
+    if skip:
+        shown = shown.split("\n", skip)[-1]
+    window = text_window(shown, offset=0, limit=lines - skip, budget=budget)
+    begin = first + skip
+    used = window.end_line or 0
+    remains = begin + used < total
+    next_offset = begin + used if remains and (args.tail is None or window.cut_line is not None) else None
+    missing = max(0, total - args.tail) if args.tail is not None else None  # the tail's first line
     result = ReadFileResult(
         encoding="text",
         mime_type=mime_type,
         content=window.text,
-        total_lines=window.total_lines,
-        start_line=window.start_line,
-        end_line=window.end_line,
-        next_offset=window.next_offset,
-        truncated=window.next_offset is not None or window.cut_line is not None or cut,
+        total_lines=total,
+        start_line=begin + 1 if used else None,
+        end_line=begin + used if used else None,
+        next_offset=next_offset,
+        truncated=next_offset is not None
+        or window.cut_line is not None
+        or cut
+        or (begin != missing and missing is not None),
         **fields,
-        **loaded.common,
+        **common,
     )
     told: list[str] = []
     if window.cut_line is not None:
         told.append(
-            f"line {window.cut_line} is longer than the result budget and was cut after {len(window.text)} "
+            f"line {begin + 1} is longer than the result budget and was cut after {len(window.text)} "
             "characters"
         )
-    if window.next_offset is not None:
+    if missing is not None and begin > missing:
         told.append(
-            f"showing lines {window.start_line}-{window.end_line} of {window.total_lines}; call readfile "
-            f"with offset={window.next_offset} to continue"
+            f"showing the last {used} lines ({begin + 1}-{begin + used} of {total}), what fits the result "
+            f"budget; call readfile with offset={missing}, limit={begin - missing} for the lines before"
+        )
+    elif next_offset is not None:
+        told.append(
+            f"showing lines {begin + 1}-{begin + used} of {total}; call readfile with offset={next_offset} "
+            "to continue"
         )
     if told:
         notes = [f"[{'; '.join(told)}]", *notes]
@@ -392,12 +520,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Read a file",
         description=(
             f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
-            "per call (use offset/limit; the result gives nextOffset when more remains) and "
-            f'{limits.max_result_chars} characters. PDFs give their text per page (pages="1-3"). '
-            "Binary mode returns images as image content, upright and fitted to 1568 px and under 1 MB "
-            "(original=true for the file's bytes), PDFs as an embedded resource, and other files as their "
-            "size, type and hash, with base64 when it fits the result. "
-            f"Files over {limits.max_read_bytes} bytes are refused; searchfiles finds lines in them."
+            f"and {limits.max_result_chars} characters per call, from any size of file (offset/limit or "
+            "tail; nextOffset says where to continue). PDFs give their text per page. Binary mode returns "
+            "images as image content, upright and fitted to 1568 px and under 1 MB, PDFs as an embedded "
+            "resource, other files as size, type and hash with base64 when it fits; binary and PDF reads "
+            f"are refused over {limits.max_read_bytes} bytes."
         ),
         args_model=ReadFileArgs,
         result_model=ReadFileResult,

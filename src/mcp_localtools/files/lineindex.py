@@ -1,0 +1,192 @@
+"""Line index of a regular file: windows of lines at O(window) cost, and the file's SHA-256.
+
+One streaming scan per file version (device, inode, size, mtime, ctime) hashes the file and
+records, for every ``BLOCK`` bytes, how many newlines come before it. A line's byte offset is then
+found by a bisection over those counts and a bisection inside one block (``bytes.count``, in C),
+so a window anywhere in a file of any size costs one block read plus the window's own bytes.
+Indexes are kept in a small LRU cache; a new version of a file (same size, new mtime or ctime)
+is a different key, so a stale index is never used.
+
+Reads go through a descriptor opened by ``files.read.open_regular_file`` (verified by the
+path policy); this module only ``pread``s from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from mcp_localtools.errors import FileSystemError, from_os_error
+
+__all__ = ["BLOCK", "LineIndex", "clear_cache", "line_index", "utf8_prefix"]
+
+BLOCK = 64 * 1024
+"""Granularity of the index (bytes): a line is located by scanning at most one block."""
+_SCAN = 16 * BLOCK
+"""Bytes read per ``pread`` while scanning (1 MiB)."""
+HEAD_BYTES = 4096
+"""The first bytes of the file, kept for content sniffing."""
+_CACHE_ENTRIES = 64
+_CACHE_BYTES = 32 * 1024 * 1024
+"""Bounds of the cache: entries, and bytes of index arrays (8 bytes per 64 KiB of file)."""
+_RETRIES = 3
+
+_Key = tuple[int, int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """What one scan of a file version learned.
+
+    Attributes:
+        size: the file's size in bytes.
+        sha256: SHA-256 of the whole file, 64 lowercase hex digits.
+        head: the first ``HEAD_BYTES`` bytes (for MIME and text sniffing).
+        newlines: ``newlines[k]`` is the number of ``\\n`` bytes in ``[0, k * BLOCK)``; the last
+            entry is the count for the whole file.
+        ends_with_newline: the last byte is ``\\n`` (false for an empty file).
+    """
+
+    size: int
+    sha256: str
+    head: bytes
+    newlines: array[int]
+    ends_with_newline: bool
+
+    @property
+    def total_lines(self) -> int:
+        """Lines in the file; a final line without newline counts, an empty file has none."""
+        return self.newlines[-1] + (1 if self.size and not self.ends_with_newline else 0)
+
+    def line_start(self, fd: int, line: int) -> int:
+        """Byte offset where the 0-based ``line`` starts (``size`` for ``line >= total_lines``).
+
+        Reads at most one ``BLOCK`` of the file open at ``fd``.
+
+        Raises:
+            FileSystemError: the read failed, or the file no longer matches the index.
+        """
+        if line <= 0:
+            return 0
+        if line > self.newlines[-1]:
+            return self.size
+        block = bisect_left(self.newlines, line) - 1  # newlines[block] < line <= newlines[block + 1]
+        want = line - self.newlines[block]
+        data = _pread(fd, BLOCK, block * BLOCK)
+        at = bisect_left(range(len(data)), want, key=lambda i: data.count(b"\n", 0, i + 1))
+        if at >= len(data):
+            raise FileSystemError("the file changed while it was being read; read it again")
+        return block * BLOCK + at + 1
+
+
+def _pread(fd: int, count: int, offset: int) -> bytes:
+    try:
+        return os.pread(fd, count, offset)
+    except OSError as exc:
+        raise from_os_error(exc, f"descriptor {fd}") from exc
+
+
+def _version(info: os.stat_result) -> _Key:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+_cache: OrderedDict[_Key, LineIndex] = OrderedDict()
+_cache_bytes = 0
+_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget every cached index."""
+    global _cache_bytes
+    with _lock:
+        _cache.clear()
+        _cache_bytes = 0
+
+
+def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
+    """The index of the regular file open at ``fd`` whose ``fstat`` is ``info``: from the cache,
+    or by one scan (hashing and counting lines; O(file), in the calling thread).
+
+    Args:
+        display: the file's name for error messages.
+
+    Raises:
+        FileSystemError: reading failed, or the file kept changing while it was scanned.
+    """
+    global _cache_bytes
+    key = _version(info)
+    with _lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
+    for _ in range(_RETRIES):
+        index = _scan(fd, info.st_size)
+        try:
+            after = os.fstat(fd)
+        except OSError as exc:
+            raise from_os_error(exc, display) from exc
+        if _version(after) == key and index.size == info.st_size:
+            break
+        key, info = _version(after), after
+    else:
+        raise FileSystemError(f"{display} kept changing while it was being read; read it again later")
+    with _lock:
+        if key not in _cache:
+            _cache[key] = index
+            _cache_bytes += index.newlines.itemsize * len(index.newlines)
+        while len(_cache) > _CACHE_ENTRIES or (_cache_bytes > _CACHE_BYTES and len(_cache) > 1):
+            _, old = _cache.popitem(last=False)
+            _cache_bytes -= old.newlines.itemsize * len(old.newlines)
+    return index
+
+
+def _scan(fd: int, size: int) -> LineIndex:
+    """Hash the file and count its newlines per block, reading ``_SCAN`` bytes at a time."""
+    digest = hashlib.sha256()
+    newlines = array("q", [0])
+    count = 0
+    head = b""
+    last = b""
+    position = 0
+    while True:
+        chunk = _pread(fd, _SCAN, position)
+        if not chunk:
+            break
+        if position == 0:
+            head = chunk[:HEAD_BYTES]
+        digest.update(chunk)
+        # chunk starts on a block boundary (_SCAN is a multiple of BLOCK, and only the last
+        # read can be short), so its blocks are the file's.
+        for start in range(0, len(chunk), BLOCK):
+            count += chunk.count(b"\n", start, start + BLOCK)
+            newlines.append(count)
+        position += len(chunk)
+        last = chunk[-1:]
+        if len(chunk) < _SCAN:
+            break
+    return LineIndex(
+        size=position,
+        sha256=digest.hexdigest(),
+        head=head,
+        newlines=newlines,
+        ends_with_newline=last == b"\n",
+    )
+
+
+def utf8_prefix(data: bytes) -> bytes:
+    """``data`` without an incomplete UTF-8 sequence at its end (bytes cut mid-character).
+
+    Invalid bytes are left for the caller's strict decode to report.
+    """
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # ASCII or a lead byte: the last character starts here
+            need = 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+            return data[:-back] if need > back else data
+    return data
