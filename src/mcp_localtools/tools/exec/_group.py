@@ -110,8 +110,8 @@ class ExecGroup:
             return "Commands are not sandboxed: they run with the server's full authority."
         network = "the network" if sandbox.network else "no network"
         return (
-            "Commands run in a sandbox: they write only inside the roots and $TMPDIR (a session's "
-            f"private temp dir), cannot read the home directory, and have {network}."
+            "Sandboxed: commands write only in the roots and $TMPDIR (private to the session), "
+            f"cannot read the home directory, and have {network}."
         )
 
     def call_timeout(self, runs: int) -> float:

@@ -99,23 +99,19 @@ class ScriptPolicy:
 
 
 class RunScriptArgs(ToolArgs):
-    path: str = Field(
-        description="Script file inside the allowed roots; relative to workDir when that is given."
-    )
+    path: str = Field(description="Script file; relative to workDir when given.")
     args: list[str] = Field(
         default_factory=list,
-        description=f"Arguments passed to the script as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
+        description=f"Passed as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
     )
     env: EnvArgument = Field(None, description="Environment variables for this run.")
-    work_dir: str | None = Field(
-        None, description="Working directory inside the allowed roots; default the base dir."
-    )
-    stdin: str | None = Field(None, description="Text given on standard input; default none (reads see EOF).")
+    work_dir: str | None = Field(None, description="Working directory; default the base directory.")
+    stdin: str | None = Field(None, description="Text on standard input; default none (EOF).")
     timeout_seconds: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_TIMEOUT_SECONDS,
-        description="Timeout in seconds; default and maximum are set by the server (clamped).",
+        description="Default and maximum set by the server.",
     )
 
 
@@ -253,10 +249,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="exec",
         title="Run a script file",
         description=(
-            f"Run a script file inside the allowed roots by its extension ({allowed}): .sh and other "
-            "shells with that shell, .py with python3, .ps1 with PowerShell; no exec bit needed. "
-            "Arguments are passed as they are. Timeout, output limits and process cleanup as for "
-            "shellcommand. " + group.containment()
+            f"Run a script by its extension ({allowed}) with that shell, python3 or PowerShell; no exec "
+            "bit needed. Timeout, output limits and cleanup as for shellcommand. " + group.containment()
         ),
         args_model=RunScriptArgs,
         result_model=RunScriptResult,

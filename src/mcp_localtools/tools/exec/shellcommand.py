@@ -40,35 +40,29 @@ class ShellCommandArgs(ToolArgs):
     commands: list[str] = Field(
         min_length=1,
         max_length=HARD_MAX_COMMANDS,
-        description="Commands to run one after another, each in a fresh shell (cd/export do not carry over).",
+        description="Each runs in a fresh shell (cd/export do not carry over).",
     )
     work_dir: str | None = Field(
         None,
-        description="Working directory inside the allowed roots; default the session's, else the base dir.",
+        description="Working directory; default the session's, else the base directory.",
     )
-    env: EnvArgument = Field(
-        None, description="Environment variables for these commands; also stored in the session."
-    )
-    shell: ShellName = Field(
-        "auto", description="Shell to run the commands with; auto picks the user's shell."
-    )
+    env: EnvArgument = Field(None, description="Environment variables; kept in the session.")
+    shell: ShellName = Field("auto", description="`auto`: the user's shell.")
     execute_parallel: bool = Field(
         False,
-        description="Not concurrency: false stops after the first failing command, true runs every command.",
+        description="Not concurrency: true runs every command; false stops at the first failure.",
     )
     session_id: str = Field(
         "",
         alias="sessionID",
-        description="Session from an earlier call, to reuse its workDir and env; empty starts a new session.",
+        description="From an earlier call, to reuse its workDir and env; empty starts a session.",
     )
-    stdin: str | None = Field(
-        None, description="Text given to each command on standard input; default none (reads see EOF)."
-    )
+    stdin: str | None = Field(None, description="Text on each command's standard input; default none (EOF).")
     timeout_seconds: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_TIMEOUT_SECONDS,
-        description="Timeout per command in seconds; default and maximum are set by the server (clamped).",
+        description="Per command; default and maximum set by the server.",
     )
 
 
@@ -254,17 +248,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="exec",
         title="Run shell commands",
         description=(
-            "Run shell commands one after another in a working directory inside the allowed roots. "
-            f"Each command: timeout {policy.timeout_seconds:g} s by default (timeoutSeconds, up to "
-            f"{policy.max_timeout_seconds:g} s); stdout and stderr kept up to "
-            f"{policy.max_output_bytes} bytes each; the result shows each stream's head and tail and "
-            "links a cut stream's full output as a resource (stdoutURI, resources/read, in pages); "
-            "stdin is empty unless given; "
-            "every process it started is stopped when it ends. A sessionID keeps workDir and env "
-            "between calls. A blocklist refuses some commands (rm: use deletefile; editors and "
-            "pagers: use readfile/writefile; network tools). "
-            + group.containment()
-            + " Output lines stream as progress notifications."
+            f"Run shell commands one after another. Each: timeout {policy.timeout_seconds:g} s (up to "
+            f"{policy.max_timeout_seconds:g}); stdout and stderr kept up to {policy.max_output_bytes} bytes "
+            "each; the result shows head and tail and links a cut stream's full output as a resource "
+            "(stdoutURI, in pages); its processes are stopped when it ends. Blocked: rm (use deletefile), "
+            "editors and pagers (readfile/writefile), network tools. " + group.containment()
         ),
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,

@@ -34,8 +34,8 @@ __all__ = ["CopyPathArgs", "CopyPathResult", "copy_path", "spec"]
 
 
 class CopyPathArgs(ToolArgs):
-    source: str = Field(description="File or directory to copy (a symlinked source is copied as its target).")
-    destination: str = Field(description="The new path, including the name (not a directory to copy into).")
+    source: str = Field(description="File or directory to copy (a symlink is copied as its target).")
+    destination: str = Field(description="The new path, name included (not a directory to copy into).")
     overwrite: bool = Field(
         False, description="Replace an existing destination file (directories are never merged)."
     )
@@ -105,9 +105,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Copy a file or tree",
         description=(
-            "Copy a file, or a directory tree with recursive=true, keeping modes and times; symlinks in "
-            "a tree stay symlinks. Refuses an existing destination unless overwrite=true (files only). "
-            "A failed copy leaves no partial destination."
+            "Copy a file, or a directory tree with recursive, keeping modes and times (symlinks in a tree "
+            "stay symlinks). A failed copy leaves no partial destination."
         ),
         args_model=CopyPathArgs,
         result_model=CopyPathResult,

@@ -56,12 +56,9 @@ class DeleteFileArgs(ToolArgs):
     path: str = Field(description="File (or, with recursive, directory) to move to the trash.")
     trash_dir: str = Field(
         "auto",
-        description=(
-            '"auto": the desktop trash if it is inside the allowed roots, else `.trash` in the file\'s root. '
-            "Or a directory inside the roots, created if missing."
-        ),
+        description=("`auto` (see above), or a directory inside the roots, created if missing."),
     )
-    recursive: bool = Field(False, description="Allow trashing a directory with everything in it.")
+    recursive: bool = Field(False, description="Allow trashing a directory and its contents.")
 
 
 class DeleteFileResult(ToolOutput):
@@ -198,9 +195,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Move to the trash",
         description=(
-            "Delete a file (or, with recursive=true, a directory) by moving it to a trash: the desktop "
-            "trash when it is inside the allowed roots, else `.trash` in the file's root, or trashDir. "
-            "Nothing is unlinked; the result says where it went. An allowed root cannot be deleted."
+            "Move a file (or directory, with recursive) to a trash, never unlinking: `auto` is the desktop "
+            "trash when inside the roots, else `.trash` in the file's root. A root cannot be deleted."
         ),
         args_model=DeleteFileArgs,
         result_model=DeleteFileResult,

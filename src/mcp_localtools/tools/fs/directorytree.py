@@ -38,22 +38,22 @@ MAX_DEPTH = 20
 
 
 class DirectoryTreeArgs(ToolArgs):
-    path: str = Field(".", description="Directory to show; default the base directory.")
-    max_depth: int = Field(3, ge=1, le=MAX_DEPTH, description="Levels below path to show (1 = its entries).")
+    path: str = Field(".", description="Directory to show.")
+    max_depth: int = Field(3, ge=1, le=MAX_DEPTH, description="Levels below path (1 = its entries).")
     max_entries: int = Field(
         500,
         ge=1,
         le=MAX_RESULTS,
-        description="Most entries in the whole tree; upper levels are filled first.",
+        description="Most entries in the whole tree; upper levels first.",
     )
     exclude: list[str] = Field(
         default_factory=list,
-        description="Leave out files and directories matching these globs (gitignore syntax).",
+        description="Globs to leave out (gitignore syntax).",
     )
     respect_ignore_files: bool = Field(
-        True, description="Leave out what .gitignore, .ignore and .rgignore files exclude."
+        True, description="Leave out what .gitignore, .ignore and .rgignore exclude."
     )
-    include_hidden: bool = Field(False, description="Also show names starting with a dot, .git included.")
+    include_hidden: bool = Field(False, description="Also show dot names, .git included.")
 
 
 class TreeEntry(ToolOutput):
@@ -214,10 +214,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Show a directory tree",
         description=(
-            "Show a directory as an indented tree with file sizes, maxDepth levels deep (default 3), at most "
-            "maxEntries entries (default 500; upper levels first, cut directories say how many entries they "
-            "left out). Respects .gitignore/.ignore, hides dotfiles unless includeHidden, no symlinks. "
-            "To find files by name use globfiles; to list one directory with details use listdirectory."
+            "Show a directory as an indented tree with file sizes; cut directories say how many entries "
+            "they left out. Respects .gitignore/.ignore, no symlinks. For names use globfiles; for one "
+            "directory with details, listdirectory."
         ),
         args_model=DirectoryTreeArgs,
         result_model=DirectoryTreeResult,

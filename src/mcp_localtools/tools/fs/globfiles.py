@@ -38,27 +38,23 @@ __all__ = ["GlobFilesArgs", "GlobFilesResult", "glob_files", "spec"]
 class GlobFilesArgs(ToolArgs):
     pattern: str = Field(
         description=(
-            "Glob on paths relative to root: `**` any number of directories, `*` and `?` within a name, "
-            "`[abc]`, `{a,b}`. `**/*.py` finds Python files at any depth; `*.py` only directly in root."
+            "Glob on the path relative to root: `**` any directories; `*` `?` `[abc]` `{a,b}` in a name "
+            "(`*.py`: only directly in root)."
         )
     )
-    root: str = Field(
-        ".", description="Directory to search; default the base directory. Paths start as this argument does."
-    )
+    root: str = Field(".", description="Directory to search. Result paths start as this does.")
     exclude: list[str] = Field(
         default_factory=list,
-        description="Skip files and directories matching these globs (gitignore syntax): `node_modules`.",
+        description="Globs to skip (gitignore syntax): `node_modules`.",
     )
     respect_ignore_files: bool = Field(
-        True, description="Skip what .gitignore, .ignore and .rgignore files under root exclude."
+        True, description="Skip what .gitignore, .ignore and .rgignore exclude."
     )
-    include_hidden: bool = Field(False, description="Also find names starting with a dot, .git included.")
+    include_hidden: bool = Field(False, description="Also find dot names, .git included.")
     include_directories: bool = Field(
-        False, description="Also return matching directories (those holding at least one visible file)."
+        False, description="Also return matching directories that hold a visible file."
     )
-    sort_by: Literal["path", "mtime"] = Field(
-        "path", description="`path` (default) or `mtime`: most recently modified first."
-    )
+    sort_by: Literal["path", "mtime"] = Field("path", description="`path`, or `mtime`: newest first.")
     max_results: int = Field(100, ge=1, le=MAX_RESULTS, description="Most paths to return.")
 
 
@@ -225,10 +221,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Find files by glob",
         description=(
-            "Find files whose path relative to root matches a glob (`**/*.py`, `src/**/test_*.{py,ts}`). "
-            "Respects .gitignore/.ignore, skips hidden names unless includeHidden, follows no symlinks. "
-            "sortBy path (default) or mtime (newest first); at most maxResults (default 100) with truncated. "
-            "To search file contents use searchfiles; for an overview use directorytree."
+            "Find files by a glob on their path (`**/*.py`, `src/**/test_*.{py,ts}`). "
+            "Respects .gitignore/.ignore; no symlinks. For contents use searchfiles."
         ),
         args_model=GlobFilesArgs,
         result_model=GlobFilesResult,

@@ -57,12 +57,12 @@ def check_name_pattern(pattern: str) -> None:
 
 
 class ListDirectoryArgs(ToolArgs):
-    path: str = Field(".", description="Directory to list; default the base directory.")
+    path: str = Field(".", description="Directory to list.")
     pattern: str | None = Field(
         None,
-        description="Glob on entry names: * ? [abc] [!abc], \\ escapes; no ** or braces. Case-sensitive.",
+        description="Glob on names: * ? [abc] [!abc], \\ escapes; case-sensitive.",
     )
-    details: bool = Field(False, description="Also return type, size and modification time of each entry.")
+    details: bool = Field(False, description="Also return each entry's type, size and mtime.")
     max_entries: int = Field(1000, ge=1, le=MAX_ENTRIES, description="Most entries to return.")
 
 
@@ -154,9 +154,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="List a directory",
         description=(
-            "List the entries of one directory (not recursive), sorted by name, dotfiles included. "
-            "Optional glob on names, details (type, size, mtime) and maxEntries (default 1000). "
-            "For recursive listings use directorytree or globfiles."
+            "List one directory's entries (not recursive), sorted by name, dotfiles included. "
+            "Recursive: directorytree or globfiles."
         ),
         args_model=ListDirectoryArgs,
         result_model=ListDirectoryResult,

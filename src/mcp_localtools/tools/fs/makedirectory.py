@@ -28,8 +28,8 @@ MAX_NEW_DIRECTORIES = 64
 
 
 class MakeDirectoryArgs(ToolArgs):
-    path: str = Field(description="Directory to create, absolute or relative to the base directory.")
-    parents: bool = Field(True, description="Create missing parent directories too (at most 64).")
+    path: str = Field(description="Directory to create (relative: to the base directory).")
+    parents: bool = Field(True, description="Create missing parents too (at most 64).")
 
 
 class MakeDirectoryResult(ToolOutput):
@@ -80,8 +80,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Create a directory",
         description=(
-            "Create a directory, with missing parents by default. An existing directory is fine "
-            "(created=false); an existing file at the path is an error."
+            "Create a directory. An existing directory is fine (created=false); an existing file is an error."
         ),
         args_model=MakeDirectoryArgs,
         result_model=MakeDirectoryResult,

@@ -24,7 +24,7 @@ __all__ = ["MimeForExtensionArgs", "MimeForExtensionResult", "mime_for_extension
 
 
 class MimeForExtensionArgs(ToolArgs):
-    extension: str = Field(description="An extension such as `png` or `.PNG`; case and dot do not matter.")
+    extension: str = Field(description="`png` or `.PNG`; case and dot do not matter.")
 
 
 class MimeForExtensionResult(ToolOutput):
@@ -61,8 +61,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="MIME type of an extension",
         description=(
-            "Look up the MIME type of a file extension (`png`, `.md`); no file access. Unknown "
-            "extensions give application/octet-stream with known=false."
+            "MIME type of a file extension; no file access. Unknown: application/octet-stream, known=false."
         ),
         args_model=MimeForExtensionArgs,
         result_model=MimeForExtensionResult,

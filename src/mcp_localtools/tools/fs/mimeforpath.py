@@ -24,7 +24,7 @@ __all__ = ["MimeForPathArgs", "MimeForPathResult", "mime_for_path", "spec"]
 
 
 class MimeForPathArgs(ToolArgs):
-    path: str = Field(description="File path, absolute or relative to the base directory.")
+    path: str = Field(description="File path (relative: to the base directory).")
 
 
 class MimeForPathResult(ToolOutput):
@@ -67,9 +67,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="MIME type of a file",
         description=(
-            "Detect a file's MIME type: from its extension when that decides, otherwise by sniffing "
-            "its first 4096 bytes. Also says how the tools treat it (mode: text, image, document, "
-            "default=binary)."
+            "Detect a file's MIME type (extension, else its first 4096 bytes) and how the tools treat it "
+            "(mode: text, image, document, binary)."
         ),
         args_model=MimeForPathArgs,
         result_model=MimeForPathResult,

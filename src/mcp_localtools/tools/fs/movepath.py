@@ -33,7 +33,7 @@ __all__ = ["MovePathArgs", "MovePathResult", "move_path", "spec"]
 
 class MovePathArgs(ToolArgs):
     source: str = Field(description="File, directory or symlink to move (a symlink moves as itself).")
-    destination: str = Field(description="The new path, including the name (not a directory to move into).")
+    destination: str = Field(description="The new path, name included (not a directory to move into).")
     overwrite: bool = Field(
         False, description="Replace an existing destination of the same kind (a directory only if empty)."
     )
@@ -82,9 +82,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Move or rename",
         description=(
-            "Move or rename a file, directory or symlink to a new path inside the allowed roots. "
-            "Refuses an existing destination unless overwrite=true. Works across devices (copies, then "
-            "removes)."
+            "Move or rename a file, directory or symlink inside the allowed roots, across devices too."
         ),
         args_model=MovePathArgs,
         result_model=MovePathResult,

@@ -50,41 +50,35 @@ Encoding = Annotated[_Encodings, any_case(_Encodings)]
 
 
 class ReadFileArgs(ToolArgs):
-    path: str = Field(description="File to read, absolute or relative to the base directory.")
+    path: str = Field(description="File to read (relative: to the base directory).")
     encoding: Encoding = Field(
         "text",
-        description=(
-            "`text`: UTF-8 text (a PDF gives its extracted text). `binary`: the raw bytes, as image "
-            "content for images and as an embedded resource otherwise."
-        ),
+        description=("`text`: UTF-8 (a PDF's extracted text). `binary`: the bytes."),
     )
-    offset: int = Field(0, ge=0, description="Text only: number of lines to skip (0 = from the first line).")
+    offset: int = Field(0, ge=0, description="Text: lines to skip.")
     limit: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_READ_LINES,
-        description="Text only: most lines to return; default the server's window (2000).",
+        description="Text: most lines (default 2000).",
     )
     tail: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_READ_LINES,
-        description="Text only: return the last N lines instead (not with offset or limit).",
+        description="Text: the last N lines instead (not with offset/limit).",
     )
     line_numbers: bool = Field(
-        False, description="Text only: prefix each line with its 1-based number and a tab, like `cat -n`."
+        False, description="Text: prefix each line with its number and a tab, like `cat -n`."
     )
     pages: str | None = Field(
         None,
         max_length=MAX_PAGES_SPEC,
-        description='PDF only: pages to extract, 1-based ranges such as "1-3,7"; default all.',
+        description='PDF: 1-based pages such as "1-3,7"; default all.',
     )
     original: bool = Field(
         False,
-        description=(
-            "Binary mode, images only: return the file's bytes unchanged. By default an image is returned "
-            "upright and fitted to what clients accept (1568 px long side, 1,000,000 bytes of base64)."
-        ),
+        description=("Binary images: the file's own bytes, not upright and fitted."),
     )
 
 
@@ -519,12 +513,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Read a file",
         description=(
-            f"Read a file. Text mode returns UTF-8 text verbatim, at most {limits.read_max_lines} lines "
-            f"and {limits.max_result_chars} characters per call, from any size of file (offset/limit or "
-            "tail; nextOffset says where to continue). PDFs give their text per page. Binary mode returns "
-            "images as image content, upright and fitted to 1568 px and under 1 MB, PDFs as an embedded "
-            "resource, other files as size, type and hash with base64 when it fits; binary and PDF reads "
-            f"are refused over {limits.max_read_bytes} bytes."
+            f"Read a file. Text: UTF-8 verbatim, at most {limits.read_max_lines} lines and "
+            f"{limits.max_result_chars} characters per call, any file size; nextOffset continues. PDFs: "
+            "text per page. Binary: images as image content (upright, fitted to 1568 px and 1 MB), PDFs as "
+            "an embedded resource, others as size, type, hash and base64 when it fits. Binary and PDF "
+            f"reads: files up to {limits.max_read_bytes} bytes."
         ),
         args_model=ReadFileArgs,
         result_model=ReadFileResult,

@@ -66,27 +66,21 @@ class ClosableTop:
 
 class SearchFilesArgs(ToolArgs):
     pattern: str = Field(
-        description=(
-            "Regular expression (RE2/Rust syntax, linear time: no backreferences or look-around) matched "
-            "line by line; in files mode also against each file's path. Literal text with fixedStrings."
-        )
+        description=("RE2/Rust regex (no backreferences or look-around), or literal text with fixedStrings.")
     )
     root: str = Field(
         ".",
-        description=(
-            "Directory to search; default the base directory. Paths in the result start as this argument "
-            "does: `.` gives `a/b.txt`, `sub` gives `sub/a/b.txt`, an absolute root gives absolute paths."
-        ),
+        description=("Directory to search. Result paths start as this does (`sub` gives `sub/a.txt`)."),
     )
     output_mode: Literal["files", "matches", "count"] = Field(
         "files",
         description=(
-            "`files`: paths of files whose path or content matches. `matches`: each matching line with its "
-            "1-based number (and contextLines around it), like rg -n -C. `count`: matching lines per file."
+            "`files`: matching files. `matches`: matching lines, numbered like rg -n. "
+            "`count`: matching lines per file."
         ),
     )
     context_lines: int = Field(
-        0, ge=0, le=MAX_CONTEXT, description="matches mode: lines shown before and after each match."
+        0, ge=0, le=MAX_CONTEXT, description="matches mode: lines before and after each match."
     )
     count_occurrences: bool = Field(
         False,
@@ -94,34 +88,29 @@ class SearchFilesArgs(ToolArgs):
     )
     include: list[str] = Field(
         default_factory=list,
-        description=(
-            "Only search files matching one of these globs (gitignore syntax, relative to root): `*.py` at "
-            "any depth, `src/**/*.ts` under src."
-        ),
+        description=("Only files matching one of these globs (gitignore syntax): `*.py`, `src/**/*.ts`."),
     )
     exclude: list[str] = Field(
         default_factory=list,
-        description="Skip files and directories matching these globs: `node_modules`, `*.min.js`, `build/`.",
+        description="Globs to skip: `node_modules`, `*.min.js`.",
     )
-    case_sensitive: bool = Field(True, description="False matches regardless of case.")
-    fixed_strings: bool = Field(False, description="Treat pattern as literal text, not a regex.")
+    case_sensitive: bool = Field(True, description="False ignores case.")
+    fixed_strings: bool = Field(False, description="pattern is literal text.")
     respect_ignore_files: bool = Field(
-        True, description="Skip what .gitignore, .ignore and .rgignore files under root exclude."
+        True, description="Skip what .gitignore, .ignore and .rgignore exclude."
     )
-    include_hidden: bool = Field(
-        False, description="Also search files and directories whose names start with a dot, .git included."
-    )
+    include_hidden: bool = Field(False, description="Also search dot names, .git included.")
     max_results: int = Field(
         100,
         ge=1,
         le=MAX_RESULTS,
-        description="Most files (files, count mode) or matching lines (matches mode) to return.",
+        description="Most files (files, count) or lines (matches).",
     )
     max_file_size_bytes: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_READ_BYTES,
-        description="Files larger than this are not searched; default the server's max_read_bytes (16 MiB).",
+        description="Skip larger files; default the server's read cap (16 MiB).",
     )
 
 
@@ -465,11 +454,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Search files",
         description=(
-            "Search a directory tree at ripgrep speed: a regex matched line by line against file contents "
-            "(and, in files mode, paths). outputMode files (default), matches (line numbers, contextLines) "
-            "or count; include/exclude globs; .gitignore/.ignore respected, hidden files, binary files and "
-            "files over maxFileSizeBytes skipped; symlinks not followed. Sorted by path, at most maxResults "
-            "(default 100) with truncated. For file names use globfiles; for one file's lines readfile."
+            "Search file contents under a directory with ripgrep, line by line (files mode also matches "
+            "paths). Respects .gitignore/.ignore; skips hidden, binary and oversized files; no symlinks. "
+            "Sorted by path; truncated when cut. For names use globfiles."
         ),
         args_model=SearchFilesArgs,
         result_model=SearchFilesResult,

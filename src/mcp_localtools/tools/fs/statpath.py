@@ -27,7 +27,7 @@ __all__ = ["StatPathArgs", "StatPathResult", "spec", "stat_file"]
 
 
 class StatPathArgs(ToolArgs):
-    path: str = Field(description="Path to inspect, absolute or relative to the base directory.")
+    path: str = Field(description="Path to inspect (relative: to the base directory).")
 
 
 class StatPathResult(ToolOutput):
@@ -82,8 +82,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Inspect a path",
         description=(
-            "Report whether a path exists and, if so, its type, size, modification time, permission "
-            "bits and symlink target. A missing path gives exists=false, not an error."
+            "A path's type, size, modification time, permission bits and symlink target; exists=false "
+            "(not an error) when missing."
         ),
         args_model=StatPathArgs,
         result_model=StatPathResult,

@@ -48,22 +48,16 @@ _SHA256_HEX = r"^[0-9a-fA-F]{64}$"
 
 
 class WriteFileArgs(ToolArgs):
-    path: str = Field(description="File to write, absolute or relative to the base directory.")
-    content: str = Field(
-        description="The content: UTF-8 text, or base64 when encoding is binary. May be empty."
-    )
+    path: str = Field(description="File to write (relative: to the base directory).")
+    content: str = Field(description="UTF-8 text, or base64 when encoding is binary; may be empty.")
     encoding: Encoding = Field("text", description="`text` (UTF-8) or `binary` (content is base64).")
-    overwrite: bool = Field(
-        False, description="Replace an existing file. Without it an existing file is an error."
-    )
+    overwrite: bool = Field(False, description="Replace an existing file (else an error).")
     create_parents: bool = Field(False, description="Create missing parent directories (at most 8).")
-    append: bool = Field(
-        False, description="Add the content at the end of the file (creating it if missing)."
-    )
+    append: bool = Field(False, description="Add to the end of the file (created if missing).")
     expected_sha256: str | None = Field(
         None,
         pattern=_SHA256_HEX,
-        description="Refuse unless the file's current SHA-256 is this one (from readfile): no lost updates.",
+        description="Refuse if the file's SHA-256 differs (from readfile): no lost updates.",
     )
 
 
@@ -170,11 +164,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Write a file",
         description=(
-            "Create or replace a file with UTF-8 text or base64 binary content, atomically (a failed "
-            "write changes nothing). Refuses to replace an existing file unless overwrite=true; "
-            "append=true adds to the end. Pass expectedSha256 from readfile to refuse if the file "
-            f"changed meanwhile. Content up to {limits.max_write_bytes} bytes. For small changes to a "
-            "text file prefer editfile."
+            "Create or replace a file with UTF-8 text or base64 bytes, atomically (a failed write changes "
+            f"nothing); at most {limits.max_write_bytes} bytes. For small edits prefer editfile."
         ),
         args_model=WriteFileArgs,
         result_model=WriteFileResult,

@@ -50,34 +50,27 @@ __all__ = ["ReadImageArgs", "ReadImageResult", "read_image", "spec"]
 
 
 class ReadImageArgs(ToolArgs):
-    path: str = Field(description="Image file, absolute or relative to the base directory.")
+    path: str = Field(description="Image file (relative: to the base directory).")
     include_base64_data: bool = Field(
         False,
-        description=(
-            "Also return the image itself as image content, upright and fitted to maxDimension and "
-            "maxBytes (SVG: metadata only)."
-        ),
+        description=("Also return the image (SVG: metadata only)."),
     )
     max_dimension: int = Field(
         DEFAULT_MAX_DIMENSION,
         ge=16,
         le=HARD_MAX_DIMENSION,
-        description="Longest side of the returned image in pixels; larger images are downscaled.",
+        description="Longest side of the returned image, pixels.",
     )
     max_bytes: int = Field(
         DEFAULT_MAX_IMAGE_BYTES,
         ge=16 * 1024,
         le=HARD_MAX_IMAGE_BYTES,
-        description=(
-            "Largest size of the returned image as sent (base64, which clients count), in bytes; a larger "
-            "one is re-encoded or downscaled. The default keeps a whole result under 1 MiB."
-        ),
+        description=("Largest returned image as base64, bytes; a larger one is re-encoded or downscaled."),
     )
     format: ImageFormat = Field(
         "auto",
         description=(
-            "Encoding of the returned image: `auto` keeps a file that already fits and otherwise uses "
-            "PNG for transparency or few colours and JPEG for the rest; `png`, `jpeg`, `webp` force one."
+            "`auto`: the file if it fits, else PNG (transparency, few colours) or JPEG; or force one."
         ),
     )
 
@@ -239,13 +232,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="image",
         title="Read an image",
         description=(
-            "Report an image's width, height, format, MIME type, mode, frame count, DPI and EXIF "
-            "orientation without decoding it (PNG, JPEG, GIF, WebP, BMP, TIFF, ICO and every other "
-            "format Pillow reads; SVG: size and viewBox only). A missing file gives exists=false. With "
-            "includeBase64Data the image is returned as image content a model accepts: upright, long "
-            f"side at most maxDimension ({DEFAULT_MAX_DIMENSION} px) and at most maxBytes of base64 "
-            f"({DEFAULT_MAX_IMAGE_BYTES}), re-encoded only when needed; the result gives the "
-            "original and the returned size. Images declaring more than 134 million pixels are refused."
+            "An image's size, format, MIME type, mode, frames, DPI and EXIF orientation without decoding "
+            "it (SVG: size and viewBox); exists=false when missing. includeBase64Data returns it as image "
+            "content, upright and fitted. Over 134 million pixels is refused."
         ),
         args_model=ReadImageArgs,
         result_model=ReadImageResult,

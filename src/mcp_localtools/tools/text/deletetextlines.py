@@ -28,7 +28,7 @@ __all__ = ["DeleteTextLinesArgs", "DeleteTextLinesResult", "delete_text_lines", 
 
 
 class DeleteTextLinesArgs(BlockArgs):
-    expected_deletions: int = Field(1, ge=1, description="Exact number of matches required; all are deleted.")
+    expected_deletions: int = Field(1, ge=1, description="Matches required; all are deleted.")
 
 
 class DeleteTextLinesResult(EditedFile):
@@ -65,11 +65,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Delete lines from a text file",
         description=(
-            "Delete a block of lines from a UTF-8 text file. The block "
-            "(compared trimmed), optionally with beforeLines/afterLines directly around it. The number "
-            "of matches must equal expectedDeletions (default 1) or nothing changes and the error lists "
-            "them. Line endings, BOM and final newline are kept; the write is atomic. Returns the diff and "
-            "the new sha256."
+            "Delete a block of lines (compared trimmed) "
+            "from a UTF-8 file. Matches must equal expectedDeletions, else nothing changes and the error "
+            "lists them. Keeps line endings, BOM, final newline; atomic. Returns the diff and new sha256."
         ),
         args_model=DeleteTextLinesArgs,
         result_model=DeleteTextLinesResult,

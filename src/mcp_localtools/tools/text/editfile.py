@@ -34,22 +34,17 @@ MAX_EDITS = 100
 
 
 class TextEdit(ToolArgs):
-    old_text: str = Field(
-        description="Text to replace, copied exactly from the file (enough lines to be unique); not empty."
-    )
-    new_text: str = Field(description="Replacement text, inserted literally (may be empty to delete).")
-    expected_replacements: int = Field(
-        1, ge=1, description="Exact number of places oldText must match; all of them are replaced."
-    )
+    old_text: str = Field(description="Exact text from the file, enough lines to be unique; not empty.")
+    new_text: str = Field(description="Inserted literally; empty deletes.")
+    expected_replacements: int = Field(1, ge=1, description="Places oldText must match; all are replaced.")
     replace_all: bool = Field(
-        False,
-        description="Replace every match, however many (at least one); expectedReplacements is ignored.",
+        False, description="Replace every match (at least one); ignores expectedReplacements."
     )
     match: MatchMode = Field(
         "literal",
         description=(
-            "literal: the text, then ignoring line endings, then trimmed lines; wholeWord: the exact "
-            "text not inside a longer word (renames); regex: oldText is an RE2 regex (newText stays literal)."
+            "literal: the text, then ignoring line endings, then trimmed lines; wholeWord: not inside a "
+            "longer word (renames); regex: oldText is RE2 (newText stays literal)."
         ),
     )
 
@@ -66,11 +61,11 @@ class TextEdit(ToolArgs):
 
 
 class EditFileArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
     edits: list[TextEdit] = Field(
         min_length=1,
         max_length=MAX_EDITS,
-        description="Edits applied in order; all succeed or none is written.",
+        description="Applied in order; all succeed or nothing is written.",
     )
     dry_run: bool = Field(False, description="Only return the diff; write nothing.")
     expected_sha256: str | None = expected_sha256_field()
@@ -184,14 +179,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Edit a text file",
         description=(
-            "Replace exact text in a UTF-8 file. Each edit's oldText must match exactly "
-            "expectedReplacements places (default 1; replaceAll: every place), else nothing is written "
-            "and the error lists the matching lines; match=wholeWord or regex (RE2) for renames; with no "
-            "exact match, a unique match ignoring line endings or "
-            "leading/trailing whitespace per line is used and the result says so; with none, the error "
-            "shows the closest region. Edits apply in order, all or nothing; newText is literal. Keeps "
-            "line endings, BOM, final newline and mode; atomic. dryRun previews. Returns the diff and "
-            "the new sha256 (for expectedSha256)."
+            "Replace exact text in a UTF-8 file. Each oldText must match expectedReplacements places (or "
+            "replaceAll), else nothing is written and the error lists them; failing that, a unique match "
+            "ignoring line endings or per-line edge whitespace is used (and reported), else the error shows "
+            "the closest region. Keeps line endings, BOM, final newline, mode; atomic. Returns the diff and "
+            "new sha256."
         ),
         args_model=EditFileArgs,
         result_model=EditFileResult,

@@ -42,20 +42,18 @@ QueryType = Annotated[_QueryTypes, any_case(_QueryTypes)]
 
 
 class FindTextArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
     query_type: QueryType = Field(
         "substring",
         description=(
-            "`substring`: the trimmed query inside a trimmed line (case-sensitive). `regex`: RE2 syntax "
-            "on each trimmed line. `lineBlock`: consecutive lines equal to matchLines, compared trimmed."
+            "`substring` (case-sensitive) or `regex` (RE2) on each trimmed line; "
+            "`lineBlock`: lines equal to matchLines, trimmed."
         ),
     )
-    query: str = Field("", description="The text or RE2 pattern (substring and regex).")
-    match_lines: list[str] | None = Field(
-        None, min_length=1, description="The block of lines (lineBlock only)."
-    )
+    query: str = Field("", description="The text or RE2 pattern (substring, regex).")
+    match_lines: list[str] | None = Field(None, min_length=1, description="The block of lines (lineBlock).")
     context_lines: int = Field(
-        5, ge=0, le=MAX_CONTEXT_LINES, description="Lines of context before and after each match."
+        5, ge=0, le=MAX_CONTEXT_LINES, description="Lines before and after each match."
     )
     max_matches: int = Field(10, ge=1, le=MAX_MATCHES, description="Stop after this many matches.")
 
@@ -260,10 +258,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Find text in a file",
         description=(
-            "Find lines in one UTF-8 text file: a substring, an RE2 regex (each tested on the trimmed "
-            "line), or a block of consecutive lines (lineBlock). Returns each match's line numbers with "
-            "contextLines (default 5) around it, at most maxMatches (default 10). To search many files "
-            "use searchfiles."
+            "Find lines in one UTF-8 file by substring, RE2 regex or line block; returns line numbers with "
+            "context. For many files use searchfiles."
         ),
         args_model=FindTextArgs,
         result_model=FindTextResult,

@@ -33,25 +33,24 @@ Position = Annotated[_Positions, any_case(_Positions)]
 
 
 class InsertTextLinesArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
     lines_to_insert: list[str] = Field(
         json_schema_extra={"minItems": 1},
-        description='Lines to insert, verbatim; an item with line breaks is several lines, "" a blank line.',
+        description='Lines to insert verbatim; an item with line breaks is several lines, "" a blank line.',
     )
     position: Position = Field(
         "end",
         description=(
-            "`start`, `end`, `beforeAnchor`/`afterAnchor` (next to anchorMatchLines), or `lineNumber` "
-            "(implied when lineNumber is given)."
+            "`start`, `end`, `beforeAnchor`/`afterAnchor`, or `lineNumber` (implied by lineNumber)."
         ),
     )
     anchor_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Anchor block for beforeAnchor/afterAnchor; must match exactly once, trimmed.",
+        description="Anchor block; must match exactly once, trimmed.",
     )
     line_number: int | None = Field(
-        None, ge=1, description="Insert so the first new line becomes this line (last line + 1 appends)."
+        None, ge=1, description="The first new line gets this number (last line + 1 appends)."
     )
     expected_sha256: str | None = expected_sha256_field()
 
@@ -146,10 +145,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Insert lines into a text file",
         description=(
-            "Insert lines into a UTF-8 text file at the start, the end, a lineNumber, or before/after an "
-            "anchor block that must match exactly once (compared trimmed). Lines are inserted verbatim; "
-            "line endings, BOM and final newline are kept; the write is atomic. Returns the diff and the "
-            "new sha256."
+            "Insert lines verbatim into a UTF-8 file at a position. Keeps line endings, BOM, final "
+            "newline; atomic. Returns the diff and new sha256."
         ),
         args_model=InsertTextLinesArgs,
         result_model=InsertTextLinesResult,

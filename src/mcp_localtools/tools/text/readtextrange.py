@@ -37,22 +37,22 @@ _RESERVE = 400  # room in the budget for the header and the notes
 
 
 class ReadTextRangeArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file, absolute or relative to the base directory.")
+    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
     start_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Lines that start the range (included); must match exactly once, compared trimmed.",
+        description="Lines that start the range (included); must match once, trimmed.",
     )
     end_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Lines that end the range (included); must match exactly once, compared trimmed.",
+        description="Lines that end the range (included); must match once, trimmed.",
     )
     start_line: int | None = Field(None, ge=1, description="1-based first line (instead of startMatchLines).")
     end_line: int | None = Field(
         None,
         ge=1,
-        description="1-based last line, included (instead of endMatchLines); past the end = to the end.",
+        description="1-based last line, included; past the end = to the end.",
     )
 
     @model_validator(mode="after")
@@ -194,11 +194,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Read lines of a text file",
         description=(
-            "Read numbered lines of a UTF-8 text file: a range between marker lines (startMatchLines/"
-            "endMatchLines, each matching exactly once, compared trimmed, markers included) or by "
+            "Read numbered lines of a UTF-8 file: between marker lines (markers included) or by "
             f"startLine/endLine; the whole file with neither. At most {limits.read_max_lines} lines per "
-            "call: a longer range returns nextStartLine to continue. Returns the file's sha256 for "
-            "expectedSha256."
+            "call; nextStartLine continues. Returns sha256 for expectedSha256."
         ),
         args_model=ReadTextRangeArgs,
         result_model=ReadTextRangeResult,

@@ -32,11 +32,9 @@ __all__ = ["ReplaceTextLinesArgs", "ReplaceTextLinesResult", "replace_text_lines
 class ReplaceTextLinesArgs(BlockArgs):
     replace_with_lines: list[str] = Field(
         json_schema_extra={"minItems": 1},
-        description='The new lines, verbatim ([""] leaves one blank line; to delete use deletetextlines).',
+        description='The new lines, verbatim ([""] leaves one blank line).',
     )
-    expected_replacements: int = Field(
-        1, ge=1, description="Exact number of matches required; all are replaced."
-    )
+    expected_replacements: int = Field(1, ge=1, description="Matches required; all are replaced.")
 
     @field_validator("replace_with_lines")
     @classmethod
@@ -85,11 +83,10 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Replace lines in a text file",
         description=(
-            "Replace a block of lines in a UTF-8 text file with new lines (verbatim). The block "
-            "(compared trimmed), optionally with beforeLines/afterLines directly around it. The number "
-            "of matches must equal expectedReplacements (default 1) or nothing changes and the error lists "
-            "them. Line endings, BOM and final newline are kept; the write is atomic. Returns the diff and "
-            "the new sha256. For a substring edit use editfile."
+            "Replace a block of lines (compared trimmed) "
+            "in a UTF-8 file. Matches must equal expectedReplacements, else nothing changes and the error "
+            "lists them. Keeps line endings, BOM, final newline; atomic. Returns the diff and new sha256. "
+            "For a substring edit use editfile."
         ),
         args_model=ReplaceTextLinesArgs,
         result_model=ReplaceTextLinesResult,
