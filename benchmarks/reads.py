@@ -1,0 +1,339 @@
+"""Reads at any size, per-call cost and cold start (issue 14, part 2), against the SDK floor,
+the code before the change, and the npm peers.
+
+Contenders, each a stdio subprocess driven by the SDK client over ``harness.linear_stdio``:
+
+- ``ours``: this checkout's ``mcp-localtools`` with its default limits (only the root set).
+- ``before``: the same command on another revision (``--before REV``, default ``main``),
+  exported with ``git archive`` and put first on ``PYTHONPATH``; its whole-file cap is raised to
+  the hard maximum (256 MiB) so that it can read the 50 MiB file at all.
+- ``floor``: ``floor_server.py`` (the SDK floor: ``stat`` and ``read``).
+- ``reference``: ``@modelcontextprotocol/server-filesystem`` (``get_file_info``,
+  ``read_text_file`` with ``head``/``tail``), and ``desktop-commander``:
+  ``@wonderwhy-er/desktop-commander`` (``get_file_info``, ``read_file`` with ``offset``/``length``
+  in lines, negative offset for a tail), both installed with ``npm install`` into
+  ``benchmarks/.work/npm`` (skipped when npm is missing or the install fails). Desktop
+  Commander runs with ``HOME`` in the work directory, telemetry off (config and environment)
+  and its feature-flag URL pointed at a closed port on 127.0.0.1.
+
+Each operation runs 3 times; in each run every contender makes its calls in turn (order
+rotating between runs), and the table gives the median of the 3 per-run medians with their
+spread (min-max). Runs: ``python benchmarks/run.py reads``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from harness import linear_stdio, server_command
+from mcp import Client
+
+HERE = Path(__file__).resolve().parent
+FLOOR = [sys.executable, str(HERE / "floor_server.py")]
+RUNS = 3
+NPM_PACKAGES = ("@modelcontextprotocol/server-filesystem", "@wonderwhy-er/desktop-commander")
+BIG_LINE = 80  # bytes per line of the 50 MiB file
+BIG_LINES = 50 * 1024 * 1024 // BIG_LINE
+LOG_BYTES = 1024 * 1024 * 1024
+
+Call = Callable[[], Awaitable[Any]]
+
+
+def _prepare(work: Path) -> Path:
+    """The data files: 1 KiB, 50 MiB (80-byte numbered lines) and a 1 GiB log."""
+    data = work / "reads"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "one-kib.txt").write_text(("k" * 63 + "\n") * 16, encoding="utf-8")
+    big = data / "fifty-mib.txt"
+    if not big.exists() or big.stat().st_size != BIG_LINES * BIG_LINE:
+        with big.open("w", encoding="utf-8") as handle:
+            for start in range(0, BIG_LINES, 65536):
+                handle.write(
+                    "".join(f"{n:08d} {'y' * (BIG_LINE - 10)}\n" for n in range(start, min(start + 65536, BIG_LINES)))
+                )
+    log = data / "one-gib.log"
+    if not log.exists() or log.stat().st_size != LOG_BYTES:
+        line = "2026-11-23T00:00:00.000Z INFO request id={:08d} path=/api/v1/items status=200 took=12ms\n"
+        block = "".join(line.format(n) for n in range(1024 * 1024 // len(line.format(0)) + 1))
+        chunk = block.encode()[: 1024 * 1024]
+        chunk = chunk[: chunk.rfind(b"\n") + 1].ljust(1024 * 1024, b"\n")
+        with log.open("wb") as handle:
+            for _ in range(LOG_BYTES // len(chunk)):
+                handle.write(chunk)
+    return data
+
+
+def _before_argv(work: Path, revision: str, data: Path) -> list[str] | None:
+    """The command running ``revision``'s server, or None when git cannot export it."""
+    root = HERE.parent
+    target = work / "before"
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", revision], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        stamp = target / "COMMIT"
+        if not stamp.exists() or stamp.read_text() != commit:
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            archive = subprocess.run(
+                ["git", "-C", str(root), "archive", commit, "src"], check=True, capture_output=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+            stamp.write_text(commit)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    config = work / "before.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{data}"]\n[limits]\nmax_read_bytes = 268435456\n', encoding="utf-8"
+    )
+    return ["env", f"PYTHONPATH={target / 'src'}", sys.executable, "-m", "mcp_localtools", "--config", str(config)]
+
+
+def _npm_peers(work: Path, data: Path) -> dict[str, list[str]]:
+    """Commands of the npm peers that installed; none when npm is missing."""
+    npm = shutil.which("npm")
+    node = shutil.which("node")
+    if not npm or not node:
+        return {}
+    prefix = work / "npm"
+    modules = prefix / "node_modules"
+    if not all((modules / name).exists() for name in NPM_PACKAGES):
+        prefix.mkdir(parents=True, exist_ok=True)
+        environment = {**os.environ, "PUPPETEER_SKIP_DOWNLOAD": "1"}  # Desktop Commander pulls puppeteer
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *NPM_PACKAGES],
+            env=environment,
+            capture_output=True,
+            check=False,
+        )
+    peers: dict[str, list[str]] = {}
+    reference = modules / "@modelcontextprotocol/server-filesystem/dist/index.js"
+    if reference.exists():
+        peers["reference"] = [node, str(reference), str(data)]
+    commander = modules / "@wonderwhy-er/desktop-commander/dist/index.js"
+    if commander.exists():
+        home = work / "dc-home"
+        (home / ".claude-server-commander").mkdir(parents=True, exist_ok=True)
+        (home / ".claude-server-commander" / "config.json").write_text(
+            json.dumps({"telemetryEnabled": False, "allowedDirectories": [str(data)], "fileReadLineLimit": 1000})
+        )
+        peers["desktop-commander"] = [
+            "env",
+            f"HOME={home}",
+            "DESKTOP_COMMANDER_DISABLE_TELEMETRY=1",
+            "DC_FLAG_URL=http://127.0.0.1:9/",  # its feature-flag fetch stays on this machine
+            node,
+            str(commander),
+        ]
+    return peers
+
+
+async def _ok(client: Client, name: str, args: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, args)
+    if result.is_error:
+        raise RuntimeError(f"{name} {args} failed: {result.content}")
+    return result
+
+
+async def _timed(call: Call, count: int) -> float:
+    """Median seconds of ``count`` calls."""
+    values = []
+    for _ in range(count):
+        start = time.perf_counter()
+        await call()
+        values.append(time.perf_counter() - start)
+    return statistics.median(values)
+
+
+class Table:
+    """Rows of per-run medians: operation → contender → [seconds per run]."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, list[float]]] = {}
+        self.notes: dict[str, str] = {}
+
+    def add(self, operation: str, contender: str, seconds: float) -> None:
+        self.rows.setdefault(operation, {}).setdefault(contender, []).append(seconds)
+
+    def median(self, operation: str, contender: str) -> float | None:
+        values = self.rows.get(operation, {}).get(contender)
+        return statistics.median(values) if values else None
+
+
+async def _rounds(table: Table, operation: str, contenders: dict[str, Call], count: int) -> None:
+    """RUNS runs of ``count`` calls per contender, order rotating."""
+    names = list(contenders)
+    for run in range(RUNS):
+        order = names[run % len(names) :] + names[: run % len(names)]
+        for name in order:
+            table.add(operation, name, await _timed(contenders[name], count))
+
+
+async def _cold(argv: list[str]) -> None:
+    async with Client(linear_stdio(argv), mode="legacy") as client:
+        await client.list_tools()
+
+
+async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[str]], str]:
+    work: Path = options.work
+    data = _prepare(work)
+    config = work / "reads.toml"
+    config.write_text(f'[paths]\nallowed_roots = ["{data}"]\n', encoding="utf-8")
+    ours_argv = [server_command(), "--config", str(config)]
+    revision = getattr(options, "before", None) or "main"
+    before_argv = _before_argv(work, revision, data)
+    peers = _npm_peers(work, data)
+    table = Table()
+    small, big, log = str(data / "one-kib.txt"), str(data / "fifty-mib.txt"), str(data / "one-gib.log")
+    middle = BIG_LINES // 2
+
+    starters = {"ours": ours_argv, "floor": FLOOR}
+    if before_argv:
+        starters["before"] = before_argv
+    await _rounds(table, "cold start: spawn → initialized → tools/list", {k: (lambda a=a: _cold(a)) for k, a in starters.items()}, 5)
+
+    async with AsyncExitStack() as stack:
+        clients: dict[str, Client] = {}
+        for name, argv in {**starters, **peers}.items():
+            clients[name] = await stack.enter_async_context(Client(linear_stdio(argv), mode="legacy"))
+        ours = clients["ours"]
+
+        stat = {
+            "ours": lambda: _ok(ours, "statpath", {"path": small}),
+            "floor": lambda: _ok(clients["floor"], "stat", {"path": small}),
+        }
+        read = {
+            "ours": lambda: _ok(ours, "readfile", {"path": small}),
+            "floor": lambda: _ok(clients["floor"], "read", {"path": small}),
+        }
+        window = {"ours": lambda: _ok(ours, "readfile", {"path": big, "offset": middle, "limit": 100})}
+        tail = {"ours": lambda: _ok(ours, "readfile", {"path": log, "tail": 100})}
+        if "before" in clients:
+            old = clients["before"]
+            stat["before"] = lambda: _ok(old, "statpath", {"path": small})
+            read["before"] = lambda: _ok(old, "readfile", {"path": small})
+            window["before"] = lambda: _ok(old, "readfile", {"path": big, "offset": middle, "limit": 100})
+        if "reference" in clients:
+            ref = clients["reference"]
+            stat["reference"] = lambda: _ok(ref, "get_file_info", {"path": small})
+            read["reference"] = lambda: _ok(ref, "read_text_file", {"path": small})
+            tail["reference"] = lambda: _ok(ref, "read_text_file", {"path": log, "tail": 100})
+        if "desktop-commander" in clients:
+            dc = clients["desktop-commander"]
+            stat["desktop-commander"] = lambda: _ok(dc, "get_file_info", {"path": small})
+            read["desktop-commander"] = lambda: _ok(dc, "read_file", {"path": small})
+            window["desktop-commander"] = lambda: _ok(
+                dc, "read_file", {"path": big, "offset": middle, "length": 100}
+            )
+            tail["desktop-commander"] = lambda: _ok(dc, "read_file", {"path": log, "offset": -100})
+
+        for calls in (stat, read):  # warm-up: imports, thread pools, page cache
+            for call in calls.values():
+                for _ in range(3):
+                    await call()
+        await _rounds(table, "statpath (a trivial call)", stat, 50)
+        await _rounds(table, "read a 1 KiB file", read, 50)
+
+        # The first call on a file version pays the index (one scan: SHA-256 and line counts).
+        for run in range(RUNS):
+            for path, operation, args in (
+                (big, "first call on a new 50 MiB file version (index build)", {"offset": middle, "limit": 100}),
+                (log, "first call on a new 1 GiB file version (index build)", {"tail": 100}),
+            ):
+                os.utime(path, ns=(time.time_ns(), time.time_ns() + run + 1))
+                start = time.perf_counter()
+                await _ok(ours, "readfile", {"path": path, **args})
+                table.add(operation, "ours", time.perf_counter() - start)
+        for call in [*window.values(), *tail.values()]:
+            await call()
+        await _rounds(table, "window of 100 lines in the middle of 50 MiB (after the first call)", window, 10)
+        await _rounds(table, "tail: last 100 lines of a 1 GiB log (after the first call)", tail, 5)
+
+        async def ours_whole() -> None:
+            offset: int | None = 0
+            calls = 0
+            while offset is not None:
+                result = await _ok(ours, "readfile", {"path": big, "offset": offset})
+                offset = result.structured_content.get("nextOffset")
+                calls += 1
+            table.notes["ours-calls"] = str(calls)
+
+        whole: dict[str, Call] = {"ours": ours_whole}
+        if "reference" in clients:
+            whole["reference"] = lambda: _ok(clients["reference"], "read_text_file", {"path": big})
+        if "desktop-commander" in clients:
+
+            async def dc_whole() -> None:
+                for offset in range(0, BIG_LINES, 1000):
+                    await _ok(clients["desktop-commander"], "read_file", {"path": big, "offset": offset, "length": 1000})
+
+            whole["desktop-commander"] = dc_whole
+        await _rounds(table, "whole 50 MiB file (continuations; the reference server: one call)", whole, 1)
+    return table, peers, revision
+
+
+TARGETS = {
+    "statpath (a trivial call)": ("floor", 1.15),
+    "read a 1 KiB file": ("floor", 1.15),
+    "cold start: spawn → initialized → tools/list": ("floor", 1.10),
+}
+ABSOLUTE = {
+    "window of 100 lines in the middle of 50 MiB (after the first call)": 0.010,
+    "tail: last 100 lines of a 1 GiB log (after the first call)": 0.050,
+    "whole 50 MiB file (continuations; the reference server: one call)": 15.0,
+}
+CONTENDERS = ("ours", "before", "floor", "reference", "desktop-commander")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f}" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def run(options: argparse.Namespace) -> str:
+    table, peers, revision = anyio.run(measure, options)
+    lines = [
+        options.machine(),
+        f"- ours: this checkout, default limits; before: `{revision}` (whole-file cap raised to 256 MiB); "
+        "floor: `benchmarks/floor_server.py`; reference: `@modelcontextprotocol/server-filesystem`; "
+        "desktop-commander: `@wonderwhy-er/desktop-commander` (npm peers: "
+        + (", ".join(peers) or "not installed")
+        + ")",
+        f"- {RUNS} runs per operation; each cell: median of the per-run medians (min-max of them) in ms; "
+        f"ours read the 50 MiB file in {table.notes.get('ours-calls', '?')} calls",
+        "",
+        "| operation | " + " | ".join(CONTENDERS) + " | target | |",
+        "|---|" + "---|" * len(CONTENDERS) + "---|---|",
+    ]
+    for operation, cells in table.rows.items():
+        row = [operation]
+        for name in CONTENDERS:
+            values = cells.get(name)
+            row.append(
+                f"{_ms(statistics.median(values))} ({_ms(min(values))}-{_ms(max(values))})" if values else "–"
+            )
+        target, verdict = "", ""
+        ours = table.median(operation, "ours")
+        if operation in TARGETS:
+            reference, bound = TARGETS[operation]
+            theirs = table.median(operation, reference)
+            if ours is not None and theirs:
+                ratio = ours / theirs
+                target = f"≤ {bound:.2f} × {reference} (is {ratio:.2f})"
+                verdict = "met" if ratio <= bound else "**missed**"
+        elif operation in ABSOLUTE and ours is not None:
+            target = f"≤ {_ms(ABSOLUTE[operation])} ms" if ABSOLUTE[operation] < 10 else f"≤ {ABSOLUTE[operation]:.0f} s"
+            verdict = "met" if ours <= ABSOLUTE[operation] else "**missed**"
+        lines.append("| " + " | ".join([*row, target, verdict]) + " |")
+    return "\n".join(lines) + "\n"
