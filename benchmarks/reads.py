@@ -61,7 +61,10 @@ def _prepare(work: Path) -> Path:
         with big.open("w", encoding="utf-8") as handle:
             for start in range(0, BIG_LINES, 65536):
                 handle.write(
-                    "".join(f"{n:08d} {'y' * (BIG_LINE - 10)}\n" for n in range(start, min(start + 65536, BIG_LINES)))
+                    "".join(
+                        f"{n:08d} {'y' * (BIG_LINE - 10)}\n"
+                        for n in range(start, min(start + 65536, BIG_LINES))
+                    )
                 )
     log = data / "one-gib.log"
     if not log.exists() or log.stat().st_size != LOG_BYTES:
@@ -98,7 +101,15 @@ def _before_argv(work: Path, revision: str, data: Path) -> list[str] | None:
     config.write_text(
         f'[paths]\nallowed_roots = ["{data}"]\n[limits]\nmax_read_bytes = 268435456\n', encoding="utf-8"
     )
-    return ["env", f"PYTHONPATH={target / 'src'}", sys.executable, "-m", "mcp_localtools", "--config", str(config)]
+    return [
+        "env",
+        f"PYTHONPATH={target / 'src'}",
+        sys.executable,
+        "-m",
+        "mcp_localtools",
+        "--config",
+        str(config),
+    ]
 
 
 def _npm_peers(work: Path, data: Path) -> dict[str, list[str]]:
@@ -127,7 +138,9 @@ def _npm_peers(work: Path, data: Path) -> dict[str, list[str]]:
         home = work / "dc-home"
         (home / ".claude-server-commander").mkdir(parents=True, exist_ok=True)
         (home / ".claude-server-commander" / "config.json").write_text(
-            json.dumps({"telemetryEnabled": False, "allowedDirectories": [str(data)], "fileReadLineLimit": 1000})
+            json.dumps(
+                {"telemetryEnabled": False, "allowedDirectories": [str(data)], "fileReadLineLimit": 1000}
+            )
         )
         peers["desktop-commander"] = [
             "env",
@@ -202,7 +215,12 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
     starters = {"ours": ours_argv, "floor": FLOOR}
     if before_argv:
         starters["before"] = before_argv
-    await _rounds(table, "cold start: spawn → initialized → tools/list", {k: (lambda a=a: _cold(a)) for k, a in starters.items()}, 5)
+    await _rounds(
+        table,
+        "cold start: spawn → initialized → tools/list",
+        {k: (lambda a=a: _cold(a)) for k, a in starters.items()},
+        5,
+    )
 
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
@@ -249,7 +267,11 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
         # The first call on a file version pays the index (one scan: SHA-256 and line counts).
         for run in range(RUNS):
             for path, operation, args in (
-                (big, "first call on a new 50 MiB file version (index build)", {"offset": middle, "limit": 100}),
+                (
+                    big,
+                    "first call on a new 50 MiB file version (index build)",
+                    {"offset": middle, "limit": 100},
+                ),
                 (log, "first call on a new 1 GiB file version (index build)", {"tail": 100}),
             ):
                 os.utime(path, ns=(time.time_ns(), time.time_ns() + run + 1))
@@ -277,7 +299,11 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
 
             async def dc_whole() -> None:
                 for offset in range(0, BIG_LINES, 1000):
-                    await _ok(clients["desktop-commander"], "read_file", {"path": big, "offset": offset, "length": 1000})
+                    await _ok(
+                        clients["desktop-commander"],
+                        "read_file",
+                        {"path": big, "offset": offset, "length": 1000},
+                    )
 
             whole["desktop-commander"] = dc_whole
         await _rounds(table, "whole 50 MiB file (continuations; the reference server: one call)", whole, 1)
@@ -321,7 +347,7 @@ def run(options: argparse.Namespace) -> str:
         for name in CONTENDERS:
             values = cells.get(name)
             row.append(
-                f"{_ms(statistics.median(values))} ({_ms(min(values))}-{_ms(max(values))})" if values else "–"
+                f"{_ms(statistics.median(values))} ({_ms(min(values))}-{_ms(max(values))})" if values else "-"
             )
         target, verdict = "", ""
         ours = table.median(operation, "ours")
@@ -330,10 +356,14 @@ def run(options: argparse.Namespace) -> str:
             theirs = table.median(operation, reference)
             if ours is not None and theirs:
                 ratio = ours / theirs
-                target = f"≤ {bound:.2f} × {reference} (is {ratio:.2f})"
+                target = f"≤ {bound:.2f} x {reference} (is {ratio:.2f})"
                 verdict = "met" if ratio <= bound else "**missed**"
         elif operation in ABSOLUTE and ours is not None:
-            target = f"≤ {_ms(ABSOLUTE[operation])} ms" if ABSOLUTE[operation] < 10 else f"≤ {ABSOLUTE[operation]:.0f} s"
+            target = (
+                f"≤ {_ms(ABSOLUTE[operation])} ms"
+                if ABSOLUTE[operation] < 10
+                else f"≤ {ABSOLUTE[operation]:.0f} s"
+            )
             verdict = "met" if ours <= ABSOLUTE[operation] else "**missed**"
         lines.append("| " + " | ".join([*row, target, verdict]) + " |")
     return "\n".join(lines) + "\n"

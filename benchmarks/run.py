@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import audit
+import reads
 import sandbox
 import suite
 
@@ -34,6 +35,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "search": search.run,
     "sandbox": sandbox.run,
     "audit": audit.run,
+    "reads": reads.run,
 }
 
 _PREAMBLE = (
@@ -81,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", help=f"sections to run: {', '.join(SECTIONS)} (default: all)")
     parser.add_argument("--runs", type=int, default=15, help="timed runs of each fast contender (default 15)")
+    parser.add_argument(
+        "--before", default="main", help="revision the reads section compares with (default main)"
+    )
     parser.add_argument(
         "--fallback-runs", type=int, default=5, help="timed runs of the slow pure-Python fallback (default 5)"
     )

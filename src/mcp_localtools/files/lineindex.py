@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import threading
 from array import array
 from bisect import bisect_left
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from mcp_localtools.errors import FileSystemError, from_os_error
 
-__all__ = ["BLOCK", "LineIndex", "clear_cache", "line_index", "utf8_prefix"]
+__all__ = ["BLOCK", "LineIndex", "clear_cache", "line_index", "pread", "utf8_prefix"]
 
 BLOCK = 64 * 1024
 """Granularity of the index (bytes): a line is located by scanning at most one block."""
@@ -84,9 +85,23 @@ class LineIndex:
         return block * BLOCK + at + 1
 
 
+def pread(fd: int, count: int, offset: int) -> bytes:
+    """Up to ``count`` bytes at ``offset`` of the file open at ``fd`` (raises ``OSError``).
+
+    Windows has no ``os.pread``: there the descriptor's position is moved (each read here has
+    a descriptor of its own).
+    """
+    if sys.platform == "win32":
+        os.lseek(fd, offset, os.SEEK_SET)
+        data = os.read(fd, count)
+    else:
+        data = os.pread(fd, count, offset)
+    return data
+
+
 def _pread(fd: int, count: int, offset: int) -> bytes:
     try:
-        return os.pread(fd, count, offset)
+        return pread(fd, count, offset)
     except OSError as exc:
         raise from_os_error(exc, f"descriptor {fd}") from exc
 

@@ -18,7 +18,6 @@ images are parsed in a confined worker process (``mcp_localtools.parsers``), nev
 from __future__ import annotations
 
 import base64
-import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
-from mcp_localtools.files.lineindex import LineIndex, line_index, utf8_prefix
+from mcp_localtools.files.lineindex import LineIndex, line_index, pread, utf8_prefix
 from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
 from mcp_localtools.parsers import ParserRunner
@@ -341,7 +340,7 @@ def _read_text(
         first, count = (first + fits, count - fits) if fits < count else (first + count - 1, 1)
         start = index.line_start(fd, first)
     try:
-        data = os.pread(fd, min(end - start, cap), start)
+        data = pread(fd, min(end - start, cap), start)
     except OSError as exc:
         raise from_os_error(exc, str(path)) from exc
     if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
