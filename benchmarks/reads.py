@@ -153,8 +153,13 @@ def _npm_peers(work: Path, data: Path) -> dict[str, list[str]]:
     return peers
 
 
+CALL_TIMEOUT = 120.0
+"""Seconds one call may take before its contender is dropped from the operation."""
+
+
 async def _ok(client: Client, name: str, args: dict[str, Any]) -> Any:
-    result = await client.call_tool(name, args)
+    with anyio.fail_after(CALL_TIMEOUT):
+        result = await client.call_tool(name, args)
     if result.is_error:
         raise RuntimeError(f"{name} {args} failed: {result.content}")
     return result
@@ -188,10 +193,18 @@ class Table:
 async def _rounds(table: Table, operation: str, contenders: dict[str, Call], count: int) -> None:
     """RUNS runs of ``count`` calls per contender, order rotating."""
     names = list(contenders)
+    failed: set[str] = set()
     for run in range(RUNS):
         order = names[run % len(names) :] + names[: run % len(names)]
         for name in order:
-            table.add(operation, name, await _timed(contenders[name], count))
+            if name in failed:
+                continue
+            print(f"   {operation}: {name}, run {run + 1}", file=sys.stderr, flush=True)
+            try:
+                table.add(operation, name, await _timed(contenders[name], count))
+            except (TimeoutError, RuntimeError) as exc:
+                failed.add(name)
+                table.notes[f"{operation}/{name}"] = f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
 async def _cold(argv: list[str]) -> None:
@@ -257,6 +270,7 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
             )
             tail["desktop-commander"] = lambda: _ok(dc, "read_file", {"path": log, "offset": -100})
 
+        print("   warm-up", file=sys.stderr, flush=True)
         for calls in (stat, read):  # warm-up: imports, thread pools, page cache
             for call in calls.values():
                 for _ in range(3):
@@ -278,6 +292,7 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
                 start = time.perf_counter()
                 await _ok(ours, "readfile", {"path": path, **args})
                 table.add(operation, "ours", time.perf_counter() - start)
+        print("   first calls done", file=sys.stderr, flush=True)
         for call in [*window.values(), *tail.values()]:
             await call()
         await _rounds(table, "window of 100 lines in the middle of 50 MiB (after the first call)", window, 10)
@@ -295,17 +310,9 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
         whole: dict[str, Call] = {"ours": ours_whole}
         if "reference" in clients:
             whole["reference"] = lambda: _ok(clients["reference"], "read_text_file", {"path": big})
-        if "desktop-commander" in clients:
-
-            async def dc_whole() -> None:
-                for offset in range(0, BIG_LINES, 1000):
-                    await _ok(
-                        clients["desktop-commander"],
-                        "read_file",
-                        {"path": big, "offset": offset, "length": 1000},
-                    )
-
-            whole["desktop-commander"] = dc_whole
+        # Desktop Commander is left out here: over this harness its 655-call walk stalled (every
+        # process idle, the client's per-call timeout not firing) on 2026-11-23; issue 14 measured
+        # it at 26.5 s.
         await _rounds(table, "whole 50 MiB file (continuations; the reference server: one call)", whole, 1)
     return table, peers, revision
 
@@ -366,4 +373,7 @@ def run(options: argparse.Namespace) -> str:
             )
             verdict = "met" if ours <= ABSOLUTE[operation] else "**missed**"
         lines.append("| " + " | ".join([*row, target, verdict]) + " |")
+    failures = [f"- {key}: {text}" for key, text in table.notes.items() if "/" in key]
+    if failures:
+        lines += ["", "Dropped (failed or over the per-call timeout):", *failures]
     return "\n".join(lines) + "\n"
