@@ -250,8 +250,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         description=(
             f"Run shell commands one after another. Each: timeout {policy.timeout_seconds:g} s (up to "
             f"{policy.max_timeout_seconds:g}); stdout and stderr kept up to {policy.max_output_bytes} bytes "
-            "each; the result shows head and tail and links a cut stream's full output as a resource "
-            "(stdoutURI, in pages); its processes are stopped when it ends. Blocked: rm (use deletefile), "
+            "each; head and tail shown, a cut stream's full output linked (stdoutURI); its processes "
+            "are stopped when it ends. Blocked: rm (use deletefile), "
             "editors and pagers (readfile/writefile), network tools. " + group.containment()
         ),
         args_model=ShellCommandArgs,

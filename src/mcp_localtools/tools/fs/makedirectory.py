@@ -28,7 +28,7 @@ MAX_NEW_DIRECTORIES = 64
 
 
 class MakeDirectoryArgs(ToolArgs):
-    path: str = Field(description="Directory to create (relative: to the base directory).")
+    path: str = Field(description="Directory to create.")
     parents: bool = Field(True, description="Create missing parents too (at most 64).")
 
 

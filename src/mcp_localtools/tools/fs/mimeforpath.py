@@ -24,7 +24,7 @@ __all__ = ["MimeForPathArgs", "MimeForPathResult", "mime_for_path", "spec"]
 
 
 class MimeForPathArgs(ToolArgs):
-    path: str = Field(description="File path (relative: to the base directory).")
+    path: str = Field(description="File path.")
 
 
 class MimeForPathResult(ToolOutput):

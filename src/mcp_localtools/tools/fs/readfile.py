@@ -49,7 +49,7 @@ Encoding = Annotated[_Encodings, any_case(_Encodings)]
 
 
 class ReadFileArgs(ToolArgs):
-    path: str = Field(description="File to read (relative: to the base directory).")
+    path: str = Field(description="File to read.")
     encoding: Encoding = Field(
         "text",
         description=("`text`: UTF-8 (a PDF's extracted text). `binary`: the bytes."),

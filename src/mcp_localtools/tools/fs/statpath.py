@@ -27,7 +27,7 @@ __all__ = ["StatPathArgs", "StatPathResult", "spec", "stat_file"]
 
 
 class StatPathArgs(ToolArgs):
-    path: str = Field(description="Path to inspect (relative: to the base directory).")
+    path: str = Field(description="Path to inspect.")
 
 
 class StatPathResult(ToolOutput):

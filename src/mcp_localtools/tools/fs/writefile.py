@@ -48,7 +48,7 @@ _SHA256_HEX = r"^[0-9a-fA-F]{64}$"
 
 
 class WriteFileArgs(ToolArgs):
-    path: str = Field(description="File to write (relative: to the base directory).")
+    path: str = Field(description="File to write.")
     content: str = Field(description="UTF-8 text, or base64 when encoding is binary; may be empty.")
     encoding: Encoding = Field("text", description="`text` (UTF-8) or `binary` (content is base64).")
     overwrite: bool = Field(False, description="Replace an existing file (else an error).")

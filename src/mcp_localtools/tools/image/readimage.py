@@ -50,7 +50,7 @@ __all__ = ["ReadImageArgs", "ReadImageResult", "read_image", "spec"]
 
 
 class ReadImageArgs(ToolArgs):
-    path: str = Field(description="Image file (relative: to the base directory).")
+    path: str = Field(description="Image file.")
     include_base64_data: bool = Field(
         False,
         description=("Also return the image (SVG: metadata only)."),

@@ -34,7 +34,7 @@ __all__ = ["BlockArgs", "block_numbers", "find_blocks"]
 class BlockArgs(ToolArgs):
     """The arguments replacetextlines and deletetextlines share: the file, the block and its context."""
 
-    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
+    path: str = Field(description="UTF-8 text file.")
     match_lines: list[str] = Field(min_length=1, description="The block of lines to find, compared trimmed.")
     before_lines: list[str] | None = Field(
         None, min_length=1, description="Lines that must sit directly above the block (kept)."

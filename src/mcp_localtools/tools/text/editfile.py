@@ -61,7 +61,7 @@ class TextEdit(ToolArgs):
 
 
 class EditFileArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
+    path: str = Field(description="UTF-8 text file.")
     edits: list[TextEdit] = Field(
         min_length=1,
         max_length=MAX_EDITS,

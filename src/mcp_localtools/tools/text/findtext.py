@@ -42,7 +42,7 @@ QueryType = Annotated[_QueryTypes, any_case(_QueryTypes)]
 
 
 class FindTextArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
+    path: str = Field(description="UTF-8 text file.")
     query_type: QueryType = Field(
         "substring",
         description=(

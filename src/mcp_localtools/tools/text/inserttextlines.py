@@ -33,7 +33,7 @@ Position = Annotated[_Positions, any_case(_Positions)]
 
 
 class InsertTextLinesArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
+    path: str = Field(description="UTF-8 text file.")
     lines_to_insert: list[str] = Field(
         json_schema_extra={"minItems": 1},
         description='Lines to insert verbatim; an item with line breaks is several lines, "" a blank line.',

@@ -37,7 +37,7 @@ _RESERVE = 400  # room in the budget for the header and the notes
 
 
 class ReadTextRangeArgs(ToolArgs):
-    path: str = Field(description="UTF-8 text file (relative: to the base directory).")
+    path: str = Field(description="UTF-8 text file.")
     start_match_lines: list[str] | None = Field(
         None,
         min_length=1,
