@@ -122,7 +122,10 @@ def test_without_directory_descriptors_or_process_groups_the_tools_needing_them_
     assert len(lines) == 2, log
     assert lines[0].startswith("WARNING mcp_localtools.tools: not available on this platform: copypath, ")
     assert "writefile (this platform cannot open directories as descriptors" in lines[0]
-    assert "runscript, shellcommand (this platform has no POSIX sessions and process groups" in lines[1]
+    assert (
+        "listprocesses, processoutput, runscript, shellcommand, startprocess, stopprocess, waitprocess, "
+        "writeprocess (this platform has no POSIX sessions and process groups" in lines[1]
+    )
 
 
 def test_this_linux_has_every_capability_so_nothing_is_unsupported() -> None:

@@ -49,7 +49,8 @@ async def test_every_tool_has_title_description_schemas_and_all_four_annotations
         assert hints is not None
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
         # Commands can reach anything the machine can (interpreters, git, pip), httpget the web.
-        assert hints.open_world_hint is (tool.name in ("shellcommand", "runscript", "httpget"))
+        open_world = ("shellcommand", "runscript", "httpget", "startprocess", "writeprocess")
+        assert hints.open_world_hint is (tool.name in open_world)
 
 
 async def test_tools_list_serves_exactly_the_registry_manifests(tmp_path: Path) -> None:

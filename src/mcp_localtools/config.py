@@ -180,6 +180,12 @@ class ExecConfig(_Section):
     """Add a ``resource_link`` content item for each kept stream (the URI is in the text and in
     ``stdoutURI`` either way). Off by default: anthropic's MCP helper raises on that content type
     and langchain turns it into a file block with a URL no model provider can fetch."""
+    max_processes: Annotated[int, Field(ge=1, le=256)] = 8
+    """Most background processes (startprocess) one MCP session may have at once."""
+    process_output_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_READ_BYTES)] = 1 * MiB
+    """Bytes kept of each stream of a background process: the most recent ones."""
+    process_idle_seconds: Annotated[int, Field(ge=1)] = 3600
+    """A background process no call asked about for this long is stopped and forgotten."""
     scripts: ScriptsConfig = ScriptsConfig()
     sandbox: SandboxConfig = SandboxConfig()
     allowed_env: list[str] = []

@@ -20,6 +20,7 @@ from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import ToolAnnotations
+from mcp_localtools.tools.exec._background import ProcessTable
 from mcp_localtools.tools.exec._environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.tools.exec._process import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.tools.exec._sandbox import CommandSandbox
@@ -50,6 +51,7 @@ class ExecGroup:
         environment: the base environment of commands.
         sandbox: what contains every command, and the sessions' private temp dirs.
         outputs: full outputs of cut runs, kept for the MCP session as resources.
+        processes: the background processes of startprocess and the other process tools.
     """
 
     config: ExecConfig
@@ -61,6 +63,7 @@ class ExecGroup:
     environment: CommandEnvironment
     sandbox: CommandSandbox
     outputs: OutputStore
+    processes: ProcessTable
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:
@@ -99,6 +102,12 @@ class ExecGroup:
                 max_bytes=config.kept_output_bytes,
                 max_runs=config.kept_outputs,
                 page_bytes=workspace.limits.max_result_chars // 2,
+            ),
+            processes=ProcessTable(
+                max_per_session=config.max_processes,
+                output_bytes=config.process_output_bytes,
+                idle_seconds=config.process_idle_seconds,
+                grace_seconds=KILL_GRACE_SECONDS,
             ),
         )
 
@@ -153,6 +162,25 @@ class ExecGroup:
             raise TooLarge(f"stdin is {len(data)} bytes (max {MAX_STDIN_BYTES}); write it to a file instead")
         return data
 
+    async def contain(
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], temp_key: str
+    ) -> tuple[list[str], dict[str, str], list[Path]]:
+        """``(argv wrapped in the sandbox, env with the session's TMPDIR, git pointers to revert)``
+        for a command of exec session ``temp_key``.
+
+        Raises:
+            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
+        """
+
+        def prepare() -> tuple[Path | None, list[str], list[Path]]:  # file system work: a thread
+            temp_dir = self.sandbox.temp_dir(temp_key)
+            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+            return temp_dir, wrapped, missing
+
+        temp_dir, wrapped, missing = await anyio.to_thread.run_sync(prepare)
+        full = {**env, "TMPDIR": str(temp_dir)} if temp_dir is not None else dict(env)
+        return wrapped, full, missing
+
     async def run(
         self,
         argv: list[str],
@@ -171,14 +199,7 @@ class ExecGroup:
             SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
         """
 
-        def prepare() -> tuple[Path | None, list[str], list[Path]]:  # file system work: a thread
-            temp_dir = self.sandbox.temp_dir(temp_key)
-            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
-            return temp_dir, wrapped, missing
-
-        temp_dir, wrapped, missing = await anyio.to_thread.run_sync(prepare)
-        if temp_dir is not None:
-            env = {**env, "TMPDIR": str(temp_dir)}
+        wrapped, env, missing = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
         request = RunRequest(
             argv=wrapped,
             cwd=cwd,

@@ -29,6 +29,8 @@ class Session:
     """
 
     id: str
+    owner: str = "local"
+    """The MCP session (``CallContext.session_id``) that created it; no other may use it."""
     work_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     last_used: float = 0.0
@@ -72,20 +74,25 @@ class SessionStore:
             del self._sessions[oldest.id]
             self._on_forget(oldest.id)
 
-    def create(self) -> Session:
-        """A new empty session; evicts the least recently used one when the store is full."""
+    def create(self, owner: str = "local") -> Session:
+        """A new empty session of MCP session ``owner``; evicts the least recently used one when
+        the store is full."""
         self._expire()
         while len(self._sessions) >= self.max_sessions:
             evicted, _ = self._sessions.popitem(last=False)
             self._on_forget(evicted)
-        session = Session(id="sess_" + secrets.token_hex(16), last_used=self._clock())
+        session = Session(id="sess_" + secrets.token_hex(16), owner=owner, last_used=self._clock())
         self._sessions[session.id] = session
         return session
 
-    def get(self, session_id: str) -> Session | None:
-        """The live session ``session_id`` (its use refreshed), or None when unknown or expired."""
+    def get(self, session_id: str, owner: str = "local") -> Session | None:
+        """The live session ``session_id`` of MCP session ``owner`` (its use refreshed), or None
+        when unknown, expired, or another MCP session's (the same answer, so ids cannot be
+        probed from another session)."""
         self._expire()
         session = self._sessions.get(session_id)
+        if session is not None and session.owner != owner:
+            return None
         if session is not None:
             session.last_used = self._clock()
             self._sessions.move_to_end(session_id)

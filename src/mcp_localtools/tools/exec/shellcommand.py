@@ -97,7 +97,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
         raise InvalidArguments("commands is required: give at least one non-blank command")
     if len(commands) > policy.max_commands:
         raise InvalidArguments(f"too many commands: {len(commands)} (max {policy.max_commands})")
-    session = group.sessions.get(args.session_id) if args.session_id else None
+    session = group.sessions.get(args.session_id, ctx.session_id) if args.session_id else None
     if args.session_id and session is None:
         raise NotFound(
             f"unknown sessionID: {args.session_id} (expired or evicted); "
@@ -122,7 +122,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
 
     created = session is None
     if session is None:
-        session = group.sessions.create()
+        session = group.sessions.create(ctx.session_id)
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
     results: list[CommandResult] = []
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)

@@ -1,0 +1,363 @@
+"""Long-running processes: what startprocess starts and the other process tools watch and stop.
+
+A background process runs in its own process group, inside the same sandbox as every command
+(``ExecGroup.prepare``). Two reader threads copy its stdout and stderr into bounded buffers that
+keep the most recent ``[exec] process_output_bytes`` of each stream, with absolute offsets, so a
+client reads "what is new since my last read" or "from offset N" and learns how much it missed;
+a third thread waits for it to exit. Threads, not event-loop tasks: a process outlives the call
+that started it, and no call's task group may own its readers.
+
+A process belongs to the MCP session that started it (``CallContext.session_id``): another session
+gets the same "unknown processID" answer as for an id that never existed. Everything a session
+started is stopped when the session ends (``end_session``), when it has been idle for
+``process_idle_seconds``, and when the server exits (``stop_all``, at exit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import anyio
+import anyio.to_thread
+
+from mcp_localtools import compat
+from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
+
+__all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
+
+_CHUNK = 65536
+_POLL_SECONDS = 0.02
+
+
+class StreamBuffer:
+    """The most recent ``limit`` bytes of one stream, addressed by absolute offsets (bytes since
+    the process started writing to it). Thread-safe through its owner's lock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.start = 0  # absolute offset of data[0]
+        self.total = 0  # bytes written in all
+
+    def write(self, chunk: bytes) -> None:
+        self.data += chunk
+        self.total += len(chunk)
+        excess = len(self.data) - self.limit
+        if excess > 0:
+            del self.data[:excess]
+            self.start += excess
+
+    def read(self, offset: int, max_bytes: int) -> tuple[bytes, int, int]:
+        """``(bytes from offset, the offset they start at, bytes lost before them)``: what is
+        kept from ``offset`` on, at most ``max_bytes``; an offset older than the buffer starts at
+        the oldest byte kept, and the gap is reported as lost."""
+        begin = max(offset, self.start)
+        lost = begin - offset if offset < self.start else 0
+        piece = bytes(self.data[begin - self.start : begin - self.start + max_bytes])
+        return piece, begin, lost
+
+
+@dataclass(eq=False)
+class Background:
+    """One started process.
+
+    Attributes:
+        id: ``proc_`` and 16 random hex digits.
+        owner: the MCP session that started it.
+        command: the command as given.
+        work_dir: its working directory.
+        shell: the shell that runs it.
+        popen: the process (leader of its own process group).
+        started: wall-clock start (seconds since the epoch).
+    """
+
+    id: str
+    owner: str
+    command: str
+    work_dir: Path
+    shell: str
+    popen: subprocess.Popen[bytes]
+    started: float
+    stdout: StreamBuffer
+    stderr: StreamBuffer
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    read_at: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
+    exit_code: int | None = None
+    ended: float | None = None
+    last_used: float = field(default_factory=time.monotonic)
+    changed: threading.Event = field(default_factory=threading.Event)
+    threads: list[threading.Thread] = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.exit_code is None
+
+    def stream(self, name: str) -> StreamBuffer:
+        return self.stdout if name == "stdout" else self.stderr
+
+    def write_stdin(self, data: bytes, *, close: bool) -> None:
+        """Send ``data`` to the process's stdin (blocking until the pipe takes it); close it after.
+
+        Raises:
+            InvalidArguments: the process has ended or its stdin is closed.
+        """
+        stdin = self.popen.stdin
+        if stdin is None or stdin.closed:
+            raise InvalidArguments(f"the stdin of {self.id} is closed; start a new process to send more")
+        try:
+            if data:
+                stdin.write(data)
+                stdin.flush()
+            if close:
+                stdin.close()
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            raise InvalidArguments(f"{self.id} no longer reads its stdin (it has ended): {exc}") from None
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class ProcessTable:
+    """The background processes of one server.
+
+    Args:
+        max_per_session: most processes one session may have (running or ended, not yet removed).
+        output_bytes: bytes kept per stream of each process.
+        idle_seconds: a process nobody asked about for this long is stopped and removed.
+        grace_seconds: between SIGTERM and SIGKILL when a process is stopped.
+    """
+
+    def __init__(
+        self, *, max_per_session: int, output_bytes: int, idle_seconds: float, grace_seconds: float
+    ) -> None:
+        self.max_per_session = max_per_session
+        self.output_bytes = output_bytes
+        self.idle_seconds = idle_seconds
+        self.grace_seconds = grace_seconds
+        self._processes: dict[str, Background] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.stop_all)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        owner: str,
+        command: str,
+        shell: str,
+        cwd: Path,
+        env: Mapping[str, str],
+    ) -> Background:
+        """Start ``argv`` (already wrapped by the sandbox) in its own process group, with its
+        output read into bounded buffers. Blocking (fork and exec): call it from a worker thread.
+
+        Raises:
+            TooLarge: the session has ``max_per_session`` processes; stop or remove one first.
+            FileSystemError-like OSError: the program could not be started (the caller reports it).
+        """
+        self.expire()
+        with self._lock:
+            mine = [p for p in self._processes.values() if p.owner == owner]
+            if len(mine) >= self.max_per_session:
+                raise TooLarge(
+                    f"this session has {len(mine)} processes (max {self.max_per_session}); stop one with "
+                    "stopprocess (remove=true also forgets it), then start this one"
+                )
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+        process = Background(
+            id=f"proc_{secrets.token_hex(8)}",
+            owner=owner,
+            command=command,
+            work_dir=cwd,
+            shell=shell,
+            popen=popen,
+            started=time.time(),
+            stdout=StreamBuffer(self.output_bytes),
+            stderr=StreamBuffer(self.output_bytes),
+        )
+        for name, pipe in (("stdout", popen.stdout), ("stderr", popen.stderr)):
+            assert pipe is not None
+            reader = threading.Thread(
+                target=_pump, args=(process, name, pipe), name=f"{process.id}-{name}", daemon=True
+            )
+            process.threads.append(reader)
+        waiter = threading.Thread(target=_reap, args=(process,), name=f"{process.id}-wait", daemon=True)
+        process.threads.append(waiter)
+        for thread in process.threads:
+            thread.start()
+        with self._lock:
+            self._processes[process.id] = process
+        return process
+
+    def get(self, process_id: str, owner: str) -> Background:
+        """The process ``process_id`` of session ``owner``.
+
+        Raises:
+            NotFound: no such process in this session (also for another session's id, so ids
+                cannot be probed).
+        """
+        self.expire()
+        with self._lock:
+            process = self._processes.get(process_id)
+        if process is None or process.owner != owner:
+            raise NotFound(
+                f"unknown processID: {process_id} (never started in this session, or removed); "
+                "listprocesses shows this session's processes"
+            )
+        process.last_used = time.monotonic()
+        return process
+
+    def of(self, owner: str) -> list[Background]:
+        """Session ``owner``'s processes, oldest first."""
+        self.expire()
+        with self._lock:
+            return sorted((p for p in self._processes.values() if p.owner == owner), key=lambda p: p.started)
+
+    def remove(self, process: Background) -> None:
+        """Forget an ended process (its output with it)."""
+        with self._lock:
+            self._processes.pop(process.id, None)
+
+    def stop(self, process: Background, grace: float | None = None) -> int | None:
+        """SIGTERM to the process group, SIGKILL after ``grace`` seconds (default the table's);
+        returns the exit code (None if it survived SIGKILL, which only a process stuck in the
+        kernel does). Blocking: call it from a worker thread."""
+        grace = self.grace_seconds if grace is None else grace
+        pgid = process.popen.pid
+        for signum, wait in ((signal.SIGTERM, grace), (compat.SIGKILL, 5.0)):
+            if not self._signal_group(pgid, signum) and not process.running:
+                break
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline:
+                if not process.running and not self._group_alive(pgid):
+                    break
+                time.sleep(_POLL_SECONDS)
+            else:
+                continue
+            break
+        for thread in process.threads:
+            thread.join(timeout=1)
+        return process.exit_code
+
+    @staticmethod
+    def _signal_group(pgid: int, signum: int) -> bool:
+        try:
+            compat.killpg(pgid, signum)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    @staticmethod
+    def _group_alive(pgid: int) -> bool:
+        try:
+            compat.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    async def end_session(self, owner: str) -> None:
+        """Stop and forget every process of session ``owner`` (``ToolSpec.on_session_end``)."""
+        with self._lock:
+            mine = [p for p in self._processes.values() if p.owner == owner]
+        for process in mine:
+            await anyio.to_thread.run_sync(self.stop, process)
+            self.remove(process)
+
+    def expire(self) -> None:
+        """Stop and forget the processes nobody asked about for ``idle_seconds``."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [p for p in self._processes.values() if now - p.last_used > self.idle_seconds]
+        for process in idle:
+            self.stop(process)
+            self.remove(process)
+
+    def stop_all(self) -> None:
+        """Stop every process (at server exit): SIGKILL to each group, nothing survives."""
+        with self._lock:
+            every = list(self._processes.values())
+        for process in every:
+            if process.running or self._group_alive(process.popen.pid):
+                self._signal_group(process.popen.pid, compat.SIGKILL)
+
+
+def _pump(process: Background, name: str, pipe: IO[bytes]) -> None:
+    """Reader thread: copy one pipe into its buffer until end of file."""
+    buffer = process.stream(name)
+    try:
+        while chunk := os.read(pipe.fileno(), _CHUNK):
+            with process.lock:
+                buffer.write(chunk)
+            process.changed.set()
+    except OSError:
+        pass
+    finally:
+        pipe.close()
+
+
+def _reap(process: Background) -> None:
+    """Waiter thread: record the exit code once the process ends."""
+    code = process.popen.wait()
+    for thread in process.threads[:2]:  # let the readers drain what the process wrote last
+        thread.join(timeout=2)
+    with process.lock:
+        process.exit_code = _exit_code(code)
+        process.ended = time.time()
+    process.changed.set()
+
+
+@dataclass(frozen=True, slots=True)
+class NewOutput:
+    """Output of one stream read from an offset: its text, where it starts and ends (absolute
+    byte offsets), and how many bytes before it are no longer kept."""
+
+    text: str
+    start: int
+    end: int
+    lost: int
+
+
+def read_new(process: Background, name: str, offset: int | None, max_bytes: int) -> NewOutput:
+    """Stream ``name`` of ``process`` from ``offset`` (None: from where the last read of this
+    stream ended), at most ``max_bytes``; advances the read position. The text is UTF-8 with
+    invalid bytes replaced; a read never ends inside a character."""
+    with process.lock:
+        begin = process.read_at[name] if offset is None else offset
+        data, start, lost = process.stream(name).read(begin, max_bytes)
+        data = _whole_characters(data)
+        end = start + len(data)
+        process.read_at[name] = end
+    return NewOutput(data.decode("utf-8", "replace"), start, end, lost)
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """``data`` without a UTF-8 character cut off at its end (the next read starts with it);
+    unchanged when that would leave nothing (a stream that ends in invalid bytes)."""
+    lead = len(data) - 1
+    while lead >= 0 and lead > len(data) - 4 and (data[lead] & 0xC0) == 0x80:
+        lead -= 1
+    if lead <= 0:
+        return data
+    first = data[lead]
+    need = 2 if first >> 5 == 0b110 else 3 if first >> 4 == 0b1110 else 4 if first >> 3 == 0b11110 else 1
+    return data if len(data) - lead >= need else data[:lead]

@@ -1,0 +1,166 @@
+"""startprocess: start a long-running command (a dev server, a watcher, a REPL) and return at once
+with its processID, or once a line of its output matches ``waitFor``.
+
+It runs like a shellcommand command (same execution policy, sandbox, exec session, env and shell),
+but in the background: it outlives the call, its output is kept (the most recent
+``[exec] process_output_bytes`` of each stream) for processoutput and waitprocess, and it is stopped
+by stopprocess, when the MCP session ends, when idle for ``process_idle_seconds``, or at server
+exit. Issue 16.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools import compat
+from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ShellName
+from mcp_localtools.errors import FileSystemError, NotFound
+from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
+from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.search.regex import compile_path_regex
+from mcp_localtools.tools.exec._envarg import EnvArgument
+from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
+from mcp_localtools.tools.exec._processview import (
+    ProcessOutput,
+    page_bytes,
+    read_output,
+    render_output,
+    wait_for_line,
+)
+from mcp_localtools.tools.exec._shells import command_argv, resolve_shell
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["StartProcessArgs", "StartProcessResult", "spec"]
+
+
+class StartProcessArgs(ToolArgs):
+    command: str = Field(description="One shell command to run in the background ('&' is not needed).")
+    work_dir: str | None = Field(
+        None, description="Working directory inside the roots (default: the session's)."
+    )
+    env: EnvArgument = Field(None, description="Environment variables; also stored in the exec session.")
+    session_id: str | None = Field(
+        None, alias="sessionID", description="Exec session (from shellcommand or startprocess) to run in."
+    )
+    shell: ShellName = Field("auto", description="Shell to run the command with.")
+    wait_for: str | None = Field(
+        None, description="RE2 regex: return once a line of stdout or stderr matches (e.g. 'listening on')."
+    )
+    wait_seconds: float = Field(
+        30, gt=0, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait for waitFor, in seconds."
+    )
+
+
+class StartProcessResult(ProcessOutput):
+    session_id: str = Field(alias="sessionID", description="Exec session it runs in.")
+    matched_line: str | None = Field(None, description="The line that matched waitFor.")
+    wait_timed_out: bool = Field(False, description="True when waitFor did not match within waitSeconds.")
+
+
+async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
+    """The startprocess handler."""
+    policy = group.policy
+    pattern = (
+        compile_path_regex(args.wait_for, case_sensitive=True, fixed_strings=False) if args.wait_for else None
+    )
+    session = group.sessions.get(args.session_id, ctx.session_id) if args.session_id else None
+    if args.session_id and session is None:
+        raise NotFound(f"unknown sessionID: {args.session_id} (expired or evicted); omit sessionID")
+    await group.sandbox.ready()
+    call_env = policy.check_env(args.env, writable=group.paths.roots)
+    defaults = await group.environment.defaults()
+    env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
+    stored = session.work_dir if session is not None else None
+
+    def preflight() -> tuple[Any, Any]:
+        work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
+        shell = resolve_shell(
+            args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
+        )
+        return work, shell
+
+    work, shell = await anyio.to_thread.run_sync(preflight)
+    command = policy.check_command(args.command, shell.dialect)
+    if session is None:
+        session = group.sessions.create(ctx.session_id)
+    group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
+    wrapped, full_env, _ = await group.contain(
+        command_argv(shell, command), cwd=work.path, env=env, temp_key=session.id
+    )
+    try:
+        process = await anyio.to_thread.run_sync(
+            partial(
+                group.processes.start,
+                wrapped,
+                owner=ctx.session_id,
+                command=command,
+                shell=shell.name,
+                cwd=work.path,
+                env=full_env,
+            )
+        )
+    except OSError as exc:
+        raise FileSystemError(f"cannot start {shell.path}: {exc.strerror or exc}") from exc
+    matched, timed_out = None, False
+    if pattern is not None:
+
+        async def report(message: str) -> None:
+            await ctx.report_progress(0, None, message)
+
+        matched, timed_out = await wait_for_line(process, pattern, args.wait_seconds, report)
+    budget = group.limits.max_result_chars
+
+    def build(payload: int) -> ToolResult:
+        output = read_output(process, stdout_offset=0, stderr_offset=0, max_bytes=page_bytes(payload))
+        result = StartProcessResult.model_validate(
+            {
+                **output.model_dump(),
+                "session_id": session.id,
+                "matched_line": matched,
+                "wait_timed_out": timed_out,
+            }
+        )
+        head = f"started {process.id} in {work.path} (session {session.id}): $ {command}"
+        if pattern is not None:
+            head += (
+                f"\n[waitFor matched: {matched}]"
+                if matched is not None
+                else (
+                    f"\n[waitFor did not match within {args.wait_seconds:g} s]"
+                    if timed_out
+                    else "\n[exited before waitFor matched]"
+                )
+            )
+        return ToolResult.of(result, text=render_output(result, head))
+
+    return fit_within(build, budget, budget)
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The startprocess tool of ``workspace``."""
+    group = workspace.shared(ExecGroup.create)
+    return ToolSpec(
+        name="startprocess",
+        group="exec",
+        title="Start a background process",
+        description=(
+            "Start one command in the background (a dev server, a watcher, a REPL) and return its "
+            "processID at once, or when a line of its output matches waitFor (RE2). Same policy, "
+            "sandbox and exec session as shellcommand. Read its output with processoutput, wait with "
+            "waitprocess, send input with writeprocess, stop it with stopprocess. It is stopped when "
+            f"the MCP session ends. At most {group.config.max_processes} per session. " + group.containment()
+        ),
+        args_model=StartProcessArgs,
+        result_model=StartProcessResult,
+        handler=partial(start_process, group=group),
+        annotations=EXEC_ANNOTATIONS,
+        timeout_seconds=HARD_MAX_TIMEOUT_SECONDS + 60,
+        unsupported=compat.why_unsupported(process_groups=True),
+        on_register=group.sandbox.start,
+        on_session_end=group.processes.end_session,
+    )

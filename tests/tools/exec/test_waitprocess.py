@@ -1,0 +1,60 @@
+"""waitprocess: a line, the exit, or the timeout; an invalid regex; the wake-up latency."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import error_code, text_of
+from tests.tools.exec.conftest import exec_client
+from tests.tools.exec.test_startprocess import call
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_it_wakes_within_a_fraction_of_a_second_of_the_matching_line(tmp_path: Path) -> None:
+    script = "import time\ntime.sleep(1)\nprint(repr(time.time()), flush=True)\ntime.sleep(30)\n"
+    (tmp_path / "stamp.py").write_text(script, encoding="utf-8")
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="python3 stamp.py"))["processID"]
+        data = await call(client, "waitprocess", processID=process, waitFor=r"^\d+\.\d+$", timeoutSeconds=20)
+        woke = time.time()
+        assert woke - float(data["matchedLine"]) < 0.5
+        await call(client, "stopprocess", processID=process)
+
+
+async def test_the_timeout_ends_the_wait_and_the_process_keeps_running(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="sleep 30"))["processID"]
+        data = await call(client, "waitprocess", processID=process, waitFor="never", timeoutSeconds=0.3)
+        assert data["timedOut"] is True and "matchedLine" not in data and data["status"] == "running"
+        assert (
+            "no match within 0.1 s"
+            in (
+                await client.call_tool(
+                    "waitprocess", {"processID": process, "waitFor": "x", "timeoutSeconds": 0.1}
+                )
+            )
+            .content[0]
+            .text
+        )  # type: ignore[union-attr]
+        await call(client, "stopprocess", processID=process)
+
+
+async def test_without_wait_for_it_waits_for_the_exit(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="echo done; exit 3"))["processID"]
+        data = await call(client, "waitprocess", processID=process, timeoutSeconds=10)
+        assert data["status"] == "exited" and data["exitCode"] == 3 and data["stdout"] == "done\n"
+
+
+async def test_an_invalid_regex_and_an_unknown_id_are_clear_errors(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="sleep 5"))["processID"]
+        bad = await client.call_tool("waitprocess", {"processID": process, "waitFor": "(a"})
+        assert error_code(bad) == "invalid_arguments" and "RE2" in text_of(bad)
+        unknown = await client.call_tool("waitprocess", {"processID": "proc_0000000000000000"})
+        assert error_code(unknown) == "not_found" and "listprocesses" in text_of(unknown)
+        await call(client, "stopprocess", processID=process)

@@ -1,0 +1,23 @@
+"""writeprocess: closing stdin ends input; writing after that is a clear error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import error_code, text_of
+from tests.tools.exec.conftest import exec_client
+from tests.tools.exec.test_startprocess import call
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_close_stdin_ends_input_and_a_later_write_says_so(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="wc -l"))["processID"]
+        await call(client, "writeprocess", processID=process, text="a\nb\n", closeStdin=True)
+        done = await call(client, "waitprocess", processID=process, timeoutSeconds=10)
+        assert done["stdout"].strip() == "2"
+        again = await client.call_tool("writeprocess", {"processID": process, "text": "c\n"})
+        assert error_code(again) == "invalid_arguments" and "closed" in text_of(again)
