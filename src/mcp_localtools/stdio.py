@@ -12,7 +12,7 @@ the session at EOF while requests are still running. Here:
   UTF-16 surrogate (``"\\ud800"``) gets ``-32602`` (``-32600`` outside ``params``) naming where;
 - a second request with an id still in flight is refused (``-32600``); the first is still answered;
 - at EOF the read side stays open until every request read has been answered (or cancelled by the
-  client, or stdout is gone), then the session ends;
+  client, or stdout is gone: a write failed, or its reader has closed it), then the session ends;
 - a reply that cannot be encoded (a lone surrogate from a file name) becomes a ``-32603`` error
   for its id instead of ending the writer.
 
@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import select
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -331,6 +332,26 @@ class _Wire:
             self.changed.set()
 
 
+_PEER_CHECK_SECONDS = 0.5
+
+
+if sys.platform == "win32":  # pragma: no cover - Windows has no poll()
+
+    def _reader_gone(fd: int) -> bool:
+        """Always False: Windows has no ``poll``; a write failing is what tells there."""
+        return False
+
+else:
+
+    def _reader_gone(fd: int) -> bool:
+        """Whether the other end of the pipe (or socket) ``fd`` writes to is closed: a client
+        that died closes stdin and stdout together, and a request still running after EOF (a
+        long waitprocess) must not keep the server, and what it started, alive for nobody."""
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -423,7 +444,11 @@ async def _serve(server: Server[Any], max_line_bytes: int, wire_in: int, wire_ou
                         wire.settle(cancelled)  # a cancelled request gets no reply
                 await read_send.send(SessionMessage(message))
             while wire.pending and not wire.broken:
-                await wire.changed.wait()
+                with anyio.move_on_after(_PEER_CHECK_SECONDS):
+                    await wire.changed.wait()
+                if _reader_gone(wire_out):  # the client died: nobody is left to answer
+                    logger.warning("stdin and stdout are closed; %d requests get no reply", len(wire.pending))
+                    wire.broken = True
 
     async def writer() -> None:
         async with write_receive:

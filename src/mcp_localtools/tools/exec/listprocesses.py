@@ -4,7 +4,7 @@ and output sizes. Issue 16."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -19,7 +19,7 @@ __all__ = ["ListProcessesArgs", "ListProcessesResult", "spec"]
 
 
 class ListProcessesArgs(ToolArgs):
-    pass
+    status: Literal["all", "running", "exited"] = Field("all", description="Which processes to list.")
 
 
 class ListProcessesResult(ToolOutput):
@@ -29,6 +29,8 @@ class ListProcessesResult(ToolOutput):
 async def list_processes(args: ListProcessesArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
     """The listprocesses handler."""
     states = [ProcessState.model_validate(state_of(p)) for p in group.processes.of(ctx.session_id)]
+    if args.status != "all":
+        states = [state for state in states if state.status == args.status]
     lines = [
         f"{s.process_id}  {s.status if s.exit_code is None else f'exited {s.exit_code}'}  "
         f"{s.runtime_seconds:g} s  out {s.stdout_bytes} B  err {s.stderr_bytes} B  $ {s.command}"
