@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.types import EmbeddedResource, ImageContent
+from mcp.types import ImageContent
 
 from tests.helpers import make_png, text_of
 
@@ -40,8 +40,8 @@ async def test_the_fs_and_image_scenario(client: Client, tmp_path: Path) -> None
 
     binary = await client.call_tool("readfile", {"path": "bin/data.bin", "encoding": "binary"})
     assert not binary.is_error, text_of(binary)
-    [item] = [block for block in binary.content if isinstance(block, EmbeddedResource)]
-    assert base64.b64decode(item.resource.blob) == payload
+    # Neither an image nor a PDF: base64 as text, which every client accepts (issue 15).
+    assert base64.b64decode(binary.structured_content["contentBase64"]) == payload
 
     await call(client, "writefile", {"path": "notes.txt", "content": "TODO: one\n"})
     await call(client, "writefile", {"path": "more.txt", "content": "x\nTODO: two\n"})
