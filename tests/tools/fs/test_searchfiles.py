@@ -128,6 +128,9 @@ async def test_binary_files_and_files_over_the_size_cap_are_not_searched(client:
     )
     assert (await search(client, "Big"))["files"] == ["big.txt"]
     assert (await search(client, "blob", caseSensitive=False))["files"] == ["blob.bin"], "its path matches"
+    for mode in ("matches", "count"):  # skipped files are reported in every mode, not only files
+        counted = await search(client, "Blob|Late|Big", maxFileSizeBytes=10_000, outputMode=mode)
+        assert counted["oversizeFiles"] == 1, mode
 
 
 async def test_each_file_appears_once_and_files_mode_has_no_lines(client: Client, tree: Path) -> None:

@@ -142,7 +142,7 @@ class SearchFilesResult(ToolOutput):
         description=f"Entries that could not be read (the first {MAX_SKIPPED}); the search went on."
     )
     oversize_files: int | None = Field(
-        None, description="files mode: files over maxFileSizeBytes, neither searched nor listed."
+        None, description="Files over maxFileSizeBytes, not searched (nor listed in files mode)."
     )
 
 
@@ -250,8 +250,25 @@ async def search_files(
                 group.start_soon(search_all)
     else:
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
+
+        async def search_only() -> None:
+            skipped.extend(await engine.search(query, lambda hits: top.add(hits, units(hits)), progress))
+
+        async def count_oversize() -> None:  # the engine skips them silently: a listing counts them
+            nonlocal oversize
+
+            async def quiet(count: int, message: str) -> None:
+                pass
+
+            report = await engine.list_files(
+                root.real, query.filters, lambda rel: None, quiet, max_file_size=query.max_file_size
+            )
+            oversize = report.oversize
+
         with anyio.move_on_after(limits.search_seconds) as budget:
-            skipped = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
+            async with anyio.create_task_group() as group:
+                group.start_soon(search_only)
+                group.start_soon(count_oversize)
     top.close()  # an engine thread abandoned at the time budget adds nothing from here on
     stopped = limits.search_seconds if budget.cancelled_caught else None
     return await anyio.to_thread.run_sync(
