@@ -26,3 +26,14 @@ async def test_processes_are_listed_and_the_cap_is_kept(tmp_path: Path) -> None:
         third = (await call(client, "startprocess", command="true"))["processID"]
         assert [p["processID"] for p in (await call(client, "listprocesses"))["processes"]] == [first, third]
         await call(client, "stopprocess", processID=first)
+
+
+async def test_an_idle_process_is_killed_and_forgotten_at_the_next_lookup(tmp_path: Path) -> None:
+    import anyio
+
+    async with exec_client(tmp_path, exec={"process_idle_seconds": 1}) as client:
+        process = (await call(client, "startprocess", command="sleep 60"))["processID"]
+        await anyio.sleep(1.5)
+        assert (await call(client, "listprocesses"))["processes"] == []
+        gone = await client.call_tool("processoutput", {"processID": process})
+        assert error_code(gone) == "not_found"

@@ -164,7 +164,7 @@ class ProcessTable:
 
         Raises:
             TooLarge: the session has ``max_per_session`` processes; stop or remove one first.
-            FileSystemError-like OSError: the program could not be started (the caller reports it).
+            OSError: the program could not be started (the caller reports it).
         """
         self.expire()
         with self._lock:
@@ -284,12 +284,13 @@ class ProcessTable:
             self.remove(process)
 
     def expire(self) -> None:
-        """Stop and forget the processes nobody asked about for ``idle_seconds``."""
+        """Kill and forget the processes nobody asked about for ``idle_seconds`` (SIGKILL to
+        the group, without waiting: this runs on the event loop, in every lookup)."""
         now = time.monotonic()
         with self._lock:
             idle = [p for p in self._processes.values() if now - p.last_used > self.idle_seconds]
         for process in idle:
-            self.stop(process)
+            self._signal_group(process.popen.pid, compat.SIGKILL)
             self.remove(process)
 
     def stop_all(self) -> None:
