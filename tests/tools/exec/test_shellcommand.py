@@ -22,7 +22,7 @@ from mcp import Client
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.server import build_server
 from mcp_localtools.tools import build_registry
-from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
+from mcp_localtools.tools.exec._process import OUTPUT_STOP_FACTOR, ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
 from tests.helpers import config_for, error_code, text_of
 from tests.tools.exec.conftest import exec_client
@@ -243,7 +243,7 @@ async def test_an_output_flood_is_capped_keeping_head_and_tail(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("command", ["yes", "yes 1>&2"])
-async def test_a_stream_that_passes_16_times_the_cap_stops_the_command_and_says_so(
+async def test_a_stream_that_passes_a_multiple_of_the_cap_stops_the_command_and_says_so(
     tmp_path: Path, command: str
 ) -> None:
     """``yes`` used to be drained for the whole timeout (40-131 GB, up to 54 s of server CPU)."""
@@ -257,9 +257,9 @@ async def test_a_stream_that_passes_16_times_the_cap_stops_the_command_and_says_
     assert entry["outputStopped"] is True and entry["timedOut"] is False
     assert entry["exitCode"] in (143, 137)
     total = entry["stdoutBytes"] + entry["stderrBytes"]
-    assert 16 * 64 * 1024 < total < 64 * 1024 * 1024
+    assert OUTPUT_STOP_FACTOR * 64 * 1024 < total < 256 * 1024 * 1024
     assert elapsed < 10 and cpu < 10
-    assert "passed 16 times the output cap" in text_of(result)
+    assert f"passed {OUTPUT_STOP_FACTOR} times the output cap" in text_of(result)
 
 
 async def test_invalid_utf8_is_replaced(shell: Client) -> None:

@@ -55,10 +55,11 @@ logger = logging.getLogger(__name__)
 
 EXIT_TIMEOUT = 124
 EXIT_SPAWN_FAILED = 127
-OUTPUT_STOP_FACTOR = 16
-"""A run is stopped once one stream has written this many times its ``max_output_bytes``: what
-it writes after that could never be shown, and draining it costs the server CPU until the
-timeout (``yes`` wrote 40-131 GB in a 600 s run before this limit)."""
+OUTPUT_STOP_FACTOR = 64
+"""A run is stopped once one stream has written this many times its ``max_output_bytes`` (16 MiB
+at the default 256 KiB, as much as is kept of a stream for the session): what it writes after
+that could never be shown, and draining it costs the server CPU until the timeout (``yes`` wrote
+40-131 GB in a 600 s run before this limit; now it is stopped within a second)."""
 _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import LinkContent, head_tail
-from mcp_localtools.tools.exec._process import RunOutcome
+from mcp_localtools.tools.exec._process import OUTPUT_STOP_FACTOR, RunOutcome
 from mcp_localtools.tools.exec._sandbox import CommandSandbox
 from mcp_localtools.tools.exec._stored import KeptOutput, OutputStore, Recorder
 
@@ -28,8 +28,8 @@ class RunReport(ToolOutput):
     timed_out: bool = Field(description="True when the command was stopped at its timeout.")
     output_stopped: bool = Field(
         False,
-        description="True when the command was stopped because one stream wrote 16 times the "
-        "output cap (what followed could not be shown).",
+        description=f"True when the command was stopped because one stream wrote {OUTPUT_STOP_FACTOR} "
+        "times the output cap (what followed could not be shown).",
     )
     duration_ms: int = Field(alias="durationMS", description="Wall-clock run time in milliseconds.")
     stdout: str = Field(
@@ -77,8 +77,8 @@ def render_run(command: str, report: RunReport, *, timeout: float) -> str:
     elif report.output_stopped:
         stream = "stdout" if report.stdout_bytes > report.stderr_bytes else "stderr"
         status = (
-            f"[stopped after {report.duration_ms} ms: its {stream} passed 16 times the output cap "
-            f"({report.stdout_bytes + report.stderr_bytes} bytes); exit {report.exit_code}; "
+            f"[stopped after {report.duration_ms} ms: its {stream} passed {OUTPUT_STOP_FACTOR} times the "
+            f"output cap ({report.stdout_bytes + report.stderr_bytes} bytes); exit {report.exit_code}; "
             "print less (| head, | tail, a quieter flag) or write to a file and read that]"
         )
     else:
