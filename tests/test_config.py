@@ -62,6 +62,55 @@ def test_relative_roots_in_a_file_are_taken_against_the_file_directory(tmp_path:
     assert Path(config.paths.allowed_roots[0]).resolve() == tmp_path / "project"
 
 
+def test_a_profile_overrides_policy_keys_and_keeps_the_rest_of_the_servers_config() -> None:
+    config = parse_config(
+        {
+            "exec": {"sandbox": "off", "timeout_seconds": 30, "allowed_commands": ["git"]},
+            "limits": {"read_max_lines": 500},
+            "profiles": {
+                "dev": {
+                    "exec": {"sandbox": {"network": True}, "allowed_commands": ["make"]},
+                    "web": {"allowed_hosts": ["docs.python.org"]},
+                },
+                "plain": {"enabled": ["fs"]},
+            },
+        }
+    )
+    dev = config.for_profile("dev")
+    assert dev.exec.sandbox.mode == "off" and dev.exec.sandbox.network  # tables merge key by key
+    assert dev.exec.allowed_commands == ["make"]  # lists are replaced, not appended to
+    assert dev.exec.timeout_seconds == 30 and dev.limits.read_max_lines == 500  # inherited
+    assert dev.web.allowed_hosts == ["docs.python.org"] and config.web.allowed_hosts == []
+    assert config.for_profile("plain") is config
+
+
+@pytest.mark.parametrize(
+    ("profile", "where"),
+    [
+        ({"exec": {"timout_seconds": 5}}, r"profiles\.x\.exec\.timout_seconds: unknown key"),
+        ({"paths": {"allowed_roots": []}}, r"profiles\.x\.paths\.allowed_roots"),
+        ({"limits": {"read_max_lines": 0}}, r"profiles\.x\.limits\.read_max_lines"),
+        ({"exec": {"timeout_seconds": 900}}, r"profiles\.x\.exec: .*exceeds max_timeout_seconds"),
+        ({"server": {"port": 1}}, r"profiles\.x\.server: unknown key"),
+        ({"audit": {"enabled": False}}, r"profiles\.x\.audit: unknown key"),
+    ],
+)
+def test_a_bad_profile_override_fails_at_load_naming_its_key_path(
+    profile: dict[str, Any], where: str
+) -> None:
+    with pytest.raises(ConfigError, match=where):
+        parse_config({"profiles": {"x": profile}})
+
+
+def test_a_profiles_relative_roots_are_taken_against_the_file_directory(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    config_file = tmp_path / "conf" / "c.toml"
+    config_file.parent.mkdir()
+    config_file.write_text('[profiles.docs.paths]\nallowed_roots = ["../docs"]\n', encoding="utf-8")
+    docs = load_config(config_file).for_profile("docs")
+    assert Path(docs.paths.allowed_roots[0]).resolve() == tmp_path / "docs"
+
+
 def test_invalid_toml_and_a_missing_file_are_config_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[paths\n", encoding="utf-8")

@@ -299,6 +299,46 @@ def test_a_read_only_profile_keeps_only_read_only_tools_of_its_groups(tmp_path: 
     assert not {"writefile", "deletefile", "shellcommand", "editfile"} & sets["reader"]
 
 
+@pytest.mark.anyio
+async def test_a_profile_with_its_own_roots_and_limits_works_only_inside_them(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from mcp_localtools.server import build_server
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("not for docs clients\n", encoding="utf-8")
+    profiles = {"docs": {"paths": {"allowed_roots": [str(docs)]}, "limits": {"read_max_lines": 2}}}
+    server = build_server(config_for(tmp_path, profiles=profiles), profile="docs")
+    async with Client(server, raise_exceptions=True) as client:
+        assert str(docs) in (client.instructions or "")
+        inside = await client.call_tool("readfile", {"path": "guide.md"})  # relative: to the docs root
+        outside = await client.call_tool("readfile", {"path": str(tmp_path / "secret.txt")})
+    assert inside.structured_content["content"] == "one\ntwo\n"  # the profile's read_max_lines
+    assert error_code(outside) == "outside_roots" and str(docs) in text_of(outside)
+    assert "not for docs" not in text_of(outside)
+
+
+@pytest.mark.anyio
+async def test_a_profile_that_turns_exec_off_has_no_command_tools_while_the_server_keeps_them(
+    tmp_path: Path,
+) -> None:
+    from mcp import Client
+
+    from mcp_localtools.server import build_server
+
+    config = config_for(tmp_path, profiles={"files": {"exec": {"enabled": False}}})
+    async with Client(build_server(config, profile="files"), raise_exceptions=True) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("shellcommand", {"commands": ["echo hi"]})
+    assert "readfile" in names and not names & {"shellcommand", "runscript", "startprocess"}
+    assert refused.value.error.code == INVALID_PARAMS
+    async with Client(build_server(config), raise_exceptions=True) as client:
+        assert "shellcommand" in {tool.name for tool in (await client.list_tools()).tools}
+
+
 @pytest.mark.parametrize(
     ("profiles", "profile", "message"),
     [

@@ -457,3 +457,40 @@ async def test_each_profile_token_sees_and_calls_only_its_profiles_tools(
     assert {"shellcommand", "writefile"} <= everything
     assert (work / "a.txt").read_text(encoding="utf-8") == "beta\n"
     assert reader_token not in stderr and editor_token not in stderr
+
+
+@pytest.mark.anyio
+async def test_a_profile_token_works_under_its_profiles_roots_and_the_servers_token_under_the_servers(
+    tmp_path: Path,
+) -> None:
+    docs_token = "docs-" + "d" * 40
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    (work / "docs" / "guide.md").write_text("guide\n", encoding="utf-8")
+    (work / "notes.txt").write_text("notes\n", encoding="utf-8")
+    token_file = tmp_path / "docs.token"
+    token_file.write_text(docs_token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    (tmp_path / "c.toml").write_text(
+        '[profiles.docs]\ntoken_file = "docs.token"\n'
+        '[profiles.docs.paths]\nallowed_roots = ["work/docs"]\n'
+        "[profiles.docs.exec]\nenabled = false\n",
+        encoding="utf-8",
+    )
+    served = start("streamable-http", work, "--config", str(tmp_path / "c.toml"))
+    try:
+        async with served.connect(token=docs_token) as client:
+            docs_tools = {tool.name for tool in (await client.list_tools()).tools}
+            guide = await client.call_tool("readfile", {"path": "guide.md"})
+            notes = await client.call_tool("readfile", {"path": str(work / "notes.txt")})
+            written = await client.call_tool("writefile", {"path": "../escape.txt", "content": "x"})
+        async with served.connect() as client:  # the server's own token: the server's policies
+            everything = {tool.name for tool in (await client.list_tools()).tools}
+            server_notes = await client.call_tool("readfile", {"path": "notes.txt"})
+    finally:
+        stop(served)
+    assert "shellcommand" not in docs_tools and "shellcommand" in everything
+    assert guide.structured_content["content"] == "guide\n"
+    assert error_code(notes) == "outside_roots" and "notes\n" not in text_of(notes)
+    assert error_code(written) == "outside_roots" and not (work / "escape.txt").exists()
+    assert server_notes.structured_content["content"] == "notes\n"

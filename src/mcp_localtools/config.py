@@ -27,6 +27,7 @@ __all__ = [
     "HARD_MAX_RESULT_CHARS",
     "HARD_MAX_TIMEOUT_SECONDS",
     "HARD_MAX_WRITE_BYTES",
+    "POLICY_SECTIONS",
     "ApprovalConfig",
     "AuditConfig",
     "Config",
@@ -354,6 +355,33 @@ class ProfileConfig(_Section):
     """Only the tools whose ``readOnlyHint`` is true."""
     token_file: str = ""
     """HTTP: a file (mode 0600) holding the bearer token that selects this profile."""
+    paths: dict[str, Any] = {}
+    """``[profiles.NAME.paths]``: keys of ``[paths]`` this profile sets its own way."""
+    exec: dict[str, Any] = {}
+    """``[profiles.NAME.exec]`` (and ``.exec.sandbox``, ``.exec.scripts``): keys of ``[exec]``."""
+    web: dict[str, Any] = {}
+    """``[profiles.NAME.web]``: keys of ``[web]``."""
+    limits: dict[str, Any] = {}
+    """``[profiles.NAME.limits]``: keys of ``[limits]``."""
+
+    @property
+    def overrides(self) -> dict[str, dict[str, Any]]:
+        """The sections this profile sets its own way: section name → its keys (raw TOML values)."""
+        return {name: table for name in POLICY_SECTIONS if (table := getattr(self, name))}
+
+
+POLICY_SECTIONS = ("paths", "exec", "web", "limits")
+"""The sections a ``[profiles.NAME]`` may override; the others (``[server]``, ``[audit]``,
+``[approval]``, ``[tools]``) belong to the server process, not to a client."""
+
+
+def _merged(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``override``'s keys: tables merged key by key, other values replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        below = out.get(key)
+        out[key] = _merged(below, value) if isinstance(value, dict) and isinstance(below, dict) else value
+    return out
 
 
 class Config(_Section):
@@ -369,6 +397,35 @@ class Config(_Section):
     audit: AuditConfig = AuditConfig()
     web: WebConfig = WebConfig()
     profiles: dict[str, ProfileConfig] = {}
+
+    def for_profile(self, name: str) -> Config:
+        """The config a client of profile ``name`` works under: this one with the profile's
+        ``paths``/``exec``/``web``/``limits`` keys in place of the server's (tables merged key by
+        key, lists and other values replaced). A profile without overrides gets this config.
+
+        Raises:
+            KeyError: no such profile.
+            ConfigError: an override is an unknown key or a bad value; the message names its key
+                path (``profiles.dev.exec.timeout_seconds: ...``).
+        """
+        overrides = self.profiles[name].overrides
+        if not overrides:
+            return self
+        update: dict[str, Any] = {}
+        problems: list[str] = []
+        for section, table in overrides.items():
+            model = type(getattr(self, section))
+            base = getattr(self, section).model_dump()
+            try:
+                update[section] = model.model_validate(_merged(base, table))
+            except ValidationError as exc:
+                for err in exc.errors():
+                    reason = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+                    where = _key_path(("profiles", name, section, *err["loc"]))
+                    problems.append(f"{where}: {reason}")
+        if problems:
+            raise ConfigError("; ".join(problems))
+        return self.model_copy(update=update)
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -401,18 +458,10 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
             problems.append(f"{_key_path(tuple(err['loc']))}: {reason}")
         raise ConfigError(f"{source}: " + "; ".join(problems)) from exc
     if base_dir is None:
+        _check_profiles(config, source)
         return config
     paths = config.paths
-    anchored = paths.model_copy(
-        update={
-            "allowed_roots": [str(base_dir / Path(root).expanduser()) for root in paths.allowed_roots],
-            "work_base_dir": (
-                None
-                if paths.work_base_dir is None
-                else str(base_dir / Path(paths.work_base_dir).expanduser())
-            ),
-        }
-    )
+    anchored = paths.model_copy(update=_anchored_paths(paths.model_dump(), base_dir))
     audit = config.audit
     if audit.path:
         audit = audit.model_copy(update={"path": str(base_dir / Path(audit.path).expanduser())})
@@ -422,14 +471,42 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
             update={"auth_token_file": str(base_dir / Path(server.auth_token_file).expanduser())}
         )
     profiles = {
-        name: profile.model_copy(update={"token_file": str(base_dir / Path(profile.token_file).expanduser())})
-        if profile.token_file
-        else profile
+        name: profile.model_copy(
+            update={
+                "token_file": (
+                    str(base_dir / Path(profile.token_file).expanduser()) if profile.token_file else ""
+                ),
+                "paths": _anchored_paths(profile.paths, base_dir),
+            }
+        )
         for name, profile in config.profiles.items()
     }
-    return config.model_copy(
+    config = config.model_copy(
         update={"paths": anchored, "server": server, "audit": audit, "profiles": profiles}
     )
+    _check_profiles(config, source)
+    return config
+
+
+def _anchored_paths(paths: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """The path values of a raw ``[paths]`` table resolved against ``base_dir`` (values that are
+    not of the expected type are left for validation to report)."""
+    out = dict(paths)
+    roots = out.get("allowed_roots")
+    if isinstance(roots, list) and all(isinstance(root, str) for root in roots):
+        out["allowed_roots"] = [str(base_dir / Path(root).expanduser()) for root in roots]
+    if isinstance(out.get("work_base_dir"), str):
+        out["work_base_dir"] = str(base_dir / Path(out["work_base_dir"]).expanduser())
+    return out
+
+
+def _check_profiles(config: Config, source: str) -> None:
+    """Validate every profile's overrides now, so a bad one stops the server at start-up."""
+    for name in config.profiles:
+        try:
+            config.for_profile(name)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc.message}") from exc
 
 
 def load_config(path: str | Path) -> Config:

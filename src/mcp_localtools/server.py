@@ -147,45 +147,53 @@ class _RegistryServer(MCPServer[Any]):
         base_dir: str = "",
         profiles: Mapping[str, frozenset[str]] | None = None,
         profile: str | None = None,
+        profile_registries: Mapping[str, tuple[Registry, str]] | None = None,
         max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self._registry = registry
+        self._registries = {name: reg for name, (reg, _) in (profile_registries or {}).items()}
+        self._base_dirs = {id(reg): where for reg, where in (profile_registries or {}).values()}
+        self._base_dirs[id(registry)] = base_dir
         self._max_stdio_line_bytes = max_stdio_line_bytes
-        self._tools = [Tool.model_validate(registry.manifest(name)) for name in registry.names()]
+        self._tools = {
+            id(reg): [Tool.model_validate(reg.manifest(name)) for name in reg.names()]
+            for reg in [registry, *self._registries.values()]
+        }
         self._approval = approval if approval is not None and approval.active else None
         self._audit = audit
-        self._base_dir = base_dir
         self._answered: OrderedDict[str, float] = OrderedDict()
         if self._approval is not None:
             registry.on_session_end(self._approval.forget)
         self._profiles = dict(profiles or {})
         self._default = None if profile is None else self._profiles[profile]
 
-    def _visible(self) -> frozenset[str] | None:
-        """The tool names this request may see and call (None: all): the profile its bearer token
-        names in a ``PROFILE_SCOPE`` scope (``transports.StaticTokenVerifier``), else the profile
-        chosen at start."""
+    def _route(self) -> tuple[Registry, frozenset[str] | None]:
+        """The registry this request works with and the tool names it may see and call (None:
+        all): those of the profile its bearer token names in a ``PROFILE_SCOPE`` scope
+        (``transports.StaticTokenVerifier``), else the profile chosen at start. A profile with
+        policy overrides has a registry of its own (its own roots, exec and web policies)."""
         token = get_access_token()
         for scope in token.scopes if token is not None else ():
             if scope.startswith(PROFILE_SCOPE):
-                return self._profiles.get(scope[len(PROFILE_SCOPE) :], frozenset())
-        return self._default
+                name = scope[len(PROFILE_SCOPE) :]
+                return self._registries.get(name, self._registry), self._profiles.get(name, frozenset())
+        return self._registry, self._default
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``)."""
         await serve_stdio(self._lowlevel_server, max_line_bytes=self._max_stdio_line_bytes)
 
     async def list_tools(self) -> list[Tool]:
-        visible = self._visible()
-        return [tool for tool in self._tools if visible is None or tool.name in visible]
+        registry, visible = self._route()
+        return [tool for tool in self._tools[id(registry)] if visible is None or tool.name in visible]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        visible = self._visible()
-        if name not in self._registry or (visible is not None and name not in visible):
+        registry, visible = self._route()
+        if name not in registry or (visible is not None and name not in visible):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -209,17 +217,17 @@ class _RegistryServer(MCPServer[Any]):
             )
         try:
             if result is None and self._approval is not None:
-                rule = self._approval_rule(name, arguments)
-                if rule is not None and self._approval.trusted(self._registry.get(name), arguments):
+                rule = self._approval_rule(registry, name, arguments)
+                if rule is not None and self._approval.trusted(registry.get(name), arguments):
                     approval = "trusted_commands"
                 elif rule is not None:
-                    asked = await self._ask(name, arguments, rule, context, session_id)
+                    asked = await self._ask(registry, name, arguments, rule, context, session_id)
                     if isinstance(asked, InputRequiredResult):
                         approval = "asked"  # a question round, not a call: no line
                         return asked
                     approval, result = asked
             if result is None:
-                result = await self._registry.call(
+                result = await registry.call(
                     name, arguments, progress=progress, session_id=session_id, client_name=client_name
                 )
         finally:
@@ -242,16 +250,17 @@ class _RegistryServer(MCPServer[Any]):
         assert result is not None
         return to_call_tool_result(result)
 
-    def _approval_rule(self, name: str, arguments: Mapping[str, Any]) -> str | None:
+    def _approval_rule(self, registry: Registry, name: str, arguments: Mapping[str, Any]) -> str | None:
         """The ``[approval] require`` entry this call falls under; a dry run needs none."""
         assert self._approval is not None
-        spec = self._registry.get(name)
+        spec = registry.get(name)
         if "dry_run" in spec.args_model.model_fields and arguments.get("dryRun") is True:
             return None
         return self._approval.rule_for(spec)
 
     async def _ask(
         self,
+        registry: Registry,
         name: str,
         arguments: dict[str, Any],
         rule: str,
@@ -265,7 +274,7 @@ class _RegistryServer(MCPServer[Any]):
         error result when the call must not run (None: run it)."""
         assert self._approval is not None
         policy = self._approval
-        spec = self._registry.get(name)
+        spec = registry.get(name)
         key = policy.session_key(spec, arguments)
         if policy.approved_for_session(session_id, key):
             return "session", None
@@ -287,7 +296,7 @@ class _RegistryServer(MCPServer[Any]):
                 return "timeout", _timeout_result(name, timeout)
         if answer is None:
             sessions = session_id != STATELESS_SESSION
-            message, refusal = await self._question(name, arguments, rule, session_id)
+            message, refusal = await self._question(registry, name, arguments, rule, session_id)
             if refusal is not None:
                 return "not_asked", refusal
             schema = policy.form_schema(sessions=sessions)
@@ -352,20 +361,22 @@ class _RegistryServer(MCPServer[Any]):
         return response, False
 
     async def _question(
-        self, name: str, arguments: dict[str, Any], rule: str, session_id: str
+        self, registry: Registry, name: str, arguments: dict[str, Any], rule: str, session_id: str
     ) -> tuple[str, ToolResult | None]:
         """The question for the person and, for a tool with a dry run (editfile), its diff; or
         the dry run's error result when the call cannot succeed (then nobody is asked)."""
         assert self._approval is not None
-        spec = self._registry.get(name)
+        spec = registry.get(name)
         preview = None
         if "dry_run" in spec.args_model.model_fields:
-            dry = await self._registry.call(name, {**arguments, "dryRun": True}, session_id=session_id)
+            dry = await registry.call(name, {**arguments, "dryRun": True}, session_id=session_id)
             if dry.is_error:
                 return "", dry
             diff = (dry.structured or {}).get("diff")
             preview = diff if isinstance(diff, str) else None
-        message = self._approval.prompt(spec, arguments, rule=rule, base_dir=self._base_dir, preview=preview)
+        message = self._approval.prompt(
+            spec, arguments, rule=rule, base_dir=self._base_dirs[id(registry)], preview=preview
+        )
         return message, None
 
     def _unsupported(self, name: str, rule: str, why: str) -> tuple[str, ToolResult | None]:
@@ -387,7 +398,7 @@ class _RegistryServer(MCPServer[Any]):
                 name=source.prefix,
                 description=source.description,
             )
-            for source in self._registry.resource_sources()
+            for source in self._route()[0].resource_sources()
         ]
 
     async def read_resource(
@@ -397,7 +408,7 @@ class _RegistryServer(MCPServer[Any]):
         sees it; an unknown, expired or other session's URI is a -32602 "not found" error."""
         session_id, _ = self._session_of(context)
         try:
-            page = self._registry.read_resource(str(uri), session_id)
+            page = self._route()[0].read_resource(str(uri), session_id)
         except NotFound as exc:
             raise ResourceNotFoundError(exc.message) from None
         content: str | bytes = page.text if page.text is not None else (page.data or b"")
@@ -425,7 +436,8 @@ class _RegistryServer(MCPServer[Any]):
         if key is None:
             key = f"mcp-{next(_session_numbers)}"
             connection.state[_SESSION_KEY] = key
-            connection.exit_stack.push_async_callback(self._registry.end_session, key)
+            for registry in {id(reg): reg for reg in [self._registry, *self._registries.values()]}.values():
+                connection.exit_stack.push_async_callback(registry.end_session, key)
         return str(key), client_name
 
 
@@ -451,8 +463,16 @@ _SESSION_KEY = "mcp-localtools/session"
 _session_numbers = itertools.count(1)
 
 
-def instructions_for(paths: PathPolicy) -> str:
-    """Server instructions for the model: where the tools may work and how paths resolve."""
+def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
+    """Server instructions for the model: where the tools may work and how paths resolve.
+    ``per_profile``: some profiles have roots of their own, so the roots are not named (the
+    instructions are the same for every client; a refusal names the roots that apply)."""
+    if per_profile:
+        return (
+            "Local file, search, edit and command tools. Every path must lie inside the allowed roots of "
+            "this client's profile; a path outside is refused with the roots named. "
+            "Failed calls say what went wrong and what to do."
+        )
     roots = ", ".join(str(root) for root in paths.roots)
     return (
         f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}. "
@@ -472,6 +492,7 @@ def create_server(
     profile_tokens: Mapping[str, str] | None = None,
     profiles: Mapping[str, frozenset[str]] | None = None,
     profile: str | None = None,
+    profile_registries: Mapping[str, tuple[Registry, str]] | None = None,
     max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``registry``; run it with ``run()`` or a transport of
@@ -493,6 +514,9 @@ def create_server(
         profiles: profile name → the tool names it gets.
         profile: the profile of requests without a profile token (stdio: every request);
             None: every tool.
+        profile_registries: profile name → ``(registry, base_dir)`` for a profile with policy
+            overrides of its own (``Config.for_profile``): its clients list and call the tools of
+            that registry; other profiles use ``registry``.
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
     """
     auth: dict[str, Any] = {}
@@ -515,6 +539,7 @@ def create_server(
         base_dir=base_dir,
         profiles=profiles,
         profile=profile,
+        profile_registries=profile_registries,
         name=SERVER_NAME,
         title="mcp-localtools",
         version=__version__,
@@ -549,20 +574,31 @@ def build_server(
             directory for the default audit log, ...).
     """
     config = config or Config()
+    for name in [*(profile_tokens or {}).values(), *([profile] if profile else [])]:
+        if name not in config.profiles:
+            raise ConfigError(
+                f"no profile {name!r}: [profiles] defines {', '.join(sorted(config.profiles)) or 'none'}"
+            )
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
     protected = [*own_files, *(audit.files if audit is not None else ())]
-    workspace = Workspace.from_config(config, environ=environ, own_files=protected)
-    registry = build_registry(config, workspace=workspace)
+    served = {*(profile_tokens or {}).values(), *([profile] if profile else [])}
+    own: dict[str, tuple[Registry, Workspace]] = {}
+    for name in sorted(served):
+        if config.profiles[name].overrides:
+            profile_config = config.for_profile(name)
+            space = Workspace.from_config(profile_config, environ=environ, own_files=protected)
+            own[name] = (build_registry(profile_config, workspace=space), space)
+    if profile in own:  # chosen at start: its policies are the server's
+        registry, workspace = own[profile]
+    else:
+        workspace = Workspace.from_config(config, environ=environ, own_files=protected)
+        registry = build_registry(config, workspace=workspace)
     known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
-    profiles = profile_tools(registry, config)
-    for name in [*(profile_tokens or {}).values(), *([profile] if profile else [])]:
-        if name not in profiles:
-            raise ConfigError(
-                f"no profile {name!r}: [profiles] defines {', '.join(sorted(profiles)) or 'none'}"
-            )
+    profiles = profile_tools(registry, config, {name: reg for name, (reg, _) in own.items()})
+    own_paths = any("paths" in config.profiles[name].overrides for name in own if name != profile)
     return create_server(
         registry,
-        instructions=instructions_for(workspace.paths),
+        instructions=instructions_for(workspace.paths, per_profile=own_paths),
         log_level=log_level,
         bearer_token=bearer_token,
         approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
@@ -571,5 +607,6 @@ def build_server(
         profile_tokens=profile_tokens,
         profiles=profiles,
         profile=profile,
+        profile_registries={name: (reg, str(space.paths.base_dir)) for name, (reg, space) in own.items()},
         max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * config.limits.max_write_bytes,
     )

@@ -112,19 +112,27 @@ def build_registry(
     return registry
 
 
-def profile_tools(registry: Registry, config: Config) -> dict[str, frozenset[str]]:
-    """The tool names each ``[profiles.NAME]`` of ``config`` gets out of ``registry``.
+def profile_tools(
+    registry: Registry, config: Config, own: Mapping[str, Registry] | None = None
+) -> dict[str, frozenset[str]]:
+    """The tool names each ``[profiles.NAME]`` of ``config`` gets out of ``registry``, or out of
+    its own registry in ``own`` (a profile with policy overrides, built from
+    ``config.for_profile(NAME)``). A profile with overrides but no registry in ``own`` is served
+    to nobody and left out.
 
     Raises:
         ConfigError: a profile name is not lowercase letters, digits, ``-`` or ``_``, or an
             ``enabled``/``disabled`` entry of a profile matches no served tool.
     """
+    own = own or {}
     sets: dict[str, frozenset[str]] = {}
     for name, profile in config.profiles.items():
         if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
             raise ConfigError(f"profiles.{name}: a profile name is letters, digits, '-' and '_'")
+        if profile.overrides and name not in own:
+            continue
         try:
-            chosen = select_tools(registry.specs(), _as_tools(profile))
+            chosen = select_tools(own.get(name, registry).specs(), _as_tools(profile))
         except ConfigError as exc:
             raise ConfigError(f"profiles.{name}: {exc.message}") from exc
         sets[name] = frozenset(spec.name for spec in chosen)
