@@ -33,6 +33,7 @@ from mcp_localtools.errors import (
     UnknownToolError,
 )
 from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
+from mcp_localtools.schemacache import cached_schema
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
@@ -81,6 +82,7 @@ class ToolArgs(BaseModel):
         validate_by_alias=True,
         validate_by_name=False,
         strict=True,
+        defer_build=True,
     )
 
     @model_validator(mode="before")
@@ -124,7 +126,11 @@ class ToolOutput(BaseModel):
     """Base of every result model: camelCase names on the wire."""
 
     model_config = ConfigDict(
-        frozen=True, alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        defer_build=True,
     )
 
 
@@ -478,7 +484,10 @@ class Registry:
                     f"tool {spec.name!r}: {model.__name__} fields without a description: "
                     + ", ".join(undocumented)
                 )
-        self._schemas[spec.name] = (input_schema(spec.args_model), output_schema(spec.result_model))
+        self._schemas[spec.name] = (
+            cached_schema(spec.args_model, "input") or input_schema(spec.args_model),
+            cached_schema(spec.result_model, "output") or output_schema(spec.result_model),
+        )
         self._specs[spec.name] = spec
         if spec.on_register is not None:
             spec.on_register()

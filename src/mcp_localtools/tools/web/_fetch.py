@@ -15,7 +15,6 @@ cannot pin its connection, and the proxy's own address is not checked (the opera
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Mapping
 from typing import Any
@@ -25,46 +24,11 @@ import httpx
 
 from mcp_localtools.errors import NetworkError, PolicyViolation
 from mcp_localtools.policy.network import IPAddress, NetworkPolicy, parse_ip
+from mcp_localtools.tools.web._proxies import bypasses
 
-__all__ = ["PinnedTransport", "proxies_from"]
+__all__ = ["PinnedTransport"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def proxies_from(environ: Mapping[str, str]) -> dict[str, str]:
-    """The proxy settings in ``environ`` as ``{"http": url, "https": url, "all": url, "no": list}``;
-    lower-case names win over upper case, as in curl."""
-    found: dict[str, str] = {}
-    for name, value in environ.items():
-        lower = name.lower()
-        if not lower.endswith("_proxy") or not value:
-            continue
-        key = lower[: -len("_proxy")]
-        if key not in ("http", "https", "all", "no"):
-            continue
-        if name == lower or key not in found:
-            found[key] = value
-    return found
-
-
-def _bypasses(host: str, no_proxy: str) -> bool:
-    """True when ``no_proxy`` (comma-separated: ``*``, names matching themselves and their
-    subdomains, addresses, CIDR networks) names ``host``."""
-    name = host.strip("[]").rstrip(".").lower()
-    ip = parse_ip(name)
-    for raw in no_proxy.split(","):
-        entry = raw.strip().lower().lstrip(".")
-        if not entry:
-            continue
-        if entry == "*" or name == entry or name.endswith("." + entry):
-            return True
-        if ip is not None:
-            try:
-                if ip in ipaddress.ip_network(entry.strip("[]"), strict=False):
-                    return True
-            except ValueError:
-                continue
-    return False
 
 
 async def _resolve(host: str, port: int) -> list[IPAddress]:
@@ -111,7 +75,7 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         if not proxy:
             return None
         no_proxy = self._proxies.get("no", "")
-        if no_proxy and _bypasses(url.host, no_proxy):
+        if no_proxy and bypasses(url.host, no_proxy):
             return None
         if proxy not in self._via:
             self._via[proxy] = httpx.AsyncHTTPTransport(proxy=proxy, verify=self._verify, trust_env=False)

@@ -10,11 +10,10 @@ the content type and the final URL are always in the result; a 404 is a result, 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.to_thread
-import httpx
 from pydantic import Field
 
 from mcp_localtools._version import __version__
@@ -30,8 +29,11 @@ from mcp_localtools.parsers.images import (
 from mcp_localtools.policy.network import NetworkPolicy
 from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import Content, ImageContent, ToolResult, cut_text
-from mcp_localtools.tools.web._fetch import PinnedTransport, proxies_from
+from mcp_localtools.tools.web._proxies import proxies_from
 from mcp_localtools.workspace import Workspace
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["HttpGetArgs", "HttpGetResult", "http_get", "spec"]
 
@@ -135,6 +137,10 @@ async def http_get(
         ToolTimeout: the fetch took longer than ``[web] timeout_seconds``.
         UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
     """
+    import httpx  # on the first fetch: it costs ~35 ms of start-up
+
+    from mcp_localtools.tools.web._fetch import PinnedTransport
+
     cap = min(args.max_bytes or web.max_bytes, web.max_bytes)
     transport = PinnedTransport(policy, proxies)
     headers = {"User-Agent": f"mcp-localtools/{__version__} (httpget)", "Accept": "*/*"}

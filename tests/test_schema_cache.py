@@ -1,0 +1,106 @@
+"""The schema cache (``schemacache.py``) stays in step with the models: every tool's input and
+output schema is cached, under the fingerprint the model has now, exactly as the code generates
+it. Rewrite the cache after changing a model or the schema code with:
+
+    MCP_LOCALTOOLS_WRITE_SCHEMA_CACHE=1 .venv/bin/python -m pytest tests/test_schema_cache.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mcp_localtools.config import Config
+from mcp_localtools.registry import ToolArgs, input_schema, output_schema
+from mcp_localtools.schemacache import CACHE_FILE, cached_schema, entry_key, fingerprint
+from mcp_localtools.tools import all_specs
+from mcp_localtools.workspace import Workspace
+
+
+def _generated(root: Path) -> dict[str, Any]:
+    entries: dict[str, Any] = {}
+    for spec in all_specs(Workspace.from_config(Config(paths={"allowed_roots": [str(root)]}))):  # type: ignore[arg-type]
+        for model, kind, make in (
+            (spec.args_model, "input", input_schema),
+            (spec.result_model, "output", output_schema),
+        ):
+            entries[entry_key(model, kind)] = {"fingerprint": fingerprint(model), "schema": make(model)}
+    return dict(sorted(entries.items()))
+
+
+def test_every_tool_schema_is_cached_as_the_code_generates_it(tmp_path: Path) -> None:
+    generated = _generated(tmp_path)
+    if os.environ.get("MCP_LOCALTOOLS_WRITE_SCHEMA_CACHE") == "1":
+        CACHE_FILE.write_text(json.dumps(generated, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    cached = json.loads(CACHE_FILE.read_text(encoding="utf-8"))
+    stale = sorted(key for key in generated.keys() | cached.keys() if generated.get(key) != cached.get(key))
+    assert not stale, (
+        f"{CACHE_FILE.name} is out of step with the models for {stale}; rewrite it with "
+        "MCP_LOCALTOOLS_WRITE_SCHEMA_CACHE=1 .venv/bin/python -m pytest tests/test_schema_cache.py"
+    )
+
+
+def test_fingerprints_are_the_same_in_another_process(tmp_path: Path) -> None:
+    """A fingerprint that changed between processes (a memory address in a repr) would make
+    every lookup miss: the cache would be kept but never used."""
+    code = (
+        "import json, sys\n"
+        "from tests.test_schema_cache import _generated\n"
+        "from pathlib import Path\n"
+        "print(json.dumps({k: v['fingerprint'] for k, v in _generated(Path(sys.argv[1])).items()}))\n"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    here = {key: value["fingerprint"] for key, value in _generated(tmp_path).items()}
+    assert json.loads(other.stdout) == here
+
+
+def test_a_model_that_changed_since_the_cache_was_written_gets_a_generated_schema() -> None:
+    class Args(ToolArgs):
+        path: str = Field(description="Path.")
+
+    first = fingerprint(Args)
+
+    class Args(ToolArgs):  # type: ignore[no-redef]
+        path: str = Field(description="Path to read.")
+
+    assert fingerprint(Args) != first
+    assert cached_schema(Args, "input") is None  # not cached: the registry generates it
+
+
+def test_a_cached_schema_is_a_copy_the_caller_may_change() -> None:
+    from mcp_localtools.tools.fs.statpath import StatPathArgs
+
+    schema = cached_schema(StatPathArgs, "input")
+    assert schema is not None and schema == input_schema(StatPathArgs)
+    schema["properties"].clear()
+    assert cached_schema(StatPathArgs, "input") == input_schema(StatPathArgs)
+
+
+def _nested(unit: str) -> type[BaseModel]:
+    """An arguments model whose only field is a list of a nested model described with ``unit``."""
+
+    class Inner(BaseModel):
+        value: int = Field(description=f"A value in {unit}.")
+
+    class Outer(ToolArgs):
+        items: list[Inner] = Field(description="Items.")
+
+    Outer.model_rebuild(_types_namespace={"Inner": Inner})
+    return Outer
+
+
+def test_fingerprints_follow_nested_models() -> None:
+    assert fingerprint(_nested("bytes")) != fingerprint(_nested("lines"))
+    assert fingerprint(_nested("bytes")) == fingerprint(_nested("bytes"))
