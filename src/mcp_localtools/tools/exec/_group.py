@@ -117,11 +117,8 @@ class ExecGroup:
         sandbox = self.config.sandbox
         if sandbox.mode == "off":
             return "Commands are not sandboxed: they run with the server's full authority."
-        network = "the network" if sandbox.network else "no network"
-        return (
-            "Sandboxed: commands write only in the roots and $TMPDIR (private to the session), "
-            f"cannot read the home directory, and have {network}."
-        )
+        network = "network allowed" if sandbox.network else "no network"
+        return f"Sandboxed: writes only to the roots and a per-session $TMPDIR; cannot read $HOME; {network}."
 
     def call_timeout(self, runs: int) -> float:
         """Registry timeout of a call that may run ``runs`` commands at the longest timeout

@@ -102,16 +102,16 @@ class RunScriptArgs(ToolArgs):
     path: str = Field(description="Script file; relative to workDir when given.")
     args: list[str] = Field(
         default_factory=list,
-        description=f"Passed as they are (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
+        description=f"Passed verbatim (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
     )
-    env: EnvArgument = Field(None, description="Environment variables for this run.")
-    work_dir: str | None = Field(None, description="Working directory; default the base directory.")
-    stdin: str | None = Field(None, description="Text on standard input; default none (EOF).")
+    env: EnvArgument = Field(None, description="For this run only.")
+    work_dir: str | None = Field(None, description="Default: the base directory.")
+    stdin: str | None = Field(None, description="Text piped in; default none (EOF).")
     timeout_seconds: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_TIMEOUT_SECONDS,
-        description="Default and maximum set by the server.",
+        description="Default and cap as for shellcommand.",
     )
 
 

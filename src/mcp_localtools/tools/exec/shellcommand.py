@@ -44,25 +44,25 @@ class ShellCommandArgs(ToolArgs):
     )
     work_dir: str | None = Field(
         None,
-        description="Working directory; default the session's, else the base directory.",
+        description="Default: the session's, else the base directory.",
     )
-    env: EnvArgument = Field(None, description="Environment variables; kept in the session.")
+    env: EnvArgument = Field(None, description="Kept in the session.")
     shell: ShellName = Field("auto", description="`auto`: the user's shell.")
     execute_parallel: bool = Field(
         False,
-        description="Not concurrency: true runs every command; false stops at the first failure.",
+        description="Not concurrency: true runs all; false stops at the first failure.",
     )
     session_id: str = Field(
         "",
         alias="sessionID",
-        description="From an earlier call, to reuse its workDir and env; empty starts a session.",
+        description="An earlier call's, to reuse its workDir and env; empty starts one.",
     )
-    stdin: str | None = Field(None, description="Text on each command's standard input; default none (EOF).")
+    stdin: str | None = Field(None, description="Piped to each command; default none (EOF).")
     timeout_seconds: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_TIMEOUT_SECONDS,
-        description="Per command; default and maximum set by the server.",
+        description="Per command.",
     )
 
 
@@ -248,11 +248,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="exec",
         title="Run shell commands",
         description=(
-            f"Run shell commands one after another. Each: timeout {policy.timeout_seconds:g} s (up to "
-            f"{policy.max_timeout_seconds:g}); stdout and stderr kept up to {policy.max_output_bytes} bytes "
-            "each; head and tail shown, a cut stream's full output linked (stdoutURI); its processes "
-            "are stopped when it ends. Blocked: rm (use deletefile), "
-            "editors and pagers (readfile/writefile), network tools. " + group.containment()
+            f"Run shell commands in order. Each: timeout {policy.timeout_seconds:g} s (up to "
+            f"{policy.max_timeout_seconds:g}); stdout and stderr kept to {policy.max_output_bytes} bytes "
+            "each, head and tail shown, a cut stream's full output at stdoutURI; its processes stopped "
+            "when it ends. Blocked: rm (use deletefile), editors and pagers (readfile/writefile), network "
+            "tools. " + group.containment()
         ),
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,

@@ -34,7 +34,7 @@ __all__ = ["CopyPathArgs", "CopyPathResult", "copy_path", "spec"]
 
 
 class CopyPathArgs(ToolArgs):
-    source: str = Field(description="File or directory to copy (a symlink is copied as its target).")
+    source: str = Field(description="What to copy (a symlink copies its target).")
     destination: str = Field(description="The new path, name included (not a directory to copy into).")
     overwrite: bool = Field(
         False, description="Replace an existing destination file (directories are never merged)."
@@ -105,7 +105,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Copy a file or tree",
         description=(
-            "Copy a file, or a directory tree with recursive, keeping modes and times (symlinks in a tree "
+            "Copy a file or directory tree, keeping modes and times (symlinks in a tree "
             "stay symlinks). A failed copy leaves no partial destination."
         ),
         args_model=CopyPathArgs,

@@ -53,10 +53,13 @@ _MAX_TRASH_DIRS = 32
 
 
 class DeleteFileArgs(ToolArgs):
-    path: str = Field(description="File (or, with recursive, directory) to move to the trash.")
+    path: str = Field(description="What to trash.")
     trash_dir: str = Field(
         "auto",
-        description=("`auto` (see above), or a directory inside the roots, created if missing."),
+        description=(
+            "`auto`: the desktop trash if in the roots, else `.trash` in the file's root; or a directory "
+            "in the roots, created if missing."
+        ),
     )
     recursive: bool = Field(False, description="Allow trashing a directory and its contents.")
 
@@ -194,10 +197,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         name="deletefile",
         group="fs",
         title="Move to the trash",
-        description=(
-            "Move a file (or directory, with recursive) to a trash, never unlinking: `auto` is the desktop "
-            "trash when inside the roots, else `.trash` in the file's root. A root cannot be deleted."
-        ),
+        description="Move a file or directory to a trash, never unlinking. A root cannot be deleted.",
         args_model=DeleteFileArgs,
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),

@@ -50,10 +50,8 @@ class DirectoryTreeArgs(ToolArgs):
         default_factory=list,
         description="Globs to leave out (gitignore syntax).",
     )
-    respect_ignore_files: bool = Field(
-        True, description="Leave out what .gitignore, .ignore and .rgignore exclude."
-    )
-    include_hidden: bool = Field(False, description="Also show dot names, .git included.")
+    respect_ignore_files: bool = Field(True, description="Honor .gitignore, .ignore and .rgignore.")
+    include_hidden: bool = Field(False, description="Also dot names (.git too).")
 
 
 class TreeEntry(ToolOutput):
@@ -215,8 +213,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Show a directory tree",
         description=(
             "Show a directory as an indented tree with file sizes; cut directories say how many entries "
-            "they left out. Respects .gitignore/.ignore, no symlinks. For names use globfiles; for one "
-            "directory with details, listdirectory."
+            "they left out. No symlinks. For names use globfiles; for one directory's details, "
+            "listdirectory."
         ),
         args_model=DirectoryTreeArgs,
         result_model=DirectoryTreeResult,

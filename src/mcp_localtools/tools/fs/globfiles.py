@@ -42,19 +42,17 @@ class GlobFilesArgs(ToolArgs):
             "(`*.py`: only directly in root)."
         )
     )
-    root: str = Field(".", description="Directory to search. Result paths start as this does.")
+    root: str = Field(".", description="Directory to search; result paths start as it does.")
     exclude: list[str] = Field(
         default_factory=list,
         description="Globs to skip (gitignore syntax): `node_modules`.",
     )
-    respect_ignore_files: bool = Field(
-        True, description="Skip what .gitignore, .ignore and .rgignore exclude."
-    )
-    include_hidden: bool = Field(False, description="Also find dot names, .git included.")
+    respect_ignore_files: bool = Field(True, description="Honor .gitignore, .ignore and .rgignore.")
+    include_hidden: bool = Field(False, description="Also dot names (.git too).")
     include_directories: bool = Field(
         False, description="Also return matching directories that hold a visible file."
     )
-    sort_by: Literal["path", "mtime"] = Field("path", description="`path`, or `mtime`: newest first.")
+    sort_by: Literal["path", "mtime"] = Field("path", description="`mtime`: newest first.")
     max_results: int = Field(100, ge=1, le=MAX_RESULTS, description="Most paths to return.")
 
 
@@ -220,10 +218,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         name="globfiles",
         group="fs",
         title="Find files by glob",
-        description=(
-            "Find files by a glob on their path (`**/*.py`, `src/**/test_*.{py,ts}`). "
-            "Respects .gitignore/.ignore; no symlinks. For contents use searchfiles."
-        ),
+        description="Find files by a glob on their path; no symlinks. For contents use searchfiles.",
         args_model=GlobFilesArgs,
         result_model=GlobFilesResult,
         handler=partial(glob_files, paths=paths, limits=limits, engine=engine),

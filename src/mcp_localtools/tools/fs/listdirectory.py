@@ -60,7 +60,7 @@ class ListDirectoryArgs(ToolArgs):
     path: str = Field(".", description="Directory to list.")
     pattern: str | None = Field(
         None,
-        description="Glob on names: * ? [abc] [!abc], \\ escapes; case-sensitive.",
+        description="Name glob: * ? [abc] [!abc], \\ escapes; case-sensitive.",
     )
     details: bool = Field(False, description="Also return each entry's type, size and mtime.")
     max_entries: int = Field(1000, ge=1, le=MAX_ENTRIES, description="Most entries to return.")
@@ -154,7 +154,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="List a directory",
         description=(
-            "List one directory's entries (not recursive), sorted by name, dotfiles included. "
+            "List one directory's entries, sorted by name, dotfiles included. "
             "Recursive: directorytree or globfiles."
         ),
         args_model=ListDirectoryArgs,

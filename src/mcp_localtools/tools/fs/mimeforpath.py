@@ -67,8 +67,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="MIME type of a file",
         description=(
-            "Detect a file's MIME type (extension, else its first 4096 bytes) and how the tools treat it "
-            "(mode: text, image, document, binary)."
+            "A file's MIME type (by extension, else its first 4096 bytes) and how the tools treat it "
+            "(mode: text, image, document or binary)."
         ),
         args_model=MimeForPathArgs,
         result_model=MimeForPathResult,

@@ -32,7 +32,7 @@ __all__ = ["MovePathArgs", "MovePathResult", "move_path", "spec"]
 
 
 class MovePathArgs(ToolArgs):
-    source: str = Field(description="File, directory or symlink to move (a symlink moves as itself).")
+    source: str = Field(description="What to move (a symlink moves as itself).")
     destination: str = Field(description="The new path, name included (not a directory to move into).")
     overwrite: bool = Field(
         False, description="Replace an existing destination of the same kind (a directory only if empty)."
@@ -81,9 +81,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         name="movepath",
         group="fs",
         title="Move or rename",
-        description=(
-            "Move or rename a file, directory or symlink inside the allowed roots, across devices too."
-        ),
+        description="Move or rename a file, directory or symlink, across devices too.",
         args_model=MovePathArgs,
         result_model=MovePathResult,
         handler=offload(partial(move_path, paths=paths)),

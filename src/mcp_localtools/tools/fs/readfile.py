@@ -52,28 +52,26 @@ class ReadFileArgs(ToolArgs):
     path: str = Field(description="File to read.")
     encoding: Encoding = Field(
         "text",
-        description=("`text`: UTF-8 (a PDF's extracted text). `binary`: the bytes."),
+        description="`text`: UTF-8 or a PDF's text; `binary`: the bytes.",
     )
     offset: int = Field(0, ge=0, description="Text: lines to skip.")
     limit: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_READ_LINES,
-        description="Text: most lines (default 2000).",
+        description="Text: most lines.",
     )
     tail: int | None = Field(
         None,
         ge=1,
         le=HARD_MAX_READ_LINES,
-        description="Text: the last N lines instead (not with offset/limit).",
+        description="Text: the last N lines; not with offset/limit.",
     )
-    line_numbers: bool = Field(
-        False, description="Text: prefix each line with its number and a tab, like `cat -n`."
-    )
+    line_numbers: bool = Field(False, description="Text: prefix line numbers and a tab, like `cat -n`.")
     pages: str | None = Field(
         None,
         max_length=MAX_PAGES_SPEC,
-        description='PDF: 1-based pages such as "1-3,7"; default all.',
+        description="PDF: 1-based pages like `1-3,7`; default all.",
     )
     original: bool = Field(
         False,
@@ -512,11 +510,11 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Read a file",
         description=(
-            f"Read a file. Text: UTF-8 verbatim, at most {limits.read_max_lines} lines and "
-            f"{limits.max_result_chars} characters per call, any file size; nextOffset continues. PDFs: "
+            f"Read a file. Text: UTF-8 verbatim, {limits.read_max_lines} lines unless limit, at most "
+            f"{limits.max_result_chars} characters per call, any file size; nextOffset continues. PDF: "
             "text per page. Binary: images as image content (upright, fitted to 1568 px and 1 MB), PDFs as "
-            "an embedded resource, others as size, type, hash and base64 when it fits. Binary and PDF "
-            f"reads: files up to {limits.max_read_bytes} bytes."
+            "an embedded resource, others as size, type, hash and base64 if it fits. Binary and PDF: up to "
+            f"{limits.max_read_bytes} bytes."
         ),
         args_model=ReadFileArgs,
         result_model=ReadFileResult,

@@ -65,18 +65,15 @@ class ClosableTop:
 
 
 class SearchFilesArgs(ToolArgs):
-    pattern: str = Field(
-        description=("RE2/Rust regex (no backreferences or look-around), or literal text with fixedStrings.")
-    )
+    pattern: str = Field(description="RE2/Rust regex (no backreferences or look-around).")
     root: str = Field(
         ".",
-        description=("Directory to search. Result paths start as this does (`sub` gives `sub/a.txt`)."),
+        description="Directory to search; result paths start as it does (`sub`: `sub/a.txt`).",
     )
     output_mode: Literal["files", "matches", "count"] = Field(
         "files",
         description=(
-            "`files`: matching files. `matches`: matching lines, numbered like rg -n. "
-            "`count`: matching lines per file."
+            "`files`: matching files; `matches`: matching lines, numbered; `count`: matching lines per file."
         ),
     )
     context_lines: int = Field(
@@ -84,11 +81,11 @@ class SearchFilesArgs(ToolArgs):
     )
     count_occurrences: bool = Field(
         False,
-        description="count mode: count every match (several on one line count apart), not matching lines.",
+        description="count mode: count every match, not matching lines.",
     )
     include: list[str] = Field(
         default_factory=list,
-        description=("Only files matching one of these globs (gitignore syntax): `*.py`, `src/**/*.ts`."),
+        description="Only files matching a glob (gitignore syntax): `*.py`, `src/**/*.ts`.",
     )
     exclude: list[str] = Field(
         default_factory=list,
@@ -96,10 +93,8 @@ class SearchFilesArgs(ToolArgs):
     )
     case_sensitive: bool = Field(True, description="False ignores case.")
     fixed_strings: bool = Field(False, description="pattern is literal text.")
-    respect_ignore_files: bool = Field(
-        True, description="Skip what .gitignore, .ignore and .rgignore exclude."
-    )
-    include_hidden: bool = Field(False, description="Also search dot names, .git included.")
+    respect_ignore_files: bool = Field(True, description="Honor .gitignore, .ignore and .rgignore.")
+    include_hidden: bool = Field(False, description="Also dot names (.git too).")
     max_results: int = Field(
         100,
         ge=1,
@@ -110,7 +105,7 @@ class SearchFilesArgs(ToolArgs):
         None,
         ge=1,
         le=HARD_MAX_READ_BYTES,
-        description="Skip larger files; default the server's read cap (16 MiB).",
+        description="Skip larger files; default: the read cap (16 MiB).",
     )
 
 
@@ -471,9 +466,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Search files",
         description=(
-            "Search file contents under a directory with ripgrep, line by line (files mode also matches "
-            "paths). Respects .gitignore/.ignore; skips hidden, binary and oversized files; no symlinks. "
-            "Sorted by path; truncated when cut. For names use globfiles."
+            "Search file contents under root with ripgrep, line by line (files mode also matches "
+            "paths). Skips binary files; no symlinks. Sorted by path; truncated when cut. For names use "
+            "globfiles."
         ),
         args_model=SearchFilesArgs,
         result_model=SearchFilesResult,

@@ -83,7 +83,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Inspect a path",
         description=(
             "A path's type, size, modification time, permission bits and symlink target; exists=false "
-            "(not an error) when missing."
+            "when missing."
         ),
         args_model=StatPathArgs,
         result_model=StatPathResult,

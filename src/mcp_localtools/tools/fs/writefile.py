@@ -49,15 +49,15 @@ _SHA256_HEX = r"^[0-9a-fA-F]{64}$"
 
 class WriteFileArgs(ToolArgs):
     path: str = Field(description="File to write.")
-    content: str = Field(description="UTF-8 text, or base64 when encoding is binary; may be empty.")
-    encoding: Encoding = Field("text", description="`text` (UTF-8) or `binary` (content is base64).")
+    content: str = Field(description="UTF-8 text, or base64 with encoding binary; may be empty.")
+    encoding: Encoding = Field("text", description="`binary`: content is base64.")
     overwrite: bool = Field(False, description="Replace an existing file (else an error).")
-    create_parents: bool = Field(False, description="Create missing parent directories (at most 8).")
-    append: bool = Field(False, description="Add to the end of the file (created if missing).")
+    create_parents: bool = Field(False, description="Also create missing parents (at most 8).")
+    append: bool = Field(False, description="Add to the end (file created if missing).")
     expected_sha256: str | None = Field(
         None,
         pattern=_SHA256_HEX,
-        description="Refuse if the file's SHA-256 differs (from readfile): no lost updates.",
+        description="Refuse if the file's SHA-256 differs.",
     )
 
 
@@ -164,8 +164,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Write a file",
         description=(
-            "Create or replace a file with UTF-8 text or base64 bytes, atomically (a failed write changes "
-            f"nothing); at most {limits.max_write_bytes} bytes. For small edits prefer editfile."
+            f"Create or replace a file, atomically; at most {limits.max_write_bytes} bytes. For small "
+            "edits prefer editfile."
         ),
         args_model=WriteFileArgs,
         result_model=WriteFileResult,

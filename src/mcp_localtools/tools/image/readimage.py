@@ -53,7 +53,7 @@ class ReadImageArgs(ToolArgs):
     path: str = Field(description="Image file.")
     include_base64_data: bool = Field(
         False,
-        description=("Also return the image (SVG: metadata only)."),
+        description="Also return the image, upright and fitted (SVG: metadata only).",
     )
     max_dimension: int = Field(
         DEFAULT_MAX_DIMENSION,
@@ -65,7 +65,7 @@ class ReadImageArgs(ToolArgs):
         DEFAULT_MAX_IMAGE_BYTES,
         ge=16 * 1024,
         le=HARD_MAX_IMAGE_BYTES,
-        description=("Largest returned image as base64, bytes; a larger one is re-encoded or downscaled."),
+        description="Cap on the returned image as base64, bytes; else re-encoded or downscaled.",
     )
     format: ImageFormat = Field(
         "auto",
@@ -233,8 +233,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Read an image",
         description=(
             "An image's size, format, MIME type, mode, frames, DPI and EXIF orientation without decoding "
-            "it (SVG: size and viewBox); exists=false when missing. includeBase64Data returns it as image "
-            "content, upright and fitted. Over 134 million pixels is refused."
+            "it (SVG: size and viewBox); exists=false when missing. Over 134 million pixels is refused."
         ),
         args_model=ReadImageArgs,
         result_model=ReadImageResult,

@@ -35,12 +35,12 @@ class BlockArgs(ToolArgs):
     """The arguments replacetextlines and deletetextlines share: the file, the block and its context."""
 
     path: str = Field(description="UTF-8 text file.")
-    match_lines: list[str] = Field(min_length=1, description="The block of lines to find, compared trimmed.")
+    match_lines: list[str] = Field(min_length=1, description="Block to find; lines compared trimmed.")
     before_lines: list[str] | None = Field(
-        None, min_length=1, description="Lines that must sit directly above the block (kept)."
+        None, min_length=1, description="Must be just above the block (kept)."
     )
     after_lines: list[str] | None = Field(
-        None, min_length=1, description="Lines that must sit directly below the block (kept)."
+        None, min_length=1, description="Must be just below the block (kept)."
     )
     expected_sha256: str | None = expected_sha256_field()
 

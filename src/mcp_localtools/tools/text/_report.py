@@ -28,7 +28,7 @@ def expected_sha256_field() -> Any:
     return Field(
         None,
         pattern=_SHA256_PATTERN,
-        description="Refuse if the file's SHA-256 differs (from a read): no lost updates.",
+        description="Refuse if the file's SHA-256 differs.",
     )
 
 

@@ -65,9 +65,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Delete lines from a text file",
         description=(
-            "Delete a block of lines (compared trimmed) "
-            "from a UTF-8 file. Matches must equal expectedDeletions, else nothing changes and the error "
-            "lists them. Keeps line endings, BOM, final newline; atomic. Returns the diff and new sha256."
+            "Delete a block of lines from a UTF-8 file; a wrong match count is an error listing the "
+            "matches. Keeps line endings, BOM, final newline; atomic; returns diff and sha256."
         ),
         args_model=DeleteTextLinesArgs,
         result_model=DeleteTextLinesResult,

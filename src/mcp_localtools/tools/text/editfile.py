@@ -43,8 +43,8 @@ class TextEdit(ToolArgs):
     match: MatchMode = Field(
         "literal",
         description=(
-            "literal: the text, then ignoring line endings, then trimmed lines; wholeWord: not inside a "
-            "longer word (renames); regex: oldText is RE2 (newText stays literal)."
+            "literal: exact, else ignoring line endings, else trimmed lines; wholeWord: not "
+            "inside a longer word (renames); regex: oldText is RE2."
         ),
     )
 
@@ -179,11 +179,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Edit a text file",
         description=(
-            "Replace exact text in a UTF-8 file. Each oldText must match expectedReplacements places (or "
-            "replaceAll), else nothing is written and the error lists them; failing that, a unique match "
-            "ignoring line endings or per-line edge whitespace is used (and reported), else the error shows "
-            "the closest region. Keeps line endings, BOM, final newline, mode; atomic. Returns the diff and "
-            "new sha256."
+            "Replace text in a UTF-8 file. A wrong match count is an error listing the matches (none: "
+            "the closest region). Keeps line endings, BOM, final newline, mode; atomic; returns diff "
+            "and sha256."
         ),
         args_model=EditFileArgs,
         result_model=EditFileResult,

@@ -46,12 +46,11 @@ class FindTextArgs(ToolArgs):
     query_type: QueryType = Field(
         "substring",
         description=(
-            "`substring` (case-sensitive) or `regex` (RE2) on each trimmed line; "
-            "`lineBlock`: lines equal to matchLines, trimmed."
+            "`substring` (case-sensitive) or `regex` on each trimmed line; `lineBlock`: matchLines, trimmed."
         ),
     )
-    query: str = Field("", description="The text or RE2 pattern (substring, regex).")
-    match_lines: list[str] | None = Field(None, min_length=1, description="The block of lines (lineBlock).")
+    query: str = Field("", description="Text or RE2 pattern (substring, regex).")
+    match_lines: list[str] | None = Field(None, min_length=1, description="lineBlock: the lines.")
     context_lines: int = Field(
         5, ge=0, le=MAX_CONTEXT_LINES, description="Lines before and after each match."
     )
@@ -258,8 +257,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Find text in a file",
         description=(
-            "Find lines in one UTF-8 file by substring, RE2 regex or line block; returns line numbers with "
-            "context. For many files use searchfiles."
+            "Find lines in one UTF-8 file; returns line numbers with context. For many files use searchfiles."
         ),
         args_model=FindTextArgs,
         result_model=FindTextResult,

@@ -36,22 +36,18 @@ class InsertTextLinesArgs(ToolArgs):
     path: str = Field(description="UTF-8 text file.")
     lines_to_insert: list[str] = Field(
         json_schema_extra={"minItems": 1},
-        description='Lines to insert verbatim; an item with line breaks is several lines, "" a blank line.',
+        description='Inserted verbatim; an item with line breaks is several lines, "" a blank line.',
     )
     position: Position = Field(
         "end",
-        description=(
-            "`start`, `end`, `beforeAnchor`/`afterAnchor`, or `lineNumber` (implied by lineNumber)."
-        ),
+        description=("Giving lineNumber implies `lineNumber`."),
     )
     anchor_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Anchor block; must match exactly once, trimmed.",
+        description="Anchor block; must match once, trimmed.",
     )
-    line_number: int | None = Field(
-        None, ge=1, description="The first new line gets this number (last line + 1 appends)."
-    )
+    line_number: int | None = Field(None, ge=1, description="Number of the first new line; last + 1 appends.")
     expected_sha256: str | None = expected_sha256_field()
 
     @field_validator("lines_to_insert")
@@ -145,8 +141,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Insert lines into a text file",
         description=(
-            "Insert lines verbatim into a UTF-8 file at a position. Keeps line endings, BOM, final "
-            "newline; atomic. Returns the diff and new sha256."
+            "Insert lines into a UTF-8 file at a position. Keeps line endings, BOM, final "
+            "newline; atomic; returns diff and sha256."
         ),
         args_model=InsertTextLinesArgs,
         result_model=InsertTextLinesResult,

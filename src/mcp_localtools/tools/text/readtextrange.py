@@ -41,18 +41,18 @@ class ReadTextRangeArgs(ToolArgs):
     start_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Lines that start the range (included); must match once, trimmed.",
+        description="Start marker lines.",
     )
     end_match_lines: list[str] | None = Field(
         None,
         min_length=1,
-        description="Lines that end the range (included); must match once, trimmed.",
+        description="End marker lines.",
     )
-    start_line: int | None = Field(None, ge=1, description="1-based first line (instead of startMatchLines).")
+    start_line: int | None = Field(None, ge=1, description="1-based first line.")
     end_line: int | None = Field(
         None,
         ge=1,
-        description="1-based last line, included; past the end = to the end.",
+        description="1-based last line, included; may pass the end.",
     )
 
     @model_validator(mode="after")
@@ -194,9 +194,10 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Read lines of a text file",
         description=(
-            "Read numbered lines of a UTF-8 file: between marker lines (markers included) or by "
-            f"startLine/endLine; the whole file with neither. At most {limits.read_max_lines} lines per "
-            "call; nextStartLine continues. Returns sha256 for expectedSha256."
+            "Read numbered lines of a UTF-8 file: between marker lines (included; each must match once, "
+            "trimmed) or by startLine/endLine; with neither, the whole file. At most "
+            f"{limits.read_max_lines} lines per call; nextStartLine continues. Returns sha256 for "
+            "expectedSha256."
         ),
         args_model=ReadTextRangeArgs,
         result_model=ReadTextRangeResult,

@@ -83,10 +83,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="text",
         title="Replace lines in a text file",
         description=(
-            "Replace a block of lines (compared trimmed) "
-            "in a UTF-8 file. Matches must equal expectedReplacements, else nothing changes and the error "
-            "lists them. Keeps line endings, BOM, final newline; atomic. Returns the diff and new sha256. "
-            "For a substring edit use editfile."
+            "Replace a block of lines in a UTF-8 file; a wrong match count is an error listing the "
+            "matches. Keeps line endings, BOM, final newline; atomic; returns diff and sha256. For a "
+            "substring edit use editfile."
         ),
         args_model=ReplaceTextLinesArgs,
         result_model=ReplaceTextLinesResult,
