@@ -48,15 +48,16 @@ async def _no_progress(count: int, message: str) -> None:
     return None
 
 
-async def search(engine: Any, query: ContentQuery) -> tuple[dict[str, FileHits], list[Any]]:
+async def search(engine: Any, query: ContentQuery) -> tuple[dict[str, FileHits], list[Any], int]:
+    """What ``engine`` found: hits by path, the skipped entries, and the files over the size cap."""
     found: dict[str, FileHits] = {}
 
     def sink(hits: FileHits) -> None:
         assert hits.path not in found
         found[hits.path] = hits
 
-    skipped = await engine.search(query, sink, _no_progress)
-    return found, sorted(skipped, key=lambda s: (s.path, s.reason))
+    report = await engine.search(query, sink, _no_progress)
+    return found, sorted(report.skipped, key=lambda s: (s.path, s.reason)), report.oversize
 
 
 async def listing(

@@ -21,7 +21,6 @@ from mcp_localtools.search.engine import (
     FileHits,
     ListingReport,
     Progress,
-    Skipped,
     WalkFilters,
 )
 from mcp_localtools.search.native import NativeEngine
@@ -75,7 +74,7 @@ class DeferredEngine:
 
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
-    ) -> list[Skipped]:
+    ) -> ListingReport:
         """See ``Engine.search``."""
         return await (await self._engine()).search(query, sink, progress)
 

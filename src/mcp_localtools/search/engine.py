@@ -139,7 +139,7 @@ class Skipped:
 
 @dataclass(slots=True)
 class ListingReport:
-    """What a listing passed over: unreadable entries, and files over the size cap."""
+    """What a listing or a search passed over: unreadable entries, and files over the size cap."""
 
     skipped: list[Skipped] = field(default_factory=list)
     oversize: int = 0
@@ -155,11 +155,12 @@ class Engine(Protocol):
 
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
-    ) -> list[Skipped]:
+    ) -> ListingReport:
         """Search every visited file; call ``sink`` once for each file with at least one match.
 
         Returns:
-            The entries that could not be read.
+            The entries that could not be read, and how many files were passed over for being
+            larger than ``query.max_file_size``.
 
         Raises:
             InvalidArguments: the engine refused the pattern or a glob.

@@ -92,13 +92,13 @@ class NativeEngine:
 
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
-    ) -> list[Skipped]:
+    ) -> ListingReport:
         regex = query.regex or ContentRegex(
             query.pattern, case_sensitive=query.case_sensitive, fixed_strings=query.fixed_strings
         )
         await progress(0, "searching (Python engine)")
 
-        def body(stop: threading.Event) -> list[Skipped]:
+        def body(stop: threading.Event) -> ListingReport:
             skipped: list[Skipped] = []
             reporter = _Reporter(progress, stop, "files searched")
             walker = Walker(
@@ -134,7 +134,7 @@ class NativeEngine:
                         sink(FileHits(entry.rel, count))
             finally:
                 os.close(root)
-            return skipped
+            return ListingReport(skipped=skipped, oversize=walker.oversize)
 
         return await _in_thread(body)
 

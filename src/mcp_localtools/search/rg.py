@@ -93,6 +93,25 @@ def _filter_args(filters: WalkFilters) -> list[str]:
     return args
 
 
+class _SizeSkips:
+    """Counts the files rg passed over for ``--max-filesize``, from its ``--debug`` lines (it
+    says so nowhere else); a file it also reports as ignored is not counted."""
+
+    def __init__(self) -> None:
+        self._oversize: set[bytes] = set()
+        self._ignored: set[bytes] = set()
+
+    def on_debug(self, line: bytes) -> None:
+        if (found := _DEBUG_SIZE.search(line)) is not None:
+            self._oversize.add(found.group(1))
+        elif (found := _DEBUG_IGNORED.search(line)) is not None:
+            self._ignored.add(found.group(1))
+
+    @property
+    def count(self) -> int:
+        return len(self._oversize - self._ignored)
+
+
 class _Stderr:
     """Sorts ``rg``'s stderr lines into skipped entries, debug lines and real errors."""
 
@@ -243,17 +262,19 @@ class RipgrepEngine:
 
     async def search(
         self, query: ContentQuery, sink: Callable[[FileHits], None], progress: Progress
-    ) -> list[Skipped]:
+    ) -> ListingReport:
         args = [
             *_BASE,
             *_filter_args(query.filters),
             f"--max-filesize={query.max_file_size}",
+            "--debug",  # the only place rg says which files it passed over for their size
             "--with-filename",
         ]
         args.append("--case-sensitive" if query.case_sensitive else "--ignore-case")
         if query.fixed_strings:
             args.append("--fixed-strings")
-        stderr = _Stderr()
+        sizes = _SizeSkips()
+        stderr = _Stderr(sizes.on_debug)
         if query.output == "lines":
             records = _LineRecords(sink)
             args += [
@@ -300,7 +321,7 @@ class RipgrepEngine:
         if query.output == "lines":
             records.close()
         stderr.check(returncode)
-        return stderr.skipped
+        return ListingReport(skipped=stderr.skipped, oversize=sizes.count)
 
     async def list_files(
         self,
@@ -312,19 +333,10 @@ class RipgrepEngine:
         max_file_size: int | None = None,
     ) -> ListingReport:
         args = [*_BASE, *_filter_args(filters), "--files"]
-        oversize: set[bytes] = set()
-        ignored: set[bytes] = set()
-
-        def on_debug(line: bytes) -> None:
-            # rg says which files it left out for their size only at debug level.
-            if (found := _DEBUG_SIZE.search(line)) is not None:
-                oversize.add(found.group(1))
-            elif (found := _DEBUG_IGNORED.search(line)) is not None:
-                ignored.add(found.group(1))
-
+        sizes = _SizeSkips()
         if max_file_size is not None:
             args += [f"--max-filesize={max_file_size}", "--debug"]
-        stderr = _Stderr(on_debug)
+        stderr = _Stderr(sizes.on_debug)
         args += ["--", "."]
 
         found = 0
@@ -339,7 +351,7 @@ class RipgrepEngine:
             args, directory, feed, b"\x00", stderr, lambda: found, progress, "files found"
         )
         stderr.check(returncode)
-        return ListingReport(skipped=stderr.skipped, oversize=len(oversize - ignored))
+        return ListingReport(skipped=stderr.skipped, oversize=sizes.count)
 
     async def _run(
         self,

@@ -237,7 +237,7 @@ async def search_files(
             oversize = report.oversize
 
         async def search_all() -> None:
-            skipped.extend(await engine.search(query, lambda hits: top.add(hits, 1), progress))
+            skipped.extend((await engine.search(query, lambda hits: top.add(hits, 1), progress)).skipped)
 
         with anyio.move_on_after(limits.search_seconds) as budget:
             async with anyio.create_task_group() as group:
@@ -246,24 +246,10 @@ async def search_files(
     else:
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
 
-        async def search_only() -> None:
-            skipped.extend(await engine.search(query, lambda hits: top.add(hits, units(hits)), progress))
-
-        async def count_oversize() -> None:  # the engine skips them silently: a listing counts them
-            nonlocal oversize
-
-            async def quiet(count: int, message: str) -> None:
-                pass
-
-            report = await engine.list_files(
-                root.real, query.filters, lambda rel: None, quiet, max_file_size=query.max_file_size
-            )
-            oversize = report.oversize
-
         with anyio.move_on_after(limits.search_seconds) as budget:
-            async with anyio.create_task_group() as group:
-                group.start_soon(search_only)
-                group.start_soon(count_oversize)
+            report = await engine.search(query, lambda hits: top.add(hits, units(hits)), progress)
+            skipped.extend(report.skipped)
+            oversize = report.oversize
     top.close()  # an engine thread abandoned at the time budget adds nothing from here on
     stopped = limits.search_seconds if budget.cancelled_caught else None
     return await anyio.to_thread.run_sync(
