@@ -84,6 +84,20 @@ def test_a_profile_overrides_policy_keys_and_keeps_the_rest_of_the_servers_confi
     assert config.for_profile("plain") is config
 
 
+def test_a_profiles_sandbox_shorthand_sets_only_the_mode_and_new_roots_reset_the_base_directory() -> None:
+    config = parse_config(
+        {
+            "paths": {"allowed_roots": ["/srv/a"], "work_base_dir": "/srv/a/sub"},
+            "exec": {"sandbox": {"protected_paths": ["secrets"], "hide_paths": ["/opt/keys"]}},
+            "profiles": {"p": {"exec": {"sandbox": "off"}, "paths": {"allowed_roots": ["/srv/b"]}}},
+        }
+    )
+    p = config.for_profile("p")
+    assert p.exec.sandbox.mode == "off"
+    assert p.exec.sandbox.protected_paths == ["secrets"] and p.exec.sandbox.hide_paths == ["/opt/keys"]
+    assert p.paths.allowed_roots == ["/srv/b"] and p.paths.work_base_dir is None
+
+
 @pytest.mark.parametrize(
     ("profile", "where"),
     [

@@ -321,6 +321,39 @@ async def test_a_profile_with_its_own_roots_and_limits_works_only_inside_them(tm
 
 
 @pytest.mark.anyio
+async def test_the_audit_line_names_the_profile_a_call_was_served_under(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from mcp_localtools.server import build_server
+
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    log = tmp_path / "logs" / "audit.jsonl"
+    config = config_for(
+        tmp_path,
+        audit={"enabled": True, "path": str(log)},
+        profiles={"reader": {"enabled": ["readfile"], "limits": {"read_max_lines": 10}}},
+    )
+    async with Client(build_server(config, profile="reader"), raise_exceptions=True) as client:
+        assert not (await client.call_tool("readfile", {"path": "a.txt"})).is_error
+    async with Client(
+        build_server(config_for(tmp_path, audit={"enabled": True, "path": str(log)}))
+    ) as client:
+        assert not (await client.call_tool("readfile", {"path": "a.txt"})).is_error
+    first, second = (json.loads(line) for line in log.read_text(encoding="utf-8").splitlines())
+    assert first["profile"] == "reader" and "profile" not in second
+
+
+def test_profile_workspaces_share_the_servers_file_locks_and_parser_runner(tmp_path: Path) -> None:
+    from mcp_localtools.workspace import Workspace
+
+    config = config_for(tmp_path, profiles={"p": {"limits": {"read_max_lines": 5}}})
+    server = Workspace.from_config(config)
+    profile = server.sibling(config.for_profile("p"))
+    assert profile.locks is server.locks and profile.parsers is server.parsers
+    assert profile.search is server.search and profile.limits.read_max_lines == 5
+
+
+@pytest.mark.anyio
 async def test_a_profile_that_turns_exec_off_has_no_command_tools_while_the_server_keeps_them(
     tmp_path: Path,
 ) -> None:
@@ -343,6 +376,8 @@ async def test_a_profile_that_turns_exec_off_has_no_command_tools_while_the_serv
     ("profiles", "profile", "message"),
     [
         ({"x": {"enabled": ["nosuchtool"]}}, None, "profiles.x"),
+        ({"x": {"enabled": ["nosuchtool"], "limits": {"read_max_lines": 5}}}, None, "profiles.x"),
+        ({"x": {"paths": {"allowed_roots": ["/nonexistent/root"]}}}, None, "profiles.x: .*nonexistent"),
         (PROFILES, "nosuch", "no profile 'nosuch'"),
         ({"Bad Name": {}}, None, "profile name"),
     ],

@@ -494,3 +494,40 @@ async def test_a_profile_token_works_under_its_profiles_roots_and_the_servers_to
     assert error_code(notes) == "outside_roots" and "notes\n" not in text_of(notes)
     assert error_code(written) == "outside_roots" and not (work / "escape.txt").exists()
     assert server_notes.structured_content["content"] == "notes\n"
+
+
+@pytest.mark.anyio
+async def test_a_token_of_a_profile_without_overrides_gets_the_servers_policies_not_the_chosen_profiles(
+    tmp_path: Path,
+) -> None:
+    """``--profile admin`` widens the roots for requests without a profile token; a guest token
+    (a profile with no policies of its own) still works under the server's narrower roots."""
+    guest_token = "guest-" + "g" * 40
+    work = tmp_path / "work"
+    (work / "narrow").mkdir(parents=True)
+    (work / "wide").mkdir()
+    (work / "narrow" / "open.txt").write_text("open\n", encoding="utf-8")
+    (work / "wide" / "secret.txt").write_text("secret\n", encoding="utf-8")
+    token_file = tmp_path / "guest.token"
+    token_file.write_text(guest_token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    (tmp_path / "c.toml").write_text(
+        '[profiles.guest]\ntoken_file = "guest.token"\nenabled = ["fs"]\nread_only = true\n'
+        '[profiles.admin.paths]\nallowed_roots = ["work"]\n',
+        encoding="utf-8",
+    )
+    secret = str(work / "wide" / "secret.txt")
+    served = start(
+        "streamable-http", work / "narrow", "--config", str(tmp_path / "c.toml"), "--profile", "admin"
+    )
+    try:
+        async with served.connect(token=guest_token) as client:
+            guest_open = await client.call_tool("readfile", {"path": "open.txt"})
+            guest_secret = await client.call_tool("readfile", {"path": secret})
+        async with served.connect() as client:  # the server's own token: the profile chosen at start
+            admin_secret = await client.call_tool("readfile", {"path": secret})
+    finally:
+        stop(served)
+    assert guest_open.structured_content["content"] == "open\n"
+    assert error_code(guest_secret) == "outside_roots" and "secret\n" not in text_of(guest_secret)
+    assert admin_secret.structured_content["content"] == "secret\n"

@@ -345,6 +345,7 @@ class AuditLog:
         approval_rule: str | None,
         refused_by: str | None,
         began: float,
+        profile: str | None = None,
     ) -> dict[str, Any]:
         """The line of one finished call.
 
@@ -352,6 +353,8 @@ class AuditLog:
             refused_by: the error code when a policy (path, command, approval, audit) refused
                 the call; None when it ran.
             began: ``time.monotonic()`` when the call arrived.
+            profile: the ``[profiles]`` name the call was served under (its token's, or the one
+                chosen at start); None: none (the line then has no ``profile`` key).
         """
         raw_args = json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         output = output_digest(result)
@@ -372,5 +375,7 @@ class AuditLog:
             "bytes_out": output["bytes"],
             "output_sha256": output["sha256"],
         }
+        if profile is not None:
+            line["profile"] = profile
         line.update(result_facts(result))
         return line

@@ -401,7 +401,9 @@ class Config(_Section):
     def for_profile(self, name: str) -> Config:
         """The config a client of profile ``name`` works under: this one with the profile's
         ``paths``/``exec``/``web``/``limits`` keys in place of the server's (tables merged key by
-        key, lists and other values replaced). A profile without overrides gets this config.
+        key, lists and other values replaced; ``sandbox = "off"`` sets only the sandbox's mode, and
+        ``allowed_roots`` without a ``work_base_dir`` make the first of them the base directory).
+        A profile without overrides gets this config.
 
         Raises:
             KeyError: no such profile.
@@ -414,6 +416,12 @@ class Config(_Section):
         update: dict[str, Any] = {}
         problems: list[str] = []
         for section, table in overrides.items():
+            if section == "exec" and isinstance(table.get("sandbox"), str):
+                # the ``sandbox = "off"`` shorthand sets the mode; the server's other sandbox keys
+                # (protected, hidden, readable and writable paths) stay
+                table = {**table, "sandbox": {"mode": table["sandbox"]}}
+            if section == "paths" and "allowed_roots" in table and "work_base_dir" not in table:
+                table = {**table, "work_base_dir": None}  # the server's may lie outside these roots
             model = type(getattr(self, section))
             base = getattr(self, section).model_dump()
             try:

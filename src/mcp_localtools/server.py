@@ -167,32 +167,36 @@ class _RegistryServer(MCPServer[Any]):
         if self._approval is not None:
             registry.on_session_end(self._approval.forget)
         self._profiles = dict(profiles or {})
+        self._profile = profile
         self._default = None if profile is None else self._profiles[profile]
 
-    def _route(self) -> tuple[Registry, frozenset[str] | None]:
-        """The registry this request works with and the tool names it may see and call (None:
-        all): those of the profile its bearer token names in a ``PROFILE_SCOPE`` scope
-        (``transports.StaticTokenVerifier``), else the profile chosen at start. A profile with
-        policy overrides has a registry of its own (its own roots, exec and web policies)."""
+    def _route(self) -> tuple[Registry, frozenset[str] | None, str | None]:
+        """``(registry, visible, profile)`` of this request: the profile its bearer token names
+        in a ``PROFILE_SCOPE`` scope (``transports.StaticTokenVerifier``), else the profile chosen
+        at start (None: none); the tool names it may see and call (None: all); and the registry
+        it works with: the profile's own when it has policy overrides (its roots, exec and web
+        policies), else the server's."""
         token = get_access_token()
+        name = self._profile
         for scope in token.scopes if token is not None else ():
             if scope.startswith(PROFILE_SCOPE):
                 name = scope[len(PROFILE_SCOPE) :]
-                return self._registries.get(name, self._registry), self._profiles.get(name, frozenset())
-        return self._registry, self._default
+                return self._registries.get(name, self._registry), self._profiles.get(name, frozenset()), name
+        registry = self._registries.get(name, self._registry) if name is not None else self._registry
+        return registry, self._default, name
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``)."""
         await serve_stdio(self._lowlevel_server, max_line_bytes=self._max_stdio_line_bytes)
 
     async def list_tools(self) -> list[Tool]:
-        registry, visible = self._route()
+        registry, visible, _ = self._route()
         return [tool for tool in self._tools[id(registry)] if visible is None or tool.name in visible]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        registry, visible = self._route()
+        registry, visible, profile = self._route()
         if name not in registry or (visible is not None and name not in visible):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
 
@@ -244,6 +248,7 @@ class _RegistryServer(MCPServer[Any]):
                     approval_rule=rule,
                     refused_by=done.error.code if done.error and done.error.policy else None,
                     began=began,
+                    profile=profile,
                 )
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._audit.write, line)
@@ -515,8 +520,9 @@ def create_server(
         profile: the profile of requests without a profile token (stdio: every request);
             None: every tool.
         profile_registries: profile name → ``(registry, base_dir)`` for a profile with policy
-            overrides of its own (``Config.for_profile``): its clients list and call the tools of
-            that registry; other profiles use ``registry``.
+            overrides of its own (``Config.for_profile``): its clients (and, for ``profile``,
+            requests without a profile token) list and call the tools of that registry; other
+            profiles use ``registry``, the server's.
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
     """
     auth: dict[str, Any] = {}
@@ -581,24 +587,32 @@ def build_server(
             )
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
     protected = [*own_files, *(audit.files if audit is not None else ())]
-    served = {*(profile_tokens or {}).values(), *([profile] if profile else [])}
-    own: dict[str, tuple[Registry, Workspace]] = {}
-    for name in sorted(served):
-        if config.profiles[name].overrides:
-            profile_config = config.for_profile(name)
-            space = Workspace.from_config(profile_config, environ=environ, own_files=protected)
-            own[name] = (build_registry(profile_config, workspace=space), space)
-    if profile in own:  # chosen at start: its policies are the server's
-        registry, workspace = own[profile]
-    else:
-        workspace = Workspace.from_config(config, environ=environ, own_files=protected)
-        registry = build_registry(config, workspace=workspace)
+    workspace = Workspace.from_config(config, environ=environ, own_files=protected)
+    registry = build_registry(config, workspace=workspace)
+    own: dict[str, tuple[Registry, Workspace]] = {}  # the profiles with policies of their own
+    for name, settings in config.profiles.items():
+        if settings.overrides:
+            try:
+                profile_config = config.for_profile(name)
+                space = workspace.sibling(profile_config, own_files=protected)
+                own[name] = (build_registry(profile_config, workspace=space), space)
+            except ConfigError as exc:
+                raise ConfigError(f"profiles.{name}: {exc.message}") from exc
     known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
     profiles = profile_tools(registry, config, {name: reg for name, (reg, _) in own.items()})
-    own_paths = any("paths" in config.profiles[name].overrides for name in own if name != profile)
+    default = own[profile][1] if profile in own else workspace  # requests without a profile token
+
+    def where(space: Workspace) -> tuple[object, ...]:
+        return (space.paths.roots, space.paths.base_dir)
+
+    roots_vary = any(
+        where(own[name][1] if name in own else workspace) != where(default)
+        for name in (profile_tokens or {}).values()
+    )
+    limits = default.config.limits
     return create_server(
         registry,
-        instructions=instructions_for(workspace.paths, per_profile=own_paths),
+        instructions=instructions_for(default.paths, per_profile=roots_vary),
         log_level=log_level,
         bearer_token=bearer_token,
         approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
@@ -608,5 +622,5 @@ def build_server(
         profiles=profiles,
         profile=profile,
         profile_registries={name: (reg, str(space.paths.base_dir)) for name, (reg, space) in own.items()},
-        max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * config.limits.max_write_bytes,
+        max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * limits.max_write_bytes,
     )

@@ -94,6 +94,18 @@ class Workspace:
             **extra,
         )
 
+    def sibling(self, config: Config, *, own_files: Iterable[str | Path] = ()) -> Workspace:
+        """A workspace for ``config`` (a profile's, ``Config.for_profile``) with this one's
+        environment, and sharing its per-file locks, parser runner and search engine: calls under
+        different profiles on one file still take turns, and parser processes stay bounded for
+        the whole server. Group state (``shared``) is its own.
+
+        Raises:
+            ConfigError: as ``from_config``.
+        """
+        built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=own_files)
+        return replace(built, locks=self.locks, parsers=self.parsers)
+
     @property
     def limits(self) -> LimitsConfig:
         """``[limits]``: read, write and result budgets."""
