@@ -291,3 +291,41 @@ def test_a_rename_of_an_unknown_tool_or_onto_a_taken_name_fails_at_start_up(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         build_registry(config_for(tmp_path, tools={"rename": rename}))
+
+
+async def test_a_tools_result_models_are_built_on_the_event_loop_before_its_first_body_runs() -> None:
+    """Tool models are built on first use; a body that constructs results in worker threads
+    must find them built (two threads building one model at once race in older pydantic)."""
+
+    class Item(ToolOutput):
+        name: str = Field(description="Name.")
+
+    class Listing(ToolOutput):
+        items: list[Item] = Field(description="Items.")
+
+    Listing.model_rebuild(_types_namespace={"Item": Item})  # resolve the local name only
+    assert not Item.__pydantic_complete__
+    seen: list[bool] = []
+
+    def body() -> ToolResult:
+        seen.append(Item.__pydantic_complete__ and Listing.__pydantic_complete__)
+        return ToolResult.of(Listing(items=[Item(name="a")]))
+
+    async def handler(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        return await anyio.to_thread.run_sync(body)
+
+    registry = Registry()
+    registry.register(
+        ToolSpec(
+            name="listing",
+            group="test",
+            title="Listing",
+            description="List.",
+            args_model=EchoArgs,
+            result_model=Listing,
+            handler=handler,
+            annotations=READ_ONLY,
+        )
+    )
+    result = await registry.call("listing", {})
+    assert not result.is_error and seen == [True]

@@ -1,4 +1,4 @@
-"""The schema cache (``schemacache.py``) stays in step with the models: every tool's input and
+"""The schema cache (``schemas.py``) stays in step with the models: every tool's input and
 output schema is cached, under the fingerprint the model has now, exactly as the code generates
 it. Rewrite the cache after changing a model or the schema code with:
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from mcp_localtools.config import Config
 from mcp_localtools.registry import ToolArgs, input_schema, output_schema
-from mcp_localtools.schemacache import CACHE_FILE, cached_schema, entry_key, fingerprint
+from mcp_localtools.schemas import CACHE_FILE, cached_schema, entry_key, fingerprint
 from mcp_localtools.tools import all_specs
 from mcp_localtools.workspace import Workspace
 
@@ -36,6 +36,8 @@ def _generated(root: Path) -> dict[str, Any]:
 
 def test_every_tool_schema_is_cached_as_the_code_generates_it(tmp_path: Path) -> None:
     generated = _generated(tmp_path)
+    uncacheable = sorted(key for key, entry in generated.items() if entry["fingerprint"] is None)
+    assert not uncacheable, f"models with unresolved forward references, never cached: {uncacheable}"
     if os.environ.get("MCP_LOCALTOOLS_WRITE_SCHEMA_CACHE") == "1":
         CACHE_FILE.write_text(json.dumps(generated, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     cached = json.loads(CACHE_FILE.read_text(encoding="utf-8"))
@@ -104,3 +106,38 @@ def _nested(unit: str) -> type[BaseModel]:
 def test_fingerprints_follow_nested_models() -> None:
     assert fingerprint(_nested("bytes")) != fingerprint(_nested("lines"))
     assert fingerprint(_nested("bytes")) == fingerprint(_nested("bytes"))
+
+
+def test_a_model_with_an_unresolved_forward_reference_is_not_cached() -> None:
+    class Args(ToolArgs):
+        item: Later = Field(description="Defined later.")  # type: ignore[name-defined]  # noqa: F821
+
+    assert fingerprint(Args) is None and cached_schema(Args, "input") is None
+
+
+def test_the_fingerprint_covers_how_a_field_is_serialised() -> None:
+    def result(exclude: bool) -> type[BaseModel]:
+        class Result(BaseModel):
+            size: int = Field(description="Bytes.", exclude=exclude)
+
+        return Result
+
+    assert fingerprint(result(True)) != fingerprint(result(False))
+
+
+def test_a_fresh_server_process_takes_every_tool_schema_from_the_cache(tmp_path: Path) -> None:
+    """As at start-up: no model built yet when its fingerprint is taken."""
+    code = (
+        "import sys\n"
+        "from mcp_localtools.config import Config\n"
+        "from mcp_localtools.schemas import cached_schema\n"
+        "from mcp_localtools.tools import all_specs\n"
+        "from mcp_localtools.workspace import Workspace\n"
+        "specs = all_specs(Workspace.from_config(Config(paths={'allowed_roots': [sys.argv[1]]})))\n"
+        "print(sorted(f'{s.name}:{kind}' for s in specs for model, kind in "
+        "((s.args_model, 'input'), (s.result_model, 'output')) if cached_schema(model, kind) is None))\n"
+    )
+    fresh = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert fresh.stdout.strip() == "[]", fresh.stdout

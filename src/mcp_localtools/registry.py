@@ -21,7 +21,6 @@ from typing import Any, Generic, Protocol, TypeVar, get_args
 import anyio
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
-from pydantic.json_schema import GenerateJsonSchema
 
 from mcp_localtools.errors import (
     ConfigError,
@@ -33,7 +32,7 @@ from mcp_localtools.errors import (
     UnknownToolError,
 )
 from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
-from mcp_localtools.schemacache import cached_schema
+from mcp_localtools.schemas import cached_schema, input_schema, models_in, output_schema
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
@@ -256,129 +255,6 @@ class ToolSpec(Generic[ArgsT]):
     builtin_name: str | None = None
 
 
-class _SchemaWithoutTitles(GenerateJsonSchema):
-    """Pydantic's schema without the ``title`` noise on every field and model."""
-
-    def generate(self, schema: Any, mode: Any = "validation") -> Any:
-        return _strip_titles(super().generate(schema, mode=mode))
-
-
-def _strip_titles(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {
-            key: value if key in ("default", "const", "enum", "examples") else _strip_titles(value)
-            for key, value in node.items()
-            if not (key == "title" and isinstance(value, str))
-        }
-    if isinstance(node, list):
-        return [_strip_titles(item) for item in node]
-    return node
-
-
-def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of an arguments model, wire names, no titles, self-contained (no ``$ref``
-    or ``$defs``) and portable (``_portable``). A list field whose default is an empty list
-    publishes ``"default": []`` (pydantic leaves a default factory out), so a client that fills
-    in defaults sends a list, not ``null``."""
-    schema: dict[str, Any] = model.model_json_schema(by_alias=True, schema_generator=_SchemaWithoutTitles)
-    properties = schema.get("properties", {})
-    for name, info in model.model_fields.items():
-        key = info.alias or name
-        if info.default_factory is list and key in properties:
-            properties[key].setdefault("default", [])
-    portable: dict[str, Any] = _portable(_inline_refs(schema))
-    return portable
-
-
-def _portable(node: Any) -> Any:
-    """An input schema in the form every converter in ``../shared/spec/clients.md`` keeps
-    (measured with the real converters, ``tests/compat``):
-
-    * no ``additionalProperties: false``: google-genai's MCP converter crashes on a boolean there
-      (``'bool' object has no attribute 'items'``, on every tool); the strict converters of
-      openai-agents, anthropic and langchain add it themselves, and the server refuses unknown
-      arguments whatever the schema says;
-    * a nullable property stays ``anyOf: [T, {"type": "null"}]`` (anthropic's ``transform_schema``
-      refuses ``"type": [T, "null"]``), with its description and default copied into the ``T``
-      branch, because Gemini's ``Schema.from_json_schema`` keeps only that branch.
-    """
-    if isinstance(node, list):
-        return [_portable(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {
-        key: value if key in ("default", "const", "enum", "examples") else _portable(value)
-        for key, value in node.items()
-        if not (key == "additionalProperties" and value is False)
-    }
-    variants = out.get("anyOf")
-    if isinstance(variants, list) and {"type": "null"} in variants:
-        copied = {key: out[key] for key in ("description", "default") if key in out}
-        if copied:
-            out["anyOf"] = [
-                variant if variant == {"type": "null"} else {**copied, **variant} for variant in variants
-            ]
-    return out
-
-
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a result model as serialised, wire names, no titles.
-
-    Results are dumped without ``None`` fields, so an optional field is absent rather than null:
-    its ``anyOf: [T, null]`` is written as plain ``T`` (a simpler schema, and a cheaper one for
-    clients that validate every result against it).
-    """
-    schema = model.model_json_schema(
-        by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles
-    )
-    simplified: dict[str, Any] = _drop_nulls(_inline_refs(schema))
-    return simplified
-
-
-def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition, and no
-    ``$defs``: a flat schema that strict converters accept and validators walk without lookups.
-    Output models are not recursive; a recursive reference is refused at registration.
-
-    Raises:
-        ConfigError: a definition refers to itself.
-    """
-    definitions = schema.get("$defs", {})
-
-    def inline(node: Any, seen: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [inline(item, seen) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            name = ref.removeprefix("#/$defs/")
-            if name in seen:
-                raise ConfigError(f"output schema: {name} refers to itself; use a flat model")
-            rest = {key: value for key, value in node.items() if key != "$ref"}
-            return {**inline(definitions[name], (*seen, name)), **inline(rest, seen)}
-        return {key: inline(value, seen) for key, value in node.items() if key != "$defs"}
-
-    inlined: dict[str, Any] = inline(schema, ())
-    return inlined
-
-
-def _drop_nulls(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_drop_nulls(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    variants = node.get("anyOf")
-    if isinstance(variants, list) and {"type": "null"} in variants and node.get("default", ...) is None:
-        rest = [v for v in variants if v != {"type": "null"}]
-        merged = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
-        node = {**merged, **rest[0]} if len(rest) == 1 else {**merged, "anyOf": rest}
-    return {
-        key: value if key in ("default", "const", "enum", "examples") else _drop_nulls(value)
-        for key, value in node.items()
-    }
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -427,6 +303,7 @@ class Registry:
     default_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS
     max_result_chars: int | None = None
     _specs: dict[str, ToolSpec[Any]] = field(default_factory=dict, init=False, repr=False)
+    _built: set[str] = field(default_factory=set, init=False, repr=False)
     _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -602,6 +479,13 @@ class Registry:
             UnknownToolError: no tool of that name (a request error, not a tool failure).
         """
         spec = self.get(name)
+        if spec.name not in self._built:
+            # Tool models are built on first use (``defer_build``); build this tool's here, on the
+            # event loop's thread, before its body constructs results in a worker thread:
+            # pydantic before 2.13 does not lock a model's build against another thread's.
+            for model in models_in(spec.args_model) + models_in(spec.result_model):
+                model.model_rebuild()
+            self._built.add(spec.name)
         if (where := _lone_surrogate(arguments or {}, "")) is not None:
             return ToolResult.failure(
                 InvalidArguments.code,
