@@ -116,9 +116,8 @@ def profile_tools(
     registry: Registry, config: Config, own: Mapping[str, Registry] | None = None
 ) -> dict[str, frozenset[str]]:
     """The tool names each ``[profiles.NAME]`` of ``config`` gets out of ``registry``, or out of
-    its own registry in ``own`` (a profile with policy overrides, built from
-    ``config.for_profile(NAME)``). A profile with overrides but no registry in ``own`` is served
-    to nobody and left out.
+    its own registry in ``own`` (``build_server`` builds one from ``config.for_profile(NAME)``
+    for every profile with policy overrides).
 
     Raises:
         ConfigError: a profile name is not lowercase letters, digits, ``-`` or ``_``, or an
@@ -129,8 +128,6 @@ def profile_tools(
     for name, profile in config.profiles.items():
         if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
             raise ConfigError(f"profiles.{name}: a profile name is letters, digits, '-' and '_'")
-        if profile.overrides and name not in own:
-            continue
         try:
             chosen = select_tools(own.get(name, registry).specs(), _as_tools(profile))
         except ConfigError as exc:
