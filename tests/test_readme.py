@@ -10,7 +10,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def quick_start_commands() -> list[str]:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    heading = re.search(r"^#{2,3} Quick start\n", readme, re.MULTILINE)
+    assert heading is not None, "the README has no quick start"
+    section = re.split(r"^#{1,3} ", readme[heading.end() :], maxsplit=1, flags=re.MULTILINE)[0]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
     assert block is not None, "the quick start has no sh block"
     return [line for line in block.group(1).splitlines() if line.strip()]
@@ -47,3 +49,11 @@ def test_the_architecture_map_names_every_tool_with_its_module_and_test_file() -
         assert (REPO / "src" / "mcp_localtools" / "tools" / group / f"{name}.py").is_file()
         assert f"`tests/tools/{group}/test_{name}.py`" in doc
         assert (REPO / "tests" / "tools" / group / f"test_{name}.py").is_file(), name
+
+
+def test_the_readme_is_for_users_first_and_development_last() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", readme, re.MULTILINE)
+    order = ["Install", "Connect a client", "What it can do", "Security", "Configuration"]
+    assert [name for name in sections if name in order] == order, sections
+    assert sections[-1] == "Development", sections
