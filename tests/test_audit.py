@@ -82,7 +82,7 @@ async def test_every_call_of_a_session_is_one_line_with_the_documented_fields(
     for record in records:
         assert set(record) >= FIELDS, record
         assert record["client"] == "mcp" and record["approval"] == "not_required"
-        assert record["session"] == ("mcp-stateless" if mode == "2026-07-28" else record["session"])
+        assert record["session"] == ("mcp-stateless/stdio/-" if mode == "2026-07-28" else record["session"])
         assert record["time"].endswith("Z") and record["duration_ms"] >= 0 and record["bytes_in"] > 0
     write, read, outside, invalid, shell, move = records
     assert write["decision"] == "allowed" and write["result"] == "ok"

@@ -205,7 +205,7 @@ async def test_each_handshake_era_connection_is_a_session_whose_end_is_announced
     assert all(name for _, name in seen)
 
 
-async def test_2026_era_requests_share_the_stateless_session_and_end_nothing() -> None:
+async def test_2026_era_requests_share_one_stateless_session_per_principal_and_end_nothing() -> None:
     from dataclasses import replace
 
     from mcp import Client
@@ -230,7 +230,7 @@ async def test_2026_era_requests_share_the_stateless_session_and_end_nothing() -
     async with Client(create_server(registry), mode="2026-07-28") as client:
         await client.call_tool("echo", {})
         await client.call_tool("echo", {})
-    assert seen == [STATELESS_SESSION, STATELESS_SESSION]
+    assert seen == [f"{STATELESS_SESSION}/stdio/-", f"{STATELESS_SESSION}/stdio/-"]
     assert ended == []
 
 

@@ -531,3 +531,33 @@ async def test_a_token_of_a_profile_without_overrides_gets_the_servers_policies_
     assert guest_open.structured_content["content"] == "open\n"
     assert error_code(guest_secret) == "outside_roots" and "secret\n" not in text_of(guest_secret)
     assert admin_secret.structured_content["content"] == "secret\n"
+
+
+@pytest.mark.anyio
+async def test_two_tokens_on_the_2026_protocol_never_see_each_others_processes(tmp_path: Path) -> None:
+    """The 2026-07-28 revision has no sessions: processes belong to the token (and profile) that
+    started them, so another token cannot list, read or stop them (issue 25, item 7)."""
+    other_token = "other-" + "o" * 40
+    work = tmp_path / "work"
+    work.mkdir()
+    token_file = tmp_path / "other.token"
+    token_file.write_text(other_token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    (tmp_path / "c.toml").write_text('[profiles.other]\ntoken_file = "other.token"\n', encoding="utf-8")
+    served = start("streamable-http", work, "--config", str(tmp_path / "c.toml"))
+    try:
+        async with served.connect(mode="2026-07-28") as mine:
+            started = await mine.call_tool("startprocess", {"command": "sleep 60"})
+            assert not started.is_error, text_of(started)
+            process_id = started.structured_content["processID"]
+            async with served.connect(mode="2026-07-28", token=other_token) as theirs:
+                listed = await theirs.call_tool("listprocesses", {})
+                assert process_id not in text_of(listed)
+                stopped = await theirs.call_tool("stopprocess", {"processID": process_id})
+                assert error_code(stopped) == "not_found"
+            async with served.connect(mode="2026-07-28") as again:  # the same token, a new request
+                listed = await again.call_tool("listprocesses", {})
+                assert process_id in text_of(listed)
+                assert not (await again.call_tool("stopprocess", {"processID": process_id})).is_error
+    finally:
+        stop(served)

@@ -78,6 +78,7 @@ __all__ = [
     "build_server",
     "create_server",
     "instructions_for",
+    "is_stateless",
     "to_call_tool_result",
 ]
 
@@ -300,7 +301,7 @@ class _RegistryServer(MCPServer[Any]):
             if expired:
                 return "timeout", _timeout_result(name, timeout)
         if answer is None:
-            sessions = session_id != STATELESS_SESSION
+            sessions = not is_stateless(session_id)
             message, refusal = await self._question(registry, name, arguments, rule, session_id)
             if refusal is not None:
                 return "not_asked", refusal
@@ -333,7 +334,7 @@ class _RegistryServer(MCPServer[Any]):
                 policy=True,
             )
         if verdict == "approved_for_session":
-            if session_id == STATELESS_SESSION or not policy.config.session_approval:
+            if is_stateless(session_id) or not policy.config.session_approval:
                 verdict = "approved"  # not offered there: an answer naming it approves this call only
             else:
                 policy.remember(session_id, key)
@@ -427,16 +428,18 @@ class _RegistryServer(MCPServer[Any]):
         ``Registry.end_session`` is scheduled on the connection's exit stack, which the SDK unwinds
         when the connection ends (stdio EOF, Streamable HTTP DELETE or idle timeout, SSE
         disconnect, an in-memory client closing). The 2026-07-28 revision has no sessions (every
-        request stands alone): all its requests share ``STATELESS_SESSION``, whose state lives
-        until the server exits and is otherwise bounded by each tool's own limits and TTLs."""
+        request stands alone): its requests are keyed by who sent them, ``STATELESS_SESSION``,
+        the bearer token (``transports.token_principal``; ``stdio`` without one) and the profile,
+        so one client never sees another's processes; that state lives until the server exits and
+        is otherwise bounded by each tool's own limits and TTLs."""
         if context is None:
-            return STATELESS_SESSION, None
+            return self._stateless_key(), None
         session = context.session
         params = session.client_params
         client_name = params.client_info.name if params is not None else None
         connection = getattr(session, "_connection", None)
         if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return STATELESS_SESSION, client_name
+            return self._stateless_key(), client_name
         key = connection.state.get(_SESSION_KEY)
         if key is None:
             key = f"mcp-{next(_session_numbers)}"
@@ -444,6 +447,17 @@ class _RegistryServer(MCPServer[Any]):
             for registry in {id(reg): reg for reg in [self._registry, *self._registries.values()]}.values():
                 connection.exit_stack.push_async_callback(registry.end_session, key)
         return str(key), client_name
+
+    def _stateless_key(self) -> str:
+        """The owner key of a 2026-07-28 request: ``STATELESS_SESSION/<token>/<profile>``."""
+        token = get_access_token()
+        principal = token.client_id if token is not None and token.client_id else "stdio"
+        return f"{STATELESS_SESSION}/{principal}/{self._route()[2] or '-'}"
+
+
+def is_stateless(session_id: str) -> bool:
+    """Whether ``session_id`` keys 2026-07-28 requests (no MCP session: nothing ends it)."""
+    return session_id == STATELESS_SESSION or session_id.startswith(STATELESS_SESSION + "/")
 
 
 def _timeout_result(name: str, timeout: float) -> ToolResult:
@@ -462,7 +476,8 @@ _APPROVAL_INPUT = "mcp-localtools/approval"
 """The key of the approval question in a 2026-07-28 ``InputRequiredResult``."""
 
 STATELESS_SESSION = "mcp-stateless"
-"""The ``CallContext.session_id`` of every 2026-07-28-era request: that revision has no sessions."""
+"""The prefix of the ``CallContext.session_id`` of every 2026-07-28-era request (that revision has
+no sessions): ``mcp-stateless/<principal>/<profile>``, one per token and profile."""
 
 _SESSION_KEY = "mcp-localtools/session"
 _session_numbers = itertools.count(1)

@@ -28,6 +28,7 @@ when the server binds a loopback address.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -159,8 +160,15 @@ class StaticTokenVerifier(TokenVerifier):
         for secret, profile in self._tokens:  # every comparison runs: no early exit to time
             if hmac.compare_digest(given, secret) and found is None:
                 scopes = [] if profile is None else [PROFILE_SCOPE + profile]
-                found = AccessToken(token="<redacted>", client_id="mcp-localtools-token", scopes=scopes)  # noqa: S106
+                found = AccessToken(token="<redacted>", client_id=token_principal(secret), scopes=scopes)  # noqa: S106
         return found
+
+
+def token_principal(secret: bytes) -> str:
+    """Who presented a bearer token, as the owner of what its requests keep (exec sessions,
+    processes, kept outputs): ``token-`` and 16 hex digits of the token's SHA-256, which names the
+    token without revealing it (audit lines carry it)."""
+    return "token-" + hashlib.sha256(secret).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
