@@ -198,3 +198,16 @@ def test_tools_format_prints_openai_anthropic_and_mcp_definitions(project: Path)
     mcp = json.loads(run("tools", "--format", "mcp", cwd=project).stdout)
     entry = next(d for d in mcp if d["name"] == "readfile")
     assert {"inputSchema", "outputSchema", "annotations"} <= set(entry)
+
+
+def test_config_example_prints_the_example_config_shipped_in_the_package(project: Path) -> None:
+    from importlib.resources import files
+
+    done = run("config", "--example", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (files("mcp_localtools") / "config.example.toml").read_text(encoding="utf-8")
+    (project / "config.toml").write_text(done.stdout, encoding="utf-8")
+    assert (
+        run("--config", "config.toml", "call", "readfile", '{"path": "a.txt"}', cwd=project).returncode == 0
+    )
+    assert run("config", cwd=project).returncode == 1  # --example is required: nothing else to print yet

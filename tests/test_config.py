@@ -153,8 +153,11 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> set[str]:
     return keys
 
 
+EXAMPLE = REPO / "src" / "mcp_localtools" / "config.example.toml"  # package data, shipped in the wheel
+
+
 def test_the_example_config_sets_every_key_and_loads() -> None:
-    example = REPO / "config.example.toml"
+    example = EXAMPLE
     with example.open("rb") as handle:
         data = tomllib.load(handle)
     assert _flatten(data) == _keys(Config)
@@ -162,7 +165,19 @@ def test_the_example_config_sets_every_key_and_loads() -> None:
 
 
 def test_every_key_of_the_example_has_a_comment() -> None:
-    lines = (REPO / "config.example.toml").read_text(encoding="utf-8").splitlines()
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
     for line in lines:
         if "=" in line and not line.lstrip().startswith("#"):
             assert "#" in line, f"no comment on: {line}"
+
+
+def test_the_example_at_the_top_of_the_repository_is_the_packaged_one() -> None:
+    assert (REPO / "config.example.toml").read_bytes() == EXAMPLE.read_bytes(), (
+        "config.example.toml is a copy of src/mcp_localtools/config.example.toml: copy it over"
+    )
+
+
+def test_the_example_says_what_a_relative_root_means() -> None:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    root_comment = text.split("allowed_roots =", 1)[1].split("\nwork_base_dir", 1)[0]
+    assert "this file's folder" in root_comment

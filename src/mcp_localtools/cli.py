@@ -36,6 +36,7 @@ EXIT_POLICY = 2
 LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
 TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
 ROOTS_ENV = "MCP_LOCALTOOLS_ROOTS"
+EXAMPLE_CONFIG = "config.example.toml"  # package data: every key with its default and a comment
 
 _DESCRIPTION = """\
 An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
@@ -58,6 +59,7 @@ commands:
                         "content": [...]} or {"success": false, "error": {"code", "message"}}.
                         Exit status: 0 success, 1 bad input, usage or tool error, 2 refused by policy.
   token --file PATH     write a new random bearer token (256 bits) to PATH with mode 0600
+  config --example      print the example config file (every key, its default and a comment)
   audit [filters]       read the [audit] log: --since/--until (ISO time or 15m, 2h, 1d), --tool,
                         --session, --decision allowed|refused; --follow; --json for one JSON
                         object per line (default: a compact table)
@@ -87,7 +89,10 @@ environment:
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument(
-        "--config", metavar="PATH", default=default, help="TOML config file (see config.example.toml)"
+        "--config",
+        metavar="PATH",
+        default=default,
+        help="TOML config file (mcp-localtools config --example prints every key)",
     )
     parser.add_argument(
         "--root",
@@ -152,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     _add_common(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config}")
     serve = commands.add_parser("serve", help="run the MCP server (default)")
     _add_common(serve, suppress=True)
     tools = commands.add_parser("tools", help="list the tools")
@@ -185,6 +190,13 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--decision", choices=["allowed", "refused"], help="only allowed or refused calls")
     audit.add_argument("--follow", "-f", action="store_true", help="keep printing new records")
     audit.add_argument("--json", action="store_true", help="print each record as one JSON line")
+    config = commands.add_parser("config", help="print the example config file")
+    config.add_argument(
+        "--example",
+        action="store_true",
+        required=True,
+        help="print the example config: every key with its default and a comment",
+    )
     return parser
 
 
@@ -498,6 +510,14 @@ def _audit(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _example_config() -> int:
+    """Print the example config shipped in the package (``config.example.toml``) to stdout."""
+    from importlib.resources import files
+
+    sys.stdout.write((files("mcp_localtools") / EXAMPLE_CONFIG).read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     ns = _parser().parse_args(argv)
@@ -514,6 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _token(ns)
         if ns.command == "audit":
             return _audit(ns)
+        if ns.command == "config":
+            return _example_config()
         return _serve(ns, log_level)
     except ConfigError as exc:
         sys.stderr.write(f"mcp-localtools: {exc.message}\n")
