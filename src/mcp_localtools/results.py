@@ -148,7 +148,7 @@ def cut_text(text: str, budget: int) -> tuple[str, bool]:
 # -- The result budget ---------------------------------------------------------------------------
 #
 # A result reaches the model as text (most clients), as structuredContent (pydantic-ai), or as
-# both (llama-index, google-genai: docs/spec in shared/spec/clients.md). So the payload is in
+# both (llama-index, google-genai; measured per client in docs/clients.md). So the payload is in
 # both places, cut the same way, and one budget bounds the two together: the characters of the
 # text items plus those of the compact JSON of structuredContent (``wire_chars``).
 

@@ -237,7 +237,7 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def _portable(node: Any) -> Any:
-    """An input schema in the form every converter in ``../shared/spec/clients.md`` keeps
+    """An input schema in the form every converter in ``docs/clients.md`` keeps
     (measured with the real converters, ``tests/compat``):
 
     * no ``additionalProperties: false``: google-genai's MCP converter crashes on a boolean there

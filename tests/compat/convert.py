@@ -1,4 +1,4 @@
-"""Run the real schema converters of the clients in ``../shared/spec/clients.md`` over our tools.
+"""Run the real schema converters of the clients in ``docs/clients.md`` over our tools.
 
 Runs in its own virtualenv (``.ci/compat`` makes it): openai-agents and mcp-use pin the MCP SDK
 to 1.x, which the server cannot share. Reads the ``tools/list`` manifests as JSON on stdin and

@@ -3,7 +3,7 @@
 An open map (``{"type": "object", "additionalProperties": {"type": "string"}}``) is what strict
 converters cannot keep: OpenAI strict mode refuses it (openai-agents falls back to non-strict),
 and the strict transforms of langchain, pydantic-ai and anthropic turn it into an object that must
-stay empty, so the model can no longer pass a variable (``../shared/spec/clients.md``). A list of
+stay empty, so the model can no longer pass a variable (``docs/clients.md``). A list of
 closed ``{name, value}`` objects survives every one of them, so that is what the schema publishes;
 the object form (``{"NAME": "value"}``) keeps working for clients that send it.
 """
