@@ -45,7 +45,6 @@ def test_an_unknown_section_fails_naming_it() -> None:
         ),
         ({"exec": {"blocked_commands": ["rm -rf"]}}, r"exec\.blocked_commands"),
         ({"paths": {"allowed_roots": [""]}}, r"paths\.allowed_roots"),
-        ({"paths": {"allowed_roots": []}}, r"paths\.allowed_roots"),
     ],
 )
 def test_a_bad_value_fails_naming_the_key_and_the_reason(data: dict[str, Any], where: str) -> None:
@@ -102,7 +101,7 @@ def test_a_profiles_sandbox_shorthand_sets_only_the_mode_and_new_roots_reset_the
     ("profile", "where"),
     [
         ({"exec": {"timout_seconds": 5}}, r"profiles\.x\.exec\.timout_seconds: unknown key"),
-        ({"paths": {"allowed_roots": []}}, r"profiles\.x\.paths\.allowed_roots"),
+        ({"paths": {"allowed_roots": [""]}}, r"profiles\.x\.paths\.allowed_roots"),
         ({"limits": {"read_max_lines": 0}}, r"profiles\.x\.limits\.read_max_lines"),
         ({"exec": {"timeout_seconds": 900}}, r"profiles\.x\.exec: .*exceeds max_timeout_seconds"),
         ({"server": {"port": 1}}, r"profiles\.x\.server: unknown key"),

@@ -23,6 +23,7 @@ from mcp_localtools import compat
 from mcp_localtools._version import __version__
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError, UnknownToolError
+from mcp_localtools.policy.implicit_root import implicit_root_refusal
 from mcp_localtools.results import FileContent, ImageContent, LinkContent, TextContent, ToolResult
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ inspect images and PDFs, run commands. Every path must resolve inside the allowe
 
 Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start);
 --transport sse or streamable-http serves it over HTTP, which needs a bearer token.
-With no --config and no --root, the current directory is the only root; MCP_LOCALTOOLS_ROOTS
+With no --config and no --root, the current directory is the only root (but never /, the home
+directory or above it, or a system directory: there no root is served); MCP_LOCALTOOLS_ROOTS
 (directories separated by the path separator) gives the roots when neither the config file nor
 --root does.
 """
@@ -211,6 +213,8 @@ def _config(ns: argparse.Namespace) -> Config:
         env_roots = [root for root in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if root.strip()]
         if env_roots:
             data["paths"].update(allowed_roots=env_roots, work_base_dir=None)
+        elif _cwd_refusal() is not None:
+            data["paths"].update(allowed_roots=[], work_base_dir=None)
     if ns.read_only:
         data["tools"]["read_only"] = True
     for key in ("transport", "host", "port", "auth_token_file"):
@@ -219,6 +223,24 @@ def _config(ns: argparse.Namespace) -> Config:
     if ns.allowed_host:
         data["server"]["allowed_hosts"] += ns.allowed_host
     return parse_config(data, source="command line")
+
+
+def _cwd_refusal() -> str | None:
+    """Why the working directory may not be the default root (the filesystem root, the home
+    directory or above it, a system directory), or None."""
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE")
+    return implicit_root_refusal(Path.cwd(), Path(home) if home else None)
+
+
+def _no_roots_message(ns: argparse.Namespace) -> str:
+    """Why a server built from ``ns`` has no roots, and what to do."""
+    reason = None if ns.root or os.environ.get(ROOTS_ENV, "").strip() else _cwd_refusal()
+    why = (
+        f"the working directory is {reason}, which is never served by default"
+        if reason is not None and not (ns.config and _file_sets_roots(ns.config))
+        else "[paths] allowed_roots is empty"
+    )
+    return f"no root to work in: {why}; pass --root DIR (or set [paths] allowed_roots or {ROOTS_ENV})"
 
 
 def _file_sets_roots(path: str) -> bool:
@@ -302,6 +324,11 @@ def _call(ns: argparse.Namespace) -> int:
         return _fail(ns.tool, "invalid_json", 'arguments must be a JSON object such as \'{"path": "."}\'')
     try:
         config = _config(ns)
+    except ConfigError as exc:
+        return _fail(ns.tool, exc.code, exc.message)
+    if not config.paths.allowed_roots:  # no client to send roots here: one line on stderr, exit 1
+        raise ConfigError(_no_roots_message(ns))
+    try:
         workspace = Workspace.from_config(config, environ=os.environ, own_files=_own_files(ns))
         registry = build_registry(config, workspace=workspace)
         result: ToolResult = anyio.run(lambda: registry.call(ns.tool, arguments))
@@ -392,6 +419,10 @@ def _serve(ns: argparse.Namespace, log_level: str) -> int:
     from mcp_localtools.server import build_server
 
     config = _config(ns)
+    if not config.paths.allowed_roots:
+        logging.getLogger(__name__).warning(
+            "%s; until then every file and command tool is refused", _no_roots_message(ns)
+        )
     server_config = config.server
     if server_config.transport == "stdio":
         server = build_server(

@@ -73,8 +73,9 @@ class _Section(BaseModel):
 class PathsConfig(_Section):
     """``[paths]``: where tools may touch the filesystem."""
 
-    allowed_roots: Annotated[list[str], Field(min_length=1)] = ["."]
-    """Existing directories; every path a tool touches must resolve inside one."""
+    allowed_roots: list[str] = ["."]
+    """Existing directories; every path a tool touches must resolve inside one. Empty: the server
+    has no roots of its own and works only in the folders the client sends (MCP roots)."""
     work_base_dir: str | None = None
     """Base for relative paths; default: the first root as written."""
     block_symlinks: bool = False
@@ -89,6 +90,12 @@ class PathsConfig(_Section):
             if "\x00" in root:
                 raise ValueError("a root must not contain a NUL byte")
         return roots
+
+    @model_validator(mode="after")
+    def _base_needs_a_root(self) -> PathsConfig:
+        if not self.allowed_roots and self.work_base_dir is not None:
+            raise ValueError("work_base_dir needs allowed_roots: with no roots there is no base directory")
+        return self
 
 
 class ToolsConfig(_Section):

@@ -59,6 +59,7 @@ __all__ = [
     "LocalToolsError",
     "NetworkError",
     "NoMatch",
+    "NoRoots",
     "NotADirectory",
     "NotAFile",
     "NotFound",
@@ -203,6 +204,12 @@ class PolicyViolation(ToolError):
 
 class OutsideAllowedRoots(PolicyViolation):
     code = "outside_roots"
+
+
+class NoRoots(PolicyViolation):
+    """The server has no allowed roots: none was configured and the client sent none (MCP roots)."""
+
+    code = "no_roots"
 
 
 class SymlinkRefused(PolicyViolation):

@@ -493,6 +493,12 @@ def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
             "this client's profile; a path outside is refused with the roots named. "
             "Failed calls say what went wrong and what to do."
         )
+    if not paths.roots:
+        return (
+            "Local file, search, edit and command tools. This server has no allowed roots yet: every "
+            "file and command tool is refused (no_roots) until the user restarts it with --root DIR. "
+            "Failed calls say what went wrong and what to do."
+        )
     roots = ", ".join(str(root) for root in paths.roots)
     return (
         f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}. "

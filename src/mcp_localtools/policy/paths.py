@@ -34,6 +34,7 @@ from mcp_localtools.errors import (
     PATH_MAX,
     ConfigError,
     InvalidPath,
+    NoRoots,
     OutsideAllowedRoots,
     ProtectedPath,
     SymlinkRefused,
@@ -43,7 +44,14 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.policy.sandbox import GIT_PROTECTED
 
-__all__ = ["PathPolicy", "ResolvedPath"]
+__all__ = ["NO_ROOTS_MESSAGE", "PathPolicy", "ResolvedPath"]
+
+NO_ROOTS_MESSAGE = (
+    "no allowed roots: the server was started without a root (--root DIR, [paths] allowed_roots or "
+    "MCP_LOCALTOOLS_ROOTS) and the client has sent no roots (MCP roots, such as its workspace folders); "
+    "restart the server with --root DIR, or open a folder in the client"
+)
+"""What every path and command is refused with while a server has no roots."""
 
 _MACOS_ALIASES = ("/var", "/tmp", "/etc")  # noqa: S108 - symlinks to /private/... a root may contain
 
@@ -131,13 +139,19 @@ class PathPolicy:
             base_dir: base for relative tool paths; default the first root as written.
             block_symlinks: refuse symlink components below a root and symlink files.
 
+        No roots make a policy that refuses every path with ``NoRoots`` (a server whose roots
+        come only from the client, until it sends some).
+
         Raises:
-            ConfigError: no roots, a root that is missing or not a directory, a base directory
-                outside the roots, or (with ``block_symlinks``) a root or base that contains a
-                symlink component.
+            ConfigError: a root that is missing or not a directory, a base directory outside the
+                roots (or given without roots), or (with ``block_symlinks``) a root or base that
+                contains a symlink component.
         """
         if not roots:
-            raise ConfigError("no allowed roots configured; give at least one directory")
+            if base_dir is not None:
+                raise ConfigError("work_base_dir needs allowed roots: with no roots there is no base")
+            # The base is never used: resolve() refuses every path before joining it.
+            return cls(roots=(), base_dir=Path(os.sep), block_symlinks=block_symlinks)
         canonical: list[Path] = []
         for raw in roots:
             root = cls._canonical_dir(raw, "allowed root", block_symlinks)
@@ -226,10 +240,13 @@ class PathPolicy:
                 directory entry (delete, move): its parent is resolved, its name kept.
 
         Raises:
+            NoRoots: the policy has no roots (none configured, none sent by the client).
             InvalidPath: the path is empty, longer than ``PATH_MAX`` bytes, or contains a NUL byte.
             OutsideAllowedRoots: the path (or what it resolves to) is outside every root.
             SymlinkRefused: ``block_symlinks`` is on and a component or the path itself is a symlink.
         """
+        if not self.roots:
+            raise NoRoots(NO_ROOTS_MESSAGE)
         if len(path) > PATH_MAX or len(path.encode("utf-8", "surrogatepass")) > PATH_MAX:
             raise InvalidPath(
                 f"invalid path: {field} is longer than {PATH_MAX} bytes (PATH_MAX): {printable(path)}; "
