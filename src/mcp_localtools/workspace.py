@@ -21,7 +21,7 @@ from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.policy.sandbox import protected_paths, unprotected_paths
+from mcp_localtools.policy.protected import protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
 
@@ -82,13 +82,13 @@ class Workspace:
         files = [Path(name) for name in own_files if str(name)]
         if config.server.auth_token_file:
             files.append(Path(config.server.auth_token_file))
-        protected = protected_paths(config.exec.sandbox, policy.roots, own_files=files)
+        protected = protected_paths(config.paths, policy.roots, own_files=files)
         return cls(
             config=config,
             paths=replace(
                 policy,
                 protected=tuple(dict.fromkeys([*policy.protected, *protected])),
-                unprotected=unprotected_paths(config.exec.sandbox, policy.roots),
+                unprotected=unprotected_paths(config.paths, policy.roots),
             ),
             environ=dict(environ or {}),
             **extra,

@@ -42,7 +42,7 @@ from mcp_localtools.errors import (
     from_os_error,
     printable,
 )
-from mcp_localtools.policy.sandbox import GIT_PROTECTED
+from mcp_localtools.policy.protected import GIT_PROTECTED
 
 __all__ = ["NO_ROOTS_MESSAGE", "PathPolicy", "ResolvedPath"]
 
@@ -219,14 +219,14 @@ class PathPolicy:
                     f"refusing to {action} {printable(str(resolved.path))}: a git directory's config, "
                     "hooks and pointers (config, hooks, commondir, worktrees, modules) are protected "
                     "(git would run what they say); change them with git outside the tools, or lift a "
-                    "path on purpose with [exec.sandbox] unprotected_paths"
+                    "path on purpose with [paths] unprotected_paths"
                 )
         for protected in self.protected:
             if real == protected or real.is_relative_to(protected) or protected.is_relative_to(real):
                 raise ProtectedPath(
                     f"refusing to {action} {printable(str(resolved.path))}: {protected} is a protected path "
                     "(tools may read it but not change it, because a later command would run what it says); "
-                    "lift it on purpose with [exec.sandbox] unprotected_paths"
+                    "lift it on purpose with [paths] unprotected_paths"
                 )
 
     def resolve(self, path: str, *, field: str = "path", follow_final: bool = True) -> ResolvedPath:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_localtools.policy.sandbox import find_bwrap
+from mcp_localtools.sandbox.bwrap import find_bwrap
 from mcp_localtools.server import build_server
 from tests.helpers import config_for, processes_with, text_of, wait_until_gone
 

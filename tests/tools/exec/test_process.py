@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_localtools.tools.exec._process import ProcessRunner, RunRequest
+from mcp_localtools.processes.runner import ProcessRunner, RunRequest
 from tests.tools.exec.conftest import exec_client, processes_with, wait_until_gone
 
 pytestmark = [
@@ -201,16 +201,16 @@ def test_a_non_dumpable_server_keeps_same_user_commands_out_of_its_stdout_and_en
     # is a pipe that user owns, as with a real client. "plain" shows the attack works at all.
     import tempfile
 
-    source = (
-        Path(__file__).resolve().parents[3] / "src" / "mcp_localtools" / "tools" / "exec" / "_proctree.py"
-    )
+    from mcp_localtools.processes import tree
+
+    source = Path(tree.__file__).resolve()
     with tempfile.TemporaryDirectory() as scratch:
         os.chmod(scratch, 0o755)
         shutil.copy(source, Path(scratch, "proctree.py"))
         # It takes prctl from compat, which imports nothing else of the package.
         Path(scratch, "mcp_localtools").mkdir()
         Path(scratch, "mcp_localtools", "__init__.py").touch()
-        shutil.copy(source.parents[2] / "compat.py", Path(scratch, "mcp_localtools", "compat.py"))
+        shutil.copy(source.parents[1] / "compat.py", Path(scratch, "mcp_localtools", "compat.py"))
         Path(scratch, "probe.py").write_text(_PROBE, encoding="utf-8")
         done = subprocess.run(
             [

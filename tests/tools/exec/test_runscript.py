@@ -11,7 +11,7 @@ from mcp import Client
 
 from mcp_localtools.config import ScriptsConfig
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.tools.exec._shells import Shell
+from mcp_localtools.processes.shells import Shell
 from mcp_localtools.tools.exec.runscript import INTERPRETERS, ScriptPolicy, powershell_quote, script_command
 from tests.helpers import error_code, text_of, wire_chars
 from tests.tools.exec.conftest import exec_client

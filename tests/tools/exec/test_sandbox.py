@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from mcp_localtools.config import parse_config
-from mcp_localtools.policy.sandbox import find_bwrap
+from mcp_localtools.sandbox.bwrap import find_bwrap
 from mcp_localtools.tools import build_registry
 from tests.helpers import (
     INITIALIZE,
@@ -325,7 +325,7 @@ async def test_protected_paths_refuse_writes_through_the_file_tools_and_commands
 async def test_a_protected_path_can_be_lifted_on_purpose(layout: dict[str, Path]) -> None:
     root = layout["root"]
     (root / ".git" / "hooks").mkdir(parents=True)
-    async with exec_client(root, exec={"sandbox": {"unprotected_paths": [".git/hooks"]}}) as client:
+    async with exec_client(root, paths={"unprotected_paths": [".git/hooks"]}) as client:
         data = await run(client, "echo 'exit 0' > .git/hooks/pre-commit")
         config = await client.call_tool("writefile", {"path": ".git/config", "content": "x"})
     assert data["results"][0]["exitCode"] == 0

@@ -20,9 +20,9 @@ import pytest
 from mcp import Client
 
 from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.processes.runner import OUTPUT_STOP_FACTOR, ProcessRunner, RunRequest
 from mcp_localtools.server import build_server
 from mcp_localtools.tools import build_registry
-from mcp_localtools.tools.exec._process import OUTPUT_STOP_FACTOR, ProcessRunner, RunRequest
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
 from tests.helpers import config_for, error_code, text_of
 from tests.tools.exec.conftest import exec_client

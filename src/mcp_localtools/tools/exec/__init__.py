@@ -1,14 +1,13 @@
 """The exec group: shellcommand and runscript under the execution policy, and the background
 process tools (startprocess, processoutput, waitprocess, writeprocess, stopprocess, listprocesses).
 
-One module per tool, named for it; each exposes ``spec(workspace)``, and both share one
-``ExecGroup`` (``_group``: the policy, sessions and process runner) through
-``workspace.shared(ExecGroup.create)``. Private helpers: ``_shells`` (which shell, which argv),
-``_sessions``, ``_environment`` (allowlisted base env), ``_process`` (spawn, timeout, stop,
-drain), ``_proctree`` (finding escaped descendants), ``_output`` (head+tail capture),
-``_streaming`` (progress notifications), ``_report`` (result fields and text), ``_background``
-(background processes: the table, their buffers and reader threads), ``_processview`` (what the
-process tools report, and waiting for a line).
+One module per tool, named for it; each exposes ``spec(workspace)``, and all share one
+``ExecGroup`` (``_group``: the policy, sessions, sandbox and process runner) through
+``workspace.shared(ExecGroup.create)``. The subsystem they drive lives below ``tools/``:
+``processes/`` (running commands, background processes, exec sessions, kept outputs) and
+``sandbox/`` (what contains every command). Private to the tools: ``_envarg`` (the ``env``
+argument's schema), ``_streaming`` (progress notifications), ``_report`` (result fields and
+text), ``_processview`` (what the process tools report, and waiting for a line).
 """
 
 from __future__ import annotations

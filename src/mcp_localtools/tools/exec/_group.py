@@ -19,13 +19,13 @@ from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
+from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
+from mcp_localtools.processes.sessions import SessionStore
+from mcp_localtools.processes.stored import OutputStore
+from mcp_localtools.processes.table import ProcessTable
 from mcp_localtools.registry import ToolAnnotations
-from mcp_localtools.tools.exec._background import ProcessTable
-from mcp_localtools.tools.exec._environment import BOOTSTRAP_SECONDS, CommandEnvironment
-from mcp_localtools.tools.exec._process import OutputFn, ProcessRunner, RunOutcome, RunRequest
-from mcp_localtools.tools.exec._sandbox import CommandSandbox
-from mcp_localtools.tools.exec._sessions import SessionStore
-from mcp_localtools.tools.exec._stored import OutputStore
+from mcp_localtools.sandbox.command import CommandSandbox
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
@@ -77,7 +77,11 @@ class ExecGroup:
         config, paths = workspace.exec, workspace.paths
         runner = ProcessRunner()
         sandbox = CommandSandbox(
-            config.sandbox, roots=paths.roots, environ=workspace.environ, protected=paths.protected
+            config.sandbox,
+            roots=paths.roots,
+            environ=workspace.environ,
+            protected=paths.protected,
+            unprotected=paths.unprotected,
         )
         return cls(
             config=config,

@@ -9,8 +9,8 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
+from mcp_localtools.processes.table import Background, read_new
 from mcp_localtools.registry import ToolOutput
-from mcp_localtools.tools.exec._background import Background, read_new
 
 __all__ = [
     "ProcessOutput",

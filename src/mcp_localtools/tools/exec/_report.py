@@ -7,11 +7,11 @@ from typing import TypeVar
 
 from pydantic import Field
 
+from mcp_localtools.processes.runner import OUTPUT_STOP_FACTOR, RunOutcome
+from mcp_localtools.processes.stored import KeptOutput, OutputStore, Recorder
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import LinkContent, head_tail
-from mcp_localtools.tools.exec._process import OUTPUT_STOP_FACTOR, RunOutcome
-from mcp_localtools.tools.exec._sandbox import CommandSandbox
-from mcp_localtools.tools.exec._stored import KeptOutput, OutputStore, Recorder
+from mcp_localtools.sandbox.command import CommandSandbox
 
 __all__ = ["KeptStreams", "RunReport", "cut_reports", "render_run", "report_fields", "share_out"]
 

@@ -34,12 +34,12 @@ from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFo
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.exec._envarg import EnvArgument
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
-from mcp_localtools.tools.exec._shells import Shell, command_argv, first_found
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from mcp_localtools.workspace import Workspace
 

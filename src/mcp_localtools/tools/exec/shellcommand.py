@@ -24,12 +24,12 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
 from mcp_localtools.tools.exec._envarg import EnvArgument
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
-from mcp_localtools.tools.exec._shells import Shell, command_argv, resolve_shell
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from mcp_localtools.workspace import Workspace
 

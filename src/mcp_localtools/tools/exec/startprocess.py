@@ -20,6 +20,7 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import FileSystemError, NotFound
+from mcp_localtools.processes.shells import command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
@@ -32,7 +33,6 @@ from mcp_localtools.tools.exec._processview import (
     render_output,
     wait_for_line,
 )
-from mcp_localtools.tools.exec._shells import command_argv, resolve_shell
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["StartProcessArgs", "StartProcessResult", "spec"]

@@ -1,11 +1,11 @@
 """Long-running processes: what startprocess starts and the other process tools watch and stop.
 
 A background process runs in its own process group, inside the same sandbox as every command
-(``ExecGroup.prepare``). Two reader threads copy its stdout and stderr into bounded buffers that
-keep the most recent ``[exec] process_output_bytes`` of each stream, with absolute offsets, so a
-client reads "what is new since my last read" or "from offset N" and learns how much it missed;
-a third thread waits for it to exit. Threads, not event-loop tasks: a process outlives the call
-that started it, and no call's task group may own its readers.
+(the caller wraps its argv: ``ExecGroup.contain``). Two reader threads copy its stdout and stderr
+into bounded buffers that keep the most recent ``[exec] process_output_bytes`` of each stream,
+with absolute offsets, so a client reads "what is new since my last read" or "from offset N" and
+learns how much it missed; a third thread waits for it to exit. Threads, not event-loop tasks: a
+process outlives the call that started it, and no call's task group may own its readers.
 
 A process belongs to the MCP session that started it (``CallContext.session_id``): another session
 gets the same "unknown processID" answer as for an id that never existed. Everything a session

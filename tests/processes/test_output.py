@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_localtools.tools.exec._output import HeadTail
+from mcp_localtools.processes.output import HeadTail
 
 
 def test_output_under_the_limit_is_kept_whole() -> None:

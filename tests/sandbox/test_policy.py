@@ -7,18 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.config import SandboxConfig
+from mcp_localtools.config import PathsConfig, SandboxConfig
 from mcp_localtools.errors import SandboxUnavailable
-from mcp_localtools.policy import sandbox
-from mcp_localtools.policy.sandbox import (
-    Backend,
-    SandboxPolicy,
-    bwrap_arguments,
-    choose_backend,
-    landlock_spec,
-    protected_paths,
-    seatbelt_profile,
-)
+from mcp_localtools.policy.protected import protected_paths
+from mcp_localtools.sandbox import landlock
+from mcp_localtools.sandbox.bwrap import BwrapBackend, bwrap_arguments
+from mcp_localtools.sandbox.landlock import landlock_spec
+from mcp_localtools.sandbox.policy import SandboxPolicy
+from mcp_localtools.sandbox.probe import choose_backend
+from mcp_localtools.sandbox.seatbelt import SeatbeltBackend, seatbelt_profile
 
 
 def policy_for(tmp_path: Path, **settings: object) -> tuple[SandboxPolicy, Path, Path]:
@@ -28,7 +25,7 @@ def policy_for(tmp_path: Path, **settings: object) -> tuple[SandboxPolicy, Path,
     root.mkdir()
     config = SandboxConfig.model_validate(settings)
     environ = {"HOME": str(home), "PATH": f"{home / '.pyenv' / 'shims'}:/usr/bin"}
-    protected = protected_paths(config, [root])
+    protected = protected_paths(PathsConfig(), [root])
     return SandboxPolicy.create(config, roots=[root], environ=environ, protected=protected), home, root
 
 
@@ -46,7 +43,7 @@ def test_protected_paths_are_each_roots_git_config_and_hooks_plus_own_files_less
     root, other = tmp_path / "a", tmp_path / "b"
     root.mkdir()
     other.mkdir()
-    config = SandboxConfig(protected_paths=[".envrc"], unprotected_paths=[".git/hooks"])
+    config = PathsConfig(protected_paths=[".envrc"], unprotected_paths=[".git/hooks"])
     found = protected_paths(config, [root, other], own_files=[root / "token", tmp_path / "outside.toml"])
     assert set(found) == {
         root / ".git/config",
@@ -125,7 +122,7 @@ def test_auto_with_neither_bwrap_nor_landlock_fails_closed(
     if not sys.platform.startswith("linux"):
         pytest.skip("the Linux backends")
     policy, _, _ = policy_for(tmp_path)
-    monkeypatch.setattr(sandbox, "LANDLOCK_EXEC", tmp_path / "missing-landlock-exec.py")  # no backend at all
+    monkeypatch.setattr(landlock, "LANDLOCK_EXEC", tmp_path / "missing-landlock-exec.py")  # no backend at all
     with pytest.raises(SandboxUnavailable) as caught:
         choose_backend("auto", policy, bwrap=str(tmp_path / "missing-bwrap"))
     assert "bwrap" in caught.value.message and "landlock" in caught.value.message
@@ -148,9 +145,9 @@ def test_the_landlock_spec_reads_everything_but_the_hidden_directories(tmp_path:
 
 def test_a_backend_wraps_the_command_after_its_options(tmp_path: Path) -> None:
     policy, _, root = policy_for(tmp_path)
-    argv = Backend("bwrap", "/x/bwrap", policy).wrap(["sh", "-c", "ls"], cwd=root, temp_dir=None)
+    argv = BwrapBackend("/x/bwrap", policy).wrap(["sh", "-c", "ls"], cwd=root, temp_dir=None)
     assert argv[0] == "/x/bwrap" and argv[-4:] == ["--", "sh", "-c", "ls"]
-    seatbelt = Backend("seatbelt", "/usr/bin/sandbox-exec", policy).wrap(["ls"], cwd=root, temp_dir=None)
+    seatbelt = SeatbeltBackend("/usr/bin/sandbox-exec", policy).wrap(["ls"], cwd=root, temp_dir=None)
     assert seatbelt[:2] == ["/usr/bin/sandbox-exec", "-p"] and seatbelt[-1] == "ls"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mcp_localtools.tools.exec._sessions import SessionStore
+from mcp_localtools.processes.sessions import SessionStore
 
 
 class Clock:

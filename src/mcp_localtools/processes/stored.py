@@ -19,9 +19,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from mcp_localtools.errors import NotFound
+from mcp_localtools.processes.output import HeadTail
+from mcp_localtools.processes.runner import OutputFn
 from mcp_localtools.results import LinkContent, ResourcePage
-from mcp_localtools.tools.exec._output import HeadTail
-from mcp_localtools.tools.exec._process import OutputFn
 
 __all__ = ["KeptOutput", "OutputStore", "Recorder"]
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from mcp_localtools.errors import NotFound
-from mcp_localtools.tools.exec._shells import (
+from mcp_localtools.processes.shells import (
     SHELL_NAMES,
     Shell,
     account_shell,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.tools.exec._environment import (
+from mcp_localtools.processes.environment import (
     BEGIN_MARKER,
     END_MARKER,
     CommandEnvironment,
@@ -15,8 +15,8 @@ from mcp_localtools.tools.exec._environment import (
     parse_probe,
     probe_argv,
 )
-from mcp_localtools.tools.exec._process import ProcessRunner
-from mcp_localtools.tools.exec._shells import Shell
+from mcp_localtools.processes.runner import ProcessRunner
+from mcp_localtools.processes.shells import Shell
 
 pytestmark = pytest.mark.anyio
 

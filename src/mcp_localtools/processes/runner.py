@@ -38,8 +38,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from mcp_localtools import compat
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
-from mcp_localtools.tools.exec._output import Captured, HeadTail
-from mcp_localtools.tools.exec._proctree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
+from mcp_localtools.processes.output import Captured, HeadTail
+from mcp_localtools.processes.tree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
 __all__ = [
     "EXIT_SPAWN_FAILED",

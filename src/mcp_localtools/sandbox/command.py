@@ -1,7 +1,7 @@
 """The sandbox every command of the exec tools runs in, and each exec session's private temp dir.
 
-Built once per server from ``[exec.sandbox]`` (``policy/sandbox.py`` holds the policy and the
-backends). When no backend works and the sandbox is not turned off, it fails closed: every
+Built once per server from ``[exec.sandbox]`` (``policy.py`` holds the policy, ``probe.py`` picks
+the backend). When no backend works and the sandbox is not turned off, it fails closed: every
 command is refused with the reason (``SandboxUnavailable``), and the start-up log says so.
 """
 
@@ -22,13 +22,11 @@ import anyio.to_thread
 
 from mcp_localtools.config import SandboxConfig
 from mcp_localtools.errors import SandboxUnavailable
-from mcp_localtools.policy.sandbox import (
-    Backend,
-    SandboxPolicy,
-    choose_backend,
-    missing_git_files,
-    nested_git_paths,
-)
+from mcp_localtools.sandbox.backend import Backend
+from mcp_localtools.sandbox.git import missing_git_files, nested_git_paths
+from mcp_localtools.sandbox.git import revert as revert_git_files
+from mcp_localtools.sandbox.policy import SandboxPolicy
+from mcp_localtools.sandbox.probe import choose_backend
 
 __all__ = ["CommandSandbox"]
 
@@ -54,6 +52,7 @@ class CommandSandbox:
         roots: the allowed roots (canonical): writable inside the sandbox.
         environ: the environment commands get (``HOME`` and ``PATH``).
         protected: paths inside the roots that stay read-only.
+        unprotected: paths lifted from protection on purpose (``[paths] unprotected_paths``).
     """
 
     def __init__(
@@ -63,6 +62,7 @@ class CommandSandbox:
         roots: Sequence[Path],
         environ: Mapping[str, str],
         protected: Sequence[Path],
+        unprotected: Sequence[Path] = (),
     ) -> None:
         self.network = config.network
         self.backend: Backend | None = None
@@ -72,7 +72,9 @@ class CommandSandbox:
         self._chosen = threading.Event()
         self._started = False
         self._config = config
-        self._policy = SandboxPolicy.create(config, roots=roots, environ=environ, protected=protected)
+        self._policy = SandboxPolicy.create(
+            config, roots=roots, environ=environ, protected=protected, unprotected=unprotected
+        )
 
     def start(self) -> None:
         """Start choosing the backend in a background thread (once; later calls do nothing)."""
@@ -158,19 +160,7 @@ class CommandSandbox:
     @staticmethod
     def revert(missing: list[Path]) -> tuple[str, ...]:
         """Remove the git pointer files in ``missing`` that a command created; returns them."""
-        removed: list[str] = []
-        for path in missing:
-            if path.is_symlink() or path.exists():
-                try:
-                    if path.is_dir() and not path.is_symlink():
-                        shutil.rmtree(path)
-                    else:
-                        path.unlink()
-                except OSError:
-                    logger.warning("could not remove %s, which a command created", path)
-                    continue
-                removed.append(str(path))
-        return tuple(removed)
+        return revert_git_files(missing)
 
     def release(self, key: str) -> None:
         """Remove the temporary directory of exec session ``key`` (when it ends or expires), in a

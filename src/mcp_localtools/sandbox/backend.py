@@ -1,0 +1,71 @@
+"""The sandbox backends' common shape: a ``Backend`` wraps a command's argv in the operating
+system's containment of a ``SandboxPolicy``. ``OffBackend`` contains nothing; the others live in
+``bwrap.py``, ``landlock.py`` and ``seatbelt.py``, and ``probe.py`` picks one."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from mcp_localtools.sandbox.policy import SandboxPolicy
+
+__all__ = ["Backend", "OffBackend", "run_probe"]
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """A way to run a command inside a policy (subclasses override ``wrap``).
+
+    Attributes:
+        name: ``bwrap``, ``landlock``, ``seatbelt`` or ``off``.
+        executable: the sandbox program (``bwrap``, the Python that runs ``landlock_exec.py``,
+            ``/usr/bin/sandbox-exec``); empty for ``off``.
+        policy: what it enforces.
+    """
+
+    name: ClassVar[str] = "off"
+    executable: str
+    policy: SandboxPolicy
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
+    ) -> list[str]:
+        """The argv that runs ``argv`` in ``cwd`` inside the sandbox, with ``temp_dir`` (the
+        session's private temporary directory, which must exist) writable; ``git`` is
+        ``git.nested_git_paths`` of the writable roots when the caller has it already."""
+        raise NotImplementedError
+
+    def check(self) -> str | None:
+        """None when the backend runs a command here; else what went wrong, in a line."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class OffBackend(Backend):
+    """No containment: commands run with the server's full authority."""
+
+    name: ClassVar[str] = "off"
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
+    ) -> list[str]:
+        """``argv`` unchanged."""
+        return list(argv)
+
+    def check(self) -> str | None:
+        """Always works."""
+        return None
+
+
+def run_probe(argv: list[str]) -> str | None:
+    """None when ``argv`` ran and exited 0; else what went wrong, in a line."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode != 0:
+        return (done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}")[:300]
+    return None

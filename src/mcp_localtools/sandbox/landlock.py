@@ -1,0 +1,70 @@
+"""The Landlock backend (Linux, where bubblewrap cannot create its namespaces).
+
+The command runs under ``landlock_exec.py`` (a standalone script: it restricts itself, then
+``exec``s the command; see its docstring for what Landlock does not cover), given the policy as
+a JSON spec of readable and writable hierarchies and the network switch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.policy import SandboxPolicy
+
+__all__ = ["LANDLOCK_EXEC", "LandlockBackend", "landlock_spec"]
+
+LANDLOCK_EXEC = Path(__file__).with_name("landlock_exec.py")
+"""The script that applies a Landlock ruleset to itself and runs the command (see its docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LandlockBackend(Backend):
+    """Landlock: ``executable`` is the Python that runs ``landlock_exec.py``."""
+
+    name: ClassVar[str] = "landlock"
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
+    ) -> list[str]:
+        """``python -I -S landlock_exec.py SPEC -- argv``."""
+        spec = json.dumps(landlock_spec(self.policy, temp_dir=temp_dir))
+        return [self.executable, "-I", "-S", str(LANDLOCK_EXEC), spec, "--", *argv]
+
+    def check(self) -> str | None:
+        """``landlock_exec.py --probe``: whether the kernel applies a ruleset."""
+        return run_probe([self.executable, "-I", "-S", str(LANDLOCK_EXEC), "--probe"])
+
+    @classmethod
+    def here(cls, policy: SandboxPolicy) -> LandlockBackend:
+        """The backend run by this server's own Python."""
+        return cls(sys.executable, policy)
+
+
+def landlock_spec(policy: SandboxPolicy, *, temp_dir: Path | None) -> dict[str, object]:
+    """The ``landlock_exec.py`` spec of ``policy``: Landlock only allows, so the readable set is
+    every top-level hierarchy that is not hidden (descending into the directories that contain a
+    hidden one, ``/var`` for ``/var/tmp``), plus the exposed paths and the writable ones."""
+    read: list[str] = []
+
+    def cover(directory: Path) -> None:
+        try:
+            children = sorted(directory.iterdir())
+        except OSError:
+            return
+        for child in children:
+            if child in policy.hidden:
+                continue
+            if any(hidden.is_relative_to(child) for hidden in policy.hidden):
+                cover(child)
+            else:
+                read.append(str(child))
+
+    cover(Path("/"))
+    writable = [*map(str, policy.writable), *([str(temp_dir)] if temp_dir is not None else [])]
+    return {"read": [*read, *map(str, policy.exposed)], "write": writable, "network": policy.network}
