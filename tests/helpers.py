@@ -192,11 +192,17 @@ def call_message(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[
 
 
 def raw_stdio_exchange(
-    root: Path, messages: list[dict[str, Any]], *, trailing: str = "", cwd: Path | None = None
+    root: Path,
+    messages: list[dict[str, Any]],
+    *,
+    trailing: str = "",
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[Any, dict[str, Any]], list[dict[str, Any]]]:
-    """Run the installed server over stdio with ``root`` as its only root, write ``messages`` as
-    one JSON line each (then ``trailing`` as is), wait for a reply to every request, close stdin
-    and return ``(replies by id, notifications)``. Fails the test if any stdout line is not JSON,
+    """Run the installed server over stdio with ``root`` as its only root (and ``env`` as its
+    environment, default ours), write ``messages`` as one JSON line each (then ``trailing`` as
+    is), wait for a reply to every request, close stdin and return ``(replies by id,
+    notifications)``. Fails the test if any stdout line is not JSON,
     two replies share an id, or the server does not exit 0 after stdin closes (60 s for each
     stdout line, 30 s to exit; the server's stderr goes to the test's stderr)."""
     expected = {message["id"] for message in messages if "id" in message}
@@ -207,6 +213,7 @@ def raw_stdio_exchange(
         stderr=None,
         text=True,
         cwd=cwd,
+        env=env,
     )
     assert proc.stdin is not None and proc.stdout is not None
     stdout = proc.stdout

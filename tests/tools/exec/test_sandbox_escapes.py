@@ -183,9 +183,15 @@ def test_the_servers_temp_dir_goes_when_it_exits_and_a_killed_servers_at_the_nex
     tmp_path: Path,
 ) -> None:
     # Removed at exit (atexit); a server killed with SIGKILL cannot, so the next one sweeps
-    # the temp dirs whose server pid is gone.
-    def ours(pid: int) -> list[str]:
-        return glob.glob(os.path.join(tempfile.gettempdir(), f"mcp-localtools-{pid}-*"))
+    # the temp dirs whose server pid is gone. The servers get a temp directory of this test's
+    # own (TMPDIR), so other programs and other test runs, whose folders come and go in /tmp,
+    # are neither counted nor swept.
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = {**os.environ, "TMPDIR": str(private)}
+
+    def ours(pid: int | str = "*") -> list[str]:
+        return glob.glob(os.path.join(private, f"mcp-localtools-{pid}-*"))
 
     command = call_message(2, "shellcommand", {"commands": ['echo hi > "$TMPDIR/x"']})
     killed = subprocess.Popen(
@@ -193,6 +199,7 @@ def test_the_servers_temp_dir_goes_when_it_exits_and_a_killed_servers_at_the_nex
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env=env,
     )
     assert killed.stdin is not None and killed.stdout is not None
     try:
@@ -206,14 +213,9 @@ def test_the_servers_temp_dir_goes_when_it_exits_and_a_killed_servers_at_the_nex
         killed.kill()
         killed.wait(timeout=10)
     assert ours(killed.pid), "SIGKILL left it behind"
-    raw_stdio_exchange(tmp_path, [INITIALIZE, INITIALIZED, command])
+    raw_stdio_exchange(tmp_path, [INITIALIZE, INITIALIZED, command], env=env)
     assert not ours(killed.pid), "the next server swept the dead one's temp dir"
-    leftovers = [
-        path
-        for path in glob.glob(os.path.join(tempfile.gettempdir(), "mcp-localtools-*-*"))
-        if not Path("/proc", Path(path).name.split("-")[2]).exists()
-    ]
-    assert leftovers == [], "a server that exits removes its own"
+    assert ours() == [], "a server that exits removes its own"
 
 
 # --- a server running as root ------------------------------------------------------------------
