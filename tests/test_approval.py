@@ -4,6 +4,7 @@ only ``tmp_path``."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -86,7 +87,7 @@ async def test_a_denied_call_is_refused_and_nothing_runs(
     canary = tmp_path / "canary.txt"
     canary.write_text("alive\n", encoding="utf-8")
     async with asking(approval_config(tmp_path), Person(decision, action=action), mode=mode) as client:
-        command = await client.call_tool("shellcommand", {"commands": ["rm canary.txt"]})
+        command = await client.call_tool("shellcommand", {"commands": ["mv canary.txt moved.txt"]})
         delete = await client.call_tool("deletefile", {"path": "canary.txt"})
     for result in (command, delete):
         assert error_code(result) == "approval_denied"
@@ -290,11 +291,11 @@ async def test_a_2026_answer_is_used_once_and_a_forged_state_is_refused(tmp_path
     [
         (["git --version", "ls -la && ls"], "auto", False),
         (["FOO=1 env ls | git --version"], "bash", False),
-        (["ls; rm -f canary.txt"], "auto", True),
+        (["ls; mv canary.txt gone.txt"], "auto", True),
         (["ls > listing.txt"], "auto", True),
-        (["xargs rm -f canary.txt"], "auto", True),
-        (["sh -c 'rm -f canary.txt'"], "auto", True),
-        (["ls $(rm -f canary.txt)"], "auto", True),
+        (["xargs mv canary.txt gone.txt"], "auto", True),
+        (["sh -c 'mv canary.txt gone.txt'"], "auto", True),
+        (["ls $(mv canary.txt gone.txt)"], "auto", True),
         (["$CMD"], "auto", True),
         (["ls"], "fish", True),
     ],
@@ -312,6 +313,9 @@ async def test_trusted_commands_run_unasked_and_anything_else_is_asked(
     person = Person("deny")
     async with asking(config, person, mode="legacy") as client:
         result = await client.call_tool("shellcommand", {"commands": commands, "shell": shell})
+    if shutil.which(shell) is None and shell != "auto":  # the policy refuses it first: not asked
+        assert error_code(result) == "not_found" and not person.questions
+        return
     assert len(person.questions) == (1 if asked else 0), text_of(result)
     if asked:
         assert error_code(result) == "approval_denied"
@@ -331,9 +335,124 @@ async def test_a_renamed_tool_is_still_asked_about_under_its_built_in_name(tmp_p
     )
     async with asking(config, None, mode="legacy") as client:
         removed = await client.call_tool("rm", {"path": "canary.txt"})
-        ran = await client.call_tool("bash", {"commands": ["rm canary.txt"]})
+        ran = await client.call_tool("bash", {"commands": ["mv canary.txt gone.txt"]})
         trusted = await client.call_tool("bash", {"commands": ["ls"]})
     assert error_code(removed) == "approval_unavailable"
     assert error_code(ran) == "approval_unavailable"
     assert not trusted.is_error, text_of(trusted)  # trusted_commands still applies to the renamed tool
     assert canary.exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code"),
+    [
+        ("shellcommand", {"commands": ["rm -rf build"]}, "command_refused"),
+        ("shellcommand", {"commands": ["echo one", "sudo ls"]}, "command_refused"),
+        ("shellcommand", {"commands": ["ls"], "workDir": "/"}, "outside_roots"),
+        ("shellcommand", {"commands": ["ls"], "env": {"LD_PRELOAD": "x.so"}}, "command_refused"),
+        ("startprocess", {"command": "curl http://127.0.0.1:9"}, "command_refused"),
+        ("runscript", {"path": "missing.sh"}, "not_found"),
+        ("deletefile", {"path": "/etc/hostname"}, "outside_roots"),
+        ("shellcommand", {"commands": "ls"}, "invalid_arguments"),
+    ],
+)
+async def test_a_call_the_policy_refuses_is_refused_without_asking_the_person(
+    tmp_path: Path, mode: str, tool: str, arguments: dict[str, Any], code: str
+) -> None:
+    person = Person("approve")
+    async with asking(approval_config(tmp_path), person, mode=mode) as client:
+        result = await client.call_tool(tool, arguments)
+    assert error_code(result) == code, text_of(result)
+    assert person.questions == []
+    assert not (tmp_path / "one").exists()
+
+
+async def test_a_policy_refusal_before_the_question_runs_none_of_the_calls_commands(tmp_path: Path) -> None:
+    person = Person("approve")
+    async with asking(approval_config(tmp_path), person, mode="legacy") as client:
+        result = await client.call_tool("shellcommand", {"commands": ["echo ran > made.txt", "sudo ls"]})
+    assert error_code(result) == "command_refused"
+    assert "commands[1]" in text_of(result) and "nothing ran" in text_of(result)
+    assert not (tmp_path / "made.txt").exists()
+    assert person.questions == []
+
+
+def _trusting(root: Path, *trusted: str) -> Config:
+    return config_for(
+        root, approval={"require": ["exec"], "trusted_commands": list(trusted)}, exec={"sandbox": "off"}
+    )
+
+
+async def test_a_program_made_inside_a_root_is_asked_about_though_its_name_is_trusted(tmp_path: Path) -> None:
+    """``./bin/ls`` made executable with the file tools alone (copypath keeps a sample's 0755)."""
+    sample = tmp_path / "hooks" / "sample"
+    sample.parent.mkdir()
+    sample.write_text("#!/bin/sh\necho planted > planted.txt\n", encoding="utf-8")
+    sample.chmod(0o755)
+    person = Person("deny")
+    async with asking(_trusting(tmp_path, "ls"), person, mode="legacy") as client:
+        await client.call_tool("makedirectory", {"path": "bin"})
+        copied = await client.call_tool("copypath", {"source": "hooks/sample", "destination": "bin/ls"})
+        assert not copied.is_error, text_of(copied)
+        assert (tmp_path / "bin" / "ls").stat().st_mode & 0o111
+        for command in ["./bin/ls", "bin/ls", f"{tmp_path}/bin/ls", "cd bin && ./ls", "PATH=./bin ls"]:
+            result = await client.call_tool("shellcommand", {"commands": [command]})
+            assert error_code(result) == "approval_denied", (command, text_of(result))
+        plain = await client.call_tool("shellcommand", {"commands": ["ls"]})
+    assert not plain.is_error, text_of(plain)
+    assert len(person.questions) == 5
+    assert not (tmp_path / "planted.txt").exists()
+
+
+async def test_a_trusted_name_found_through_a_path_directory_inside_a_root_is_asked(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    program = tools / "mytool"
+    program.write_text("#!/bin/sh\necho planted > planted.txt\n", encoding="utf-8")
+    program.chmod(0o755)
+    person = Person("deny")
+    config = config_for(
+        tmp_path,
+        approval={"require": ["exec"], "trusted_commands": ["mytool"]},
+        exec={"sandbox": "off", "allowed_env": ["PATH"]},
+    )
+    async with asking(config, person, mode="legacy") as client:
+        env = {"PATH": f"{tools}:/usr/bin:/bin"}
+        result = await client.call_tool("shellcommand", {"commands": ["mytool"], "env": env})
+    assert error_code(result) == "approval_denied", text_of(result)
+    assert len(person.questions) == 1
+    assert not (tmp_path / "planted.txt").exists()
+
+
+async def test_a_trusted_name_linked_into_a_root_from_outside_is_asked(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    real = root / "real-tool"
+    real.write_text("#!/bin/sh\necho planted > planted.txt\n", encoding="utf-8")
+    real.chmod(0o755)
+    (outside / "mytool").symlink_to(real)
+    person = Person("deny")
+    config = config_for(
+        root,
+        approval={"require": ["exec"], "trusted_commands": ["mytool"]},
+        exec={"sandbox": "off"},
+    )
+    async with asking(config, person, mode="legacy") as client:
+        env = {"PATH": f"{outside}:/usr/bin:/bin"}
+        result = await client.call_tool("shellcommand", {"commands": ["mytool"], "env": env})
+    assert error_code(result) == "approval_denied", text_of(result)
+    assert not (root / "planted.txt").exists()
+
+
+@pytest.mark.parametrize("require", [["destructive"], ["writes"]])
+def test_writeprocess_is_destructive(tmp_path: Path, require: list[str]) -> None:
+    from mcp_localtools.approval import ApprovalPolicy
+    from mcp_localtools.tools import build_registry
+
+    config = config_for(tmp_path, approval={"require": require}, exec={"sandbox": "off"})
+    registry = build_registry(config)
+    spec = registry.get("writeprocess")
+    assert spec.annotations.destructive
+    assert ApprovalPolicy.create(config.approval, registry.names()).rule_for(spec) == require[0]

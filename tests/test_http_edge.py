@@ -4,6 +4,7 @@ request-head timeout, one request id in flight per session."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import sys
@@ -244,3 +245,21 @@ def test_at_max_sessions_a_new_client_evicts_the_least_recently_used_idle_sessio
         assert time.monotonic() - began < 30
     finally:
         stop(server)
+
+
+def test_a_second_initialize_on_a_session_is_refused(http: Served) -> None:
+    headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+    opened = httpx2.post(http.url, json=INITIALIZE, headers=headers, timeout=10)
+    headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"], "Mcp-Protocol-Version": "2025-11-25"}
+    httpx2.post(
+        http.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+    )
+    again = httpx2.post(http.url, json={**INITIALIZE, "id": 2}, headers=headers, timeout=10)
+    assert again.status_code == 200, again.text
+    error = json.loads(next(line for line in again.text.splitlines() if line.startswith("data:"))[5:])
+    assert error["id"] == 2 and error["error"]["code"] == -32600, error
+    assert "already initialized" in error["error"]["message"]
+    listed = httpx2.post(
+        http.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=headers, timeout=10
+    )
+    assert '"tools"' in listed.text

@@ -202,3 +202,12 @@ def test_every_request_of_a_pipelined_batch_is_answered_before_exit_at_eof(serve
 )
 def test_the_request_id_is_recovered_from_the_top_level_of_a_cut_message(prefix: bytes, found: Any) -> None:
     assert recover_id(prefix) == found
+
+
+def test_a_second_initialize_is_refused_and_the_session_goes_on(server: _Server) -> None:
+    again = {**INITIALIZE, "id": 2, "params": {**INITIALIZE["params"], "protocolVersion": "2024-11-05"}}
+    server.send(_line(again) + _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+    refusal = server.reply(timeout=10)
+    assert refusal["id"] == 2 and refusal["error"]["code"] == -32600, refusal
+    assert "already initialized" in refusal["error"]["message"]
+    assert server.reply(timeout=10) == {"jsonrpc": "2.0", "id": 3, "result": {}}

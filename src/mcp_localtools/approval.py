@@ -11,14 +11,17 @@ this session" answers per session (bounded; released when the session ends).
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from mcp_localtools.audit import Scrubber
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.execution import REFUSED_ENV
 from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
 
@@ -29,6 +32,7 @@ __all__ = [
     "DENY",
     "Answer",
     "ApprovalPolicy",
+    "ProgramLocator",
     "read_answer",
 ]
 
@@ -45,6 +49,10 @@ _MAX_SESSION_APPROVALS = 1000
 """Most "approve for this session" answers remembered per session (the oldest is dropped)."""
 
 Answer = Literal["approved", "approved_for_session", "denied"]
+
+ProgramLocator = Callable[[str], Awaitable[str | None]]
+"""``await locate(name)``: where a call's commands would run the bare program ``name`` from, when
+that lies outside every root (its ``PATH`` directory and its real path); None otherwise."""
 
 
 def read_answer(action: str, content: Mapping[str, Any] | None) -> Answer:
@@ -109,11 +117,25 @@ class ApprovalPolicy:
                 return entry
         return None
 
-    def trusted(self, spec: ToolSpec[Any], arguments: Mapping[str, Any]) -> bool:
-        """True when a shellcommand call runs only ``trusted_commands`` (so it is not asked):
-        every command of the call is read with the command scanner of its shell, every program
-        it runs is a literal trusted name (a wrapper's program counts, not the wrapper), and no
-        command contains ``>``. Anything the scanner cannot read is asked about."""
+    async def trusted(
+        self, spec: ToolSpec[Any], arguments: Mapping[str, Any], locate: ProgramLocator
+    ) -> bool:
+        """True when a shellcommand call runs only ``trusted_commands`` (so it is not asked).
+
+        Every command of the call is read with the command scanner of its shell; every program
+        it runs must be a trusted name written as a bare word (a wrapper's program counts, not
+        the wrapper; a word with a ``/`` is a path, never trusted), and ``locate`` must find it
+        in a ``PATH`` directory outside the roots, through its real path (a program written into
+        a root by the file tools is asked about whatever its name). No command may redirect
+        (``>``) or assign a variable (``PATH=./bin ls``, ``env LD_PRELOAD=... ls``). Anything the
+        scanner cannot read is asked about.
+
+        Args:
+            spec: the tool.
+            arguments: the wire arguments of the call.
+            locate: ``await locate(name)`` is where the call's commands would run the program
+                ``name`` from when that lies outside every root, else None (``Registry.locate``).
+        """
         trusted = {name.lower() for name in self.config.trusted_commands}
         commands = arguments.get("commands")
         if (
@@ -126,19 +148,14 @@ class ApprovalPolicy:
         dialect = _dialect(arguments.get("shell"))
         if dialect is None:
             return False
+        words: set[str] = set()
         for command in commands:
-            if not isinstance(command, str) or ">" in command:
+            found = _trusted_words(command, dialect, trusted)
+            if found is None:
                 return False
-            try:
-                found = scan(command, dialect)
-            except ScanError:
-                return False
-            programs = [i for i in found.invocations if not i.wrapper]
-            if found.background or not programs:
-                return False
-            if any(i.dynamic or i.glob for i in found.invocations):
-                return False
-            if any(i.name not in trusted for i in programs):
+            words |= found
+        for word in sorted(words):
+            if await locate(word) is None:
                 return False
         return True
 
@@ -232,6 +249,39 @@ class ApprovalPolicy:
             },
             "required": [DECISION_FIELD],
         }
+
+
+def _trusted_words(command: Any, dialect: Dialect, trusted: set[str]) -> set[str] | None:
+    """The program words of ``command`` when each is a bare trusted name and the command neither
+    redirects nor assigns; None when it must be asked about."""
+    if not isinstance(command, str) or ">" in command or _assigns_program_env(command):
+        return None
+    try:
+        found = scan(command, dialect)
+    except ScanError:
+        return None
+    programs = [i for i in found.invocations if not i.wrapper]
+    if found.background or not programs:
+        return None
+    if any(i.dynamic or i.glob for i in found.invocations):
+        return None
+    if any(i.name not in trusted or any(sep in i.word for sep in "/\\") for i in programs):
+        return None
+    return {i.word for i in programs}
+
+
+_ASSIGNMENT = re.compile(r"(?:^|[\s;&|(){}`'\"])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+
+
+def _assigns_program_env(command: str) -> bool:
+    """True when a ``NAME=value`` word anywhere in ``command`` (a command's environment prefix,
+    ``env``'s arguments, ``export``) sets ``PATH`` or a ``REFUSED_ENV`` name: it may change which
+    program runs (``PATH=./bin ls``) or what it loads (``LD_PRELOAD``)."""
+    for match in _ASSIGNMENT.finditer(command):
+        name = match.group(1).upper()
+        if name == "PATH" or any(fnmatchcase(name, pattern) for pattern in REFUSED_ENV):
+            return True
+    return False
 
 
 def _dialect(shell: Any) -> Dialect | None:

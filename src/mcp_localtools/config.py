@@ -290,8 +290,10 @@ class ApprovalConfig(_Section):
     trusted_commands: list[str] = []
     """Program names (``git``, ``ls``, ``pytest``) a shellcommand call may run without asking
     although ``require`` names it: a call is not asked when every program each of its commands
-    runs is one of these (literal names; wrappers such as ``env`` or ``xargs`` are judged by the
-    program they run) and no command redirects output (``>``). Trust them with any arguments."""
+    runs is one of these (bare literal names found on the commands' ``PATH`` outside the roots,
+    through their real paths; wrappers such as ``env`` or ``xargs`` are judged by the program
+    they run) and no command redirects output (``>``) or sets ``PATH``/``LD_PRELOAD``-like
+    variables. Trust them with any arguments."""
     session_approval: bool = True
     """Offer "approve for this session" (handshake-era connections only; the 2026-07-28 revision
     has no sessions): the same call with the same arguments is not asked again on that connection."""

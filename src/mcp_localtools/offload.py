@@ -13,10 +13,12 @@ from mcp_localtools.results import ToolResult
 __all__ = ["offload"]
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+R = TypeVar("R", ToolResult, None)
 
 
-def offload(body: Callable[[ArgsT], ToolResult]) -> Callable[[ArgsT, CallContext], Awaitable[ToolResult]]:
-    """Wrap a synchronous ``body(args) -> ToolResult`` as an async handler.
+def offload(body: Callable[[ArgsT], R]) -> Callable[[ArgsT, CallContext], Awaitable[R]]:
+    """Wrap a synchronous ``body(args) -> ToolResult`` as an async handler (or a ``body(args) ->
+    None`` that raises a ``ToolError`` as an async ``ToolSpec.check``).
 
     The body runs in anyio's worker thread pool. If the call is cancelled or times out, the
     await returns at once (``abandon_on_cancel``) and the thread's eventual result is dropped:
@@ -26,7 +28,7 @@ def offload(body: Callable[[ArgsT], ToolResult]) -> Callable[[ArgsT, CallContext
     change visible, so an abandoned call does not commit after its caller was told it stopped.
     """
 
-    async def handler(args: ArgsT, ctx: CallContext) -> ToolResult:
+    async def handler(args: ArgsT, ctx: CallContext) -> R:
         return await anyio.to_thread.run_sync(body, args, abandon_on_cancel=True)
 
     return handler

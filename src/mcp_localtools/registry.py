@@ -40,6 +40,8 @@ __all__ = [
     "LOCAL_SESSION",
     "READ_ONLY",
     "CallContext",
+    "CheckFn",
+    "LocateFn",
     "ProgressFn",
     "Registry",
     "ResourceSource",
@@ -63,6 +65,14 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 SessionEndFn = Callable[[str], Awaitable[None]]
 """``(session_id)``: releases what a tool kept for an MCP session that has ended."""
+
+LocateFn = Callable[[Any, "CallContext", str], Awaitable[str | None]]
+"""``(args, ctx, name)``: where the call would run the bare program ``name`` from, when it lies
+outside every root (``ToolSpec.locate``); None when it does not, or is not found."""
+
+CheckFn = Callable[[Any, "CallContext"], Awaitable[None]]
+"""``(args, ctx)``: the policy checks of a call without its effects (``ToolSpec.check``); raises
+the ``ToolError`` the handler would raise for a refused call, returns None when it would run."""
 
 
 class ToolArgs(BaseModel):
@@ -237,6 +247,13 @@ class ToolSpec(Generic[ArgsT]):
             one group may share one source.
         builtin_name: the tool's own name when ``[tools.rename]`` serves it under ``name``
             (policies that name tools, such as ``[approval] require``, still match it); else None.
+        check: the call's policy checks without its effects (``Registry.check``): the same
+            functions the handler calls first (path resolution, the execution policy), raising the
+            same ``ToolError``; the approval step runs it before asking a person, so nobody is
+            asked about a call the policy will refuse. None: only the arguments are checked.
+        locate: for a command tool, where a bare program name in the call would run from when
+            both the ``PATH`` directory and the program's real path lie outside every root
+            (``[approval] trusted_commands`` trusts only such programs); None: no command tool.
     """
 
     name: str
@@ -253,6 +270,12 @@ class ToolSpec(Generic[ArgsT]):
     on_session_end: SessionEndFn | None = None
     resources: ResourceSource | None = None
     builtin_name: str | None = None
+    check: CheckFn | None = None
+    locate: LocateFn | None = None
+
+
+async def _no_check(args: Any, ctx: CallContext) -> None:
+    """The check of a tool without one: its arguments were valid, nothing more to ask."""
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -479,6 +502,62 @@ class Registry:
             UnknownToolError: no tool of that name (a request error, not a tool failure).
         """
         spec = self.get(name)
+        context = CallContext(progress=progress, session_id=session_id, client_name=client_name)
+        result = await self._invoke(spec, arguments, context, spec.handler, timeout)
+        assert result is not None  # a handler returns a result; only a check returns None
+        if self.max_result_chars is None:
+            return result
+        return enforce_budget(result, self.max_result_chars)
+
+    async def check(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        session_id: str = LOCAL_SESSION,
+        client_name: str | None = None,
+    ) -> ToolResult | None:
+        """The error result ``call`` would give for a call its arguments or its tool's policy
+        checks (``ToolSpec.check``) refuse, without running it; None when the call would go ahead.
+        The approval step runs this before it asks a person (``server.py``).
+
+        Raises:
+            UnknownToolError: no tool of that name.
+        """
+        spec = self.get(name)
+        context = CallContext(session_id=session_id, client_name=client_name)
+        return await self._invoke(spec, arguments, context, spec.check or _no_check, None)
+
+    async def locate(
+        self, name: str, arguments: Mapping[str, Any] | None, program: str, *, session_id: str = LOCAL_SESSION
+    ) -> str | None:
+        """Where the call ``name(arguments)`` would run the bare program ``program`` from, when it
+        lies outside every root (``ToolSpec.locate``); None when it does not, when the tool runs
+        no commands, or when the call would be refused anyway.
+
+        Raises:
+            UnknownToolError: no tool of that name.
+        """
+        spec = self.get(name)
+        if spec.locate is None:
+            return None
+        try:
+            args = spec.args_model.model_validate(dict(arguments or {}))
+            return await spec.locate(args, CallContext(session_id=session_id), program)
+        except (ValidationError, ToolError):
+            return None
+
+    async def _invoke(
+        self,
+        spec: ToolSpec[Any],
+        arguments: Mapping[str, Any] | None,
+        context: CallContext,
+        body: Callable[[Any, CallContext], Awaitable[ToolResult | None]],
+        timeout: float | None,
+    ) -> ToolResult | None:
+        """Validate ``arguments`` and await ``body(args, context)`` (the handler or the check)
+        under the call timeout; every failure becomes an error result."""
+        name = spec.name
         if spec.name not in self._built:
             # Tool models are built on first use (``defer_build``); build this tool's here, on the
             # event loop's thread, before its body constructs results in a worker thread:
@@ -499,8 +578,7 @@ class Registry:
         limit = timeout or spec.timeout_seconds or self.default_timeout
         try:
             with anyio.fail_after(limit):
-                context = CallContext(progress=progress, session_id=session_id, client_name=client_name)
-                result = await spec.handler(args, context)
+                return await body(args, context)
         except ToolError as exc:
             return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
         except TimeoutError:
@@ -512,6 +590,3 @@ class Registry:
             return ToolResult.failure(
                 "internal_error", f"{name} failed with an internal error; the server log has the details"
             )
-        if self.max_result_chars is None:
-            return result
-        return enforce_budget(result, self.max_result_chars)

@@ -19,6 +19,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,14 @@ from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.request_state import RequestStateSecurity
 from mcp.types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     BlobResourceContents,
     CallToolResult,
     ElicitRequest,
@@ -135,6 +138,21 @@ def to_call_tool_result(result: ToolResult) -> CallToolResult:
     )
 
 
+async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: an ``initialize`` on a connection that was already initialized is a
+    JSON-RPC error (-32600), not a renegotiation (the SDK accepts it and replaces the client's
+    info and protocol version mid-session; the spec allows one handshake per connection)."""
+    if ctx.method == "initialize":
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None and connection.client_params is not None:
+            raise MCPError(
+                code=INVALID_REQUEST,
+                message="already initialized: initialize is accepted once per connection; "
+                "open a new connection to start over",
+            )
+    return await call_next(ctx)
+
+
 class _RegistryServer(MCPServer[Any]):
     """``MCPServer`` whose tools are a registry's specs rather than decorated functions; it asks
     for ``[approval]`` through MCP elicitation and writes the ``[audit]`` log."""
@@ -223,9 +241,22 @@ class _RegistryServer(MCPServer[Any]):
         try:
             if result is None and self._approval is not None:
                 rule = self._approval_rule(registry, name, arguments)
-                if rule is not None and self._approval.trusted(registry.get(name), arguments):
+                if rule is not None:
+                    # The policy first: nobody is asked about a call it will refuse.
+                    result = await registry.check(
+                        name, arguments, session_id=session_id, client_name=client_name
+                    )
+                if rule is None:
+                    pass
+                elif result is not None:
+                    approval = "not_asked"
+                elif await self._approval.trusted(
+                    registry.get(name),
+                    arguments,
+                    partial(registry.locate, name, arguments, session_id=session_id),
+                ):
                     approval = "trusted_commands"
-                elif rule is not None:
+                else:
                     asked = await self._ask(registry, name, arguments, rule, context, session_id)
                     if isinstance(asked, InputRequiredResult):
                         approval = "asked"  # a question round, not a call: no line
@@ -572,6 +603,7 @@ def create_server(
         version=__version__,
         instructions=instructions,
         subscriptions=False,
+        middleware=[refuse_second_initialize],
         log_level=log_level.upper(),
         max_stdio_line_bytes=max_stdio_line_bytes,
         **auth,

@@ -7,6 +7,7 @@ the path policy, the session store, the process runner and the command environme
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -148,6 +149,30 @@ class ExecGroup:
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectory(f"{field} is not a directory: {resolved.path}")
         return resolved
+
+    def program_outside_roots(self, name: str, search_path: str | None) -> str | None:
+        """The real path of the program a command would run for the bare word ``name`` (the
+        first executable ``name`` in a ``search_path`` directory), when both that directory and
+        the program's real path lie outside every root; None when it is not found, or is found
+        first in a relative (working-directory) entry or inside a root: a program the file tools
+        could have written. Blocking (stats): call it from a worker thread."""
+        if not name or "/" in name or "\\" in name:
+            return None
+        for entry in (search_path or "").split(os.pathsep):
+            directory = Path(entry)
+            if not entry or not directory.is_absolute():
+                return None  # resolves against the working directory, which lies in a root
+            candidate = directory / name
+            try:
+                if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+                    continue
+                places = (directory.resolve(), candidate.resolve())
+            except OSError:  # an unreadable PATH entry: the shell would pass over it too
+                continue
+            if any(place.is_relative_to(root) for place in places for root in self.paths.roots):
+                return None
+            return str(places[1])
+        return None
 
     @staticmethod
     def stdin_bytes(text: str | None) -> bytes | None:

@@ -178,10 +178,26 @@ def _find_target(
     return work, script, program
 
 
-async def run_script(
-    args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
-) -> ToolResult:
-    """The runscript handler."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a runscript call will run, once it passed every check."""
+
+    env: dict[str, str]
+    work: ResolvedPath
+    script: ResolvedPath
+    program: Shell
+    argv: list[str]
+    line: str
+    stdin: bytes | None
+
+
+async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) -> _Plan:
+    """Check the call (path, arguments, env, working directory, script, interpreter, the
+    execution policy on the command it makes, stdin) and resolve what it will run.
+
+    Raises:
+        ToolError: the first check that fails.
+    """
     if not args.path.strip():
         raise InvalidArguments("path is required")
     _check_args(args.args)
@@ -193,7 +209,34 @@ async def run_script(
     )
     argv, line = script_command(program, str(script.path), args.args)
     group.policy.check_command(line, program.dialect, what="constructed command")
-    stdin = group.stdin_bytes(args.stdin)
+    return _Plan(env, work, script, program, argv, line, group.stdin_bytes(args.stdin))
+
+
+async def check_call(
+    args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
+) -> None:
+    """runscript's checks without running the script (``ToolSpec.check``).
+
+    Raises:
+        ToolError: what the handler would raise for the first refused check.
+    """
+    await _plan(args, group, scripts)
+
+
+async def run_script(
+    args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
+) -> ToolResult:
+    """The runscript handler."""
+    plan = await _plan(args, group, scripts)
+    env, work, script, program, argv, line = (
+        plan.env,
+        plan.work,
+        plan.script,
+        plan.program,
+        plan.argv,
+        plan.line,
+    )
+    stdin = plan.stdin
     timeout = group.policy.timeout_for(args.timeout_seconds)
     temp_key = group.sandbox.new_key()
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
@@ -255,6 +298,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=RunScriptArgs,
         result_model=RunScriptResult,
         handler=partial(run_script, group=group, scripts=scripts),
+        check=partial(check_call, group=group, scripts=scripts),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),

@@ -13,6 +13,7 @@ keeps going.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,6 +25,7 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
@@ -89,8 +91,23 @@ class ShellCommandResult(ToolOutput):
     sandbox: str = Field(description="How the commands were contained: bwrap, seatbelt, or off.")
 
 
-async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
-    """The shellcommand handler."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a shellcommand call will do, once its arguments passed every check but the commands'."""
+
+    commands: list[str]
+    session: Session | None
+    call_env: dict[str, str]
+    env: dict[str, str]
+    work: ResolvedPath
+    shell: Shell
+    stdin: bytes | None
+    timeout: float
+
+
+async def _plan(args: ShellCommandArgs, ctx: CallContext, group: ExecGroup) -> _Plan:
+    """Check the call (commands given, session known, env, working directory, shell, stdin) and
+    resolve what it will run with. Raises the ``ToolError`` of the first check that fails."""
     policy = group.policy
     commands = [command for command in args.commands if command.strip()]
     if not commands:
@@ -118,7 +135,46 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
 
     work, shell = await anyio.to_thread.run_sync(preflight)
     stdin = group.stdin_bytes(args.stdin)
-    timeout = policy.timeout_for(args.timeout_seconds)
+    return _Plan(
+        commands, session, call_env, env, work, shell, stdin, policy.timeout_for(args.timeout_seconds)
+    )
+
+
+async def check_call(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> None:
+    """shellcommand's checks without running anything (``ToolSpec.check``): the call's own checks
+    and the execution policy on every command, as the handler applies them.
+
+    Raises:
+        ToolError: what the handler would raise or report for the first refused check; for a
+            refused command the message adds that none of the call's commands ran.
+    """
+    plan = await _plan(args, ctx, group)
+    for index, raw in enumerate(plan.commands):
+        try:
+            group.policy.check_command(raw, plan.shell.dialect, what=f"commands[{index}]")
+        except ToolError as exc:
+            where = "" if f"commands[{index}]" in exc.message else f"commands[{index}]: "
+            raise type(exc)(f"{where}{exc.message} (refused before the call ran: nothing ran)") from exc
+
+
+async def locate(args: ShellCommandArgs, ctx: CallContext, name: str, *, group: ExecGroup) -> str | None:
+    """Where this call's commands would run the bare program ``name`` from, on the ``PATH`` they
+    get (the server's, the session's or the call's ``env``), when it lies outside every root
+    (``ToolSpec.locate``, ``ExecGroup.program_outside_roots``).
+
+    Raises:
+        ToolError: the call would be refused (``check_call``).
+    """
+    plan = await _plan(args, ctx, group)
+    return await anyio.to_thread.run_sync(group.program_outside_roots, name, plan.env.get("PATH"))
+
+
+async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
+    """The shellcommand handler."""
+    policy = group.policy
+    plan = await _plan(args, ctx, group)
+    commands, session, call_env, env = plan.commands, plan.session, plan.call_env, plan.env
+    work, shell, stdin, timeout = plan.work, plan.shell, plan.stdin, plan.timeout
 
     created = session is None
     if session is None:
@@ -257,6 +313,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,
         handler=partial(shell_command, group=group),
+        check=partial(check_call, group=group),
+        locate=partial(locate, group=group),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(policy.max_commands),
         unsupported=compat.why_unsupported(process_groups=True),

@@ -10,6 +10,7 @@ exit. Issue 16.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -20,7 +21,9 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import FileSystemError, NotFound
-from mcp_localtools.processes.shells import command_argv, resolve_shell
+from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.sessions import Session
+from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
@@ -62,8 +65,26 @@ class StartProcessResult(ProcessOutput):
     wait_timed_out: bool = Field(False, description="True when waitFor did not match within waitSeconds.")
 
 
-async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
-    """The startprocess handler."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a startprocess call will start, once it passed every check."""
+
+    pattern: Any
+    session: Session | None
+    call_env: dict[str, str]
+    env: dict[str, str]
+    work: ResolvedPath
+    shell: Shell
+    command: str
+
+
+async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _Plan:
+    """Check the call (``waitFor``, session, env, working directory, shell, the execution policy
+    on the command) and resolve what it will start.
+
+    Raises:
+        ToolError: the first check that fails.
+    """
     policy = group.policy
     pattern = (
         compile_path_regex(args.wait_for, case_sensitive=True, fixed_strings=False) if args.wait_for else None
@@ -77,7 +98,7 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
     env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
     stored = session.work_dir if session is not None else None
 
-    def preflight() -> tuple[Any, Any]:
+    def preflight() -> tuple[ResolvedPath, Shell]:
         work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
         shell = resolve_shell(
             args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
@@ -86,6 +107,23 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
 
     work, shell = await anyio.to_thread.run_sync(preflight)
     command = policy.check_command(args.command, shell.dialect)
+    return _Plan(pattern, session, call_env, env, work, shell, command)
+
+
+async def check_call(args: StartProcessArgs, ctx: CallContext, *, group: ExecGroup) -> None:
+    """startprocess's checks without starting anything (``ToolSpec.check``).
+
+    Raises:
+        ToolError: what the handler would raise for the first refused check.
+    """
+    await _plan(args, ctx, group)
+
+
+async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
+    """The startprocess handler."""
+    plan = await _plan(args, ctx, group)
+    pattern, session, call_env, env = plan.pattern, plan.session, plan.call_env, plan.env
+    work, shell, command = plan.work, plan.shell, plan.command
     if session is None:
         session = group.sessions.create(ctx.session_id)
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
@@ -158,6 +196,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=StartProcessArgs,
         result_model=StartProcessResult,
         handler=partial(start_process, group=group),
+        check=partial(check_call, group=group),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=HARD_MAX_TIMEOUT_SECONDS + 60,
         unsupported=compat.why_unsupported(process_groups=True),

@@ -53,6 +53,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=WriteProcessArgs,
         result_model=ProcessState,
         handler=partial(write_process, group=group),
-        annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=False, open_world=True),
+        # Destructive: it types anything into a running shell or REPL a person may have approved.
+        annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True),
         unsupported=compat.why_unsupported(process_groups=True),
     )

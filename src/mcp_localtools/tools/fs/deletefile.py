@@ -148,11 +148,25 @@ def _system_trash(paths: PathPolicy, info: os.stat_result) -> ResolvedPath | Non
     return trash if device == info.st_dev else None
 
 
-def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
-    """The deletefile tool body (runs in a worker thread)."""
+def _target(args: DeleteFileArgs, paths: PathPolicy) -> ResolvedPath:
     resolved = paths.resolve(args.path, follow_final=False)
     paths.check_writable(resolved, "delete")
     refuse_roots(paths, resolved, "delete")
+    return resolved
+
+
+def check_delete(args: DeleteFileArgs, *, paths: PathPolicy) -> None:
+    """deletefile's path checks without deleting (``ToolSpec.check``).
+
+    Raises:
+        ToolError: what the body would raise for a refused path.
+    """
+    _target(args, paths)
+
+
+def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
+    """The deletefile tool body (runs in a worker thread)."""
+    resolved = _target(args, paths)
     with parent_dir(paths, resolved) as source:
         info = lstat_entry(source)
         if info is None:
@@ -201,6 +215,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=DeleteFileArgs,
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
+        check=offload(partial(check_delete, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -16,7 +16,7 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.workspace import Workspace
@@ -38,10 +38,24 @@ class MakeDirectoryResult(ToolOutput):
     created_directories: list[str] = Field(description="Every directory this call created, outermost first.")
 
 
-def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
-    """The makedirectory tool body (runs in a worker thread)."""
+def _target(args: MakeDirectoryArgs, paths: PathPolicy) -> ResolvedPath:
     resolved = paths.resolve(args.path)
     paths.check_writable(resolved, "create")
+    return resolved
+
+
+def check_make(args: MakeDirectoryArgs, *, paths: PathPolicy) -> None:
+    """makedirectory's path checks without creating anything (``ToolSpec.check``).
+
+    Raises:
+        ToolError: what the body would raise for a refused path.
+    """
+    _target(args, paths)
+
+
+def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
+    """The makedirectory tool body (runs in a worker thread)."""
+    resolved = _target(args, paths)
     if resolved.is_root:
         result = MakeDirectoryResult(path=str(resolved.path), created=False, created_directories=[])
         return ToolResult.of(result, text=f"already exists: {resolved.path}")
@@ -85,6 +99,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=MakeDirectoryArgs,
         result_model=MakeDirectoryResult,
         handler=offload(partial(make_directory, paths=paths)),
+        check=offload(partial(check_make, paths=paths)),
         annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=True),
         unsupported=compat.why_unsupported(dir_fd=True),
     )

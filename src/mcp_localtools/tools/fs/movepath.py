@@ -22,7 +22,7 @@ from mcp_localtools.files.copy import MoveMethod, move_entry
 from mcp_localtools.files.entries import EntryType, entry_type
 from mcp_localtools.files.parents import lstat_entry, parent_dir, refuse_roots
 from mcp_localtools.offload import offload
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
@@ -47,14 +47,28 @@ class MovePathResult(ToolOutput):
     replaced: bool = Field(description="True when an existing destination was replaced.")
 
 
-def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
-    """The movepath tool body (runs in a worker thread)."""
+def _targets(args: MovePathArgs, paths: PathPolicy) -> tuple[ResolvedPath, ResolvedPath]:
     source = paths.resolve(args.source, field="source", follow_final=False)
     destination = paths.resolve(args.destination, field="destination", follow_final=False)
     paths.check_writable(source, "move")
     paths.check_writable(destination, "replace")
     refuse_roots(paths, source, "move")
     check_pair(paths, source, destination, "move")
+    return source, destination
+
+
+def check_move(args: MovePathArgs, *, paths: PathPolicy) -> None:
+    """movepath's path checks without moving (``ToolSpec.check``).
+
+    Raises:
+        ToolError: what the body would raise for a refused source or destination.
+    """
+    _targets(args, paths)
+
+
+def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
+    """The movepath tool body (runs in a worker thread)."""
+    source, destination = _targets(args, paths)
     with ExitStack() as stack:
         src = stack.enter_context(parent_dir(paths, source))
         dst = stack.enter_context(parent_dir(paths, destination))
@@ -85,6 +99,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=MovePathArgs,
         result_model=MovePathResult,
         handler=offload(partial(move_path, paths=paths)),
+        check=offload(partial(check_move, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -36,7 +36,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.files.parents import lstat_entry, parent_dir, read_entry
 from mcp_localtools.files.read import sha256_hex
 from mcp_localtools.offload import offload
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.fs.readfile import Encoding
@@ -88,14 +88,30 @@ def _content_bytes(args: WriteFileArgs, max_bytes: int) -> bytes:
     return data
 
 
+def _target(args: WriteFileArgs, paths: PathPolicy) -> ResolvedPath:
+    resolved = paths.resolve(args.path)
+    paths.check_writable(resolved, "write")
+    return resolved
+
+
+def check_write(args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig) -> None:
+    """writefile's checks without writing (``ToolSpec.check``): the content's size and form, and
+    the path policy on ``path``.
+
+    Raises:
+        ToolError: what the body would raise for the first refused check.
+    """
+    _content_bytes(args, limits.max_write_bytes)
+    _target(args, paths)
+
+
 def write_file(
     args: WriteFileArgs, *, paths: PathPolicy, limits: LimitsConfig, locks: FileLocks
 ) -> ToolResult:
     """The writefile tool body (runs in a worker thread). A read-modify-write (``append``,
     ``expectedSha256``) holds the file's lock in ``locks``, shared with the text edits."""
     data = _content_bytes(args, limits.max_write_bytes)
-    resolved = paths.resolve(args.path)
-    paths.check_writable(resolved, "write")
+    resolved = _target(args, paths)
     with ExitStack() as stack:
         if args.append or args.expected_sha256:
             stack.enter_context(locks.hold(resolved.real))
@@ -170,6 +186,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=WriteFileArgs,
         result_model=WriteFileResult,
         handler=offload(partial(write_file, paths=paths, limits=limits, locks=locks)),
+        check=offload(partial(check_write, paths=paths, limits=limits)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import Conflict, NotFound, SymlinkRefused, TooLarge
@@ -26,7 +27,7 @@ from mcp_localtools.files.atomic import write_atomic
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.files.parents import ParentDir, parent_dir, read_entry
 from mcp_localtools.files.read import decode_utf8, read_regular_file, sha256_hex
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.tools.text._lines import TextLines, parse_text
 
 __all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text"]
@@ -167,6 +168,22 @@ class EditableText:
         return Saved(sha256=hasher.hexdigest(), size_bytes=size, changed=True)
 
 
+def edit_target(paths: PathPolicy, path: str) -> ResolvedPath:
+    """The file an edit of ``path`` changes, checked by the path policy (blocking: resolves).
+
+    Raises:
+        InvalidPath, OutsideAllowedRoots, SymlinkRefused, ProtectedPath: the policy refuses it.
+    """
+    resolved = paths.resolve(path)
+    paths.check_writable(resolved, "edit")
+    return resolved
+
+
+def check_edit(args: Any, *, paths: PathPolicy) -> None:
+    """A line tool's ``ToolSpec.check`` body: its ``path`` may be edited (``edit_target``)."""
+    edit_target(paths, args.path)
+
+
 @contextmanager
 def edit_text(
     paths: PathPolicy, path: str, limits: LimitsConfig, locks: FileLocks, *, expected_sha256: str | None
@@ -181,8 +198,7 @@ def edit_text(
         UnsupportedContent: not valid UTF-8.
         Conflict: ``expected_sha256`` is given and differs from the file's.
     """
-    resolved = paths.resolve(path)
-    paths.check_writable(resolved, "edit")
+    resolved = edit_target(paths, path)
     with ExitStack() as stack:
         try:
             parent = stack.enter_context(parent_dir(paths, resolved))

@@ -21,7 +21,7 @@ from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report
-from mcp_localtools.tools.text._textfile import edit_text
+from mcp_localtools.tools.text._textfile import check_edit, edit_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["DeleteTextLinesArgs", "DeleteTextLinesResult", "delete_text_lines", "spec"]
@@ -73,6 +73,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=offload(
             partial(delete_text_lines, paths=workspace.paths, limits=workspace.limits, locks=workspace.locks)
         ),
+        check=offload(partial(check_edit, paths=workspace.paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

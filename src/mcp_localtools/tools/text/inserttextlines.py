@@ -23,7 +23,7 @@ from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.text._lines import line_list, splice, trimmed, unique_block
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
-from mcp_localtools.tools.text._textfile import edit_text
+from mcp_localtools.tools.text._textfile import check_edit, edit_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["InsertTextLinesArgs", "InsertTextLinesResult", "insert_text_lines", "spec"]
@@ -147,6 +147,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=InsertTextLinesArgs,
         result_model=InsertTextLinesResult,
         handler=offload(partial(insert_text_lines, paths=paths, limits=limits, locks=locks)),
+        check=offload(partial(check_edit, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )
