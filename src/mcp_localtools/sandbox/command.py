@@ -16,6 +16,7 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import anyio.to_thread
@@ -72,9 +73,9 @@ class CommandSandbox:
         self._chosen = threading.Event()
         self._started = False
         self._config = config
-        self._policy = SandboxPolicy.create(
-            config, roots=roots, environ=environ, protected=protected, unprotected=unprotected
-        )
+        self._layout = (tuple(roots), tuple(protected), tuple(unprotected))
+        self._policy = self._create(environ)
+        self._policies: dict[tuple[str, str], Backend] = {}
 
     def start(self) -> None:
         """Start choosing the backend in a background thread (once; later calls do nothing)."""
@@ -126,9 +127,40 @@ class CommandSandbox:
         """``bwrap``, ``landlock``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
         return self.backend.name if self.backend is not None else "none"
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None) -> tuple[list[str], list[Path]]:
+    def _create(self, environ: Mapping[str, str]) -> SandboxPolicy:
+        roots, protected, unprotected = self._layout
+        return SandboxPolicy.create(
+            self._config, roots=roots, environ=environ, protected=protected, unprotected=unprotected
+        )
+
+    def _backend_for(self, environ: Mapping[str, str] | None) -> Backend:
+        """The chosen backend, with a policy made for the ``HOME`` and ``PATH`` of ``environ``
+        (the commands' base environment, whose ``PATH`` the login shell may have set: its
+        toolchains are what must be exposed); made once per distinct pair."""
+        assert self.backend is not None
+        if environ is None:
+            return self.backend
+        key = (environ.get("HOME", ""), environ.get("PATH", ""))
+        with self._guard:
+            backend = self._policies.get(key)
+        if backend is None:
+            backend = replace(self.backend, policy=self._create(environ))
+            with self._guard:
+                self._policies[key] = backend
+        return backend
+
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        temp_dir: Path | None,
+        environ: Mapping[str, str] | None = None,
+    ) -> tuple[list[str], list[Path]]:
         """The argv that runs ``argv`` in ``cwd`` inside the sandbox (after ``ready``), and the git
-        files to check after the run (``revert``). Blocking: call it from a worker thread.
+        files to check after the run (``revert``); ``environ`` is the commands' base environment
+        (its ``HOME`` and ``PATH`` decide what is hidden and exposed; None: the server's).
+        Blocking: call it from a worker thread.
 
         Raises:
             SandboxUnavailable: no backend works here (fail closed).
@@ -137,8 +169,9 @@ class CommandSandbox:
             raise SandboxUnavailable(self.reason or "the sandbox is not ready")
         if self.backend.name == "off":
             return list(argv), []
-        git = nested_git_paths(self.backend.policy.writable)
-        return self.backend.wrap(argv, cwd=cwd, temp_dir=temp_dir, git=git), missing_git_files(git)
+        backend = self._backend_for(environ)
+        git = nested_git_paths(backend.policy.writable)
+        return backend.wrap(argv, cwd=cwd, temp_dir=temp_dir, git=git), missing_git_files(git)
 
     def temp_dir(self, key: str) -> Path | None:
         """The private temporary directory of exec session ``key`` (created on first use, mode

@@ -49,22 +49,29 @@ class LandlockBackend(Backend):
 def landlock_spec(policy: SandboxPolicy, *, temp_dir: Path | None) -> dict[str, object]:
     """The ``landlock_exec.py`` spec of ``policy``: Landlock only allows, so the readable set is
     every top-level hierarchy that is not hidden (descending into the directories that contain a
-    hidden one, ``/var`` for ``/var/tmp``), plus the exposed paths and the writable ones."""
-    read: list[str] = []
-
-    def cover(directory: Path) -> None:
-        try:
-            children = sorted(directory.iterdir())
-        except OSError:
-            return
-        for child in children:
-            if child in policy.hidden:
-                continue
-            if any(hidden.is_relative_to(child) for hidden in policy.hidden):
-                cover(child)
-            else:
-                read.append(str(child))
-
-    cover(Path("/"))
+    hidden one, ``/var`` for ``/var/tmp``), plus the exposed paths (descending the same way
+    around the credentials inside one) and the writable ones. A credential inside a writable
+    root stays readable here: splitting a root would stop commands creating files at its top."""
+    read = _cover(Path("/"), policy.hidden)
+    for path in policy.exposed:
+        inside = [secret for secret in policy.secret if secret.is_relative_to(path)]
+        read += _cover(path, inside) if inside else [str(path)]
     writable = [*map(str, policy.writable), *([str(temp_dir)] if temp_dir is not None else [])]
-    return {"read": [*read, *map(str, policy.exposed)], "write": writable, "network": policy.network}
+    return {"read": read, "write": writable, "network": policy.network}
+
+
+def _cover(directory: Path, excluded: Sequence[Path]) -> list[str]:
+    """The entries below ``directory`` whose hierarchies together hold everything in it except
+    ``excluded`` (and what lies inside them): the whole directory when nothing is excluded."""
+    if not any(path.is_relative_to(directory) for path in excluded):
+        return [str(directory)]
+    if directory in excluded:
+        return []
+    try:
+        children = sorted(directory.iterdir())
+    except OSError:
+        return []
+    found: list[str] = []
+    for child in children:
+        found += _cover(child, excluded)
+    return found

@@ -7,12 +7,14 @@ operating system's own containment:
 * **writable**: the allowed roots (and ``write_paths``), the exec session's private temporary
   directory (``TMPDIR``), and nothing else;
 * **readable**: the system (``/usr``, ``/bin``, ``/lib*``, ``/etc``, ``/opt`` ... everything not
-  hidden), the roots, and the toolchains commands need even where they live in a hidden place:
-  the install prefix of every ``PATH`` entry (``~/.pyenv``, ``~/.cargo``, ``~/.local`` ...), the
-  server's own Python, and ``read_paths``;
+  hidden), the roots, and the smallest units of the toolchains commands need where they live in a
+  hidden place (``exposure.py``: each ``PATH`` entry itself, the resolved prefixes of the
+  interpreters it links to, the server's own Python), and ``read_paths``;
 * **hidden**: the home directory, ``/home``, ``/root``, ``/tmp`` and ``/var/tmp`` (a command gets
   an empty ``/tmp`` of its own), mounted media, ``/run`` (host services' sockets), and
   ``hide_paths``;
+* **secret**: known credential files (``~/.ssh``, ``~/.aws``, tokens of git hosts and package
+  registries, ``~/.local/state``, ...) stay hidden even inside what is exposed or writable;
 * **protected**: paths inside the roots that stay read-only for commands (and are refused to the
   file tools): ``policy/protected.py``, and the git files of every nested repository
   (``git.py``);
@@ -24,12 +26,12 @@ operating system's own containment:
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_localtools.config import SandboxConfig
+from mcp_localtools.sandbox.exposure import credential_paths, exposed_paths
 
 __all__ = [
     "DEFAULT_HIDDEN",
@@ -56,8 +58,9 @@ class SandboxPolicy:
     Attributes:
         writable: directories a command may write (the roots and ``write_paths``).
         hidden: directories a command cannot see at all.
-        exposed: read-only holes in ``hidden``: toolchains and ``read_paths``.
+        exposed: read-only holes in ``hidden``: toolchains and ``read_paths`` (``exposure.py``).
         protected: read-only paths inside ``writable`` (existing or not).
+        secret: credential paths hidden again inside ``exposed`` and ``writable``.
         network: whether commands share the host's network.
         unprotected: paths lifted from protection on purpose (the git paths found in nested
             repositories are protected unless lifted here).
@@ -69,6 +72,7 @@ class SandboxPolicy:
     protected: tuple[Path, ...]
     network: bool
     unprotected: tuple[Path, ...] = ()
+    secret: tuple[Path, ...] = ()
 
     @classmethod
     def create(
@@ -92,20 +96,24 @@ class SandboxPolicy:
         home = environ.get("HOME", "")
         names = [*DEFAULT_HIDDEN, *([home] if home.startswith("/") else []), *config.hide_paths]
         hidden = tuple(path for path in canonical(names) if path != Path("/") and os.path.lexists(path))
-        search_path = environ.get("PATH", "")
+        read_paths = canonical(config.read_paths)
         candidates: list[str | Path] = [
-            *_toolchains(search_path, hidden),
-            *_interpreter(hidden),
+            *exposed_paths(environ, hidden),
             *(RESOLVER_PATHS if config.network else ()),
-            *config.read_paths,
+            *read_paths,
         ]
+        exposed = tuple(path for path in canonical(candidates) if exists(path))
+        writable = canonical([*map(str, roots), *config.write_paths])
         return cls(
-            writable=canonical([*map(str, roots), *config.write_paths]),
+            writable=writable,
             hidden=hidden,
-            exposed=tuple(path for path in canonical(candidates) if exists(path)),
+            exposed=exposed,
             protected=tuple(protected),
             network=config.network,
             unprotected=tuple(unprotected),
+            secret=credential_paths(
+                environ, config.credential_paths, within=[*exposed, *writable], lifted=read_paths
+            ),
         )
 
 
@@ -132,24 +140,3 @@ def canonical(paths: Iterable[str | Path]) -> tuple[Path, ...]:
         if path not in seen:
             seen.append(path)
     return tuple(seen)
-
-
-def _toolchains(search_path: str, hidden: Sequence[Path]) -> list[Path]:
-    """The install prefix of each ``PATH`` entry that lies in a hidden directory: the first
-    component below it (``~/.pyenv/shims`` → ``~/.pyenv``, ``~/.cargo/bin`` → ``~/.cargo``)."""
-    found: list[Path] = []
-    for entry in search_path.split(os.pathsep):
-        if not entry.startswith("/"):
-            continue
-        real = Path(os.path.realpath(entry))
-        for directory in hidden:
-            if real != directory and real.is_relative_to(directory):
-                found.append(directory / real.relative_to(directory).parts[0])
-    return found
-
-
-def _interpreter(hidden: Sequence[Path]) -> list[Path]:
-    """The server's own Python (its virtual environment and base installation) where it lies in
-    a hidden directory, so commands can run it."""
-    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
-    return [p for p in prefixes for d in hidden if p.is_relative_to(d) and p != d]

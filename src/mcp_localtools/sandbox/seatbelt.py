@@ -40,7 +40,8 @@ def _quote(path: Path) -> str:
 def seatbelt_profile(policy: SandboxPolicy, *, temp_dir: Path | None) -> str:
     """A macOS Seatbelt (SBPL) profile for ``policy``: everything allowed but file writes outside
     the writable paths, reads of the hidden paths (less the exposed ones), writes to protected
-    paths, network (unless allowed) and signals to processes outside the sandbox."""
+    paths, any access to the credentials (``policy.secret``), network (unless allowed) and
+    signals to processes outside the sandbox."""
     lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
     writable = [*policy.writable, *([temp_dir] if temp_dir is not None else []), Path("/dev")]
     lines.append("(allow file-write* " + " ".join(f"(subpath {_quote(p)})" for p in writable) + ")")
@@ -52,6 +53,9 @@ def seatbelt_profile(policy: SandboxPolicy, *, temp_dir: Path | None) -> str:
         lines.append(
             "(deny file-write* " + " ".join(f"(subpath {_quote(p)})" for p in policy.protected) + ")"
         )
+    if policy.secret:
+        secret = " ".join(f"(subpath {_quote(p)})" for p in policy.secret)
+        lines.append(f"(deny file-read* file-write* {secret})")
     if not policy.network:
         lines.append("(deny network*)")
     lines.append("(deny signal (target others))")

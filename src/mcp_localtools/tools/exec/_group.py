@@ -198,9 +198,11 @@ class ExecGroup:
             SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
         """
 
+        base = await self.environment.base()  # its HOME and PATH decide what commands see
+
         def prepare() -> tuple[Path | None, list[str], list[Path]]:  # file system work: a thread
             temp_dir = self.sandbox.temp_dir(temp_key)
-            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir)
+            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir, environ=base)
             return temp_dir, wrapped, missing
 
         temp_dir, wrapped, missing = await anyio.to_thread.run_sync(prepare)
