@@ -16,7 +16,7 @@ import mcp_localtools
 
 PACKAGE = "mcp_localtools"
 SOURCE = Path(mcp_localtools.__file__).resolve().parent
-GROUPS = ("fs", "text", "exec", "image")
+GROUPS = ("fs", "text", "exec", "image", "web", "code")
 ABOVE_TOOLS = {"mcp_localtools", "mcp_localtools.__main__", "mcp_localtools.cli", "mcp_localtools.server"}
 """The modules that may import ``tools``: the package's public API and what serves it."""
 MCP_IMPORTERS = {"mcp_localtools.server", "mcp_localtools.transports", "mcp_localtools.stdio"}

@@ -85,3 +85,25 @@ async def test_every_field_has_a_description_and_none_repeats_its_tool_descripti
             text = field.get("description", "")
             assert text, f"{tool.name}.{name} has no description"
             assert text not in (tool.description or ""), f"{tool.name}.{name} repeats the tool's description"
+
+
+CODE_TOOLS = {"symbols": 592, "findsymbol": 865, "repomap": 626, "semanticsearch": 743}
+"""The code tools (issue 28), each as sent on 2026-11-27, bytes of name, description and input schema."""
+
+PER_TOOL_BYTES = 1100
+"""The budget of each tool added after issue 14 (1.1 KB as ``json.dumps`` writes it)."""
+
+
+async def test_each_code_tool_fits_its_own_budget(tmp_path: Path) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for name in CODE_TOOLS:
+        tool = tools[name]
+        size = len(
+            json.dumps(
+                {"name": name, "description": tool.description, "inputSchema": tool.input_schema}
+            ).encode()
+        )
+        assert size <= PER_TOOL_BYTES, (name, size)
+        for field_name, field in tool.input_schema.get("properties", {}).items():
+            assert field.get("description"), f"{name}.{field_name} has no description"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcp_localtools.changes import ChangeFeed
 from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
@@ -42,6 +43,7 @@ class Workspace:
         locks: one lock per file for read-modify-write calls (writefile's appends, the text edits).
         parsers: runs image and PDF parsing in confined worker processes.
         search: the engine behind searchfiles and globfiles.
+        changes: notices of files that tools changed (the code index listens).
     """
 
     config: Config
@@ -50,6 +52,7 @@ class Workspace:
     locks: FileLocks = field(default_factory=FileLocks)
     parsers: ParserRunner = field(default_factory=ParserRunner)
     search: Engine = field(default_factory=DeferredEngine)
+    changes: ChangeFeed = field(default_factory=ChangeFeed)
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -97,14 +100,15 @@ class Workspace:
     def sibling(self, config: Config, *, own_files: Iterable[str | Path] = ()) -> Workspace:
         """A workspace for ``config`` (a profile's, ``Config.for_profile``) with this one's
         environment, and sharing its per-file locks, parser runner and search engine: calls under
-        different profiles on one file still take turns, and parser processes stay bounded for
-        the whole server. Group state (``shared``) is its own.
+        different profiles on one file still take turns, parser processes stay bounded for the
+        whole server, and a change made under one profile reaches every listener. Group state
+        (``shared``) is its own.
 
         Raises:
             ConfigError: as ``from_config``.
         """
         built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=own_files)
-        return replace(built, locks=self.locks, parsers=self.parsers)
+        return replace(built, locks=self.locks, parsers=self.parsers, changes=self.changes)
 
     @property
     def limits(self) -> LimitsConfig:

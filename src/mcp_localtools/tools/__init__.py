@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import Registry, ToolSpec
+from mcp_localtools.registry import CallContext, Registry, ToolArgs, ToolSpec
+from mcp_localtools.results import ToolResult
+from mcp_localtools.tools import code, fs, image, text, web
 from mcp_localtools.tools import exec as exec_tools
-from mcp_localtools.tools import fs, image, text, web
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["GROUPS", "all_specs", "build_registry", "profile_tools", "select_tools"]
 
 logger = logging.getLogger(__name__)
 
-GROUPS = (fs, text, exec_tools, image, web)
+GROUPS = (fs, text, exec_tools, image, web, code)
 """The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
 
 
@@ -106,10 +109,40 @@ def build_registry(
         if spec.unsupported is not None:
             left_out.setdefault(spec.unsupported, []).append(spec.name)
             continue
-        registry.register(spec)
+        registry.register(_telling_changes(spec, workspace))
     for reason, names in left_out.items():
         logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry
+
+
+_PATH_FIELDS = ("path", "source", "destination", "root")
+"""Arguments that name what a writing tool changed (writefile, editfile, movepath, replaceinfiles ...)."""
+
+
+def _changed_paths(spec: ToolSpec[Any], args: ToolArgs, base: Path) -> Sequence[Path] | None:
+    if spec.group == "exec":
+        return None  # a command may change anything
+    named = [getattr(args, name) for name in _PATH_FIELDS if isinstance(getattr(args, name, None), str)]
+    if not named:
+        return None
+    return [Path(os.path.normpath(base / value.strip())) for value in named if value.strip()]
+
+
+def _telling_changes(spec: ToolSpec[Any], workspace: Workspace) -> ToolSpec[Any]:
+    """``spec``, whose successful calls notify ``workspace.changes`` of the paths they named when
+    the tool may write (not ``readOnlyHint``; fetching a URL changes no file)."""
+    if spec.annotations.read_only or spec.group == "web":
+        return spec
+    handler = spec.handler
+    base = workspace.paths.base_dir
+
+    async def handle(args: ToolArgs, ctx: CallContext) -> ToolResult:
+        result = await handler(args, ctx)
+        if not result.is_error:
+            workspace.changes.notify(_changed_paths(spec, args, base))
+        return result
+
+    return dataclasses.replace(spec, handler=handle)
 
 
 def profile_tools(

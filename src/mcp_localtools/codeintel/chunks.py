@@ -1,0 +1,112 @@
+"""Symbol-sized pieces of a file, the units semantic search ranks and returns.
+
+A function or method is one chunk; a class is one chunk of its header (signature, docstring and
+the lines before its first member) and its members are their own; what no such symbol covers
+(module-level code, constants) is cut into line windows, and so is a text file without a
+grammar. Each chunk carries the text to index: its path, qualified name, signature, doc and
+body, cut to ``MAX_CHUNK_CHARS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_localtools.codeintel.tags import FileTags, Symbol
+
+__all__ = ["MAX_CHUNK_CHARS", "WINDOW_LINES", "Chunk", "chunks_of"]
+
+WINDOW_LINES = 40
+"""Lines of a window of text that no symbol covers."""
+MAX_CHUNK_CHARS = 4000
+"""Characters of a chunk's text that are indexed (the head of a long function says what it is)."""
+MAX_HEADER_LINES = 30
+"""Lines of a class's header chunk at most."""
+
+_WHOLE = frozenset({"function", "method", "macro"})
+_HEADERS = frozenset({"class", "interface", "enum", "struct", "type", "module", "impl", "namespace"})
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One searchable piece of a file.
+
+    Attributes:
+        symbol: the qualified name of the symbol it is, or ``""`` for a window.
+        kind: the symbol's kind, or ``text`` for a window.
+        start_line: 1-based.
+        end_line: 1-based, inclusive.
+        text: what is indexed (path, name, signature, doc, body), at most ``MAX_CHUNK_CHARS``.
+        summary: the signature and doc, or the window's first non-blank line.
+    """
+
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    text: str
+    summary: str
+
+
+def _body(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(lines[start - 1 : end])[:MAX_CHUNK_CHARS]
+
+
+def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int) -> Chunk:
+    summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
+    head = f"{path} {symbol.qualified_name} {symbol.kind}\n{symbol.doc}\n"
+    return Chunk(
+        symbol=symbol.qualified_name,
+        kind=symbol.kind,
+        start_line=symbol.start_line,
+        end_line=symbol.end_line,
+        text=(head + _body(lines, symbol.start_line, end))[:MAX_CHUNK_CHARS],
+        summary=summary,
+    )
+
+
+def _windows(path: str, lines: list[str], covered: list[bool]) -> list[Chunk]:
+    out: list[Chunk] = []
+    number = 1
+    total = len(lines)
+    while number <= total:
+        if covered[number - 1]:
+            number += 1
+            continue
+        start = number
+        while number <= total and not covered[number - 1] and number - start < WINDOW_LINES:
+            number += 1
+        piece = lines[start - 1 : number - 1]
+        filled = [line for line in piece if line.strip()]
+        if len(filled) >= 2 or (filled and len(filled[0]) > 40):
+            text = f"{path}\n" + "\n".join(piece)
+            out.append(Chunk("", "text", start, number - 1, text[:MAX_CHUNK_CHARS], filled[0].strip()[:160]))
+    return out
+
+
+def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
+    """The chunks of the file at ``path`` (relative, for the indexed text) whose content is
+    ``text`` and whose definitions are ``tags`` (None: a text file, windows only)."""
+    lines = text.splitlines()
+    covered = [False] * len(lines)
+    chunks: list[Chunk] = []
+    symbols = tags.symbols if tags is not None else ()
+    for index, symbol in enumerate(symbols):
+        if symbol.kind in _WHOLE:
+            end = symbol.end_line
+        elif symbol.kind in _HEADERS:
+            inner = next(
+                (s.start_line for s in symbols[index + 1 :] if s.depth > symbol.depth and s.kind in _WHOLE),
+                None,
+            )
+            limit = symbol.start_line + MAX_HEADER_LINES - 1
+            end = min(symbol.end_line, limit, inner - 1 if inner and inner > symbol.start_line else limit)
+        else:
+            continue
+        if any(covered[symbol.start_line - 1 : end]) and symbol.kind not in _WHOLE:
+            continue
+        chunks.append(_symbol_chunk(path, symbol, lines, end))
+        for number in range(symbol.start_line, min(end, len(lines)) + 1):
+            covered[number - 1] = True
+    chunks.extend(_windows(path, lines, covered))
+    chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
+    return chunks

@@ -1,0 +1,331 @@
+"""The code index of one directory: what is stale, reading it again, and the queries on it.
+
+A file is identified by its size, mtime and SHA-256: a file whose size and mtime match the
+index is taken as indexed; one whose size or mtime differ is read and hashed, and only a
+different hash makes it parsed (tags), chunked, tokenized and embedded again. Files are read
+through the ``PathPolicy`` (opened without following a symlink and checked to lie inside the
+roots), and never when they are protected, under a hidden path, over the size cap, binary or not
+UTF-8. All methods here block: the async side (``indexes.py``) runs them in worker threads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_localtools.codeintel.chunks import Chunk, chunks_of
+from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
+from mcp_localtools.codeintel.ranking import Graph
+from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
+from mcp_localtools.codeintel.tags import FileTags, Symbol, extract
+from mcp_localtools.codeintel.tokens import Stems, tokens
+from mcp_localtools.codeintel.vectors import Embedder, VectorTable
+from mcp_localtools.errors import ToolError
+from mcp_localtools.files.read import read_regular_file
+from mcp_localtools.policy.paths import PathPolicy
+
+__all__ = ["CodeIndex", "IndexSettings", "Prepared"]
+
+logger = logging.getLogger(__name__)
+
+_BATCH = 64
+"""Files read, parsed and embedded together before their rows are written."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    """How the code index works (``[index]``).
+
+    Attributes:
+        enabled: build and use the index (off: symbols reads single files only; the other code
+            tools are refused).
+        cache_dir: where each directory's database goes (one subdirectory per directory), or
+            None to keep indexes in memory only.
+        max_file_bytes: larger files are not indexed.
+        languages: the grammars used (our names); empty: all of them.
+        max_files: at most this many files of a directory are indexed (the first by path).
+        hidden: canonical paths whose files are never read (``[exec.sandbox] hide_paths``).
+    """
+
+    enabled: bool = True
+    cache_dir: Path | None = None
+    max_file_bytes: int = 1024 * 1024
+    languages: frozenset[str] = frozenset()
+    max_files: int = 100_000
+    hidden: tuple[Path, ...] = ()
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One file read and analysed, ready to be written."""
+
+    record: FileRecord
+    tags: FileTags | None
+    chunks: list[Chunk]
+    terms: list[str]
+    vectors: list[bytes | None] = field(default_factory=list)
+
+
+class CodeIndex:
+    """The index of ``directory`` (a real path inside the roots).
+
+    Args:
+        directory: the indexed directory.
+        store: its database.
+        settings: ``[index]``.
+        paths: the path policy every read goes through.
+        grammars, embedder: shared by all indexes of a workspace.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        store: Store,
+        settings: IndexSettings,
+        paths: PathPolicy,
+        grammars: Grammars,
+        embedder: Embedder,
+    ) -> None:
+        self.directory = directory
+        self.store = store
+        self.settings = settings
+        self._paths = paths
+        self._grammars = grammars
+        self._embedder = embedder
+        self._stems = Stems()
+        self._lock = threading.RLock()
+        self._vectors: VectorTable | None = None
+        self._vectors_generation = -1
+        self._graph: tuple[int, Graph] | None = None
+        self._file_ranks: tuple[int, dict[str, float]] | None = None
+        self._maps: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[tuple[str, str, float]]] = {}
+        self._all_symbols: tuple[int, dict[tuple[str, str], list[Symbol]]] | None = None
+
+    # --- what is stale -------------------------------------------------------------------
+
+    def readable(self, rel: str) -> bool:
+        """Whether the file at ``rel`` may be indexed: a known language or text, not protected,
+        not under a hidden path."""
+        info = language_of(rel)
+        if info is not None:
+            if self.settings.languages and info.name not in self.settings.languages:
+                return False
+        elif Path(rel).suffix.lower() not in TEXT_EXTENSIONS:
+            return False
+        full = self.directory / rel
+        blocked = (*self._paths.protected, *self.settings.hidden)
+        return not any(full == path or full.is_relative_to(path) for path in blocked)
+
+    def stale(self, listing: Iterable[str]) -> tuple[list[str], list[str]]:
+        """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
+        by size and mtime."""
+        known = self.store.files()
+        wanted = sorted(rel for rel in set(listing) if self.readable(rel))[: self.settings.max_files]
+        changed = []
+        for rel in wanted:
+            record = known.pop(rel, None)
+            try:
+                info = os.stat(self.directory / rel, follow_symlinks=False)
+            except OSError:
+                continue
+            if record is None or (record.identity.size, record.identity.mtime_ns) != (
+                info.st_size,
+                info.st_mtime_ns,
+            ):
+                changed.append(rel)
+        return changed, sorted(known)
+
+    def stale_of(self, rels: Iterable[str]) -> tuple[list[str], list[str]]:
+        """``(changed, gone)`` among the files ``rels`` only."""
+        changed, gone = [], []
+        for rel in rels:
+            record = self.store.file(rel)
+            try:
+                info = os.stat(self.directory / rel, follow_symlinks=False)
+            except OSError:
+                if record is not None:
+                    gone.append(rel)
+                continue
+            if not self.readable(rel) or not (self.directory / rel).is_file():
+                if record is not None:
+                    gone.append(rel)
+                continue
+            if record is None or (record.identity.size, record.identity.mtime_ns) != (
+                info.st_size,
+                info.st_mtime_ns,
+            ):
+                changed.append(rel)
+        return changed, gone
+
+    # --- reading files again ---------------------------------------------------------------
+
+    def _read(self, rel: str) -> tuple[bytes, os.stat_result] | None:
+        try:
+            resolved = self._paths.resolve(str(self.directory / rel))
+            if resolved.real != self.directory / rel:  # a symlink somewhere on the way: not ours
+                return None
+            data = read_regular_file(
+                self._paths, resolved, max_bytes=self.settings.max_file_bytes, follow_symlinks=False
+            )
+        except ToolError:
+            return None
+        if b"\x00" in data.data[:8192]:
+            return None
+        return data.data, data.stat
+
+    def _prepare(self, rel: str) -> Prepared | str | None:
+        """The file analysed; ``"same"`` when only its mtime changed; None when it cannot be indexed."""
+        read = self._read(rel)
+        if read is None:
+            return None
+        data, info = read
+        identity = FileIdentity(info.st_size, info.st_mtime_ns, hashlib.sha256(data).hexdigest())
+        known = self.store.file(rel)
+        if known is not None and known.identity.sha256 == identity.sha256:
+            self.store.touch(rel, identity)
+            return "same"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        info_lang = language_of(rel)
+        grammar = self._grammars.get(info_lang) if info_lang is not None else None
+        tags = extract(grammar, data) if grammar is not None else None
+        language = grammar.info.name if grammar is not None else "text"
+        lines = (
+            tags.lines if tags is not None else text.count("\n") + (not text.endswith("\n") and bool(text))
+        )
+        chunks = chunks_of(rel, text, tags)
+        terms = [" ".join(tokens(chunk.text, self._stems)) for chunk in chunks]
+        return Prepared(FileRecord(rel, identity, language, lines), tags, chunks, terms)
+
+    def _embed(self, batch: Sequence[Prepared]) -> None:
+        texts = [chunk.text for item in batch for chunk in item.chunks]
+        vectors: list[bytes | None]
+        try:
+            matrix = self._embedder.embed(texts) if texts else None
+            vectors = [row.astype("float16").tobytes() for row in matrix] if matrix is not None else []
+        except RuntimeError:
+            vectors = [None] * len(texts)
+        offset = 0
+        for item in batch:
+            item.vectors = vectors[offset : offset + len(item.chunks)]
+            offset += len(item.chunks)
+
+    def update(self, changed: Sequence[str], gone: Sequence[str], progress: Callable[[int], None]) -> int:
+        """Index ``changed`` files again and forget ``gone`` ones; ``progress(done)`` after each
+        batch. Returns how many files were (re)indexed."""
+        if gone:
+            with self._lock:
+                ids = [chunk for rel in gone for chunk in self.store.chunk_ids(rel)]
+                self.store.remove(gone)
+                self._forget_vectors(ids, 1)
+        done = indexed = 0
+        for start in range(0, len(changed), _BATCH):
+            batch: list[Prepared] = []
+            for rel in changed[start : start + _BATCH]:
+                prepared = self._prepare(rel)
+                if isinstance(prepared, Prepared):
+                    batch.append(prepared)
+                elif prepared is None and self.store.file(rel) is not None:
+                    self.store.remove([rel])
+            self._embed(batch)
+            with self._lock:
+                for item in batch:
+                    old = self.store.chunk_ids(item.record.path)
+                    ids = self.store.replace(item.record, item.tags, item.chunks, item.terms, item.vectors)
+                    self._forget_vectors(old, 1)
+                    if self._vectors is not None:
+                        self._vectors.add(
+                            [i for i, v in zip(ids, item.vectors, strict=True) if v is not None],
+                            [v for v in item.vectors if v is not None],
+                        )
+                indexed += len(batch)
+            done += len(changed[start : start + _BATCH])
+            progress(done)
+        return indexed
+
+    def _forget_vectors(self, ids: Sequence[int], changes: int) -> None:
+        if self._vectors is not None:
+            self._vectors.remove(ids)
+            self._vectors_generation += changes
+
+    # --- queries ---------------------------------------------------------------------------
+
+    def vectors(self) -> VectorTable:
+        """The chunk vectors, loaded from the database the first time and again whenever another
+        process changed it."""
+        with self._lock:
+            generation = self.store.generation()
+            if self._vectors is None or self._vectors_generation != generation:
+                table = VectorTable()
+                ids: list[int] = []
+                blobs: list[bytes] = []
+                for chunk_id, blob in self.store.vectors():
+                    ids.append(chunk_id)
+                    blobs.append(blob)
+                table.add(ids, blobs)
+                self._vectors, self._vectors_generation = table, generation
+            return self._vectors
+
+    def graph(self) -> Graph:
+        """The definition/reference graph, built again only after the index changed."""
+        with self._lock:
+            generation = self.store.generation()
+            if self._graph is None or self._graph[0] != generation:
+                defined, used = self.store.graph_rows()
+                self._graph = (generation, Graph.build(defined, used))
+            return self._graph[1]
+
+    def file_ranks(self) -> dict[str, float]:
+        """Each file's PageRank in the reference graph (cached until the index changes)."""
+        graph = self.graph()
+        with self._lock:
+            generation = self.store.generation()
+            if self._file_ranks is None or self._file_ranks[0] != generation:
+                self._file_ranks = (generation, graph.file_ranks())
+            return self._file_ranks[1]
+
+    def ranked_definitions(self, files: Sequence[str], names: Sequence[str]) -> list[tuple[str, str, float]]:
+        """(path, name, score) of the definitions, best first, personalised toward ``files``
+        and ``names`` (cached per index version and arguments)."""
+        graph = self.graph()
+        key = (self.store.generation(), tuple(sorted(files)), tuple(sorted(names)))
+        with self._lock:
+            found = self._maps.get(key)
+        if found is None:
+            found = graph.rank_definitions(files, names)
+            with self._lock:
+                if len(self._maps) >= 8:
+                    self._maps.pop(next(iter(self._maps)))
+                self._maps[key] = found
+        return found
+
+    def symbols_by_name(self) -> dict[tuple[str, str], list[Symbol]]:
+        """Every symbol by (path, name) (cached until the index changes)."""
+        with self._lock:
+            generation = self.store.generation()
+            if self._all_symbols is None or self._all_symbols[0] != generation:
+                table: dict[tuple[str, str], list[Symbol]] = {}
+                for record, symbol in self.store.outline("", 1000, 10**9):
+                    table.setdefault((record.path, symbol.name), []).append(symbol)
+                self._all_symbols = (generation, table)
+            return self._all_symbols[1]
+
+    def query_terms(self, text: str) -> list[str]:
+        """The index terms of a query (the tokenizer of the index)."""
+        with self._lock:
+            return tokens(text, self._stems)
+
+    def embed_query(self, text: str) -> Any:
+        """A query's normalised embedding, or None without a model."""
+        try:
+            return self._embedder.embed([text])[0]
+        except RuntimeError:
+            return None

@@ -1,0 +1,239 @@
+"""The code indexes of a workspace: which directory a path belongs to, and keeping each one fresh.
+
+A path's index is the directory of the git work tree it lies in (the nearest directory with a
+``.git`` entry, inside the allowed root), else its allowed root, unless that root is the
+filesystem root or the home directory (then the directory asked about). Each index is a SQLite
+database under ``<cache_dir>/<sha256 of the directory>/index.sqlite3`` (``[index] cache_dir``,
+default ``$XDG_CACHE_HOME/mcp-localtools/index``), or in memory when no cache directory is known.
+
+Freshness, before every answer (``ready``):
+
+* the first use builds the index in a background thread (a cancelled call leaves it running;
+  the next call waits for it), reporting progress;
+* the file list is taken again (the search engine's walk: ``.gitignore``, hidden names, no
+  symlinks) when it is older than ``RESCAN_SECONDS`` or a command may have changed anything,
+  and the files whose size or mtime changed are indexed again;
+* files that a file tool reported changed (``Workspace.changes``) are checked at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
+from mcp_localtools.codeintel.languages import Grammars
+from mcp_localtools.codeintel.store import Store
+from mcp_localtools.codeintel.vectors import Embedder
+from mcp_localtools.errors import FileSystemError
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.search.engine import Engine, WalkFilters
+
+__all__ = ["RESCAN_SECONDS", "CodeIndexes", "Freshness", "project_directory"]
+
+logger = logging.getLogger(__name__)
+
+RESCAN_SECONDS = 2.0
+"""A file list younger than this is trusted (plus the changes tools reported)."""
+
+Report = Callable[[float, float | None, str], Awaitable[None]]
+"""``(done, total, message)``: progress for the caller."""
+
+
+def project_directory(real: Path, root: Path, home: Path | None) -> Path:
+    """The directory indexed for the real directory ``real`` inside the allowed ``root``."""
+    current = real
+    while True:
+        if os.path.lexists(current / ".git"):
+            return current
+        if current == root or current.parent == current:
+            break
+        current = current.parent
+    if root == Path(root.anchor) or (home is not None and root == home):
+        return real
+    return root
+
+
+@dataclass(slots=True)
+class Freshness:
+    """What one index knows about its own state (guarded by the ``CodeIndexes`` lock).
+
+    Attributes:
+        listed_at: ``time.monotonic()`` of the last complete file list, or None before the first.
+        everything: a command may have changed anything: list again before the next answer.
+        pending: files tools reported changed, relative to the directory, not checked yet.
+        job: the running update, if any (a thread); ``done``/``total`` its progress in files.
+        error: why the last update failed, if it did.
+        refreshing: held by the call that brings the index up to date.
+    """
+
+    listed_at: float | None = None
+    everything: bool = False
+    pending: set[str] | None = None
+    job: threading.Thread | None = None
+    done: int = 0
+    total: int = 0
+    error: str | None = None
+    refreshing: anyio.Lock = field(default_factory=anyio.Lock)
+
+
+class CodeIndexes:
+    """Every code index of one workspace (``Workspace.shared``).
+
+    Args:
+        paths: the path policy all reads go through.
+        settings: ``[index]``.
+        engine: the search engine whose walk lists files.
+        home: the home directory (never indexed whole), if known.
+    """
+
+    def __init__(self, paths: PathPolicy, settings: IndexSettings, engine: Engine, home: Path | None) -> None:
+        self.paths = paths
+        self.settings = settings
+        self._engine = engine
+        self._home = home
+        self._grammars = Grammars()
+        self._embedder = Embedder()
+        self._indexes: dict[Path, CodeIndex] = {}
+        self._state: dict[Path, Freshness] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def grammars(self) -> Grammars:
+        """The grammars, loaded on first use, shared by all indexes."""
+        return self._grammars
+
+    def changed(self, paths: Sequence[Path] | None) -> None:
+        """A ``ChangeFeed`` listener: note what changed; the work waits for the next answer."""
+        with self._lock:
+            for directory, state in self._state.items():
+                if paths is None:
+                    state.everything = True
+                    continue
+                for path in paths:
+                    if path == directory or directory.is_relative_to(path):
+                        state.everything = True
+                    elif path.is_relative_to(directory):
+                        state.pending = (state.pending or set()) | {path.relative_to(directory).as_posix()}
+
+    def index_for(self, real: Path) -> CodeIndex:
+        """The index of the real directory ``real`` (inside the roots), opened on first use.
+
+        Raises:
+            FileSystemError: its database cannot be opened or created.
+        """
+        root = self.paths.root_of(real) or real
+        directory = project_directory(real, root, self._home)
+        with self._lock:
+            index = self._indexes.get(directory)
+            if index is None:
+                index = CodeIndex(
+                    directory, self._open_store(directory), self.settings, self.paths, self._grammars,
+                    self._embedder,
+                )  # fmt: skip
+                self._indexes[directory] = index
+                self._state[directory] = Freshness()
+            return index
+
+    def _open_store(self, directory: Path) -> Store:
+        cache = self.settings.cache_dir
+        if cache is None:
+            return Store(None)
+        key = hashlib.sha256(os.fsencode(directory)).hexdigest()[:32]
+        try:
+            return Store(cache / key / "index.sqlite3")
+        except (OSError, sqlite3.Error) as exc:
+            raise FileSystemError(
+                f"cannot open the code index of {directory} under {cache}: {exc}; set [index] cache_dir "
+                "to a writable directory"
+            ) from exc
+
+    async def ready(self, index: CodeIndex, report: Report) -> None:
+        """Bring ``index`` up to date before an answer (see the module docstring), reporting
+        progress while files are indexed. Cancelling the caller leaves an update running."""
+        state = self._state[index.directory]
+        async with state.refreshing:  # one refresh at a time; a second caller finds it done
+            await self._refresh(index, state, report)
+
+    async def _refresh(self, index: CodeIndex, state: Freshness, report: Report) -> None:
+        while True:
+            with self._lock:
+                job = state.job
+            if job is None:
+                break
+            await self._wait(job, state, report)
+        with self._lock:
+            listed = state.listed_at
+            relist = listed is None or state.everything or time.monotonic() - listed > RESCAN_SECONDS
+            pending, state.pending = state.pending, None
+            state.everything = False
+        if relist:
+            listing = await self._list(index)
+            changed, gone = await anyio.to_thread.run_sync(index.stale, listing)
+        elif pending:
+            changed, gone = await anyio.to_thread.run_sync(index.stale_of, sorted(pending))
+        else:
+            return
+        if changed or gone:
+            await self._run(index, state, changed, gone, report)
+        with self._lock:
+            if relist:
+                state.listed_at = time.monotonic()
+
+    async def _list(self, index: CodeIndex) -> list[str]:
+        found: list[str] = []
+
+        async def progress(count: int, message: str) -> None:
+            return None
+
+        await self._engine.list_files(
+            index.directory, WalkFilters(), found.append, progress, max_file_size=self.settings.max_file_bytes
+        )
+        return found
+
+    async def _run(
+        self, index: CodeIndex, state: Freshness, changed: list[str], gone: list[str], report: Report
+    ) -> None:
+        def work() -> None:
+            try:
+                index.update(changed, gone, lambda done: setattr(state, "done", done))
+            except Exception as exc:
+                logger.exception("indexing %s failed", index.directory)
+                state.error = str(exc)
+            finally:
+                with self._lock:
+                    state.job = None
+
+        with self._lock:
+            state.done, state.total, state.error = 0, len(changed), None
+            state.job = threading.Thread(target=work, name=f"code index {index.directory.name}", daemon=True)
+            state.job.start()
+            job = state.job
+        await self._wait(job, state, report)
+        if state.error is not None:
+            raise FileSystemError(f"indexing {index.directory} failed: {state.error}")
+
+    async def _wait(self, job: threading.Thread, state: Freshness, report: Report) -> None:
+        while job.is_alive():
+            await anyio.to_thread.run_sync(job.join, 0.5, abandon_on_cancel=True)
+            if job.is_alive() and state.total:
+                await report(state.done, state.total, f"indexing {state.done} of {state.total} files")
+
+    def check_files(self, index: CodeIndex, rels: Sequence[str]) -> bool:
+        """Index again any of ``rels`` that changed since they were indexed (blocking; for the
+        files of a result, before it is returned). True when one did."""
+        changed, gone = index.stale_of(rels)
+        if changed or gone:
+            index.update(changed, gone, lambda done: None)
+            return True
+        return False

@@ -1,0 +1,402 @@
+"""The code index on disk: one SQLite database per indexed directory.
+
+Tables: ``files`` (path relative to the indexed directory, size, mtime, SHA-256, language, line
+count), ``symbols`` and ``refs`` (what ``tags.extract`` found), ``chunks`` (``chunks.chunks_of``,
+each with its embedding as float16 bytes) and ``chunk_terms``, an FTS5 table of each chunk's
+tokens (``tokens.tokens``) that ranks by BM25. A file's rows are replaced in one transaction, so
+a reader (another thread, another server process on the same cache) never sees half a file.
+SQLite's FTS5 gives BM25 with incremental inserts and deletes inside the same transactions.
+
+The database is a cache: a schema or model change (``SCHEMA``) drops it and it is built again.
+Every method is thread-safe (one connection behind a lock).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_localtools.codeintel.chunks import Chunk
+from mcp_localtools.codeintel.tags import FileTags, Reference, Symbol
+
+__all__ = ["SCHEMA", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
+
+SCHEMA = "mcp-localtools code index 1; wordllama l2_supercat_256; snowball english"
+"""Written into every database; a database with another value is rebuilt."""
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, language TEXT NOT NULL, lines INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS symbols (
+    file_id INTEGER NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, qualified TEXT NOT NULL,
+    kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT NOT NULL,
+    doc TEXT NOT NULL, depth INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
+CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id);
+CREATE TABLE IF NOT EXISTS refs (
+    file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
+    scope TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_name ON refs (name);
+CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(terms, tokenize = "unicode61 tokenchars '_'");
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class FileIdentity:
+    """What tells a file's versions apart: size in bytes, mtime in ns, SHA-256 of the content."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """An indexed file: its identity, language (``text`` without a grammar) and line count."""
+
+    path: str
+    identity: FileIdentity
+    language: str
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSymbol:
+    """A symbol with the file it is in (path relative to the indexed directory)."""
+
+    path: str
+    symbol: Symbol
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk's row: id, file, symbol, kind, line range, summary."""
+
+    id: int
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    summary: str
+
+
+class Store:
+    """The index database of one directory.
+
+    Args:
+        path: the database file (its directory is created), or None for a database in memory.
+
+    Raises:
+        sqlite3.Error: the database cannot be opened or created.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._db = sqlite3.connect(
+            ":memory:" if path is None else str(path), check_same_thread=False, timeout=30
+        )
+        self._lock = threading.RLock()
+        with self._lock:
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            if path is not None:
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA cache_size = -16000")  # 16 MB of pages at most
+            self._check_schema()
+
+    def _check_schema(self) -> None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is not None and row[0] == SCHEMA:
+            return
+        names = [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")]
+        for name in names:
+            if not name.startswith(("sqlite_", "chunk_terms_")):
+                self._db.execute(f'DROP TABLE IF EXISTS "{name}"')
+        self._db.executescript(_TABLES)
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
+        self._db.commit()
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+            except BaseException:
+                self._db.rollback()
+                raise
+            self._db.commit()
+
+    def files(self) -> dict[str, FileRecord]:
+        """Every indexed file by path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, size, mtime_ns, sha256, language, lines FROM files"
+            ).fetchall()
+        return {
+            row[0]: FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5]) for row in rows
+        }
+
+    def file(self, path: str) -> FileRecord | None:
+        """The indexed file at ``path``, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT path, size, mtime_ns, sha256, language, lines FROM files WHERE path = ?", (path,)
+            ).fetchone()
+        return (
+            None if row is None else FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5])
+        )
+
+    def touch(self, path: str, identity: FileIdentity) -> None:
+        """Record a new size and mtime for an unchanged file (same content hash)."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                (identity.size, identity.mtime_ns, path),
+            )
+
+    def remove(self, paths: Sequence[str]) -> None:
+        """Forget the files at ``paths`` and all they held."""
+        with self._transaction() as db:
+            for path in paths:
+                self._delete(db, path)
+            self._bump(db)
+
+    def generation(self) -> int:
+        """A counter that every change to the index (by any process) raises."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row is not None else 0
+
+    @staticmethod
+    def _bump(db: sqlite3.Connection) -> None:
+        db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) "
+            "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def chunk_ids(self, path: str) -> list[int]:
+        """The ids of one file's chunks."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?", (path,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, path: str) -> None:
+        row = db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        file_id = row[0]
+        db.execute(
+            "DELETE FROM chunk_terms WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
+        )
+        for table in ("chunks", "symbols", "refs"):
+            db.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))  # noqa: S608 - fixed names
+        db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def replace(
+        self,
+        record: FileRecord,
+        tags: FileTags | None,
+        chunks: Sequence[Chunk],
+        terms: Sequence[str],
+        vectors: Sequence[bytes | None],
+    ) -> list[int]:
+        """Put one file's version in place of any earlier one, in one transaction.
+
+        Args:
+            record: the file.
+            tags: its definitions and references (None for text).
+            chunks: its chunks; ``terms`` the space-joined tokens of each, ``vectors`` each one's
+                embedding (float16 bytes, or None).
+
+        Returns:
+            The new chunks' ids, in order.
+        """
+        with self._transaction() as db:
+            self._delete(db, record.path)
+            self._bump(db)
+            identity = record.identity
+            cursor = db.execute(
+                "INSERT INTO files (path, size, mtime_ns, sha256, language, lines) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.path,
+                    identity.size,
+                    identity.mtime_ns,
+                    identity.sha256,
+                    record.language,
+                    record.lines,
+                ),
+            )
+            file_id = cursor.lastrowid
+            if tags is not None:
+                db.executemany(
+                    "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(file_id, s.name, s.name.lower(), s.qualified_name, s.kind, s.start_line, s.end_line,
+                      s.signature, s.doc, s.depth) for s in tags.symbols],
+                )  # fmt: skip
+                db.executemany(
+                    "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
+                    [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
+                )
+            ids: list[int] = []
+            for chunk, text, vector in zip(chunks, terms, vectors, strict=True):
+                cursor = db.execute(
+                    "INSERT INTO chunks (file_id, symbol, kind, start_line, end_line, summary, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        file_id,
+                        chunk.symbol,
+                        chunk.kind,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.summary,
+                        vector,
+                    ),
+                )
+                chunk_id = int(cursor.lastrowid or 0)
+                db.execute("INSERT INTO chunk_terms (rowid, terms) VALUES (?, ?)", (chunk_id, text))
+                ids.append(chunk_id)
+            return ids
+
+    def symbols_of(self, path: str) -> list[Symbol]:
+        """The symbols of one file, in source order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT s.name, s.kind, s.qualified, s.start_line, s.end_line, s.signature, s.doc, s.depth "
+                "FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? ORDER BY s.rowid",
+                (path,),
+            ).fetchall()
+        return [Symbol(*row) for row in rows]
+
+    def symbols_where(self, condition: str, parameters: Sequence[object], limit: int) -> list[StoredSymbol]:
+        """Symbols whose row matches an SQL ``condition`` on ``s`` (symbols) and ``f`` (files)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT f.path, s.name, s.kind, s.qualified, s.start_line, s.end_line, s.signature, s.doc, "  # noqa: S608
+                f"s.depth FROM symbols s JOIN files f ON f.id = s.file_id WHERE {condition} "
+                "ORDER BY f.path, s.start_line LIMIT ?",
+                (*parameters, limit),
+            ).fetchall()
+        return [StoredSymbol(row[0], Symbol(*row[1:])) for row in rows]
+
+    def outline(self, prefix: str, max_depth: int, limit: int) -> list[tuple[FileRecord, Symbol]]:
+        """Symbols of the files under ``prefix`` (``""``: all) at most ``max_depth`` deep, by path
+        then source order, at most ``limit``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT f.path, f.size, f.mtime_ns, f.sha256, f.language, f.lines, s.name, s.kind, "
+                "s.qualified, s.start_line, s.end_line, s.signature, s.doc, s.depth FROM symbols s "
+                "JOIN files f "
+                "ON f.id = s.file_id WHERE substr(f.path, 1, ?) = ? AND s.depth <= ? "
+                "ORDER BY f.path, s.rowid LIMIT ?",
+                (len(prefix), prefix, max_depth, limit),
+            ).fetchall()
+        return [
+            (FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5]), Symbol(*row[6:]))
+            for row in rows
+        ]
+
+    def all_names(self) -> list[str]:
+        """Every distinct defined name (for fuzzy lookup)."""
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT DISTINCT name FROM symbols")]
+
+    def references_to(self, names: Sequence[str], limit: int) -> list[tuple[str, Reference]]:
+        """Uses of any of ``names``, as (path, reference), in path and line order."""
+        marks = ",".join("?" * len(names))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT f.path, r.name, r.kind, r.line, r.scope FROM refs r JOIN files f ON f.id = r.file_id "  # noqa: S608
+                f"WHERE r.name IN ({marks}) ORDER BY f.path, r.line LIMIT ?",
+                (*names, limit),
+            ).fetchall()
+        return [(row[0], Reference(*row[1:])) for row in rows]
+
+    def references_from(self, path: str, start_line: int, end_line: int) -> list[Reference]:
+        """The uses inside lines ``start_line``..``end_line`` of one file."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.name, r.kind, r.line, r.scope FROM refs r JOIN files f ON f.id = r.file_id "
+                "WHERE f.path = ? AND r.line BETWEEN ? AND ? ORDER BY r.line",
+                (path, start_line, end_line),
+            ).fetchall()
+        return [Reference(*row) for row in rows]
+
+    def graph_rows(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """``(definitions, references)`` as (path, name) pairs: what the repository map ranks."""
+        with self._lock:
+            defined = self._db.execute(
+                "SELECT f.path, s.name FROM symbols s JOIN files f ON f.id = s.file_id"
+            ).fetchall()
+            used = self._db.execute(
+                "SELECT f.path, r.name FROM refs r JOIN files f ON f.id = r.file_id"
+            ).fetchall()
+        return defined, used
+
+    def lexical(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """Chunks matching an FTS5 ``match`` expression, best BM25 first, as (chunk id, score)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ? "
+                "ORDER BY bm25(chunk_terms) LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids."""
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, f.path, c.symbol, c.kind, c.start_line, c.end_line, c.summary FROM chunks c "  # noqa: S608
+                f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                tuple(ids),
+            ).fetchall()
+        return {row[0]: StoredChunk(*row) for row in rows}
+
+    def vectors(self) -> Iterator[tuple[int, bytes]]:
+        """Every chunk's id and embedding (chunks without one left out), in batches."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT id, vector FROM chunks WHERE id > ? AND vector IS NOT NULL ORDER BY id LIMIT 4096",  # noqa: E501
+                    (last,),
+                ).fetchall()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1][0]
+
+    def counts(self) -> tuple[int, int, int]:
+        """``(files, symbols, chunks)`` in the index."""
+        with self._lock:
+            return (
+                self._db.execute("SELECT count(*) FROM files").fetchone()[0],
+                self._db.execute("SELECT count(*) FROM symbols").fetchone()[0],
+                self._db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            )

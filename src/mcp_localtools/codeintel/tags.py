@@ -1,0 +1,329 @@
+"""A file's definitions and references, from its grammar's tags queries.
+
+``extract(grammar, source)`` parses the bytes once and runs the tags queries: every
+``@definition.<kind>`` becomes a ``Symbol`` (kind, name, qualified name from the definitions that
+enclose it, 1-based line range, signature, first line of its docstring or leading comment), every
+``@reference.<kind>`` a ``Reference`` (name, line, the qualified name of the symbol it sits in).
+Pure: no I/O, no state; a parser is made per call (parsers are not shared between threads).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+    from mcp_localtools.codeintel.languages import Grammar
+
+__all__ = ["FileTags", "Reference", "Symbol", "extract"]
+
+MAX_SIGNATURE = 200
+"""Characters of a signature (white space collapsed); longer ones end with an ellipsis."""
+MAX_DOC = 160
+"""Characters of the first docstring or comment line."""
+
+CONTAINERS = frozenset({"class", "interface", "module", "enum", "impl", "struct", "namespace"})
+"""Kinds whose functions are methods."""
+
+_REFERENCE_KINDS = {"send": "call", "implementation": "type", "interface": "type", "class": "type"}
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+_WRAPPERS = frozenset(
+    {
+        "export_statement", "decorated_definition", "template_declaration", "ambient_declaration",
+        "type_declaration", "const_declaration", "var_declaration",
+    }
+)  # fmt: skip
+_DECLARATOR_PARENTS = frozenset(
+    {"pointer_declarator", "reference_declarator", "function_declarator", "parenthesized_declarator"}
+)
+_DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
+_JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+# Which definition wins when two patterns capture the same node (Rust's methods are functions too).
+_PRIORITY = {"method": 3, "constant": 2, "function": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One definition.
+
+    Attributes:
+        name: its identifier.
+        kind: function, method, class, interface, module, enum, type, constant, field, macro,
+            variable or impl.
+        qualified_name: the names of the definitions around it and its own, joined by ``.``.
+        start_line: first line, 1-based.
+        end_line: last line, 1-based, inclusive.
+        signature: the definition up to its body, white space collapsed, at most ``MAX_SIGNATURE``.
+        doc: the first line of its docstring or of the comment just above it, or ``""``.
+        depth: how many definitions enclose it (0: top level).
+    """
+
+    name: str
+    kind: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One use of a name.
+
+    Attributes:
+        name: the identifier used.
+        kind: ``call`` or ``type``.
+        line: 1-based.
+        scope: qualified name of the innermost symbol around it, ``""`` at the top level.
+    """
+
+    name: str
+    kind: str
+    line: int
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileTags:
+    """What a file defines and uses.
+
+    Attributes:
+        language: our language name.
+        symbols: definitions in source order (by start, outer before inner).
+        references: uses in source order.
+        lines: the file's line count.
+    """
+
+    language: str
+    symbols: tuple[Symbol, ...]
+    references: tuple[Reference, ...]
+    lines: int
+
+
+@dataclass(slots=True)
+class _Definition:
+    node: Any  # tree_sitter.Node: the whole definition (its range)
+    name: str
+    name_start: int
+    kind: str
+
+
+def _text(node: tree_sitter.Node, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The node whose range a definition has: C's function declarator grows to its function
+    definition or declaration, a JavaScript declarator to its ``const``/``let``/``var``."""
+    if node.type == "function_declarator":
+        current = node
+        while current.parent is not None and current.parent.type in _DECLARATOR_PARENTS:
+            current = current.parent
+        if current.parent is not None and current.parent.type in _DECLARATION_NODES:
+            return current.parent
+    if (
+        node.type == "variable_declarator"
+        and node.parent is not None
+        and node.parent.type in _JS_DECLARATIONS
+    ):
+        return node.parent
+    return node
+
+
+def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    body = node.child_by_field_name("body")
+    if body is None:
+        for child in node.named_children:  # JavaScript declarators: the function's body
+            if child.type == "variable_declarator":
+                return _body(child)
+        value = node.child_by_field_name("value")
+        if value is not None and value.type in ("arrow_function", "function_expression", "function"):
+            body = value.child_by_field_name("body")
+    return body
+
+
+def _signature(node: tree_sitter.Node, source: bytes) -> str:
+    body = _body(node)
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    kept: list[str] = []
+    depth = 0
+    for line in source[node.start_byte : end].decode("utf-8", "replace").splitlines():
+        kept.append(line)
+        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
+        if depth <= 0:  # the first line, or as many as its open brackets need
+            break
+    text = " ".join(" ".join(kept).split()).rstrip("{ ").rstrip()
+    return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
+
+
+def _clean_comment(text: str) -> str:
+    for raw in text.splitlines():
+        line = raw.strip()
+        for prefix in ("/**", "/*!", "/*", "///", "//!", "//", "#", "*"):
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+                break
+        line = line.removesuffix("*/").strip().lstrip("*").strip()
+        if line and set(line) - set("-=*#/"):
+            return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1] + "…"
+    return ""
+
+
+def _python_docstring(node: tree_sitter.Node, source: bytes) -> str:
+    body = node.child_by_field_name("body")
+    if body is None or not body.named_children:
+        return ""
+    first = body.named_children[0]
+    if first.type != "expression_statement" or not first.named_children:
+        return ""
+    string = first.named_children[0]
+    if string.type != "string":
+        return ""
+    text = _text(string, source).lstrip("rRbBuUfF")
+    return _clean_comment(text.strip("\"'"))
+
+
+def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
+    while node.parent is not None and node.parent.type in _WRAPPERS:
+        node = node.parent
+    comments: list[tree_sitter.Node] = []
+    row = node.start_point[0]
+    sibling = node.prev_named_sibling
+    while sibling is not None and sibling.type in _COMMENTS and sibling.end_point[0] >= row - 1:
+        comments.append(sibling)
+        row = sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    return _clean_comment("\n".join(_text(c, source) for c in reversed(comments)))
+
+
+def _doc(node: tree_sitter.Node, source: bytes, language: str) -> str:
+    if language == "python":
+        return _python_docstring(node, source) or _leading_comment(node, source)
+    return _leading_comment(node, source)
+
+
+def _go_receiver(node: tree_sitter.Node, source: bytes) -> str:
+    receiver = node.child_by_field_name("receiver")
+    if receiver is None:
+        return ""
+    stack = [receiver]
+    while stack:
+        current = stack.pop()
+        if current.type == "type_identifier":
+            return _text(current, source)
+        stack.extend(reversed(current.named_children))
+    return ""
+
+
+def _matches(
+    grammar: Grammar, tree: tree_sitter.Tree, references: bool
+) -> Iterable[dict[str, list[tree_sitter.Node]]]:
+    import tree_sitter
+
+    for query in grammar.queries if references else grammar.definition_queries:
+        for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+            yield captures
+
+
+def _collect(
+    grammar: Grammar, tree: tree_sitter.Tree, source: bytes, with_references: bool
+) -> tuple[dict[tuple[int, int], _Definition], list[tuple[tree_sitter.Node, str]]]:
+    definitions: dict[tuple[int, int], _Definition] = {}
+    references: list[tuple[tree_sitter.Node, str]] = []
+    for captures in _matches(grammar, tree, with_references):
+        names = captures.get("name")
+        if not names:
+            continue
+        name = names[0]
+        for capture, nodes in captures.items():
+            kind_of, _, kind = capture.partition(".")
+            if kind_of == "definition" and kind:
+                node = _outer(nodes[0])
+                key = (node.start_byte, node.end_byte)
+                known = definitions.get(key)
+                if known is None or _PRIORITY.get(kind, 0) > _PRIORITY.get(known.kind, 0):
+                    definitions[key] = _Definition(node, _text(name, source), name.start_byte, kind)
+            elif kind_of == "reference" and kind:
+                references.append((name, _REFERENCE_KINDS.get(kind, kind)))
+    return definitions, references
+
+
+def _symbols(
+    definitions: Iterable[_Definition], source: bytes, language: str
+) -> tuple[list[Symbol], list[tuple[int, int, str]]]:
+    """The symbols in source order, and their byte spans with qualified names."""
+    ordered = sorted(definitions, key=lambda d: (d.node.start_byte, -d.node.end_byte))
+    symbols: list[Symbol] = []
+    spans: list[tuple[int, int, str]] = []
+    stack: list[tuple[int, str, str]] = []  # (end byte, qualified name, kind) of open definitions
+    for definition in ordered:
+        node = definition.node
+        while stack and stack[-1][0] <= node.start_byte:
+            stack.pop()
+        kind = definition.kind
+        if kind == "function" and stack and stack[-1][2] in CONTAINERS:
+            kind = "method"
+        prefix = stack[-1][1] if stack else ""
+        if language == "go" and node.type == "method_declaration":
+            prefix = _go_receiver(node, source) or prefix
+        qualified = f"{prefix}.{definition.name}" if prefix else definition.name
+        symbols.append(
+            Symbol(
+                name=definition.name,
+                kind=kind,
+                qualified_name=qualified,
+                start_line=node.start_point[0] + 1,
+                end_line=max(node.end_point[0] + (1 if node.end_point[1] else 0), node.start_point[0] + 1),
+                signature=_signature(node, source),
+                doc=_doc(node, source, language),
+                depth=len(stack),
+            )
+        )
+        spans.append((node.start_byte, node.end_byte, qualified))
+        stack.append((node.end_byte, qualified, kind))
+    return symbols, spans
+
+
+def _scope_of(position: int, spans: list[tuple[int, int, str]], starts: list[int]) -> str:
+    index = bisect.bisect_right(starts, position) - 1
+    while index >= 0:
+        start, end, qualified = spans[index]
+        if start <= position < end:
+            return qualified
+        index -= 1
+    return ""
+
+
+def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> FileTags:
+    """Parse ``source`` with ``grammar`` and return its definitions and (unless ``references``
+    is false: an outline) its references.
+
+    A file with syntax errors still yields what the parser recovered. Never raises for bad input.
+    """
+    tree = grammar.parser().parse(source)
+    definitions, raw_references = _collect(grammar, tree, source, references)
+    language = grammar.info.name
+    symbols, spans = _symbols(definitions.values(), source, language)
+    starts = [span[0] for span in spans]
+    own_names = {definition.name_start for definition in definitions.values()}
+    seen: set[tuple[str, int, str]] = set()
+    found: list[Reference] = []
+    for node, kind in sorted(raw_references, key=lambda item: item[0].start_byte):
+        if node.start_byte in own_names:
+            continue
+        name = _text(node, source)
+        key = (name, node.start_point[0], kind)
+        if key in seen or not name or len(name) > 200:
+            continue
+        seen.add(key)
+        found.append(
+            Reference(name, kind, node.start_point[0] + 1, _scope_of(node.start_byte, spans, starts))
+        )
+    lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
+    return FileTags(language, tuple(symbols), tuple(found), lines)

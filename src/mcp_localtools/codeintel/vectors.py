@@ -1,0 +1,172 @@
+"""Embeddings by WordLlama, and the in-memory table of chunk vectors that a query is scored against.
+
+WordLlama (``l2_supercat_256``) is a static embedding model: a token table distilled from an
+LLM's, 256 dimensions, whose weights and tokenizer ship inside the ``wordllama`` wheel, so it
+loads with no network (``WordLlama.load(cache_dir=<the package>, disable_download=True)``: the
+package directory is where its files are, and no download is allowed). A text's embedding is the
+mean of its tokens' vectors, normalised. We pool ourselves from WordLlama's own tokenizer and
+table, without padding a batch to its longest text (WordLlama's ``embed`` pads, which costs
+batch x longest x 256 floats).
+
+Vectors are stored on disk as float16 (512 bytes each), kept in memory as float32 (1 KiB
+each: numpy has no fast float16 product) and scored as dot products.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["DIMENSIONS", "Embedder", "VectorTable"]
+
+logger = logging.getLogger(__name__)
+
+DIMENSIONS = 256
+MAX_TOKENS = 512
+"""Tokens of a text that are pooled (the head of a chunk)."""
+
+
+class Embedder:
+    """Loads WordLlama on first use (thread-safe) and embeds texts.
+
+    Raises (from ``embed``): ``RuntimeError`` when WordLlama is not installed or its files are
+    missing; the index then runs without embeddings and says so.
+    """
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.error: str | None = None
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None or self.error is not None:
+                return self._model
+            root = logging.getLogger()
+            handlers, level = list(root.handlers), root.level
+            try:
+                from pathlib import Path
+
+                import wordllama  # its __init__ calls logging.basicConfig: undone below
+
+                self._model = wordllama.WordLlama.load(
+                    config="l2_supercat", dim=DIMENSIONS, cache_dir=Path(wordllama.__file__).parent,
+                    disable_download=True,
+                )  # fmt: skip
+            except (ImportError, OSError, ValueError) as exc:
+                self.error = f"WordLlama could not be loaded: {exc}"
+                logger.warning("%s; semantic search ranks by words only", self.error)
+            finally:
+                root.handlers[:] = handlers
+                root.setLevel(level)
+            return self._model
+
+    def available(self) -> bool:
+        """Whether embeddings can be made (loads the model)."""
+        return self._load() is not None
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The normalised embeddings of ``texts``: a float32 array of shape (len, 256).
+
+        Raises:
+            RuntimeError: the model could not be loaded.
+        """
+        import numpy as np
+
+        model = self._load()
+        if model is None:
+            raise RuntimeError(self.error or "WordLlama is not available")
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        encoded = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        table = model.embedding
+        for row, encoding in enumerate(encoded):
+            ids = encoding.ids[:MAX_TOKENS]
+            if ids:
+                out[row] = table[np.clip(np.asarray(ids), 0, table.shape[0] - 1)].mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+class VectorTable:
+    """Chunk vectors in memory: add, remove and top-k by cosine similarity.
+
+    Rows of removed chunks are masked and reused only after a compaction (when more than half
+    are dead). Not thread-safe: the index calls it under its lock.
+    """
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self._np = np
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._row: dict[int, int] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def _grow(self, needed: int) -> None:
+        np = self._np
+        capacity = len(self._ids)
+        if self._size + needed <= capacity:
+            return
+        new = max(1024, capacity * 2, self._size + needed)
+        self._ids = np.resize(self._ids, new)
+        matrix = np.zeros((new, DIMENSIONS), dtype=np.float32)
+        matrix[: self._size] = self._matrix[: self._size]
+        self._matrix = matrix
+        alive = np.zeros(new, dtype=bool)
+        alive[: self._size] = self._alive[: self._size]
+        self._alive = alive
+
+    def add(self, ids: Sequence[int], vectors: Iterable[bytes]) -> None:
+        """Add chunks by id with their float16 vector bytes."""
+        np = self._np
+        rows = [np.frombuffer(vector, dtype=np.float16) for vector in vectors]
+        if not rows:
+            return
+        self._grow(len(rows))
+        start = self._size
+        self._matrix[start : start + len(rows)] = np.stack(rows)
+        self._ids[start : start + len(rows)] = ids
+        self._alive[start : start + len(rows)] = True
+        for offset, chunk_id in enumerate(ids):
+            self._row[chunk_id] = start + offset
+        self._size += len(rows)
+
+    def remove(self, ids: Iterable[int]) -> None:
+        """Forget chunks by id (unknown ids are ignored)."""
+        for chunk_id in ids:
+            row = self._row.pop(chunk_id, None)
+            if row is not None:
+                self._alive[row] = False
+        if self._size > 4096 and len(self._row) < self._size // 2:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = self._alive[: self._size]
+        ids = self._ids[: self._size][keep]
+        matrix = self._matrix[: self._size][keep]
+        self._ids, self._matrix, self._alive = ids.copy(), matrix.copy(), self._np.ones(len(ids), dtype=bool)
+        self._size = len(ids)
+        self._row = {int(chunk_id): row for row, chunk_id in enumerate(ids)}
+
+    def top(self, query: Any, k: int) -> list[tuple[int, float]]:
+        """The ``k`` chunks most similar to the normalised vector ``query``, best first, as
+        (chunk id, cosine similarity)."""
+        np = self._np
+        if not self._row:
+            return []
+        scores = self._matrix[: self._size] @ query.astype(np.float32)
+        scores = np.where(self._alive[: self._size], scores, -np.inf)
+        k = min(k, len(self._row))
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.argsort(-scores[best])]
+        return [(int(self._ids[row]), float(scores[row])) for row in best if np.isfinite(scores[row])]

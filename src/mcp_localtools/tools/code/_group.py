@@ -1,0 +1,111 @@
+"""What the code tools share: the workspace's code indexes, opening the one a path belongs to,
+and how paths and lines are shown."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
+from mcp_localtools.codeintel.indexes import CodeIndexes
+from mcp_localtools.errors import NotADirectory, PolicyViolation, ToolError
+from mcp_localtools.files.read import read_regular_file
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import CallContext
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["Scope", "code_indexes", "index_settings", "open_scope", "read_lines"]
+
+
+def index_settings(workspace: Workspace) -> IndexSettings:
+    """``[index]`` for ``workspace``: the cache directory from the environment
+    (``$XDG_CACHE_HOME/mcp-localtools/index``, else ``$HOME/.cache/...``; neither: in memory)."""
+    environ = workspace.environ
+    base = environ.get("XDG_CACHE_HOME") or (f"{environ['HOME']}/.cache" if environ.get("HOME") else "")
+    cache = Path(base) / "mcp-localtools" / "index" if base and Path(base).is_absolute() else None
+    hidden = tuple(
+        Path(os.path.realpath(Path(entry).expanduser())) for entry in workspace.config.exec.sandbox.hide_paths
+    )
+    return IndexSettings(cache_dir=cache, hidden=hidden)
+
+
+def _create(workspace: Workspace) -> CodeIndexes:
+    home = workspace.environ.get("HOME")
+    indexes = CodeIndexes(
+        workspace.paths,
+        index_settings(workspace),
+        workspace.search,
+        Path(os.path.realpath(home)) if home else None,
+    )
+    workspace.changes.subscribe(indexes.changed)
+    return indexes
+
+
+def code_indexes(workspace: Workspace) -> CodeIndexes:
+    """The workspace's code indexes (one set per workspace, built on first use)."""
+    return workspace.shared(_create)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A directory a code tool answers about, and the index holding it.
+
+    Attributes:
+        index: the index.
+        prefix: the directory relative to the index's (``""``: all of it; else ends with ``/``).
+        base: the base directory, against which paths are shown.
+    """
+
+    index: CodeIndex
+    prefix: str
+    base: Path
+
+    def covers(self, rel: str) -> bool:
+        """Whether the index-relative path ``rel`` lies in the scope."""
+        return rel.startswith(self.prefix)
+
+    def show(self, rel: str) -> str:
+        """How a result names the file at the index-relative ``rel``: relative to the base
+        directory when it lies below it, else absolute."""
+        full = self.index.directory / rel
+        return os.path.relpath(full, self.base) if full.is_relative_to(self.base) else str(full)
+
+
+async def open_scope(indexes: CodeIndexes, given: str, ctx: CallContext, *, field: str = "path") -> Scope:
+    """Resolve a directory argument, open its index and bring it up to date (progress reported).
+
+    Raises:
+        PolicyViolation: ``[index] enabled = false``.
+        NotFound, NotADirectory, OutsideAllowedRoots: a bad directory.
+        FileSystemError: the index cannot be opened or built.
+    """
+    import anyio.to_thread
+
+    if not indexes.settings.enabled:
+        raise PolicyViolation("the code index is off ([index] enabled = false); use searchfiles instead")
+    paths = indexes.paths
+
+    def resolve() -> Path:
+        resolved = paths.resolve(given, field=field)
+        if not resolved.real.is_dir():
+            raise NotADirectory(
+                f"{field} is not a directory: {given}; give a directory (for a file use symbols)"
+            )
+        return resolved.real
+
+    real = await anyio.to_thread.run_sync(resolve)
+    index = await anyio.to_thread.run_sync(indexes.index_for, real)
+    await indexes.ready(index, ctx.report_progress)
+    rel = real.relative_to(index.directory).as_posix()
+    return Scope(index, "" if rel == "." else rel + "/", paths.base_dir)
+
+
+def read_lines(paths: PathPolicy, full: Path, start: int, end: int, max_bytes: int) -> list[str]:
+    """Lines ``start``..``end`` (1-based, inclusive) of a file, read through the policy; ``[]``
+    when it cannot be read."""
+    try:
+        data = read_regular_file(paths, paths.resolve(str(full)), max_bytes=max_bytes, follow_symlinks=False)
+    except ToolError:
+        return []
+    return data.data.decode("utf-8", "replace").splitlines()[start - 1 : end]

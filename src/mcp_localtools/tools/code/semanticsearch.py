@@ -1,0 +1,191 @@
+"""semanticsearch: code by meaning, as LLMC's ``file_search``: symbols, not lines.
+
+Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
+other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
+WordLlama embeddings, fused by reciprocal rank (k = 60). Each result is a symbol with its file,
+kind, line range, fused score, summary (signature and first doc line), its callers (uses of its
+name, with the symbol each is in) and callees (the names it calls), and with ``includeContent``
+its lines. Files of the results that changed since they were indexed are read again and the
+query run again before the answer.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+from pydantic import Field
+
+from mcp_localtools import compat
+from mcp_localtools.codeintel.indexes import CodeIndexes
+from mcp_localtools.codeintel.ranking import fuse
+from mcp_localtools.codeintel.store import StoredChunk
+from mcp_localtools.errors import InvalidArguments, printable
+from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope, read_lines
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["SearchHit", "SemanticSearchArgs", "SemanticSearchResult", "search", "semantic_search", "spec"]
+
+CANDIDATES = 100
+"""Chunks each ranking contributes to the fusion."""
+MAX_RELATIONS = 5
+
+
+class SemanticSearchArgs(ToolArgs):
+    query: str = Field(description="What the code does, in words or names.", min_length=1, max_length=1000)
+    limit: int = Field(10, ge=1, le=50, description="Most results.")
+    include_content: bool = Field(False, description="Also each result's lines.")
+    path: str = Field(".", description="Only in this directory.")
+
+
+class SearchHit(ToolOutput):
+    path: str = Field(description="File.")
+    symbol: str | None = Field(None, description="Qualified name; none for a window of text.")
+    kind: str = Field(description="function, method, class, ..., or text.")
+    start_line: int = Field(description="First line.")
+    end_line: int = Field(description="Last line.")
+    score: float = Field(description="Fused rank score, higher is better.")
+    summary: str = Field(description="Signature and first doc line.")
+    callers: list[str] = Field(description="`path:line caller` of uses of its name.")
+    callees: list[str] = Field(description="Names it calls.")
+    content: str | None = Field(None, description="With includeContent: its lines.")
+
+
+class SemanticSearchResult(ToolOutput):
+    query: str = Field(description="The query.")
+    results: list[SearchHit] = Field(description="Best first.")
+    count: int = Field(description="Results returned.")
+    truncated: bool = Field(description="True when the budget cut contents or results.")
+    lexical_only: bool | None = Field(None, description="True when no embedding model could be loaded.")
+
+
+def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, float]]:
+    """The best ``limit`` chunks in ``scope`` for ``query``, with their fused scores (blocking)."""
+    index = scope.index
+    terms = list(dict.fromkeys(index.query_terms(query)))
+    rankings: list[list[int]] = []
+    want = CANDIDATES if not scope.prefix else CANDIDATES * 4
+    if terms:
+        match = " OR ".join(f'"{term}"' for term in terms[:64])
+        rankings.append([chunk for chunk, _ in index.store.lexical(match, want)])
+    vector = index.embed_query(query)
+    if vector is not None:
+        rankings.append([chunk for chunk, _ in index.vectors().top(vector, want)])
+    fused = fuse(rankings)
+    rows = index.store.chunks([chunk for chunk, _ in fused[: want * 2]])
+    hits = [
+        (rows[chunk], score) for chunk, score in fused if chunk in rows and scope.covers(rows[chunk].path)
+    ]
+    return hits[:limit]
+
+
+def _relations(scope: Scope, chunk: StoredChunk) -> tuple[list[str], list[str]]:
+    store = scope.index.store
+    callers: list[str] = []
+    if chunk.symbol:
+        name = chunk.symbol.rpartition(".")[2]
+        for path, ref in store.references_to([name], MAX_RELATIONS * 4):
+            if ref.scope != chunk.symbol and ref.kind == "call":
+                callers.append(f"{scope.show(path)}:{ref.line} {ref.scope or '(top level)'}")
+            if len(callers) >= MAX_RELATIONS:
+                break
+    inside = store.references_from(chunk.path, chunk.start_line, chunk.end_line)
+    callees = list(dict.fromkeys(ref.name for ref in inside if ref.kind == "call"))[: MAX_RELATIONS * 2]
+    return callers, callees
+
+
+def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, workspace: Workspace) -> ToolResult:
+    hits = search(scope, args.query, args.limit)
+    if indexes.check_files(scope.index, sorted({chunk.path for chunk, _ in hits})):
+        hits = search(scope, args.query, args.limit)  # a result's file changed: answer from its new version
+    results: list[SearchHit] = []
+    for chunk, score in hits:
+        callers, callees = _relations(scope, chunk)
+        content = None
+        if args.include_content:
+            full = scope.index.directory / chunk.path
+            lines = read_lines(
+                workspace.paths, full, chunk.start_line, chunk.end_line, scope.index.settings.max_file_bytes
+            )
+            content = "\n".join(lines)
+        results.append(
+            SearchHit(
+                path=scope.show(chunk.path), symbol=chunk.symbol or None, kind=chunk.kind,
+                start_line=chunk.start_line, end_line=chunk.end_line, score=round(score, 5),
+                summary=chunk.summary, callers=callers, callees=callees, content=content,
+            )
+        )  # fmt: skip
+    lexical_only = True if scope.index.embed_query("x") is None else None
+    return _render(args, results, lexical_only, workspace.limits.max_result_chars)
+
+
+def _render(
+    args: SemanticSearchArgs, hits: list[SearchHit], lexical_only: bool | None, budget: int
+) -> ToolResult:
+    def build(payload: int) -> ToolResult:
+        share = max(payload // max(len(hits), 1), 200)
+        shown: list[SearchHit] = []
+        lines: list[str] = []
+        truncated = False
+        for rank, hit in enumerate(hits, start=1):
+            name = hit.symbol or "(text)"
+            where = f"{printable(hit.path)}:{hit.start_line}-{hit.end_line}"
+            text = [f"{rank}. {where} {hit.kind} {name}  {hit.summary}"]
+            if hit.callers:
+                text.append(f"   callers: {'; '.join(hit.callers)}")
+            if hit.callees:
+                text.append(f"   calls: {', '.join(hit.callees)}")
+            content = hit.content
+            if content is not None and len(content) > share:
+                content = content[:share] + "\n…"
+                truncated = True
+            if content is not None:
+                text.append(content)
+            if sum(map(len, lines)) + sum(map(len, text)) > payload and shown:
+                truncated = True
+                break
+            lines.extend(text)
+            shown.append(hit.model_copy(update={"content": content}))
+        if not hits:
+            lines.append("[no results: the index holds code and text files; try other words, or searchfiles]")
+        if truncated:
+            lines.append("[truncated: lower limit, or read a result's lines with readfile]")
+        if lexical_only:
+            lines.append("[WordLlama could not be loaded: ranked by words only]")
+        result = SemanticSearchResult(
+            query=args.query, results=shown, count=len(shown), truncated=truncated, lexical_only=lexical_only
+        )
+        return ToolResult.of(result, text="\n".join(lines))
+
+    return fit_within(build, budget, budget * 2 // 5)
+
+
+async def semantic_search(args: SemanticSearchArgs, ctx: CallContext, *, workspace: Workspace) -> ToolResult:
+    """The semanticsearch tool body: the index brought up to date, then searched in a worker thread."""
+    if not args.query.strip():
+        raise InvalidArguments("query is empty; describe what the code does, such as 'parse the config file'")
+    indexes = code_indexes(workspace)
+    scope = await open_scope(indexes, args.path, ctx)
+    return await anyio.to_thread.run_sync(_answer, scope, indexes, args, workspace, abandon_on_cancel=True)
+
+
+def spec(workspace: Workspace) -> ToolSpec[Any]:
+    """The semanticsearch tool, bound to ``workspace``."""
+    return ToolSpec(
+        name="semanticsearch",
+        group="code",
+        title="Search code by meaning",
+        description=(
+            "Find functions, classes and text by what they do, offline: BM25 on split identifiers plus "
+            "WordLlama embeddings, fused. Results are symbols with lines, score, callers and callees. "
+            "For exact text use searchfiles."
+        ),
+        args_model=SemanticSearchArgs,
+        result_model=SemanticSearchResult,
+        handler=partial(semantic_search, workspace=workspace),
+        annotations=READ_ONLY,
+        unsupported=compat.why_unsupported(dir_fd=True),
+    )

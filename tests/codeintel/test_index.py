@@ -1,0 +1,109 @@
+"""The code index through the code tools: fresh after edits, persisted, and never outside the roots."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from mcp_localtools.codeintel import indexes as indexes_module
+from mcp_localtools.server import build_server
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+async def _defined(client: Client, name: str) -> list[str]:
+    result = await client.call_tool("findsymbol", {"name": name, "includeReferences": False})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return [d["path"] for d in result.structured_content["definitions"]]
+
+
+async def test_a_rename_by_a_file_tool_is_seen_by_the_next_query(tmp_path: Path) -> None:
+    (tmp_path / "tax.py").write_text("def compute_tax(amount):\n    return amount * 0.2\n", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        assert await _defined(client, "compute_tax") == ["tax.py"]
+        edit = await client.call_tool(
+            "editfile", {"path": "tax.py", "edits": [{"oldText": "compute_tax", "newText": "vat_for"}]}
+        )
+        assert not edit.is_error, text_of(edit)
+        assert await _defined(client, "vat_for") == ["tax.py"]
+        assert await _defined(client, "compute_tax") == []
+
+
+async def test_a_file_changed_behind_the_servers_back_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "tax.py"
+    target.write_text("def compute_tax(amount):\n    return amount * 0.2\n", encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        assert await _defined(client, "compute_tax") == ["tax.py"]
+        target.write_text("def renamed_tax(amount):\n    return amount * 0.2\n", encoding="utf-8")
+        os.utime(target, ns=(1, 1))  # a new mtime, whatever the clock's resolution
+        monkeypatch.setattr(indexes_module, "RESCAN_SECONDS", 0.0)
+        assert await _defined(client, "renamed_tax") == ["tax.py"]
+        (tmp_path / "new.py").write_text("def brand_new():\n    pass\n", encoding="utf-8")
+        target.unlink()
+        assert await _defined(client, "brand_new") == ["new.py"]
+        assert await _defined(client, "renamed_tax") == []
+
+
+async def test_the_index_never_reads_outside_the_roots(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "leak.py").write_text("def leaked_outside():\n    pass\n", encoding="utf-8")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "linked_file.py").symlink_to(outside / "leak.py")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "secret.py").write_text("def hidden_secret():\n    pass\n", encoding="utf-8")
+    (root / "private").mkdir()
+    (root / "private" / "keys.py").write_text("def protected_key():\n    pass\n", encoding="utf-8")
+    (root / "veiled").mkdir()
+    (root / "veiled" / "v.py").write_text("def veiled_function():\n    pass\n", encoding="utf-8")
+    (root / "ignored").mkdir()
+    (root / "ignored" / "i.py").write_text("def ignored_function():\n    pass\n", encoding="utf-8")
+    (root / ".gitignore").write_text("ignored/\n", encoding="utf-8")
+    (root / "ok.py").write_text("def visible_function():\n    pass\n", encoding="utf-8")
+    config = config_for(
+        root, exec={"sandbox": {"protected_paths": ["private"], "hide_paths": [str(root / "veiled")]}}
+    )
+    async with connect(config) as client:
+        assert await _defined(client, "visible_function") == ["ok.py"]
+        for name in (
+            "leaked_outside",
+            "hidden_secret",
+            "protected_key",
+            "veiled_function",
+            "ignored_function",
+        ):
+            assert await _defined(client, name) == [], name
+        search = await client.call_tool("semanticsearch", {"query": "leaked outside secret key", "limit": 20})
+    assert search.structured_content is not None
+    assert {hit["path"] for hit in search.structured_content["results"]} <= {"ok.py", ".gitignore"}
+
+
+async def test_the_index_persists_in_the_cache_directory(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text("def persisted_function():\n    pass\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    environ = {"XDG_CACHE_HOME": str(cache)}
+    async with Client(build_server(config_for(root), environ=environ), raise_exceptions=True) as client:
+        assert await _defined(client, "persisted_function") == ["a.py"]
+    [database] = list(cache.glob("mcp-localtools/index/*/index.sqlite3"))
+    assert database.stat().st_size > 0
+    async with Client(build_server(config_for(root), environ=environ), raise_exceptions=True) as client:
+        assert await _defined(client, "persisted_function") == ["a.py"]
+
+
+async def test_the_code_tools_are_served_read_only(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():\n    pass\n", encoding="utf-8")
+    async with connect(config_for(tmp_path, tools={"read_only": True})) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"symbols", "findsymbol", "repomap", "semanticsearch"} <= names
+        assert await _defined(client, "f") == ["a.py"]
