@@ -221,6 +221,20 @@ def _go_receiver(node: tree_sitter.Node, source: bytes) -> str:
     return ""
 
 
+def _cpp_scope(node: tree_sitter.Node, source: bytes) -> str:
+    """``A::B`` of a C++ definition written outside its class (``void A::B::f() {...}``), as ``A.B``."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+    scope = (
+        inner.child_by_field_name("scope")
+        if inner is not None and inner.type == "qualified_identifier"
+        else None
+    )
+    return _text(scope, source).replace("::", ".") if scope is not None else ""
+
+
 def _matches(
     grammar: Grammar, tree: tree_sitter.Tree, references: bool
 ) -> Iterable[dict[str, list[tree_sitter.Node]]]:
@@ -272,6 +286,8 @@ def _symbols(
         prefix = stack[-1][1] if stack else ""
         if language == "go" and node.type == "method_declaration":
             prefix = _go_receiver(node, source) or prefix
+        elif language == "cpp" and node.type == "function_definition" and (scope := _cpp_scope(node, source)):
+            prefix = f"{prefix}.{scope}" if prefix else scope
         qualified = f"{prefix}.{definition.name}" if prefix else definition.name
         symbols.append(
             Symbol(

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.anyio
 
 def _project(root: Path) -> None:
     (root / "core.py").write_text(
-        "class Database:\n    def connect(self):\n        pass\n\n\ndef open_database():\n    return Database()\n",
+        "class Database:\n    def connect(self):\n        pass\n\n\n"
+        "def open_database():\n    return Database()\n",
         encoding="utf-8",
     )
     for n in range(6):
@@ -54,7 +55,8 @@ async def test_the_map_keeps_to_max_chars(tmp_path: Path) -> None:
 async def test_focus_on_a_file_brings_its_neighbours_forward(tmp_path: Path) -> None:
     _project(tmp_path)
     (tmp_path / "report.py").write_text(
-        "from lonely import lonely_helper_function\n\n\ndef make_report():\n    return lonely_helper_function()\n",
+        "from lonely import lonely_helper_function\n\n\n"
+        "def make_report():\n    return lonely_helper_function()\n",
         encoding="utf-8",
     )
     async with connect(config_for(tmp_path)) as client:

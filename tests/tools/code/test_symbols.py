@@ -19,22 +19,46 @@ EXPECTED = {
     "users.ts": ("typescript", ["User", "Role", "UserId", "UserStore", "UserStore.fetchUser", "loadUser"]),
     "Button.tsx": ("tsx", ["ButtonProps", "Button", "IconButton"]),
     "server.go": ("go", ["DefaultPort", "Server", "NewServer", "Server.routes", "Server.health"]),
-    "queue.rs": ("rust", ["JobQueue", "DEFAULT_LIMIT", "JobQueue", "JobQueue.new", "JobQueue.push", "Runner"]),
+    "queue.rs": (
+        "rust", ["JobQueue", "DEFAULT_LIMIT", "JobQueue", "JobQueue.new", "JobQueue.push", "Runner"]
+    ),
     "Account.java": (
         "java",
-        ["Account", "Account.balance", "Account.Account", "Account.transfer", "Account.withdraw",
-         "Account.deposit", "Audited", "Audited.audit", "Currency"],
+        [
+            "Account", "Account.balance", "Account.Account", "Account.transfer", "Account.withdraw",
+            "Account.deposit", "Audited", "Audited.audit", "Currency",
+        ],
     ),
     "ring.c": ("c", ["RING_SIZE", "ring", "ring_t", "ring_new", "ring_push"]),
-    "matrix.cpp": ("cpp", ["linalg", "linalg.Matrix", "linalg.Matrix.Matrix", "linalg.Matrix.at",
-                           "linalg.Matrix.multiply", "linalg.multiply", "trace"]),
-    "Invoice.cs": ("csharp", ["Billing", "Billing.Invoice", "Billing.Invoice.Total", "Billing.Invoice.Invoice",
-                              "Billing.Invoice.ApplyDiscount", "Billing.Invoice.Round", "Billing.ISender",
-                              "Billing.ISender.Send", "Billing.Status"]),
-    "greeter.rb": ("ruby", ["Greetings", "Greetings.Greeter", "Greetings.Greeter.initialize",
-                            "Greetings.Greeter.greet", "Greetings.Greeter.salutation"]),
-    "Router.php": ("php", ["App\\Http", "Middleware", "Middleware.handle", "Router", "Router.routes", "Router.add",
-                           "Router.dispatch", "router"]),
+    "matrix.cpp": (
+        "cpp",
+        [
+            "linalg", "linalg.Matrix", "linalg.Matrix.Matrix", "linalg.Matrix.at", "linalg.Matrix.multiply",
+            "linalg.Matrix.multiply", "trace",
+        ],
+    ),
+    "Invoice.cs": (
+        "csharp",
+        [
+            "Billing", "Billing.Invoice", "Billing.Invoice.Total", "Billing.Invoice.Invoice",
+            "Billing.Invoice.ApplyDiscount", "Billing.Invoice.Round", "Billing.ISender",
+            "Billing.ISender.Send", "Billing.Status",
+        ],
+    ),
+    "greeter.rb": (
+        "ruby",
+        [
+            "Greetings", "Greetings.Greeter", "Greetings.Greeter.initialize", "Greetings.Greeter.greet",
+            "Greetings.Greeter.salutation",
+        ],
+    ),
+    "Router.php": (
+        "php",
+        [
+            "App\\Http", "Middleware", "Middleware.handle", "Router", "Router.routes", "Router.add",
+            "Router.dispatch", "router",
+        ],
+    ),
     "deploy.sh": ("bash", ["build_archive", "upload"]),
 }  # fmt: skip
 
