@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import audit
+import codesearch
 import reads
 import sandbox
 import suite
@@ -36,6 +37,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "sandbox": sandbox.run,
     "audit": audit.run,
     "reads": reads.run,
+    "codesearch": codesearch.run,
 }
 
 _PREAMBLE = (

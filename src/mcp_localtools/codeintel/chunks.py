@@ -9,6 +9,7 @@ body, cut to ``MAX_CHUNK_CHARS``.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 
 from mcp_localtools.codeintel.tags import FileTags, Symbol
@@ -19,6 +20,8 @@ WINDOW_LINES = 40
 """Lines of a window of text that no symbol covers."""
 MAX_CHUNK_CHARS = 4000
 """Characters of a chunk's text that are indexed (the head of a long function says what it is)."""
+MAX_MEANING_CHARS = 1500
+"""Characters of a chunk's body (or window) whose words are embedded."""
 MAX_HEADER_LINES = 30
 """Lines of a class's header chunk at most."""
 
@@ -35,16 +38,21 @@ class Chunk:
         kind: the symbol's kind, or ``text`` for a window.
         start_line: 1-based.
         end_line: 1-based, inclusive.
-        text: what is indexed (path, name, signature, doc, body), at most ``MAX_CHUNK_CHARS``.
+        title: its path, qualified name, signature and doc (weighed more in BM25).
+        text: its body, at most ``MAX_CHUNK_CHARS``.
         summary: the signature and doc, or the window's first non-blank line.
+        meaning: the words of its name, file name and doc (embedded with its body, weighed
+            more); for a window of text, the text.
     """
 
     symbol: str
     kind: str
     start_line: int
     end_line: int
+    title: str
     text: str
     summary: str
+    meaning: str
 
 
 def _body(lines: list[str], start: int, end: int) -> str:
@@ -53,14 +61,17 @@ def _body(lines: list[str], start: int, end: int) -> str:
 
 def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int) -> Chunk:
     summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
-    head = f"{path} {symbol.qualified_name} {symbol.kind}\n{symbol.doc}\n"
+    body = _body(lines, symbol.start_line, end)
+    stem = posixpath.splitext(posixpath.basename(path))[0]
     return Chunk(
         symbol=symbol.qualified_name,
         kind=symbol.kind,
         start_line=symbol.start_line,
         end_line=symbol.end_line,
-        text=(head + _body(lines, symbol.start_line, end))[:MAX_CHUNK_CHARS],
+        title=f"{path} {symbol.qualified_name} {symbol.signature} {symbol.doc}",
+        text=body,
         summary=summary,
+        meaning=f"{symbol.qualified_name} {stem} {symbol.doc}",
     )
 
 
@@ -78,8 +89,13 @@ def _windows(path: str, lines: list[str], covered: list[bool]) -> list[Chunk]:
         piece = lines[start - 1 : number - 1]
         filled = [line for line in piece if line.strip()]
         if len(filled) >= 2 or (filled and len(filled[0]) > 40):
-            text = f"{path}\n" + "\n".join(piece)
-            out.append(Chunk("", "text", start, number - 1, text[:MAX_CHUNK_CHARS], filled[0].strip()[:160]))
+            text = "\n".join(piece)
+            out.append(
+                Chunk(
+                    "", "text", start, number - 1, path, text[:MAX_CHUNK_CHARS], filled[0].strip()[:160],
+                    "\n".join(piece)[:MAX_MEANING_CHARS],
+                )
+            )  # fmt: skip
     return out
 
 

@@ -8,8 +8,10 @@ optionally personalised toward files the caller named; each file's rank is then 
 out-edges, which ranks the (file, name) definitions. PageRank is a plain power iteration in
 numpy (a dozen lines; networkx would bring a dependency for one function).
 
-Reciprocal rank fusion (Cormack et al., 2009): ``score = Σ 1 / (k + rank)`` with k = 60 over the
-rankings a candidate appears in; it needs no calibration between BM25 scores and cosines.
+Reciprocal rank fusion (Cormack et al., 2009): ``score = Σ w / (k + rank)`` over the rankings a
+candidate appears in; it needs no calibration between BM25 scores and cosines. semanticsearch
+weighs BM25 1 and embeddings 0.5 with k = 30 (WordLlama's static embeddings rank code less well
+than BM25 on names; measured in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -21,15 +23,19 @@ from dataclasses import dataclass
 
 __all__ = ["RRF_K", "Graph", "fuse", "pagerank"]
 
-RRF_K = 60
+RRF_K = 30
+"""The fusion's k (60 in the paper; 30 ranks best on benchmarks/codesearch)."""
 
 
-def fuse(rankings: Iterable[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of ranked id lists, best first, as (id, fused score)."""
+def fuse(
+    rankings: Sequence[Sequence[int]], weights: Sequence[float] | None = None, k: int = RRF_K
+) -> list[tuple[int, float]]:
+    """Weighted reciprocal rank fusion of ranked id lists (``Σ weight / (k + rank)``), best
+    first, as (id, fused score); weights default to 1."""
     scores: dict[int, float] = defaultdict(float)
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] += 1.0 / (k + rank)
+            scores[item] += weight / (k + rank)
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 

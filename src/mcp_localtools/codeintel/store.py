@@ -25,8 +25,12 @@ from mcp_localtools.codeintel.tags import FileTags, Reference, Symbol
 
 __all__ = ["SCHEMA", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
-SCHEMA = "mcp-localtools code index 1; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 3; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
+
+TITLE_WEIGHT = 10.0
+"""How much more a query term weighs in a chunk's title than in its body (BM25F-style; tuned on
+benchmarks/codesearch)."""
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +52,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(terms, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
+    title, body, tokenize = "unicode61 tokenchars '_'");
 """
 
 
@@ -222,7 +227,7 @@ class Store:
         record: FileRecord,
         tags: FileTags | None,
         chunks: Sequence[Chunk],
-        terms: Sequence[str],
+        terms: Sequence[tuple[str, str]],
         vectors: Sequence[bytes | None],
     ) -> list[int]:
         """Put one file's version in place of any earlier one, in one transaction.
@@ -230,7 +235,8 @@ class Store:
         Args:
             record: the file.
             tags: its definitions and references (None for text).
-            chunks: its chunks; ``terms`` the space-joined tokens of each, ``vectors`` each one's
+            chunks: its chunks; ``terms`` the space-joined tokens of each one's title and body,
+                ``vectors`` each one's
                 embedding (float16 bytes, or None).
 
         Returns:
@@ -278,7 +284,7 @@ class Store:
                     ),
                 )
                 chunk_id = int(cursor.lastrowid or 0)
-                db.execute("INSERT INTO chunk_terms (rowid, terms) VALUES (?, ?)", (chunk_id, text))
+                db.execute("INSERT INTO chunk_terms (rowid, title, body) VALUES (?, ?, ?)", (chunk_id, *text))
                 ids.append(chunk_id)
             return ids
 
@@ -357,13 +363,15 @@ class Store:
             ).fetchall()
         return defined, used
 
-    def lexical(self, match: str, limit: int) -> list[tuple[int, float]]:
-        """Chunks matching an FTS5 ``match`` expression, best BM25 first, as (chunk id, score)."""
+    def lexical(self, match: str, limit: int, title_weight: float = TITLE_WEIGHT) -> list[tuple[int, float]]:
+        """Chunks matching an FTS5 ``match`` expression, best BM25 first, as (chunk id, score);
+        a term in a chunk's title (path, name, signature, doc) counts ``title_weight`` times one
+        in its body."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT rowid, bm25(chunk_terms) FROM chunk_terms WHERE chunk_terms MATCH ? "
-                "ORDER BY bm25(chunk_terms) LIMIT ?",
-                (match, limit),
+                "SELECT rowid, bm25(chunk_terms, ?, 1.0) AS score FROM chunk_terms WHERE chunk_terms MATCH ? "
+                "ORDER BY score LIMIT ?",
+                (title_weight, match, limit),
             ).fetchall()
         return [(int(row[0]), -float(row[1])) for row in rows]
 

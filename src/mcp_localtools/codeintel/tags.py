@@ -34,7 +34,7 @@ _COMMENTS = frozenset({"comment", "line_comment", "block_comment", "doc_comment"
 _WRAPPERS = frozenset(
     {
         "export_statement", "decorated_definition", "template_declaration", "ambient_declaration",
-        "type_declaration", "const_declaration", "var_declaration",
+        "type_declaration", "const_declaration", "var_declaration", "expression_statement",
     }
 )  # fmt: skip
 _DECLARATOR_PARENTS = frozenset(
@@ -195,7 +195,7 @@ def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
     comments: list[tree_sitter.Node] = []
     row = node.start_point[0]
     sibling = node.prev_named_sibling
-    while sibling is not None and sibling.type in _COMMENTS and sibling.end_point[0] >= row - 1:
+    while sibling is not None and sibling.type in _COMMENTS and sibling.end_point[0] >= row - 2:
         comments.append(sibling)
         row = sibling.start_point[0]
         sibling = sibling.prev_named_sibling
@@ -233,6 +233,30 @@ def _cpp_scope(node: tree_sitter.Node, source: bytes) -> str:
         else None
     )
     return _text(scope, source).replace("::", ".") if scope is not None else ""
+
+
+def _same_definition(outer: _Definition, inner: _Definition) -> bool:
+    """Whether ``inner`` is the value of ``outer`` under the same name (``x.f = function f() {}``)."""
+    parent = inner.node.parent
+    return (
+        parent is not None
+        and (parent.start_byte, parent.end_byte) == (outer.node.start_byte, outer.node.end_byte)
+        and (
+            inner.name == outer.name
+            or inner.node.type in ("function_expression", "function", "arrow_function")
+        )
+    )
+
+
+def _js_owner(node: tree_sitter.Node, source: bytes) -> str:
+    """``res`` of ``res.send = function ...``, ``Layer`` of ``Layer.prototype.match = ...``."""
+    left = node.child_by_field_name("left")
+    target = (
+        left.child_by_field_name("object") if left is not None and left.type == "member_expression" else None
+    )
+    if target is None or len(_text(target, source)) > 80:
+        return ""
+    return _text(target, source).removesuffix(".prototype")
 
 
 def _matches(
@@ -276,8 +300,12 @@ def _symbols(
     symbols: list[Symbol] = []
     spans: list[tuple[int, int, str]] = []
     stack: list[tuple[int, str, str]] = []  # (end byte, qualified name, kind) of open definitions
+    previous: _Definition | None = None
     for definition in ordered:
         node = definition.node
+        if previous is not None and _same_definition(previous, definition):
+            continue  # JavaScript's `res.send = function send() {}` is one definition, not two
+        previous = definition
         while stack and stack[-1][0] <= node.start_byte:
             stack.pop()
         kind = definition.kind
@@ -289,6 +317,8 @@ def _symbols(
         elif language == "cpp" and node.type == "function_definition" and (scope := _cpp_scope(node, source)):
             prefix = f"{prefix}.{scope}" if prefix else scope
         qualified = f"{prefix}.{definition.name}" if prefix else definition.name
+        if node.type == "assignment_expression" and (owner := _js_owner(node, source)):
+            qualified = f"{owner}.{definition.name}"
         symbols.append(
             Symbol(
                 name=definition.name,

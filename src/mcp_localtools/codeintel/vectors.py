@@ -26,6 +26,11 @@ logger = logging.getLogger(__name__)
 DIMENSIONS = 256
 MAX_TOKENS = 512
 """Tokens of a text that are pooled (the head of a chunk)."""
+MAX_WORDS = 300_000
+"""Distinct words whose token ids are remembered (a few MiB)."""
+_BATCH = 256
+"""Texts tokenized and pooled together: at most 256 x 512 x 256 floats (128 MiB) at once, about
+256 x 150 x 256 (40 MiB) for typical chunks."""
 
 
 class Embedder:
@@ -38,6 +43,7 @@ class Embedder:
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        self._word_ids: dict[str, tuple[int, ...]] = {}
         self.error: str | None = None
 
     def _load(self) -> Any:
@@ -55,6 +61,7 @@ class Embedder:
                     config="l2_supercat", dim=DIMENSIONS, cache_dir=Path(wordllama.__file__).parent,
                     disable_download=True,
                 )  # fmt: skip
+                self._model.tokenizer.no_padding()  # WordLlama pads a batch to its longest text
             except (ImportError, OSError, ValueError) as exc:
                 self.error = f"WordLlama could not be loaded: {exc}"
                 logger.warning("%s; semantic search ranks by words only", self.error)
@@ -67,8 +74,20 @@ class Embedder:
         """Whether embeddings can be made (loads the model)."""
         return self._load() is not None
 
-    def embed(self, texts: Sequence[str]) -> Any:
-        """The normalised embeddings of ``texts``: a float32 array of shape (len, 256).
+    def _ids(self, model: Any, words: Sequence[str]) -> list[tuple[int, ...]]:
+        missing = [word for word in dict.fromkeys(words) if word not in self._word_ids]
+        if missing:
+            if len(self._word_ids) + len(missing) > MAX_WORDS:
+                self._word_ids.clear()
+            encoded = model.tokenizer.encode_batch(missing, add_special_tokens=False)
+            for word, encoding in zip(missing, encoded, strict=True):
+                self._word_ids[word] = tuple(encoding.ids)
+        return [self._word_ids[word] for word in words]
+
+    def embed(self, texts: Sequence[Sequence[str]]) -> Any:
+        """The normalised embeddings of ``texts``, each given as its words
+        (``Tokenizer.words``): the mean of the WordLlama vectors of their tokens, as a float32
+        array of shape (len, 256). Each distinct word is tokenized once (remembered).
 
         Raises:
             RuntimeError: the model could not be loaded.
@@ -79,14 +98,22 @@ class Embedder:
         if model is None:
             raise RuntimeError(self.error or "WordLlama is not available")
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
-            return out
-        encoded = model.tokenizer.encode_batch(list(texts), add_special_tokens=False)
         table = model.embedding
-        for row, encoding in enumerate(encoded):
-            ids = encoding.ids[:MAX_TOKENS]
-            if ids:
-                out[row] = table[np.clip(np.asarray(ids), 0, table.shape[0] - 1)].mean(axis=0)
+        for start in range(0, len(texts), _BATCH):
+            batch = texts[start : start + _BATCH]
+            with self._lock:
+                self._ids(model, [word for words in batch for word in words])  # one tokenizer call
+                known = self._word_ids
+                ids = [[i for word in words for i in known.get(word, ())][:MAX_TOKENS] for words in batch]
+            lengths = np.array([len(row) for row in ids], dtype=np.int64)
+            filled = lengths > 0
+            if not filled.any():
+                continue
+            flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
+            np.clip(flat, 0, table.shape[0] - 1, out=flat)
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
+            sums = np.add.reduceat(table[flat], starts, axis=0)
+            out[start : start + len(ids)][filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

@@ -1,0 +1,362 @@
+"""The code search benchmark: quality of semanticsearch and its parts, and the code index's speed.
+
+Quality: three real code bases fetched at pinned versions (sdists from PyPI, a tarball from npm;
+each checked against its SHA-256, never vendored) are unpacked into one directory and indexed.
+The queries are ``codesearch_queries.json`` (written by hand: ``keyword`` ones share words with the
+target's identifiers, ``paraphrase`` ones few or none) plus ``docstring`` ones derived here: the
+first line of a function's docstring, with that docstring removed from the indexed copy. Each
+ranking's top 10 is scored: a result hits when it is in the expected file and its lines overlap
+the expected symbol's definition; MRR@10 and recall@10 (one expected symbol per query: the share
+of queries whose symbol is in the top 10). Contenders: semanticsearch's own ranking (BM25 and
+WordLlama fused), BM25 alone, embeddings alone, and ripgrep on the query's words (every file's
+line holding the most distinct query words, files ranked by that count).
+
+Speed: the Django sdist (about 6,900 files) served by the installed server over stdio with a
+fresh cache: the cold index (the first findsymbol call), the peak memory above idle while it
+builds, the index's size on disk, a changed file seen by the next call, semanticsearch latency,
+repomap cold (a new server on the built index) and warm, and symbols of a ~2,000-line file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from harness import Spawned, linear_stdio, peak_rss_kib, server_command
+from mcp import Client
+
+from mcp_localtools.codeintel.index import IndexSettings
+from mcp_localtools.codeintel.indexes import CodeIndexes
+from mcp_localtools.codeintel.tokens import STOP_WORDS
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import CallContext
+from mcp_localtools.search import default_engine
+from mcp_localtools.search.rg import find_ripgrep
+from mcp_localtools.tools.code._group import Scope, open_scope
+from mcp_localtools.tools.code.semanticsearch import search
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Archive:
+    """A pinned source archive: how to fetch it and its SHA-256."""
+
+    name: str
+    client: str  # pip or npm
+    spec: str
+    sha256: str
+
+
+QUALITY = (
+    Archive(
+        "requests-2.32.3.tar.gz", "pip", "requests==2.32.3",
+        "55365417734eb18255590a9ff9eb97e9e1da868d4ccd6402399eaf68af20a760",
+    ),
+    Archive(
+        "click-8.1.7.tar.gz", "pip", "click==8.1.7",
+        "ca9853ad459e787e2192211578cc907e7594e294c7ccc834310722b41b9ca6de",
+    ),
+    Archive(
+        "express-4.21.2.tgz", "npm", "express@4.21.2",
+        "fc43a91e7dc7affb53c6ad7123a4f35485ed3c45226ae7a3847b7738e783e008",
+    ),
+)  # fmt: skip
+SPEED = Archive(
+    "Django-5.1.4.tar.gz",
+    "pip",
+    "django==5.1.4",
+    "de450c09e91879fa5a307f696e57c851955c910a438a35e6b4c895e86bedc82a",
+)
+DOCSTRING_QUERIES = 20
+TOP = 10
+
+
+def fetch(archive: Archive, downloads: Path) -> Path:
+    """The archive in ``downloads``, fetched with pip or npm when missing, checked by SHA-256."""
+    downloads.mkdir(parents=True, exist_ok=True)
+    target = downloads / archive.name
+    if not target.exists():
+        print(f"   fetching {archive.spec} ...", flush=True)
+        if archive.client == "pip":
+            command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                       archive.spec, "-d", str(downloads)]  # fmt: skip
+        else:
+            command = ["npm", "pack", archive.spec, "--silent", "--pack-destination", str(downloads)]
+        subprocess.run(command, check=True, timeout=600, stdout=subprocess.DEVNULL)
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    if digest != archive.sha256:
+        raise SystemExit(f"{target}: SHA-256 {digest}, expected {archive.sha256}")
+    return target
+
+
+def unpack(archive: Path, into: Path) -> None:
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+
+
+def derive_docstring_queries(root: Path) -> list[dict[str, str]]:
+    """Up to ``DOCSTRING_QUERIES`` queries from the first lines of Python docstrings under the
+    ``src`` trees, each docstring blanked in place (line numbers kept) so it is not indexed."""
+    candidates: list[tuple[Path, ast.FunctionDef | ast.AsyncFunctionDef, str]] = []
+    for path in sorted(root.glob("*/src/**/*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node)
+                first = doc.strip().splitlines()[0].strip() if doc else ""
+                if len(first.split()) >= 5 and len(node.body) > 1:
+                    candidates.append((path, node, first))
+    step = max(len(candidates) // DOCSTRING_QUERIES, 1)
+    chosen = candidates[::step][:DOCSTRING_QUERIES]
+    queries = []
+    for path, node, first in sorted(chosen, key=lambda item: (str(item[0]), -item[1].lineno)):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        doc = node.body[0]
+        assert doc.end_lineno is not None
+        indent = lines[doc.lineno - 1][: len(lines[doc.lineno - 1]) - len(lines[doc.lineno - 1].lstrip())]
+        for number in range(doc.lineno, doc.end_lineno + 1):
+            lines[number - 1] = (indent + "...\n") if number == doc.lineno else "\n"
+        path.write_text("".join(lines), encoding="utf-8")
+        queries.append(
+            {"kind": "docstring", "query": first, "file": str(path.relative_to(root)), "symbol": node.name}
+        )
+    return queries
+
+
+def rg_ranking(rg: str, root: Path, query: str) -> list[tuple[str, int, int]]:
+    """ripgrep's answer: per file, the line with the most distinct query words; files by that count."""
+    words = [
+        w for w in {w.lower() for w in query.replace("-", " ").split()} if len(w) > 1 and w not in STOP_WORDS
+    ]
+    words = [w.strip(".,'?") for w in words if w.strip(".,'?")]
+    if not words:
+        return []
+    args = [rg, "-n", "-i", "--no-heading", "-F", *(a for w in words for a in ("-e", w)), "."]
+    done = subprocess.run(args, cwd=root, capture_output=True, text=True, check=False)
+    best: dict[str, tuple[int, int]] = {}
+    for line in done.stdout.splitlines():
+        path, _, rest = line.partition(":")
+        number, _, text = rest.partition(":")
+        count = sum(word in text.lower() for word in words)
+        if count > best.get(path, (0, 0))[0]:
+            best[path] = (count, int(number))
+    ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))
+    return [(path.removeprefix("./"), number, number) for path, (_, number) in ranked[:TOP]]
+
+
+def score(
+    hits: list[list[tuple[str, int, int]]], targets: list[list[tuple[str, int, int]]]
+) -> tuple[float, float]:
+    """(MRR@10, recall@10) of rankings against each query's target ranges."""
+    reciprocal, found = [], []
+    for ranking, wanted in zip(hits, targets, strict=True):
+        rank = next(
+            (
+                position
+                for position, (path, start, end) in enumerate(ranking[:TOP], start=1)
+                if any(
+                    path == w_path and start <= w_end and end >= w_start for w_path, w_start, w_end in wanted
+                )
+            ),
+            None,
+        )
+        reciprocal.append(1 / rank if rank else 0.0)
+        found.append(1.0 if rank else 0.0)
+    return statistics.mean(reciprocal), statistics.mean(found)
+
+
+async def _scope(root: Path) -> Scope:
+    indexes = CodeIndexes(PathPolicy.create([root]), IndexSettings(), default_engine(), None)
+    return await open_scope(indexes, str(root), CallContext())
+
+
+def quality(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    work: Path = options.work / "codesearch"
+    root = work / "quality"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    (root / ".git").mkdir()  # one project: the three code bases together
+    for archive in QUALITY:
+        unpack(fetch(archive, work / "downloads"), root)
+    queries = json.loads((HERE / "codesearch_queries.json").read_text(encoding="utf-8"))["queries"]
+    queries += derive_docstring_queries(root)
+    began = time.perf_counter()
+    scope = anyio.run(_scope, root)
+    build = time.perf_counter() - began
+    index = scope.index
+    rg = find_ripgrep() or "rg"
+    names = ("semanticsearch", "BM25 alone", "embeddings alone", "ripgrep")
+    rankings: dict[str, list[list[tuple[str, int, int]]]] = {name: [] for name in names}
+    targets: list[list[tuple[str, int, int]]] = []
+    for item in queries:
+        wanted = [
+            (found.path, found.symbol.start_line, found.symbol.end_line)
+            for found in index.store.symbols_where(
+                "s.name = ? AND f.path = ?", [item["symbol"], item["file"]], 10
+            )
+        ]
+        if not wanted:
+            raise SystemExit(f"{item['file']} defines no {item['symbol']} in the index")
+        targets.append(wanted)
+        rankings["semanticsearch"].append(
+            [(c.path, c.start_line, c.end_line) for c, _ in search(scope, item["query"], TOP)]
+        )
+        terms = list(dict.fromkeys(index.query_terms(item["query"])))
+        lexical = index.store.lexical(" OR ".join(f'"{t}"' for t in terms), TOP) if terms else []
+        vector = index.embed_query(item["query"])
+        semantic = index.vectors().top(vector, TOP)
+        for name, found in (("BM25 alone", lexical), ("embeddings alone", semantic)):
+            rows = index.store.chunks([chunk for chunk, _ in found])
+            rankings[name].append(
+                [(rows[c].path, rows[c].start_line, rows[c].end_line) for c, _ in found if c in rows]
+            )
+        rankings["ripgrep"].append(rg_ranking(rg, root, item["query"]))
+    kinds = ["keyword", "paraphrase", "docstring"]
+    counts = {kind: sum(q["kind"] == kind for q in queries) for kind in kinds}
+    header = "| contender | " + " | ".join(f"{k} MRR@10 (n={counts[k]})" for k in kinds)
+    header += " | all MRR@10 | all recall@10 |\n|---|" + "---|" * (len(kinds) + 2) + "\n"
+    lines = []
+    summary: dict[str, Any] = {"build_seconds": build, "queries": len(queries)}
+    for name, ranked in rankings.items():
+        cells = []
+        for kind in kinds:
+            picked = [i for i, q in enumerate(queries) if q["kind"] == kind]
+            mrr, _ = score([ranked[i] for i in picked], [targets[i] for i in picked])
+            cells.append(f"{mrr:.3f}")
+            summary[f"{name}/{kind}"] = mrr
+        mrr, recall = score(ranked, targets)
+        summary[f"{name}/all"] = mrr
+        lines.append(f"| {name} | {' | '.join(cells)} | {mrr:.3f} | {recall:.3f} |")
+    files, symbols, chunks = index.store.counts()
+    table = header + "\n".join(lines) + "\n"
+    note = (
+        f"\nQuality corpus: requests 2.32.3, click 8.1.7 (sdists) and express 4.21.2 (npm) in one index: "
+        f"{files} files, {symbols} symbols, {chunks} chunks, built in-process in {build:.1f} s.\n"
+    )
+    return table + note, summary
+
+
+async def _call(client: Client, tool: str, args: dict[str, Any]) -> float:
+    began = time.perf_counter()
+    result = await client.call_tool(tool, args)
+    if result.is_error:
+        raise RuntimeError(f"{tool} {args}: {result.content}")
+    return time.perf_counter() - began
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _lines_near(root: Path, target: int) -> Path:
+    return min(
+        (p for p in root.rglob("*.py") if p.is_file()),
+        key=lambda p: abs(p.read_bytes().count(b"\n") - target),
+    )
+
+
+async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float]:
+    env_cache = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    argv = [server_command(), "--root", str(root), "--read-only"]
+    out: dict[str, float] = {}
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        spawned = Spawned()
+        async with Client(linear_stdio(argv, spawned)) as client:
+            idle = _rss_kib(spawned.pid)
+            out["cold_seconds"] = await _call(
+                client, "findsymbol", {"name": "QuerySet", "includeReferences": False}
+            )
+            out["peak_mib_above_idle"] = (peak_rss_kib(spawned.pid) - idle) / 1024
+            touched = root / "django" / "db" / "models" / "query.py"
+            touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+            await anyio.sleep(2.1)  # past the file list's reuse window: the call lists and stats every file
+            out["incremental_seconds"] = await _call(client, "findsymbol", {"name": "QuerySet"})
+            latencies = [await _call(client, "semanticsearch", {"query": q, "limit": 10}) for q in queries]
+            out["query_median_ms"] = statistics.median(latencies) * 1000
+            out["query_p95_ms"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
+            big = _lines_near(root, 2000)
+            out["symbols_lines"] = big.read_bytes().count(b"\n")
+            times = [await _call(client, "symbols", {"path": str(big)}) for _ in range(10)]
+            out["symbols_median_ms"] = statistics.median(times) * 1000
+        async with Client(linear_stdio(argv)) as client:
+            out["repomap_cold_seconds"] = await _call(client, "repomap", {})
+            out["repomap_warm_ms"] = await _call(client, "repomap", {}) * 1000
+    finally:
+        del os.environ["XDG_CACHE_HOME"]
+    out["index_mib"] = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file()) / 2**20
+    out["files"] = sum(1 for p in root.rglob("*") if p.is_file())
+    del env_cache
+    return out
+
+
+def speed(options: argparse.Namespace, queries: list[str]) -> str:
+    work: Path = options.work / "codesearch"
+    root = work / "django"
+    shutil.rmtree(root, ignore_errors=True)
+    unpack(fetch(SPEED, work / "downloads"), work)
+    (work / "Django-5.1.4").rename(root)
+    cache = work / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    found = anyio.run(_speed, root, cache, queries)
+    f = found
+    rows = [
+        ("index, cold", f"{f['cold_seconds']:.1f} s", "≤ 60 s"),
+        ("index after one file changed (every file listed and stat'ed, one read again)",
+         f"{f['incremental_seconds']:.2f} s", "≤ 1 s"),
+        ("semanticsearch latency, median (p95)",
+         f"{f['query_median_ms']:.0f} ms ({f['query_p95_ms']:.0f} ms)", "≤ 100 ms"),
+        ("server memory above idle while indexing (peak RSS)", f"{f['peak_mib_above_idle']:.0f} MiB",
+         "≤ 300 MiB"),
+        ("index size on disk", f"{f['index_mib']:.0f} MiB", ""),
+        (f"symbols of a {f['symbols_lines']:.0f}-line file, median",
+         f"{f['symbols_median_ms']:.0f} ms", "≤ 50 ms"),
+        ("repomap, cold (new server, built index)", f"{f['repomap_cold_seconds']:.2f} s", "≤ 5 s"),
+        ("repomap, warm", f"{f['repomap_warm_ms']:.0f} ms", "≤ 200 ms"),
+    ]  # fmt: skip
+    table = "| measure | result | target |\n|---|---|---|\n" + "\n".join(
+        f"| {a} | {b} | {c} |" for a, b, c in rows
+    )
+    head = f"Django 5.1.4 sdist: {found['files']:.0f} files, through the installed server over stdio."
+    return f"{head}\n\n{table}\n"
+
+
+def run(options: argparse.Namespace) -> str:
+    """The codesearch section of RESULTS.md."""
+    print("   quality ...", flush=True)
+    table, summary = quality(options)
+    queries = [
+        q["query"]
+        for q in json.loads((HERE / "codesearch_queries.json").read_text(encoding="utf-8"))["queries"]
+    ]
+    print("   speed ...", flush=True)
+    speed_table = speed(options, queries)
+    return (
+        options.machine()
+        + "\nThe machine is shared with other engineers' builds and tests (2 cores): absolute times are "
+        "upper bounds; the load average is above.\n\n### Quality\n\n"
+        + table
+        + "\n### Speed\n\n"
+        + speed_table
+        + "\n```json\n"
+        + json.dumps(summary, indent=1, sort_keys=True)
+        + "\n```\n"
+    )
