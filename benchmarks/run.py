@@ -22,9 +22,9 @@ from pathlib import Path
 import audit
 import codesearch
 import reads
-import sandbox
 import suite
 
+import sandbox
 import search
 
 HERE = Path(__file__).resolve().parent
