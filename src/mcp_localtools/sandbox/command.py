@@ -26,6 +26,8 @@ from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.git import missing_git_files, nested_git_paths
 from mcp_localtools.sandbox.git import revert as revert_git_files
+from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
+from mcp_localtools.sandbox.notes import explain
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
 
@@ -34,13 +36,6 @@ __all__ = ["CommandSandbox"]
 logger = logging.getLogger(__name__)
 
 _PREFIX = "mcp-localtools-"
-
-_READ_ONLY = re.compile(r"Read-only file system|EROFS")
-_NO_NETWORK = re.compile(
-    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
-    r"Name or service not known|No address associated with hostname|ENETUNREACH|EAI_AGAIN|"
-    r"Connection refused|ECONNREFUSED"
-)
 
 
 class CommandSandbox:
@@ -76,6 +71,8 @@ class CommandSandbox:
         self._layout = (tuple(roots), tuple(protected), tuple(unprotected))
         self._policy = self._create(environ)
         self._policies: dict[tuple[str, str], Backend] = {}
+        self._environ = dict(environ)
+        self._identity: str | None = None
 
     def start(self) -> None:
         """Start choosing the backend in a background thread (once; later calls do nothing)."""
@@ -211,36 +208,31 @@ class CommandSandbox:
         """A key for a run that has no exec session (runscript)."""
         return "run_" + secrets.token_hex(8)
 
-    def explain(self, stderr: str, exit_code: int | None, reverted: tuple[str, ...] = ()) -> str | None:
-        """A note for a command the sandbox stood in the way of: git pointers it created that
-        were removed again (``reverted``), or a failure whose error output shows a refused write
-        or a network access with the network off; None otherwise."""
-        if reverted:
-            return (
-                f"removed {', '.join(reverted)}, which the command created: git would have read its "
-                "config from there (protected); change git's config outside the tools"
-            )
-        if self.backend is None or self.backend.name == "off" or exit_code == 0:
-            return None
-        if self.backend.name == "landlock" and "Permission denied" in stderr:
-            return (
-                "the sandbox (Landlock) may have refused this: commands may write only inside the "
-                "allowed roots and TMPDIR, cannot read the home directory"
-                + ("" if self.network else ", and have no network (set [exec.sandbox] network = true)")
-            )
-        if _READ_ONLY.search(stderr):
-            return (
-                "the sandbox refused a write: commands may write only inside the allowed roots and "
-                "TMPDIR, and protected paths (.git/config, .git/hooks, ...) stay read-only; use the "
-                "file tools for files inside the roots, or add the directory to [exec.sandbox] write_paths"
-            )
-        if not self.network and _NO_NETWORK.search(stderr):
-            return (
-                "the sandbox has no network: commands get an empty network of their own, where "
-                "nothing else is reachable (loopback servers of the host included); set "
-                "[exec.sandbox] network = true to let commands reach the network (pip install, git fetch)"
-            )
-        return None
+    def explain(
+        self, stderr: str, exit_code: int | None, reverted: tuple[str, ...] = (), stdout: str = ""
+    ) -> str | None:
+        """The ``sandboxNote`` of a run (``notes.explain``): what the sandbox undid or refused."""
+        name = self.backend.name if self.backend is not None else "off"
+        return explain(name, stderr, exit_code, network=self.network, reverted=reverted, stdout=stdout)
+
+    def command_env(self, temp_dir: Path | None) -> dict[str, str]:
+        """Variables the sandbox gives every command of a session whose temp dir is ``temp_dir``:
+        ``TMPDIR``, and ``GIT_CONFIG_GLOBAL`` naming a read-only config there that carries only
+        the host user's ``user.name`` and ``user.email`` (``identity.py``; the real
+        ``~/.gitconfig`` is hidden). Blocking on the first call (asks git once)."""
+        if temp_dir is None:
+            return {}
+        extra = {"TMPDIR": str(temp_dir)}
+        with self._guard:
+            if self._identity is None:
+                self._identity = identity_config(host_identity(self._environ))
+            text = self._identity
+        if text:
+            config = temp_dir / IDENTITY_FILE
+            if not config.exists():
+                write_read_only(config, text)
+            extra["GIT_CONFIG_GLOBAL"] = str(config)
+        return extra
 
 
 def _sweep_stale() -> None:

@@ -191,7 +191,8 @@ class ExecGroup:
     async def contain(
         self, argv: list[str], *, cwd: Path, env: Mapping[str, str], temp_key: str
     ) -> tuple[list[str], dict[str, str], list[Path]]:
-        """``(argv wrapped in the sandbox, env with the session's TMPDIR, git pointers to revert)``
+        """``(argv wrapped in the sandbox, env with the session's TMPDIR and git identity, git
+        pointers to revert)``
         for a command of exec session ``temp_key``.
 
         Raises:
@@ -200,13 +201,13 @@ class ExecGroup:
 
         base = await self.environment.base()  # its HOME and PATH decide what commands see
 
-        def prepare() -> tuple[Path | None, list[str], list[Path]]:  # file system work: a thread
+        def prepare() -> tuple[list[str], list[Path], dict[str, str]]:  # file system work: a thread
             temp_dir = self.sandbox.temp_dir(temp_key)
             wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir, environ=base)
-            return temp_dir, wrapped, missing
+            return wrapped, missing, self.sandbox.command_env(temp_dir)
 
-        temp_dir, wrapped, missing = await anyio.to_thread.run_sync(prepare)
-        full = {**env, "TMPDIR": str(temp_dir)} if temp_dir is not None else dict(env)
+        wrapped, missing, extra = await anyio.to_thread.run_sync(prepare)
+        full = {**env, **extra}
         return wrapped, full, missing
 
     async def run(

@@ -56,7 +56,9 @@ class RunReport(ToolOutput):
 def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, object]:
     """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
     return {
-        "sandbox_note": sandbox.explain(outcome.stderr.text, outcome.exit_code, outcome.reverted),
+        "sandbox_note": sandbox.explain(
+            outcome.stderr.text, outcome.exit_code, outcome.reverted, stdout=outcome.stdout.text
+        ),
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
         "output_stopped": outcome.output_stopped is not None,

@@ -1,0 +1,90 @@
+"""``sandboxNote``: what a command's result says when the sandbox undid or refused something.
+
+Read from the command's error output (and, for a protected path or the network, the end of its
+standard output), whatever its exit code: a refusal that went through a pipe (``git config ...
+2>&1 | tail``) still gets its note: a write refused on a protected path
+(``EROFS``, ``EBUSY``, ``EPERM``) names the path and the way that works; another refused write
+says where commands may write; a network failure with the network off says which setting to
+change. Git files a command created where git would have read its config are reported as removed.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["explain"]
+
+_READ_ONLY = re.compile(r"Read-only file system|EROFS")
+_REFUSED = re.compile(
+    r"Read-only file system|EROFS|Device or resource busy|EBUSY|Operation not permitted|EPERM"
+)
+_PROTECTED = re.compile(
+    r"(?P<path>(?:[^\s'\"`:]*/)?\.git/(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
+)
+_TAIL_CHARS = 65536  # of stdout searched: where `2>&1 | tail` leaves the error
+_NO_NETWORK = re.compile(
+    r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
+    r"Name or service not known|No address associated with hostname|ENETUNREACH|EAI_AGAIN|"
+    r"Connection refused|ECONNREFUSED"
+)
+
+
+def _protected_note(stderr: str) -> str | None:
+    """A refused write that names a git file the sandbox holds read-only: that path, and what
+    to do instead."""
+    for line in stderr.splitlines():
+        found = _PROTECTED.search(line)
+        if found is not None and (_REFUSED.search(line) or "could not" in line or "unable to" in line):
+            path = found.group("path")
+            return (
+                f"the sandbox holds {path} read-only (git would run what a config or hook there says); "
+                "set what you need per command instead (git -c user.email=... commit; the host's "
+                "user.name and user.email are already given), change it outside the tools, or ask the "
+                "operator to lift it with [paths] unprotected_paths"
+            )
+    return None
+
+
+def explain(
+    backend: str,
+    stderr: str,
+    exit_code: int | None,
+    *,
+    network: bool,
+    reverted: tuple[str, ...] = (),
+    stdout: str = "",
+) -> str | None:
+    """The note for a run under ``backend`` (``bwrap``, ``landlock``, ``seatbelt``, ``off``)
+    whose error output is ``stderr``; a refused write of a protected git file and a missing
+    network are also found in ``stdout`` (``2>&1 | tail``). None when the sandbox did not stand
+    in the way."""
+    if reverted:
+        return (
+            f"removed {', '.join(reverted)}, which the command created: git would have read its "
+            "config from there (protected); change git's config outside the tools"
+        )
+    if backend == "off":
+        return None
+    both = stderr + "\n" + stdout[-_TAIL_CHARS:]
+    protected = _protected_note(both)
+    if protected is not None:
+        return protected
+    if backend == "landlock" and "Permission denied" in stderr and exit_code != 0:
+        return (
+            "the sandbox (Landlock) may have refused this: commands may write only inside the "
+            "allowed roots and TMPDIR, cannot read the home directory"
+            + ("" if network else ", and have no network (set [exec.sandbox] network = true)")
+        )
+    if _READ_ONLY.search(stderr) and exit_code != 0:
+        return (
+            "the sandbox refused a write: commands may write only inside the allowed roots and "
+            "TMPDIR, and protected paths (.git/config, .git/hooks, ...) stay read-only; use the "
+            "file tools for files inside the roots, or add the directory to [exec.sandbox] write_paths"
+        )
+    if not network and _NO_NETWORK.search(both):
+        return (
+            "the sandbox has no network: commands get an empty network of their own, where "
+            "nothing else is reachable (loopback servers of the host included); set "
+            "[exec.sandbox] network = true to let commands reach the network (pip install, git fetch)"
+        )
+    return None
