@@ -8,8 +8,8 @@
 #     -v "$PWD:/workspace" \
 #     -v "$HOME/.config/mcp-localtools/token:/run/secrets/mcp-localtools-token:ro" \
 #     mcp-localtools
-# stdio instead (a client starts the container):
-#   docker run -i --rm --no-healthcheck --user "$(id -u):$(id -g)" -v "$PWD:/workspace" \
+# stdio instead (a client starts the container; in its JSON, write the uid, gid and folder out):
+#   docker run -i --rm --network none --no-healthcheck --user "$(id -u):$(id -g)" -v "$PWD:/workspace" \
 #     mcp-localtools --root /workspace
 #
 # Any Python 3.11+ base works, Debian's own python3 included (the install goes into a venv, so
@@ -35,7 +35,7 @@ RUN for name in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_CERT; do 
         eval "value=\${$name}"; [ -n "$value" ] || unset "$name"; \
     done \
     && python3 -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-compile . \
+    && /opt/venv/bin/pip install --no-compile '.[bwrap]' \
     && useradd --create-home --uid 10001 --shell /usr/sbin/nologin mcp \
     && mkdir /workspace \
     && chown mcp:mcp /workspace

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,3 +61,37 @@ def test_the_readme_is_for_users_first_and_development_last() -> None:
     order = ["Install", "Connect a client", "What it can do", "Security", "Configuration"]
     assert [name for name in sections if name in order] == order, sections
     assert sections[-1] == "Development", sections
+
+
+def _python_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+
+
+def test_the_readme_has_python_blocks() -> None:
+    assert _python_blocks(), "the README's Python API example is gone"
+
+
+@pytest.mark.parametrize("block", _python_blocks(), ids=lambda block: block.splitlines()[0][:40])
+def test_every_python_block_of_the_readme_runs(block: str, tmp_path: Path) -> None:
+    """Each block as a script of its own, in a folder with a README.md (what the examples read)."""
+    (tmp_path / "README.md").write_text("".join(f"line {n}\n" for n in range(1, 31)), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "line 20" in done.stdout
+
+
+def test_every_client_json_of_the_readme_parses_and_holds_only_literal_values() -> None:
+    """A client's JSON is not a shell: ``$(id -u)``, ``$PWD``, ``$HOME`` and ``~`` reach the
+    server as written. (VS Code's ``${workspaceFolder}`` and mcp-remote's ``${AUTH_HEADER}`` are
+    expanded by those programs.)"""
+    import json
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```json\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+    assert len(blocks) >= 4
+    for block in blocks:
+        json.loads(block)
+        assert not re.search(r"\$\(|\$PWD|\$\{?HOME|\"~", block), block
