@@ -143,14 +143,19 @@ async def test_a_client_reads_runs_and_writes_as_the_user_over_http(host: Host, 
 
 
 @pytest.mark.anyio
-async def test_the_stdio_form_serves_a_client(host: Host) -> None:
+async def test_the_stdio_form_serves_a_client_that_starts_it_with_a_short_path(host: Host) -> None:
+    """The README's client JSON: literal values, ``--network none``, and the small environment a
+    desktop client gives a server (a short ``PATH``; CONTAINERS_CONF only where this host needs it)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    if "CONTAINERS_CONF" in os.environ:
+        env["CONTAINERS_CONF"] = os.environ["CONTAINERS_CONF"]
     params = StdioServerParameters(
-        command=ENGINE,
+        command=shutil.which(ENGINE) or ENGINE,
         args=[
-            "run", "-i", "--rm", "--no-healthcheck", "--user", f"{UID}:{UID}",
+            "run", "-i", "--rm", "--network", "none", "--no-healthcheck", "--user", f"{UID}:{UID}",
             "-v", f"{host.workspace}:/workspace", IMAGE, "--root", "/workspace",
         ],
-        env=dict(os.environ),  # the SDK passes only a few variables by default; podman needs CONTAINERS_CONF
+        env=env,
     )  # fmt: skip
     async with Client(params) as client:
         read = await client.call_tool("readfile", {"path": "hello.txt"})
