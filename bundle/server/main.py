@@ -40,7 +40,8 @@ def main() -> int:
     sys.path.insert(0, str(HERE.parent / "src"))
     from mcp_localtools.cli import main as cli_main
 
-    return cli_main(command_line(sys.argv[1:]))
+    status: int = cli_main(command_line(sys.argv[1:]))
+    return status
 
 
 if __name__ == "__main__":
