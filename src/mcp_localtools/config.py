@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mcp_localtools.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_PASS_ENV",
     "HARD_MAX_COMMANDS",
     "HARD_MAX_COMMAND_LENGTH",
     "HARD_MAX_OUTPUT_BYTES",
@@ -63,6 +64,30 @@ HARD_MAX_COMMANDS = 64
 """Most commands in one shellcommand call; the seed's clamp."""
 HARD_MAX_COMMAND_LENGTH = 64 * 1024
 """Longest single command (bytes); the seed's clamp."""
+
+DEFAULT_PASS_ENV = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "npm_config_registry",
+)
+"""``[exec] pass_env``'s default."""
 
 ShellName = Literal["auto", "bash", "zsh", "sh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd"]
 
@@ -186,6 +211,12 @@ class ExecConfig(_Section):
     denied_patterns: list[str] = []
     allow_dangerous: bool = False
     base_env: list[str] = []
+    """More variables commands get from the server's environment and the login shell's, besides
+    the built-in allowlist (``PATH``, ``HOME``, ``LANG``, toolchain variables, ...)."""
+    pass_env: list[str] = list(DEFAULT_PASS_ENV)
+    """Variables copied from the server's environment into commands (the login shell's too): by
+    default the proxy and CA-bundle variables and the package indexes of pip, uv and npm, so that
+    what the operator set for the server reaches ``pip install``."""
     session_ttl_seconds: Annotated[int, Field(ge=1)] = 1800
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 256
     kept_output_bytes: Annotated[int, Field(ge=0, le=HARD_MAX_READ_BYTES)] = 64 * MiB

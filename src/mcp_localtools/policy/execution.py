@@ -31,6 +31,7 @@ from mcp_localtools.policy.scanner import Dialect, Invocation, ScanError, scan
 
 __all__ = [
     "ALWAYS_ALLOWED",
+    "CONTAINED_BACKENDS",
     "HARD_BLOCKLIST",
     "KILL_GRACE_SECONDS",
     "MAX_ENV_KEY_BYTES",
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_SCRIPT_ARGS",
     "MAX_SCRIPT_ARG_BYTES",
     "MAX_STDIN_BYTES",
+    "NETWORK_ONLY",
     "REFUSED_ENV",
     "SAFE_ENV",
     "ExecutionPolicy",
@@ -54,6 +56,14 @@ HARD_BLOCKLIST = frozenset(
     diskpart format.com del erase rmdir rd remove-item ri""".split()
 )
 """The seed's 40 command names: always blocked, whatever the config says."""
+
+NETWORK_ONLY = frozenset({"curl", "wget"})
+"""Hard-blocked names whose only danger is what they reach: where the sandbox decides that
+(``CONTAINED_BACKENDS``), they run; a download piped into a shell stays refused (a pattern)."""
+
+CONTAINED_BACKENDS = frozenset({"bwrap", "seatbelt"})
+"""Sandboxes that contain a command's network and files fully (Landlock does not hide ``/proc``
+or stop ``chmod``; ``off`` contains nothing)."""
 
 ALWAYS_ALLOWED = frozenset(
     "cd pwd echo printf true false test [ : export unset set shift exit return wait read".split()
@@ -182,6 +192,14 @@ _FORK_BOMB = re.compile(r"([\w:.-]+)\(\)\{\1\|\1&\};?\1")
 _WHITESPACE = re.compile(r"\s+")
 
 
+def _blocked(config: ExecConfig, *, contained: bool) -> frozenset[str]:
+    """The blocked names: the hard list (less ``NETWORK_ONLY`` when ``contained``), the strict
+    preset's, and ``blocked_commands``."""
+    hard = HARD_BLOCKLIST - NETWORK_ONLY if contained else HARD_BLOCKLIST
+    strict = STRICT_BLOCKLIST if config.preset == "strict" else frozenset()
+    return hard | strict | {command_name(name) for name in config.blocked_commands}
+
+
 def command_name(entry: str) -> str:
     """A ``blocked_commands``/``allowed_commands`` entry as the scanner names commands:
     lowercased basename (``/bin/rm`` → ``rm``)."""
@@ -230,13 +248,19 @@ class ExecutionPolicy:
     allowed_env: frozenset[str] = frozenset()
 
     @classmethod
-    def from_config(cls, config: ExecConfig) -> ExecutionPolicy:
-        """The policy of an ``[exec]`` section.
+    def from_config(cls, config: ExecConfig, *, backend: str = "off") -> ExecutionPolicy:
+        """The policy of an ``[exec]`` section for commands contained by ``backend`` (the
+        sandbox's name): under ``bwrap`` and ``seatbelt``, which decide what a command reaches,
+        the names blocked only for their network reach (``NETWORK_ONLY``) run unless
+        ``blocked_commands`` names them; under ``landlock``, which cannot stop metadata changes
+        or hide ``/proc``, the strict preset applies whatever ``preset`` says.
 
         Raises:
             ConfigError: a ``denied_patterns`` entry is not a valid RE2 regex (the message names
                 ``exec.denied_patterns[i]``).
         """
+        if backend == "landlock":
+            config = config.model_copy(update={"preset": "strict"})
         patterns = [
             _Pattern(f"built-in: {name}", source, re.compile(source))
             for name, source in (() if config.allow_dangerous else DESTRUCTIVE_PATTERNS)
@@ -260,9 +284,7 @@ class ExecutionPolicy:
             max_output_bytes=config.max_output_bytes,
             max_commands=config.max_commands,
             max_command_length=config.max_command_length,
-            blocked=HARD_BLOCKLIST
-            | (STRICT_BLOCKLIST if config.preset == "strict" else frozenset())
-            | {command_name(name) for name in config.blocked_commands},
+            blocked=_blocked(config, contained=backend in CONTAINED_BACKENDS),
             allowed=frozenset(
                 command_name(name) for name in config.allowed_commands if len(name.split()) == 1
             ),
@@ -377,8 +399,11 @@ class ExecutionPolicy:
         listed = sorted(self.allowed) + sorted(" ".join(prefix) for prefix in self.allowed_prefixes)
         return ", ".join(listed) or "none"
 
-    def check_env(self, env: Mapping[str, str] | None, *, writable: Sequence[Path] = ()) -> dict[str, str]:
-        """Validate per-call environment overrides; returns them as a plain dict.
+    def check_env(
+        self, env: Mapping[str, str | None] | None, *, writable: Sequence[Path] = ()
+    ) -> dict[str, str | None]:
+        """Validate per-call environment overrides; returns them as a plain dict (a None value
+        unsets the variable: it is checked like a name being set).
 
         Args:
             env: the call's ``env``.
@@ -402,9 +427,9 @@ class ExecutionPolicy:
                 raise InvalidArguments('env "": the name is empty')
             if "=" in key or "\x00" in key:
                 raise InvalidArguments(f"env {key!r}: the name contains '=' or a NUL byte")
-            if "\x00" in value:
+            if value is not None and "\x00" in value:
                 raise InvalidArguments(f"env {key!r}: the value contains a NUL byte")
-            key_bytes, value_bytes = len(key.encode()), len(value.encode())
+            key_bytes, value_bytes = len(key.encode()), len((value or "").encode())
             if key_bytes > MAX_ENV_KEY_BYTES:
                 raise InvalidArguments(
                     f"env {key[:40]!r}...: the name is longer than {MAX_ENV_KEY_BYTES} bytes"
@@ -429,15 +454,26 @@ class ExecutionPolicy:
                     "(a preloaded library, a startup script, a pager, a git hook); to allow it on purpose "
                     "add it to [exec] allowed_env"
                 )
-            if key.upper() == "PATH":
+            if key.upper() == "PATH" and value is not None:
                 inside = [entry for entry in value.split(os.pathsep) if _inside_any(entry, writable)]
                 if inside:
-                    raise CommandRefused(
-                        f"env PATH entry {inside[0]!r} is inside a writable root, where a command could "
-                        "put a program of an allowed name; leave PATH as it is, run the program by its "
-                        'path, or add "PATH" to [exec] allowed_env'
-                    )
+                    raise CommandRefused(_path_refusal(inside[0]))
         return dict(env)
+
+
+def _path_refusal(entry: str) -> str:
+    """Why the ``PATH`` entry ``entry`` of a call's ``env`` is refused, and what to do instead."""
+    literally = (
+        f"env PATH entry {entry!r} is taken literally ($VARIABLES and ~ are not expanded), as a "
+        "directory relative to the working directory, which lies in a writable root; give the whole "
+        "value (PATH=/opt/x/bin:/usr/bin:/bin)"
+        if "$" in entry or entry.startswith("~")
+        else f"env PATH entry {entry!r} is inside a writable root (the value is taken literally)"
+    )
+    return (
+        f"{literally}: a command could put a program of an allowed name there; run the program by "
+        'its path instead, or add "PATH" to [exec] allowed_env'
+    )
 
 
 def _inside_any(entry: str, directories: Sequence[Path]) -> bool:

@@ -40,6 +40,7 @@ __all__ = [
     "BootstrapDefaults",
     "CommandEnvironment",
     "filter_env",
+    "merged_env",
     "parse_probe",
     "probe_argv",
 ]
@@ -93,6 +94,14 @@ def filter_env(
         for key, value in env.items()
         if key in UNIX_ALLOWLIST or key.startswith(UNIX_PREFIXES) or key in extra
     }
+
+
+def merged_env(*layers: Mapping[str, str | None]) -> dict[str, str]:
+    """``layers`` laid on top of each other (later wins), a None value unsetting the variable."""
+    merged: dict[str, str | None] = {}
+    for layer in layers:
+        merged.update(layer)
+    return {key: value for key, value in merged.items() if value is not None}
 
 
 def probe_argv(shell: Shell) -> list[str]:

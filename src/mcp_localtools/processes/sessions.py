@@ -32,7 +32,8 @@ class Session:
     owner: str = "local"
     """The MCP session (``CallContext.session_id``) that created it; no other may use it."""
     work_dir: Path | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str | None] = field(default_factory=dict)
+    """Overrides merged from every call; a None value unsets the variable for later calls."""
     last_used: float = 0.0
 
 
@@ -98,7 +99,7 @@ class SessionStore:
             self._sessions.move_to_end(session_id)
         return session
 
-    def update(self, session: Session, *, work_dir: Path | None, env: Mapping[str, str]) -> None:
+    def update(self, session: Session, *, work_dir: Path | None, env: Mapping[str, str | None]) -> None:
         """Store ``work_dir`` (when given) and merge ``env`` into ``session``, for later calls."""
         if work_dir is not None:
             session.work_dir = work_dir

@@ -97,8 +97,13 @@ async def test_commands_the_blocklist_lets_through_cannot_touch_anything_outside
     settings: dict[str, Any] = {"allow_dangerous": relaxed, "sandbox": {"mode": mode}}
     if visible:
         settings["sandbox"]["read_paths"] = [str(outside)]
+    chmod = f"chmod 666 {canary}"
+    if mode == "landlock":  # Landlock cannot stop chmod: the strict preset refuses it by name
+        attacks.remove(chmod)
     async with exec_client(layout["root"], exec=settings) as client:
         data = await run(client, *attacks, executeParallel=True)
+        refused = await client.call_tool("shellcommand", {"commands": [chmod]})
+    assert (error_code(refused) == "command_refused") == (mode == "landlock")
     assert data["sandbox"] == ("bwrap" if mode == "auto" else mode)
     assert len(data["results"]) == len(attacks)
     if visible:
@@ -107,8 +112,7 @@ async def test_commands_the_blocklist_lets_through_cannot_touch_anything_outside
     else:
         for entry in data["results"]:
             assert SECRET not in entry["stdout"] + entry["stderr"], entry["command"]
-    # Landlock does not restrict metadata: its chmod gets through (README: what it does not cover).
-    untouched(layout, mode_too=mode != "landlock")
+    untouched(layout)
 
 
 async def test_writes_inside_the_root_and_the_session_temp_dir_still_work(layout: dict[str, Path]) -> None:
@@ -222,11 +226,14 @@ async def test_the_network_is_off_by_default_and_the_result_says_how_to_turn_it_
 ) -> None:
     port, accepted = listener
     async with exec_client(layout["root"], exec={"sandbox": mode}) as client:
-        data = await run(
-            client, CONNECT.format(port=port), f"exec 3<>/dev/tcp/127.0.0.1/{port}", executeParallel=True
-        )
-    assert [entry["exitCode"] != 0 for entry in data["results"]] == [True, True]
+        data = await run(client, CONNECT.format(port=port))
+        bash = await client.call_tool("shellcommand", {"commands": [f"exec 3<>/dev/tcp/127.0.0.1/{port}"]})
+    assert data["results"][0]["exitCode"] != 0
     assert "network = true" in data["results"][0]["sandboxNote"]
+    if mode == "landlock":  # the strict preset refuses a redirect into /dev before it runs
+        assert error_code(bash) == "command_refused"
+    else:
+        assert bash.structured_content is not None and bash.structured_content["results"][0]["exitCode"] != 0
     assert accepted == []
 
 
@@ -247,7 +254,8 @@ async def test_a_command_cannot_see_or_signal_processes_outside_its_sandbox(
     outside = subprocess.Popen(["sleep", "60"])  # a harmless target the test owns
     try:
         async with exec_client(layout["root"], exec={"sandbox": mode}) as client:
-            data = await run(client, f"kill -9 {outside.pid}", "ps -e -o pid= | wc -l", executeParallel=True)
+            kill = f'python3 -c "import os; os.kill({outside.pid}, 9)"'  # not by name: strict refuses kill
+            data = await run(client, kill, "ps -e -o pid= | wc -l", executeParallel=True)
         assert outside.poll() is None, "the command killed a process outside its sandbox"
         assert data["results"][0]["exitCode"] != 0
         if mode == "auto":  # Landlock scopes signals but has no PID namespace: ps sees everything

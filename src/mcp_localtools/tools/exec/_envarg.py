@@ -21,7 +21,7 @@ ENV_ITEM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "name": {"type": "string", "description": "Variable name."},
-        "value": {"type": "string", "description": "Its value."},
+        "value": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "null unsets it."},
     },
     "required": ["name", "value"],
     "additionalProperties": False,
@@ -30,7 +30,7 @@ ENV_ITEM_SCHEMA: dict[str, Any] = {
 
 def _from_list(value: Any) -> Any:
     """``[{"name": N, "value": V}, ...]`` as ``{N: V, ...}``; anything else is left for the
-    ``dict[str, str]`` check (the object form, ``null``).
+    ``dict[str, str | None]`` check (the object form, ``null``).
 
     Raises:
         ValueError: an item is not exactly ``{name, value}`` with string values, or a name is
@@ -38,13 +38,13 @@ def _from_list(value: Any) -> Any:
     """
     if not isinstance(value, list):
         return value
-    env: dict[str, str] = {}
+    env: dict[str, str | None] = {}
     for index, item in enumerate(value):
         if not isinstance(item, Mapping) or set(item) != {"name", "value"}:
             raise ValueError(f'item {index} must be {{"name": "...", "value": "..."}}')
         name, text = item["name"], item["value"]
-        if not isinstance(name, str) or not isinstance(text, str):
-            raise ValueError(f"item {index}: name and value must be strings")
+        if not isinstance(name, str) or not (text is None or isinstance(text, str)):
+            raise ValueError(f"item {index}: name must be a string, value a string or null")
         if name in env:
             raise ValueError(f"{name} is given twice")
         env[name] = text
@@ -52,9 +52,9 @@ def _from_list(value: Any) -> Any:
 
 
 EnvArgument = Annotated[
-    dict[str, str] | None,
+    dict[str, str | None] | None,
     BeforeValidator(_from_list),
     WithJsonSchema({"anyOf": [{"type": "array", "items": ENV_ITEM_SCHEMA}, {"type": "null"}]}),
 ]
 """``env``: a list of ``{name, value}`` (published) or an object of names to values (accepted);
-validates to ``dict[str, str] | None``."""
+validates to ``dict[str, str | None] | None``; a None value unsets the variable."""

@@ -10,16 +10,17 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio.to_thread
 
 from mcp_localtools.config import ExecConfig, LimitsConfig
-from mcp_localtools.errors import NotADirectory, NotFound, TooLarge
+from mcp_localtools.errors import CommandRefused, NotADirectory, NotFound, TooLarge, ToolError
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.policy.scanner import Dialect
 from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.processes.sessions import SessionStore
@@ -65,6 +66,8 @@ class ExecGroup:
     sandbox: CommandSandbox
     outputs: OutputStore
     processes: ProcessTable
+    by_backend: dict[str, ExecutionPolicy] = field(default_factory=dict)
+    """The execution policy for each sandbox backend (``check_command``), built on first use."""
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:
@@ -97,7 +100,7 @@ class ExecGroup:
             runner=runner,
             environment=CommandEnvironment(
                 workspace.environ,
-                base_env=config.base_env,
+                base_env=[*config.base_env, *config.pass_env],
                 default_shell=config.default_shell,
                 runner=runner,
                 cwd=paths.base_dir,
@@ -174,6 +177,36 @@ class ExecGroup:
             return str(places[1])
         return None
 
+    def check_command(self, command: str, dialect: Dialect, *, what: str = "command") -> str:
+        """``ExecutionPolicy.check_command`` under the policy for the sandbox that contains the
+        commands (after ``sandbox.ready``): bubblewrap and Seatbelt let ``curl`` and ``wget``
+        run (the sandbox decides what they reach); Landlock gets the strict preset, and a command
+        refused only because of it says so.
+
+        Raises:
+            InvalidArguments, TooLarge, CommandRefused: as ``ExecutionPolicy.check_command``.
+        """
+        backend = self.sandbox.name
+        policy = self.by_backend.get(backend)
+        if policy is None:
+            policy = self.by_backend.setdefault(
+                backend, ExecutionPolicy.from_config(self.config, backend=backend)
+            )
+        try:
+            return policy.check_command(command, dialect, what=what)
+        except CommandRefused as exc:
+            if (
+                backend != "landlock"
+                or self.config.preset == "strict"
+                or _refuses(self.policy, command, dialect)
+            ):
+                raise
+            raise CommandRefused(
+                f"{exc.message}. Commands here are contained by Landlock, which cannot stop metadata "
+                "changes (chmod, chown) or hide other processes, so the strict preset applies; "
+                "under bubblewrap this command would run"
+            ) from exc
+
     @staticmethod
     def stdin_bytes(text: str | None) -> bytes | None:
         """The call's ``stdin`` as UTF-8.
@@ -242,3 +275,12 @@ class ExecGroup:
             return outcome
         reverted = await anyio.to_thread.run_sync(self.sandbox.revert, missing)
         return replace(outcome, reverted=reverted) if reverted else outcome
+
+
+def _refuses(policy: ExecutionPolicy, command: str, dialect: Dialect) -> bool:
+    """Whether ``policy`` refuses ``command`` too."""
+    try:
+        policy.check_command(command, dialect)
+    except ToolError:
+        return True
+    return False

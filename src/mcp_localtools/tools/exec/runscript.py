@@ -34,6 +34,7 @@ from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFo
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
@@ -203,12 +204,12 @@ async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) ->
     _check_args(args.args)
     await group.sandbox.ready()
     call_env = group.policy.check_env(args.env, writable=group.paths.roots)
-    env = {**(await group.environment.base()), **call_env}
+    env = merged_env(await group.environment.base(), call_env)
     work, script, program = await anyio.to_thread.run_sync(
         _find_target, args, group, scripts, env.get("PATH")
     )
     argv, line = script_command(program, str(script.path), args.args)
-    group.policy.check_command(line, program.dialect, what="constructed command")
+    group.check_command(line, program.dialect, what="constructed command")
     return _Plan(env, work, script, program, argv, line, group.stdin_bytes(args.stdin))
 
 

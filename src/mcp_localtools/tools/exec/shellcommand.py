@@ -25,6 +25,7 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import InvalidArguments, NotFound, PolicyViolation, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -97,7 +98,7 @@ class _Plan:
 
     commands: list[str]
     session: Session | None
-    call_env: dict[str, str]
+    call_env: dict[str, str | None]
     env: dict[str, str]
     work: ResolvedPath
     shell: Shell
@@ -124,7 +125,7 @@ async def _plan(args: ShellCommandArgs, ctx: CallContext, group: ExecGroup) -> _
     call_env = policy.check_env(args.env, writable=group.paths.roots)
     stored = session.work_dir if session is not None else None
     defaults = await group.environment.defaults()
-    env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
+    env = merged_env(group.environment.base_of(defaults), session.env if session else {}, call_env)
 
     def preflight() -> tuple[ResolvedPath, Shell]:  # file system and PATH lookups: a worker thread
         work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
@@ -151,7 +152,7 @@ async def check_call(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGro
     plan = await _plan(args, ctx, group)
     for index, raw in enumerate(plan.commands):
         try:
-            group.policy.check_command(raw, plan.shell.dialect, what=f"commands[{index}]")
+            group.check_command(raw, plan.shell.dialect, what=f"commands[{index}]")
         except ToolError as exc:
             where = "" if f"commands[{index}]" in exc.message else f"commands[{index}]: "
             raise type(exc)(f"{where}{exc.message} (refused before the call ran: nothing ran)") from exc
@@ -193,7 +194,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
                 tasks.start_soon(streamer.send_all)
             for index, raw in enumerate(commands):
                 try:
-                    command = policy.check_command(raw, shell.dialect, what=f"commands[{index}]")
+                    command = group.check_command(raw, shell.dialect, what=f"commands[{index}]")
                 except ToolError as exc:
                     refusal = exc
                     if results:

@@ -22,6 +22,7 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ShellName
 from mcp_localtools.errors import FileSystemError, NotFound
 from mcp_localtools.policy.paths import ResolvedPath
+from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
@@ -71,7 +72,7 @@ class _Plan:
 
     pattern: Any
     session: Session | None
-    call_env: dict[str, str]
+    call_env: dict[str, str | None]
     env: dict[str, str]
     work: ResolvedPath
     shell: Shell
@@ -95,7 +96,7 @@ async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _
     await group.sandbox.ready()
     call_env = policy.check_env(args.env, writable=group.paths.roots)
     defaults = await group.environment.defaults()
-    env = {**group.environment.base_of(defaults), **(session.env if session else {}), **call_env}
+    env = merged_env(group.environment.base_of(defaults), session.env if session else {}, call_env)
     stored = session.work_dir if session is not None else None
 
     def preflight() -> tuple[ResolvedPath, Shell]:
@@ -106,7 +107,7 @@ async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _
         return work, shell
 
     work, shell = await anyio.to_thread.run_sync(preflight)
-    command = policy.check_command(args.command, shell.dialect)
+    command = group.check_command(args.command, shell.dialect)
     return _Plan(pattern, session, call_env, env, work, shell, command)
 
 
