@@ -3,7 +3,7 @@
 ``policy/protected.py`` names what is protected in every root; a root may also hold repositories
 below it (a directory of projects, submodules, worktrees). ``nested_git_paths`` finds their
 ``GIT_PROTECTED`` entries and ``.git`` pointer files, the backends hold them read-only and pin
-the ``.git`` directories that hold them (``pinned``), and ``missing_git_files`` / ``revert`` take
+every directory between a root and them (``pinned``), and ``missing_git_files`` / ``revert`` take
 away the git config files a command created where none were.
 """
 
@@ -88,16 +88,21 @@ def missing_git_files(git: Sequence[Path]) -> list[Path]:
 
 
 def pinned(protected: Sequence[Path], writable: Sequence[Path]) -> list[Path]:
-    """The ``.git`` directories that hold a protected path, each to be bound onto itself: a mount
-    point cannot be renamed (EBUSY), so a command cannot move ``.git`` aside and put an
-    unprotected one in its place."""
+    """Every directory between a writable root and a protected path (the ``.git`` holding
+    ``.git/config``, the folder holding the server's config or audit log, the parents of a nested
+    repository), each to be bound onto itself: a mount point cannot be renamed or removed
+    (EBUSY), so a command cannot move the directory aside and put an unprotected one in its
+    place. Parents first."""
     found: list[Path] = []
     for path in protected:
+        chain = []
         for directory in path.parents:
             if not any(directory.is_relative_to(root) and directory != root for root in writable):
                 break
-            if directory.name == ".git" and real_dir(directory) and directory not in found:
-                found.append(directory)
+            chain.append(directory)
+        found += [
+            directory for directory in reversed(chain) if real_dir(directory) and directory not in found
+        ]
     return found
 
 

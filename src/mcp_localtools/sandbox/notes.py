@@ -18,6 +18,7 @@ _READ_ONLY = re.compile(r"Read-only file system|EROFS")
 _REFUSED = re.compile(
     r"Read-only file system|EROFS|Device or resource busy|EBUSY|Operation not permitted|EPERM"
 )
+_BUSY = re.compile(r"Device or resource busy|EBUSY")
 _PROTECTED = re.compile(
     r"(?P<path>(?:[^\s'\"`:]*/)?\.git/(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
 )
@@ -69,6 +70,12 @@ def explain(
     protected = _protected_note(both)
     if protected is not None:
         return protected
+    if _BUSY.search(stderr) and exit_code != 0:
+        return (
+            "the sandbox pins the directories that hold protected paths (a repository's .git and "
+            "the folders above it, the folder of the server's config or audit log): they cannot be "
+            "moved or removed from a command; move what is inside them instead"
+        )
     if backend == "landlock" and "Permission denied" in stderr and exit_code != 0:
         return (
             "the sandbox (Landlock) may have refused this: commands may write only inside the "
