@@ -263,3 +263,49 @@ def test_a_second_initialize_on_a_session_is_refused(http: Served) -> None:
         http.url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=headers, timeout=10
     )
     assert '"tools"' in listed.text
+
+
+_HOSTILE_BODIES = [
+    (
+        b'{"jsonrpc":"2.0","id":12,"method":"ping","params":{"a":' + b"[" * 1000 + b"]" * 1000 + b"}}",
+        -32600,
+        12,
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":13,"method":"ping","params":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+        -32600,
+        13,
+    ),
+    (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', -32700, None),
+    (b'{"jsonrpc":"2.0","id":14,"method":"ping","params":{"n":' + b"9" * 5000 + b"}}", -32700, 14),
+    (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', -32600, None),
+    (b'{"jsonrpc":"2.0","id":{},"method":"ping"}', -32600, None),
+]
+
+
+@pytest.mark.parametrize("with_session", [False, True])
+def test_hostile_json_gets_a_json_rpc_error_with_its_id_and_no_traceback(
+    tmp_path: Path, with_session: bool
+) -> None:
+    http = start("streamable-http", tmp_path)
+    try:
+        headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+        if with_session:
+            opened = httpx2.post(http.url, json=INITIALIZE, headers=headers, timeout=10)
+            headers |= {
+                "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                "Mcp-Protocol-Version": "2025-11-25",
+            }
+        for body, code, request_id in _HOSTILE_BODIES:
+            answer = httpx2.post(http.url, content=body, headers=headers, timeout=30)
+            assert answer.status_code == 400, (body[:60], answer.status_code, answer.text[:300])
+            error = answer.json()
+            assert error["id"] == request_id and error["error"]["code"] == code, (body[:60], error)
+        alive = httpx2.post(
+            http.url, json=INITIALIZE, headers=JSON_HEADERS | {"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert alive.status_code == 200
+    finally:
+        log = stop(http)
+    assert "Traceback" not in log and "RecursionError" not in log, log[-2000:]

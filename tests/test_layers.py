@@ -39,7 +39,18 @@ ABOVE_SUBSYSTEMS = (
 )
 """What ``processes/`` and ``sandbox/`` may not import (``results.py``, a leaf of value types,
 they may: the kept outputs are served as its resource pages)."""
-BELOW_SUBSYSTEMS = ("files", "search", "parsers", "policy", "mime", "config", "errors", "compat", "_version")
+BELOW_SUBSYSTEMS = (
+    "files",
+    "search",
+    "parsers",
+    "policy",
+    "mime",
+    "config",
+    "errors",
+    "jsonrpc",
+    "compat",
+    "_version",
+)
 """What may not import ``processes/`` or ``sandbox/``."""
 
 

@@ -91,6 +91,41 @@ def server(tmp_path: Path) -> Any:
         ),
         (b'{"id": 5, "method": "ping"}\n', -32600, "not a JSON-RPC 2.0 message", 5),
         (b'{"jsonrpc": "2.0", "id": 6, "method": "ping", "x": "\xff"}\n', -32700, "not valid UTF-8", 6),
+        (b'{"jsonrpc": "2.0", "id": ' + b"9" * 5000 + b', "method": "ping"}\n', -32700, "digits", None),
+        (
+            b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"n": ' + b"9" * 5000 + b"}}\n",
+            -32700,
+            "digits",
+            8,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {"a": '
+            + b"[" * 1000
+            + b"]" * 1000
+            + b"}}\n",
+            -32600,
+            "nested",
+            10,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {"a": '
+            + b"[" * 200
+            + b"]" * 200
+            + b"}}\n",
+            -32600,
+            "nested",
+            11,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}\n',
+            -32600,
+            "id must be a string or an integer",
+            None,
+        ),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}\n', -32600, "not a boolean", None),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n', -32600, "not null", None),
+        (b'{"jsonrpc": "2.0", "id": {}, "method": "ping"}\n', -32600, "not an object", None),
+        (b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}\n', -32600, "not an array", None),
     ],
 )
 def test_a_line_that_is_no_json_rpc_request_gets_a_json_rpc_error(

@@ -7,9 +7,11 @@ the session at EOF while requests are still running. Here:
 
 - a line longer than ``max_line_bytes`` is refused (``-32600``) without being buffered: the rest
   of it is read and discarded, and the request id is recovered from its first bytes when it can be;
-- a line that is not UTF-8 or not JSON gets ``-32700``; JSON that is not a JSON-RPC message
-  (``[]``, ``42``, ``"x"``, a batch, a bad envelope) gets ``-32600``; a string holding a lone
-  UTF-16 surrogate (``"\\ud800"``) gets ``-32602`` (``-32600`` outside ``params``) naming where;
+- a line that is not UTF-8 or not JSON, or holds an integer too long to convert, gets ``-32700``;
+  JSON that is not a JSON-RPC message (``[]``, ``42``, ``"x"``, a batch, a bad envelope, nesting
+  past ``jsonrpc.MAX_NESTING``, a request id that is neither a string nor an integer) gets
+  ``-32600``; a string holding a lone UTF-16 surrogate (``"\\ud800"``) gets ``-32602``
+  (``-32600`` outside ``params``) naming where (``jsonrpc.py`` holds the checks HTTP shares);
 - a second request with an id still in flight is refused (``-32600``); the first is still answered;
 - at EOF the read side stays open until every request read has been answered (or cancelled by the
   client, or stdout is gone: a write failed, or its reader has closed it), then the session ends;
@@ -22,7 +24,6 @@ never touch the wire; both are restored on exit.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -40,18 +41,23 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcp_localtools import jsonrpc
+from mcp_localtools.jsonrpc import (
+    ID_SCAN_BYTES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    Refusal,
+    json_type,
+    recover_id,
+)
+
 __all__ = ["PARSE_ERROR", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-
 _CHUNK = 1024 * 1024
-_ID_SCAN_BYTES = 64 * 1024
-"""How much of a refused line is kept to recover its request id."""
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -67,7 +73,7 @@ async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Ov
     """Lines of ``fd`` without their newline, until EOF (a last line without newline counts).
 
     A line over ``max_line_bytes`` is yielded as ``_Oversized``: only its first
-    ``_ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
+    ``ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
     ``max_line_bytes`` plus one read chunk whatever arrives."""
     buffer = bytearray()
     dropping: _Oversized | None = None
@@ -82,7 +88,7 @@ async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Ov
             if dropping is not None:
                 dropping = _Oversized(dropping.prefix, dropping.length + len(piece))
             elif len(buffer) + len(piece) > max_line_bytes:
-                prefix = bytes(buffer[:_ID_SCAN_BYTES]) + bytes(piece[: max(0, _ID_SCAN_BYTES - len(buffer))])
+                prefix = bytes(buffer[:ID_SCAN_BYTES]) + bytes(piece[: max(0, ID_SCAN_BYTES - len(buffer))])
                 dropping = _Oversized(prefix, len(buffer) + len(piece))
                 buffer = bytearray()
             else:
@@ -100,47 +106,6 @@ async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Ov
         yield dropping
     elif buffer.strip():
         yield bytes(buffer)
-
-
-def recover_id(prefix: bytes) -> int | str | None:
-    """The top-level ``"id"`` of a JSON object that may be cut short or invalid further on, when
-    it appears in ``prefix``; None otherwise. Reads strings and nesting properly, so an ``"id"``
-    inside ``params`` is never taken for the request's."""
-    text = prefix.decode("utf-8", errors="replace")
-    decoder = json.JSONDecoder()
-    depth = 0
-    index = 0
-    expect_key = False
-    while index < len(text):
-        char = text[index]
-        if char == '"':
-            try:
-                value, after = decoder.scan_once(text, index)  # type: ignore[attr-defined]
-            except (StopIteration, ValueError):
-                return None
-            if depth == 1 and expect_key and value == "id":
-                rest = text[after:].lstrip()
-                if rest.startswith(":"):
-                    rest = rest[1:].lstrip()
-                    try:
-                        found, _ = decoder.raw_decode(rest)
-                    except ValueError:
-                        return None
-                    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
-                        return found
-                    return None
-            expect_key = False
-            index = after
-            continue
-        if char in "{[":
-            depth += 1
-            expect_key = char == "{" and depth == 1
-        elif char in "}]":
-            depth -= 1
-        elif char == "," and depth == 1:
-            expect_key = True
-        index += 1
-    return None
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:
@@ -167,78 +132,47 @@ def _lone_surrogate(value: Any, path: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Refusal:
-    """A line that gets an error reply instead of reaching the session."""
-
-    id: int | str | None
-    code: int
-    message: str
-
-
-def _valid_id(value: Any) -> int | str | None:
-    return (
-        value if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) else None
-    )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    return {str: "a string", int: "a number", float: "a number", list: "an array", type(None): "null"}.get(
-        type(value), "a value"
-    )
-
-
-def classify(line: bytes) -> types.JSONRPCMessage | _Refusal | None:
+def classify(line: bytes) -> types.JSONRPCMessage | Refusal | None:
     """One stdin line → the message to serve, the error to answer, or None to skip (a blank line,
     or an invalid reply from the client, which gets no reply back)."""
     if not line.strip():
         return None
-    if not _SURROGATE_ESCAPE.search(line):
+    if not _SURROGATE_ESCAPE.search(line) and not jsonrpc.too_deep(line):
         try:
-            return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValidationError:
             pass  # find out below what is wrong, with the slower standard parser
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return _Refusal(
-            recover_id(line[:_ID_SCAN_BYTES]),
-            PARSE_ERROR,
-            f"Parse error: the message is not valid UTF-8 (byte {exc.start}); send UTF-8 JSON, "
-            "one message a line",
-        )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return _Refusal(
-            recover_id(line[:_ID_SCAN_BYTES]),
-            PARSE_ERROR,
-            f"Parse error: the line is not valid JSON ({exc.msg} at character {exc.pos}); "
-            "send one complete JSON-RPC message per line",
-        )
-    except RecursionError:
-        return _Refusal(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply")
+        else:
+            if not isinstance(message, types.JSONRPCNotification) or b'"id"' not in line:
+                return message
+    data = jsonrpc.parse(line)
+    if isinstance(data, Refusal):
+        return data
     if isinstance(data, list):
         reason = (
             "an empty batch"
             if not data
             else "a batch (MCP sends one message per line; batches are not supported)"
         )
-        return _Refusal(None, INVALID_REQUEST, f"Invalid Request: {reason}")
+        return Refusal(None, INVALID_REQUEST, f"Invalid Request: {reason}")
     if not isinstance(data, dict):
-        return _Refusal(
+        return Refusal(
             None,
             INVALID_REQUEST,
-            f"Invalid Request: a JSON-RPC message is a JSON object, not {_json_type(data)}",
+            f"Invalid Request: a JSON-RPC message is a JSON object, not {json_type(data)}",
         )
-    request_id = _valid_id(data.get("id"))
+    refused = jsonrpc.id_refusal(data)
+    if refused is not None:
+        return refused
+    found = data.get("id")
+    request_id = (
+        found if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)) else None
+    )
     where = _lone_surrogate(data, "")
     if where is not None:
         code = INVALID_PARAMS if where.startswith("params") else INVALID_REQUEST
         kind = "Invalid params" if code == INVALID_PARAMS else "Invalid Request"
-        return _Refusal(
+        return Refusal(
             request_id,
             code,
             f"{kind}: {where} holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode text; "
@@ -251,16 +185,16 @@ def classify(line: bytes) -> types.JSONRPCMessage | _Refusal | None:
             logger.warning("dropped an invalid JSON-RPC reply from the client (id %r)", data.get("id"))
             return None
         if isinstance(data.get("method"), str) and "params" in data and not isinstance(data["params"], dict):
-            return _Refusal(
+            return Refusal(
                 request_id,
                 INVALID_PARAMS,
-                f"Invalid params: params must be an object, not {_json_type(data['params'])}",
+                f"Invalid params: params must be an object, not {json_type(data['params'])}",
             )
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc'][1:]) or 'message'}: {error['msg']}"
             for error in exc.errors()[:3]
         )
-        return _Refusal(
+        return Refusal(
             request_id, INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({problems})"
         )
 
@@ -420,7 +354,7 @@ async def _serve(server: Server[Any], max_line_bytes: int, wire_in: int, wire_ou
                 message = classify(line)
                 if message is None:
                     continue
-                if isinstance(message, _Refusal):
+                if isinstance(message, Refusal):
                     await wire.send(_error(message.id, message.code, message.message))
                     continue
                 if isinstance(message, types.JSONRPCRequest):

@@ -14,8 +14,11 @@ In front of those, ``_EdgeGuard`` answers 400 to a request with two ``Host`` or 
 ``Authorization`` headers or with both ``Transfer-Encoding`` and ``Content-Length``; 403 to an
 ``Origin`` whose scheme, host and numeric port do not exactly match an allowed one (no prefix
 match); 401 "invalid bearer token" to a wrong token (a missing one keeps the SDK's "Authentication
-required"); and a JSON-RPC error to a second request whose id is still in flight on the same
-Streamable HTTP session (the first is still answered); at ``max_sessions`` a new session evicts the
+required"); 400 with a JSON-RPC error (its id recovered where it can be) to a POST body that
+``jsonrpc.parse`` refuses (nesting past ``jsonrpc.MAX_NESTING``, an integer too long to convert,
+broken JSON) or whose request id is neither a string nor an integer; and a JSON-RPC error to a
+second request whose id is still in flight on the same Streamable HTTP session (the first is
+still answered); at ``max_sessions`` a new session evicts the
 least recently used idle one instead of getting 503. uvicorn closes a connection that sends no
 complete request head within ``HEAD_TIMEOUT_SECONDS``, answers 503 beyond ``limit_concurrency``
 connections, and runs with the soft ``RLIMIT_NOFILE`` raised to the hard limit; repeated accept
@@ -52,6 +55,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_localtools import jsonrpc
 from mcp_localtools._version import __version__
 from mcp_localtools.errors import ConfigError
 
@@ -348,6 +352,12 @@ class _EdgeGuard:
                 if valid is None:
                     await _invalid_token(send)
                     return
+        data: Any = None
+        if scope["method"] == "POST":
+            checked = await self._checked_body(scope, receive, send)
+            if checked is None:
+                return
+            receive, data = checked
         session = values.get(b"mcp-session-id")
         if self.sessions is not None and session is None and scope["method"] == "POST":
             await self._evict_idle_session()
@@ -366,18 +376,26 @@ class _EdgeGuard:
         if session is None or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        await self._one_id_at_a_time(scope, receive, send, session.decode("latin-1"))
+        await self._one_id_at_a_time(scope, receive, send, session.decode("latin-1"), data)
 
-    async def _one_id_at_a_time(self, scope: Scope, receive: Receive, send: Send, session: str) -> None:
-        """Read the body (within the body cap), refuse a request id already in flight on
-        ``session``, and replay the body to the app."""
+    async def _checked_body(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, Any] | None:
+        """Read a POST body (within the body cap) and answer 400 with a JSON-RPC error, its id
+        recovered where it can be, for a body ``jsonrpc.parse`` refuses (not UTF-8 or not JSON, an
+        integer too long to convert, nesting past ``MAX_NESTING``: the SDK's parser raised
+        ``RecursionError``, a 500 with a traceback) or a request id that is neither a string nor
+        an integer (the SDK took it for a notification: 202 and no answer).
+
+        Returns:
+            ``(receive, data)``: a ``receive`` that replays the body to the app, and the parsed
+            message (None when the body is over the cap, which the SDK answers 413); None when
+            this answered the request.
+        """
         body = bytearray()
         more = True
         while more:
             message = await receive()
             if message["type"] != "http.request":
-                await self.app(scope, receive, send)
-                return
+                return receive, None
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.settings.max_request_body_bytes:
@@ -391,11 +409,22 @@ class _EdgeGuard:
                 return {"type": "http.request", "body": bytes(body), "more_body": more}
             return await receive()
 
+        if more:
+            return replay, None
+        data = jsonrpc.parse(bytes(body))
+        refusal = data if isinstance(data, jsonrpc.Refusal) else jsonrpc.id_refusal(data)
+        if refusal is None:
+            return replay, data
+        error = {"code": refusal.code, "message": refusal.message}
+        response = JSONResponse({"jsonrpc": "2.0", "id": refusal.id, "error": error}, status_code=400)
+        await response(scope, replay, send)
+        return None
+
+    async def _one_id_at_a_time(
+        self, scope: Scope, receive: Receive, send: Send, session: str, data: Any
+    ) -> None:
+        """Refuse a request id already in flight on ``session``; ``data`` is the parsed body."""
         key = None
-        try:
-            data = json.loads(body) if not more else None
-        except ValueError:
-            data = None
         if isinstance(data, dict) and "method" in data and isinstance(data.get("id"), str | int):
             key = (session, json.dumps(data["id"]))
             if key in self.in_flight:
@@ -405,11 +434,11 @@ class _EdgeGuard:
                     "flight on this session; give every request its own id",
                 }
                 response = JSONResponse({"jsonrpc": "2.0", "id": data["id"], "error": error})
-                await response(scope, replay, send)
+                await response(scope, receive, send)
                 return
             self.in_flight.add(key)
         try:
-            await self.app(scope, replay, send)
+            await self.app(scope, receive, send)
         finally:
             if key is not None:
                 self.in_flight.discard(key)
