@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -108,12 +109,13 @@ async def _serve(entry: Path, root: Path, *settings: str) -> tuple[str, set[str]
     params = StdioServerParameters(
         command=sys.executable, args=[str(entry), *settings, str(root)], cwd=str(root)
     )
-    async with Client(params) as client:
-        tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert client.server_info is not None
-        read = await client.call_tool("readfile", {"path": "hello.txt"})
-        assert "hello from the bundle" in text_of(read)
-        return client.server_info.version, tools
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert client.server_info is not None
+            read = await client.call_tool("readfile", {"path": "hello.txt"})
+            assert "hello from the bundle" in text_of(read)
+            return client.server_info.version, tools
 
 
 @pytest.fixture
