@@ -100,6 +100,8 @@ class RunOutcome:
     stdout: Captured
     stderr: Captured
     reverted: tuple[str, ...] = ()
+    cleaned: tuple[str, ...] = ()
+    """What the sandbox did to git files the command made (``RepositoryTracker.check``)."""
     output_stopped: str | None = None
     """``"stdout"`` or ``"stderr"`` when the run was stopped because that stream passed
     ``OUTPUT_STOP_FACTOR`` times ``max_output_bytes``; None otherwise."""

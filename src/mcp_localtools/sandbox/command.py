@@ -24,12 +24,13 @@ import anyio.to_thread
 from mcp_localtools.config import SandboxConfig
 from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.sandbox.backend import Backend
-from mcp_localtools.sandbox.git import missing_git_files, nested_git_paths
+from mcp_localtools.sandbox.git import missing_git_files
 from mcp_localtools.sandbox.git import revert as revert_git_files
 from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
 from mcp_localtools.sandbox.notes import explain
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
+from mcp_localtools.sandbox.repos import RepositoryTracker
 
 __all__ = ["CommandSandbox"]
 
@@ -72,6 +73,7 @@ class CommandSandbox:
         self._policy = self._create(environ)
         self._policies: dict[tuple[str, str], Backend] = {}
         self._environ = dict(environ)
+        self._trackers: dict[tuple[Path, ...], RepositoryTracker] = {}
         self._identity: str | None = None
 
     def start(self) -> None:
@@ -167,8 +169,25 @@ class CommandSandbox:
         if self.backend.name == "off":
             return list(argv), []
         backend = self._backend_for(environ)
-        git = nested_git_paths(backend.policy.writable)
+        git = self._repositories(backend.policy.writable).protected()
         return backend.wrap(argv, cwd=cwd, temp_dir=temp_dir, git=git), missing_git_files(git)
+
+    def _repositories(self, writable: Sequence[Path]) -> RepositoryTracker:
+        """The tracker of the repositories in ``writable`` (started on first use; blocking)."""
+        with self._guard:
+            tracker = self._trackers.get(tuple(writable))
+            if tracker is None:
+                outside = [self._base] if self._base is not None else []
+                tracker = self._trackers[tuple(writable)] = RepositoryTracker(writable, outside_ok=outside)
+        tracker.start()
+        return tracker
+
+    def settle(self) -> tuple[str, ...]:
+        """After a command: make safe the git files commands made (``RepositoryTracker.check``);
+        one line per thing done. Blocking: call it from a worker thread."""
+        with self._guard:
+            trackers = list(self._trackers.values())
+        return tuple(line for tracker in trackers for line in tracker.check())
 
     def temp_dir(self, key: str) -> Path | None:
         """The private temporary directory of exec session ``key`` (created on first use, mode
@@ -209,11 +228,24 @@ class CommandSandbox:
         return "run_" + secrets.token_hex(8)
 
     def explain(
-        self, stderr: str, exit_code: int | None, reverted: tuple[str, ...] = (), stdout: str = ""
+        self,
+        stderr: str,
+        exit_code: int | None,
+        reverted: tuple[str, ...] = (),
+        stdout: str = "",
+        cleaned: tuple[str, ...] = (),
     ) -> str | None:
         """The ``sandboxNote`` of a run (``notes.explain``): what the sandbox undid or refused."""
         name = self.backend.name if self.backend is not None else "off"
-        return explain(name, stderr, exit_code, network=self.network, reverted=reverted, stdout=stdout)
+        note = explain(name, stderr, exit_code, network=self.network, reverted=reverted, stdout=stdout)
+        if not cleaned:
+            return note
+        made_safe = (
+            "git files a command made are untrusted, so the sandbox "
+            + "; ".join(cleaned)
+            + " (git would have run them outside the sandbox)"
+        )
+        return f"{made_safe}. {note}" if note else made_safe
 
     def command_env(self, temp_dir: Path | None) -> dict[str, str]:
         """Variables the sandbox gives every command of a session whose temp dir is ``temp_dir``:

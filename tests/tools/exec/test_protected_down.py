@@ -92,3 +92,40 @@ async def test_a_nested_repository_cannot_be_replaced_by_moving_its_parent(tmp_p
     assert [entry["exitCode"] != 0 for entry in data["results"]] == [True, True]
     _git("status", cwd=app)
     assert not pwned.exists(), "the user's git status ran a config a command put in place"
+
+
+async def test_a_submodule_a_command_adds_cannot_make_the_users_git_status_run_a_program(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n", encoding="utf-8")
+    assert _git("init", "-q", ".", cwd=root).returncode == 0
+    _git("add", "-A", cwd=root)
+    assert (
+        _git("-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "-m", "x", cwd=root).returncode == 0
+    )
+    pwned = tmp_path / "PWNED"
+    async with served(root) as client:
+        data = await run(
+            client,
+            "mkdir sub && cd sub && git init -q"
+            f" && git config core.fsmonitor 'touch {pwned}; false' && git config alias.st '!touch {pwned}'"
+            " && git -c user.name=a -c user.email=b commit -q --allow-empty -m x && cd .. && git add sub",
+        )
+    (entry,) = data["results"]
+    assert entry["exitCode"] == 0, entry
+    note = entry.get("sandboxNote") or ""
+    assert "core.fsmonitor" in note and "alias.st" in note, entry
+    _git("status", cwd=root)
+    _git("status", cwd=root / "sub")
+    assert not pwned.exists(), "the user's git status ran what a command planted in a submodule"
+
+
+async def test_a_git_pointer_to_a_directory_outside_the_roots_is_set_aside(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "w").mkdir(parents=True)
+    async with served(root) as client:
+        data = await run(client, "printf 'gitdir: /etc\\n' > w/.git")
+    assert "set aside" in (data["results"][0].get("sandboxNote") or "")
+    assert not (root / "w" / ".git").exists() and (root / "w" / ".git.untrusted").exists()

@@ -271,10 +271,12 @@ class ExecGroup:
             max_output_bytes=self.policy.max_output_bytes,
         )
         outcome = await self.runner.run(request, on_output)
-        if not missing:
-            return outcome
-        reverted = await anyio.to_thread.run_sync(self.sandbox.revert, missing)
-        return replace(outcome, reverted=reverted) if reverted else outcome
+
+        def settle() -> tuple[tuple[str, ...], tuple[str, ...]]:  # file system work: a thread
+            return (self.sandbox.revert(missing) if missing else ()), self.sandbox.settle()
+
+        reverted, cleaned = await anyio.to_thread.run_sync(settle)
+        return replace(outcome, reverted=reverted, cleaned=cleaned) if reverted or cleaned else outcome
 
 
 def _refuses(policy: ExecutionPolicy, command: str, dialect: Dialect) -> bool:

@@ -57,7 +57,11 @@ def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, obj
     """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
     return {
         "sandbox_note": sandbox.explain(
-            outcome.stderr.text, outcome.exit_code, outcome.reverted, stdout=outcome.stdout.text
+            outcome.stderr.text,
+            outcome.exit_code,
+            outcome.reverted,
+            stdout=outcome.stdout.text,
+            cleaned=outcome.cleaned,
         ),
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
