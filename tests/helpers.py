@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,3 +299,50 @@ async def wait_until_gone(marker: str, seconds: float = 5) -> None:
     with anyio.fail_after(seconds):
         while processes_with(marker):
             await anyio.sleep(0.02)
+
+
+_MEASURED_CALL = """
+import asyncio, json, sys
+from mcp_localtools.config import parse_config
+from mcp_localtools.tools import build_registry
+
+def hwm_kib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+
+config, calls = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+registry = build_registry(parse_config(config))
+for tool, arguments in calls[:-1]:  # warm: imports, first calls
+    asyncio.run(registry.call(tool, arguments))
+before = hwm_kib()
+tool, arguments = calls[-1]
+result = asyncio.run(registry.call(tool, arguments))
+grown = hwm_kib() - before
+text = "\\n".join(getattr(item, "text", "") for item in result.content)
+error = result.error.code if result.error else None
+print(json.dumps({"error": error, "grown_kib": grown, "structured": result.structured, "text": text}))
+"""
+
+
+def measured_call(
+    config: dict[str, Any],
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    warm: Sequence[tuple[str, dict[str, Any]]] = (),
+    timeout: float = 300,
+) -> dict[str, Any]:
+    """Run ``registry.call(tool, arguments)`` in a child process of its own (built from the config
+    table ``config``) after the ``warm`` calls, and report what it cost: ``grown_kib`` (the growth
+    of the child's peak resident memory, VmHWM, during the call), the result's ``error`` code (None
+    for a success), ``structured`` and ``text``. Linux only (``/proc``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED_CALL, json.dumps(config), json.dumps([*warm, (tool, arguments)])],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report

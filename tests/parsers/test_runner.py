@@ -18,6 +18,7 @@ from PIL import Image
 from mcp_localtools.errors import InvalidArguments, TooLarge, ToolTimeout, UnsupportedContent
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers import runner as runner_module
+from mcp_localtools.parsers.pdf import extract_pdf_text
 from mcp_localtools.registry import Registry
 from mcp_localtools.tools.image import readimage
 from mcp_localtools.workspace import Workspace
@@ -198,3 +199,53 @@ def test_the_server_never_imports_pillow_or_pypdf(tmp_path: Path) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path
     )
     assert output.stdout.strip() == "[]"
+
+
+def _flate_bomb_pdf(inflated_mib: int) -> bytes:
+    """A one-page PDF whose content stream is ``inflated_mib`` MiB of spaces, FlateDecoded to a
+    few hundred KB."""
+    import zlib
+
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, StreamObject
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS, 9, zlib.Z_RLE)
+    chunk = b" " * (1 << 20)
+    packed = b"".join([*(compressor.compress(chunk) for _ in range(inflated_mib)), compressor.flush()])
+    writer = PdfWriter()
+    page = writer.add_blank_page(612, 792)
+    stream = StreamObject()
+    stream._data = packed
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    page[NameObject("/Contents")] = writer._add_object(stream)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+async def test_a_pdf_stream_that_inflates_past_pypdfs_limit_is_not_read_and_says_so() -> None:
+    """pypdf stops a stream at 75 MB decoded (``ZLIB_MAX_OUTPUT_LENGTH``) inside the worker, whose
+    address space is capped besides: the server never holds the inflated stream, and the page
+    says why it has no text."""
+    data = _flate_bomb_pdf(200)
+    assert len(data) < 1024 * 1024
+    with anyio.fail_after(120):
+        text = await extract_pdf_text(ParserRunner(), data, pages=None, name="bomb.pdf")
+    assert "exceeds the PDF parser's safety limit" in text.data.decode()
+    assert parser_workers() == []
+
+
+async def test_a_png_text_chunk_that_inflates_past_pillows_limit_is_refused_undecoded() -> None:
+    """A zTXt chunk of 200 MiB: Pillow decompresses a text chunk to 1 MiB at most
+    (``PngImagePlugin.MAX_TEXT_CHUNK``) and refuses the rest."""
+    import struct
+    import zlib
+
+    png = make_png(4, 3)
+    text = b"Comment\x00\x00" + zlib.compress(b"a" * (200 << 20), 9)
+    chunk = struct.pack(">I", len(text)) + b"zTXt" + text + struct.pack(">I", zlib.crc32(b"zTXt" + text))
+    bomb = png[:33] + chunk + png[33:]  # after the signature and IHDR
+    with anyio.fail_after(120), pytest.raises(UnsupportedContent) as caught:
+        await ParserRunner().run("image", bomb, FIT, failure="bomb.png")
+    assert "MAX_TEXT_CHUNK" in caught.value.message
+    assert parser_workers() == []

@@ -424,10 +424,11 @@ def pdf(data: bytes, request: dict[str, Any]) -> Result:
         done: list[int] = []
         size = 0
         for number in selected:
-            text = (reader.pages[number - 1].extract_text() or "").strip()
+            page = reader.pages[number - 1]
+            text = (page.extract_text() or "").strip()
             if not text:
                 empty.append(number)
-                text = "[no text layer on this page]"
+                text = _why_no_text(page, LimitReachedError)
             parts.append(f"--- page {number} ---\n{text}\n")
             done.append(number)
             size += len(parts[-1])
@@ -437,6 +438,19 @@ def pdf(data: bytes, request: dict[str, Any]) -> Result:
         raise Refusal("too_large", f"it exceeds a PDF parser safety limit ({exc})") from exc
     result = {"pageCount": page_count, "pages": done, "emptyPages": empty, "cut": done != selected}
     return result, "".join(parts).encode("utf-8", errors="replace")
+
+
+def _why_no_text(page: Any, limit_error: type[Exception]) -> str:
+    """What an empty page's text says: no text layer, or a content stream that pypdf stopped
+    decoding at its safety limit (75 MB decoded per stream: a decompression bomb), which
+    ``extract_text`` passes over in silence."""
+    try:
+        page.get_contents()
+    except limit_error:
+        return "[this page's content stream exceeds the PDF parser's safety limit (75 MB decoded): not read]"
+    except Exception:  # noqa: BLE001, S110 - damaged content: extract_text said all there is to say
+        pass
+    return "[no text layer on this page]"
 
 
 # --- the process -------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ happen before any connection: the address check runs on the literal address.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from mcp.types import ImageContent
 
 from mcp_localtools.config import parse_config
-from tests.helpers import config_for, connect, error_code, make_png, text_of
+from tests.helpers import config_for, connect, error_code, make_png, measured_call, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -292,3 +294,86 @@ async def test_read_only_leaves_httpget_out_unless_hosts_are_allowlisted(tmp_pat
     ) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert "httpget" in names
+
+
+def _gzip(chunks: Iterator[bytes]) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS, 9, zlib.Z_RLE)
+    return b"".join([*(compressor.compress(chunk) for chunk in chunks), compressor.flush()])
+
+
+@pytest.fixture(scope="module")
+def bomb_site() -> Iterator[str]:
+    """A loopback server whose /bomb is 256 MiB of zeros gzipped twice (about 1 KB on the wire,
+    sent as ``Content-Encoding: gzip, gzip``), /single the same gzipped once (250 KB), /br a body
+    in an encoding httpget does not know, /redirect-bomb a redirect carrying the bomb."""
+    inner = _gzip(bytes(1 << 20) for _ in range(256))
+    bodies = {
+        "/bomb": (_gzip(iter([inner])), "gzip, gzip", 200),
+        "/gzip-in-gzip": (_gzip(iter([inner])), "gzip", 200),
+        "/single": (inner, "gzip", 200),
+        "/deflate": (zlib.compress(b"plain words\n" * 100), "deflate", 200),
+        "/br": (b"\x1b\x00\x00", "br", 200),
+        "/redirect-bomb": (_gzip(iter([inner])), "gzip, gzip", 302),
+    }
+
+    class Bombs(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body, encoding, status = bodies.get(self.path, (b"ok", "identity", 200))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Content-Length", str(len(body)))
+            if status == 302:
+                self.send_header("Location", "/ok")
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Bombs)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def _fetch_measured(tmp_path: Path, url: str, base: str) -> dict[str, Any]:
+    config = {"paths": {"allowed_roots": [str(tmp_path)]}, "web": {"allowed_hosts": ["127.0.0.1"]}}
+    warm = [("httpget", {"url": base + "/ok"})]  # imports httpx
+    return measured_call(config, "httpget", {"url": url}, warm=warm)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="VmHWM comes from /proc")
+@pytest.mark.parametrize("path", ["/bomb", "/gzip-in-gzip", "/single", "/redirect-bomb"])
+def test_a_decompression_bomb_costs_no_more_than_max_bytes(tmp_path: Path, bomb_site: str, path: str) -> None:
+    report = _fetch_measured(tmp_path, bomb_site + path, bomb_site)
+    assert report["grown_kib"] < 64 * 1024, report
+    if path == "/bomb":
+        assert report["error"] == "unsupported_content"
+        assert "gzip, gzip" in report["text"] and "one content encoding" in report["text"]
+    elif path == "/redirect-bomb":
+        assert report["error"] is None and report["structured"]["finalUrl"].endswith("/ok")
+    elif path == "/gzip-in-gzip":  # one layer decoded: what is left is a small gzip file
+        assert report["error"] is None and report["structured"]["bytesRead"] < 1024 * 1024
+    else:
+        structured = report["structured"]
+        assert structured["truncated"] is True and structured["bytesRead"] == 4 * 1024 * 1024, structured
+        assert "decoded" in structured["note"] and "cut" in structured["note"]
+
+
+async def test_one_known_content_encoding_is_decoded_and_others_are_refused(
+    tmp_path: Path, bomb_site: str
+) -> None:
+    async with connect(_allowing(tmp_path, "127.0.0.1")) as client:
+        deflated = await client.call_tool("httpget", {"url": bomb_site + "/deflate"})
+        brotli = await client.call_tool("httpget", {"url": bomb_site + "/br"})
+    assert text_of(deflated).endswith("plain words\n" * 2)
+    assert (deflated.structured_content or {})["bytesRead"] == 1200
+    assert error_code(brotli) == "unsupported_content"
+    assert "'br'" in text_of(brotli) and "gzip" in text_of(brotli)

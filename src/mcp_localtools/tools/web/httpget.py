@@ -29,6 +29,7 @@ from mcp_localtools.parsers.images import (
 from mcp_localtools.policy.network import NetworkPolicy
 from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import Content, ImageContent, ToolResult, cut_text
+from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
 from mcp_localtools.tools.web._proxies import proxies_from
 from mcp_localtools.workspace import Workspace
 
@@ -107,16 +108,54 @@ def _to_markdown(html: str) -> str:
     return str(converter.handle(html))
 
 
-async def _read_body(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
-    """At most ``cap`` bytes of the (decoded) body, and whether more was there."""
+async def _read_body(response: httpx.Response, cap: int, url: str) -> tuple[bytes, bool]:
+    """At most ``cap`` bytes of the decoded body (``_decode.BodyDecoder``: one content encoding,
+    decoded within the budget), and whether more was there.
+
+    Raises:
+        UnsupportedContent: stacked or unknown content encodings, or a corrupt compressed body.
+    """
+    decoder = BodyDecoder(response.headers.get_list("content-encoding"), url)
     chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
+    size = raw_size = 0
+    async for raw in response.aiter_raw():
+        raw_size += len(raw)
+        chunk = decoder.decode(raw, cap + 1 - size)
         chunks.append(chunk)
         size += len(chunk)
-        if size > cap:
+        if size > cap or raw_size > cap + _RAW_SLACK:
             return b"".join(chunks)[:cap], True
     return b"".join(chunks), False
+
+
+_RAW_SLACK = 1024 * 1024
+"""Raw bytes read past the cap before a body that decodes to little is cut anyway (a compressed
+body is never much larger than what it decodes to, unless it is built to waste time)."""
+
+
+async def _fetch(
+    client: httpx.AsyncClient, method: str, url: str, max_redirects: int
+) -> tuple[httpx.Response, list[httpx.Response]]:
+    """Send the request and follow redirects (each checked by the transport), closing every
+    redirect response unread: httpx would read its body whole, decoded, however large.
+
+    Returns:
+        ``(response, history)``: the final response, open for streaming, and the redirects.
+
+    Raises:
+        httpx.TooManyRedirects: more than ``max_redirects``.
+    """
+    import httpx
+
+    history: list[httpx.Response] = []
+    response = await client.send(client.build_request(method, url), stream=True, follow_redirects=False)
+    while response.next_request is not None:
+        await response.aclose()
+        if len(history) >= max_redirects:
+            raise httpx.TooManyRedirects(f"more than {max_redirects} redirects", request=response.request)
+        history.append(response)
+        response = await client.send(response.next_request, stream=True, follow_redirects=False)
+    return response, history
 
 
 async def http_get(
@@ -143,21 +182,26 @@ async def http_get(
 
     cap = min(args.max_bytes or web.max_bytes, web.max_bytes)
     transport = PinnedTransport(policy, proxies)
-    headers = {"User-Agent": f"mcp-localtools/{__version__} (httpget)", "Accept": "*/*"}
+    headers = {
+        "User-Agent": f"mcp-localtools/{__version__} (httpget)",
+        "Accept": "*/*",
+        "Accept-Encoding": ACCEPT_ENCODING,
+    }
     try:
         with anyio.fail_after(web.timeout_seconds):
-            async with (
-                httpx.AsyncClient(
-                    transport=transport,
-                    follow_redirects=True,
-                    max_redirects=web.max_redirects,
-                    timeout=httpx.Timeout(web.timeout_seconds),
-                    headers=headers,
-                    trust_env=False,
-                ) as client,
-                client.stream(args.method, args.url) as response,
-            ):
-                body, cut = (b"", False) if args.method == "HEAD" else await _read_body(response, cap)
+            async with httpx.AsyncClient(
+                transport=transport,
+                timeout=httpx.Timeout(web.timeout_seconds),
+                headers=headers,
+                trust_env=False,
+            ) as client:
+                response, history = await _fetch(client, args.method, args.url, web.max_redirects)
+                try:
+                    body, cut = (
+                        (b"", False) if args.method == "HEAD" else await _read_body(response, cap, args.url)
+                    )
+                finally:
+                    await response.aclose()
     except TimeoutError as exc:
         raise ToolTimeout(
             f"fetching {args.url} took longer than {web.timeout_seconds} s; try again or a smaller resource"
@@ -181,12 +225,12 @@ async def http_get(
         "reason": response.reason_phrase,
         "content_type": content_type,
         "content_length": int(length) if length and length.isdigit() else None,
-        "redirects": [str(r.url) for r in response.history],
+        "redirects": [str(r.url) for r in history],
         "bytes_read": len(body),
     }
     head = f"HTTP {response.status_code} {response.reason_phrase} {content_type or '(no content type)'}"
     head += f"\nfinal URL: {response.url}"
-    cut_note = f"the body was cut at {cap} bytes" if cut else None
+    cut_note = f"the body was cut at {cap} bytes (decoded)" if cut else None
     media = _media_type(content_type)
     extra: list[Content] = []
     if not body:
