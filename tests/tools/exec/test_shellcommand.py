@@ -23,7 +23,9 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.processes.runner import OUTPUT_STOP_FACTOR, ProcessRunner, RunRequest
 from mcp_localtools.server import build_server
 from mcp_localtools.tools import build_registry
+from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
+from mcp_localtools.workspace import Workspace
 from tests.helpers import config_for, error_code, text_of
 from tests.tools.exec.conftest import exec_client
 
@@ -78,8 +80,9 @@ async def test_an_unknown_session_is_an_error(shell: Client) -> None:
 
 
 async def test_a_new_session_is_returned_and_dropped_when_the_call_fails(tmp_path: Path) -> None:
-    registry = build_registry(config_for(tmp_path), environ=dict(os.environ))
-    group = registry.get("shellcommand").handler.keywords["group"]  # type: ignore[attr-defined]
+    workspace = Workspace.from_config(config_for(tmp_path), environ=dict(os.environ))
+    registry = build_registry(workspace.config, workspace=workspace)
+    group = workspace.shared(ExecGroup.create)  # the one the registry's exec tools share
     ok = await registry.call("shellcommand", {"commands": ["true"]})
     assert (
         ok.structured is not None
