@@ -6,6 +6,7 @@ import io
 import json
 import os
 import queue
+import shlex
 import shutil
 import struct
 import subprocess
@@ -346,3 +347,21 @@ def measured_call(
     assert done.returncode == 0, done.stderr[-3000:]
     report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return report
+
+
+def small_disk_command(mounts: dict[Path, str], argv: list[str]) -> list[str] | None:
+    """A command running ``argv`` in a private mount namespace where each directory of ``mounts``
+    is a fresh tmpfs with those options (``size=64k``, ``nr_inodes=16``): a disk that fills up,
+    without ever filling a real one. ``unshare -m`` as root, ``unshare -Urm`` (a user namespace)
+    otherwise; None where neither works (not Linux, no unshare, namespaces refused)."""
+    unshare = shutil.which("unshare")
+    if sys.platform != "linux" or unshare is None:
+        return None
+    flags = "-m" if os.geteuid() == 0 else "-Urm"
+    mounting = " && ".join(
+        f"mount -t tmpfs -o {options} tmpfs {shlex.quote(str(where))}" for where, options in mounts.items()
+    )
+    probe = subprocess.run([unshare, flags, "sh", "-c", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        return None
+    return [unshare, flags, "sh", "-c", f'{mounting} && exec "$@"', "sh", *argv]

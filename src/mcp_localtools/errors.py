@@ -21,6 +21,7 @@ line and clients can rely on; messages may be reworded, codes may not.
         ├── NoMatch                 an edit's text or line block was not found in the file
         ├── AmbiguousMatch          it was found a different number of times than expected
         ├── FileSystemError         an operating-system error, translated
+        │   └── NoSpace             the disk (or the quota) is full: nothing was written
         ├── ToolTimeout             the call ran out of time
         └── PolicyViolation         refused by policy (the command line exits 2)
             ├── OutsideAllowedRoots the path resolves outside every allowed root
@@ -60,6 +61,7 @@ __all__ = [
     "NetworkError",
     "NoMatch",
     "NoRoots",
+    "NoSpace",
     "NotADirectory",
     "NotAFile",
     "NotFound",
@@ -186,6 +188,13 @@ class FileSystemError(ToolError):
     code = "os_error"
 
 
+class NoSpace(FileSystemError):
+    """The file system holding the target is full (``ENOSPC``) or the user's quota is used up
+    (``EDQUOT``); the write was abandoned whole (atomic writes leave nothing half-written)."""
+
+    code = "no_space"
+
+
 class ToolTimeout(ToolError):
     code = "timeout"
 
@@ -274,6 +283,7 @@ def from_os_error(exc: OSError, path: str) -> ToolError:
         return SymlinkRefused(f"refusing to follow a symlink at {path}")
     if exc.errno in (errno.EACCES, errno.EPERM):
         return FileSystemError(f"permission denied: {path}")
-    if exc.errno == errno.ENOSPC:
-        return FileSystemError(f"no space left on device while writing {path}")
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        what = "disk quota exceeded" if exc.errno != errno.ENOSPC else "no space left on the device"
+        return NoSpace(f"{what} while writing {path}; free some space (or ask the user to) and try again")
     return FileSystemError(f"{reason}: {path}")

@@ -3,7 +3,8 @@
 A URL passes two checks. ``check_url`` looks at the URL alone (scheme, ``blocked_hosts``,
 ``allowed_hosts``) before anything is resolved. ``check_address`` looks at each address the host
 name resolved to: an address that is not public (loopback, private, link-local, shared,
-reserved, multicast, unspecified; IPv4-mapped IPv6 is judged by its IPv4 address) is refused
+reserved, multicast, unspecified, the ``SPECIAL_IPV6`` ranges such as NAT64 and 6to4 that stand
+for an IPv4 address; IPv4-mapped IPv6 is judged by its IPv4 address) is refused
 unless the host or the address is listed in ``allowed_hosts`` by name, address or network (a
 bare ``"*"`` does not count), and a cloud metadata address unless that very address is listed.
 The fetch then connects to the address that was checked (``tools/web/_fetch.py``), so a second
@@ -19,7 +20,7 @@ from fnmatch import fnmatchcase
 from mcp_localtools.config import WebConfig
 from mcp_localtools.errors import ConfigError, PolicyViolation
 
-__all__ = ["METADATA_ADDRESSES", "NetworkPolicy", "parse_ip"]
+__all__ = ["METADATA_ADDRESSES", "SPECIAL_IPV6", "NetworkPolicy", "is_public", "parse_ip", "special_range"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -34,6 +35,24 @@ METADATA_ADDRESSES = frozenset(
     )
 )
 """Cloud instance metadata services: reached only when the address itself is allowlisted."""
+
+SPECIAL_IPV6: tuple[tuple[ipaddress.IPv6Network, str], ...] = tuple(
+    (ipaddress.IPv6Network(network), name)
+    for network, name in (
+        ("64:ff9b::/96", "NAT64 (RFC 6052): a translator reaches the IPv4 address inside"),
+        ("64:ff9b:1::/48", "local-use NAT64 (RFC 8215)"),
+        ("2002::/16", "6to4 (RFC 3056): a relay reaches the IPv4 address inside"),
+        ("::/96", "IPv4-compatible (deprecated, RFC 4291)"),
+        ("::ffff:0:0:0/96", "IPv4-translated (RFC 2765)"),
+        ("fec0::/10", "site-local (deprecated, RFC 3879)"),
+        ("2001::/32", "Teredo (RFC 4380): a relay reaches the IPv4 address inside"),
+        ("3fff::/20", "documentation (RFC 9637)"),
+        ("5f00::/16", "SRv6 segment identifiers (RFC 9602)"),
+    )
+)
+"""IPv6 ranges that Python's ``is_global`` (3.11) calls public although they are not globally
+reachable, or stand for an IPv4 address a translator or relay would reach (``64:ff9b::7f00:1`` is
+127.0.0.1 behind NAT64): never public, whatever the address inside."""
 
 SCHEMES = ("http", "https")
 
@@ -53,9 +72,20 @@ def _unmapped(ip: IPAddress) -> IPAddress:
     return ip
 
 
-def _is_public(ip: IPAddress) -> bool:
+def special_range(ip: IPAddress) -> str | None:
+    """The name of the ``SPECIAL_IPV6`` range ``ip`` lies in, or None."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return next((name for network, name in SPECIAL_IPV6 if ip in network), None)
+    return None
+
+
+def is_public(ip: IPAddress) -> bool:
+    """True when ``ip`` is a globally reachable unicast address: not loopback, private,
+    link-local, shared, reserved, documentation, multicast or unspecified, nor in a
+    ``SPECIAL_IPV6`` range; an IPv4-mapped address (``::ffff:a.b.c.d``) is judged by its IPv4
+    address. httpget and the command proxy reach only such addresses unless one is listed."""
     ip = _unmapped(ip)
-    return ip.is_global and not ip.is_multicast
+    return ip.is_global and not ip.is_multicast and special_range(ip) is None
 
 
 def _normal_host(host: str) -> str:
@@ -162,11 +192,15 @@ class NetworkPolicy:
                 f"refusing host {host}: {ip} is a cloud metadata address; it is reached only when "
                 "that address is listed in [web] allowed_hosts"
             )
-        if _is_public(ip):
+        if is_public(ip):
             return
         if self.allowed.address(ip) or self.allowed.names(name, bare_star=False):
             return
+        special = special_range(ip) if _unmapped(ip).is_global else None  # ::1 is loopback first
+        what = (
+            f"an address in the {special} range" if special else "a loopback, private or link-local address"
+        )
         raise PolicyViolation(
-            f"refusing host {host}: it resolves to {ip}, a loopback, private or link-local address; "
+            f"refusing host {host}: it resolves to {ip}, {what}; "
             "such hosts are reached only when listed in [web] allowed_hosts"
         )

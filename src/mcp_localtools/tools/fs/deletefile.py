@@ -35,6 +35,7 @@ from mcp_localtools.errors import (
     NotAFile,
     NotFound,
     ToolError,
+    from_os_error,
 )
 from mcp_localtools.files.copy import move_entry
 from mcp_localtools.files.entries import kind_of
@@ -105,8 +106,12 @@ def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path,
                 )
             except FileExistsError:
                 continue
-            with os.fdopen(info, "wb") as handle:
-                handle.write(_trash_info(source.path))
+            try:
+                with os.fdopen(info, "wb") as handle:
+                    handle.write(_trash_info(source.path))
+            except OSError as exc:  # a full disk: no half-written info file is left behind
+                os.unlink(info_name, dir_fd=info_fd)
+                raise from_os_error(exc, str(trash.path / "info" / info_name)) from exc
             target = ParentDir(fd=files_fd, name=name, path=trash.path / "files" / name)
             try:
                 method = move_entry(source, target, is_dir=is_dir, replace=False)
