@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -17,13 +18,26 @@ from mcp_localtools.sandbox.bwrap import find_bwrap
 from mcp_localtools.server import build_server
 from tests.helpers import config_for, processes_with, text_of, wait_until_gone
 
-__all__ = ["NEEDS_BWRAP", "exec_client", "processes_with", "run_commands", "wait_until_gone"]
+__all__ = ["NEEDS_BWRAP", "exec_client", "host_git", "processes_with", "run_commands", "wait_until_gone"]
 
 
 NEEDS_BWRAP = pytest.mark.skipif(
     not sys.platform.startswith("linux") or find_bwrap() is None, reason="needs bwrap"
 )
 """For the sandbox tests: bubblewrap is the backend they exercise."""
+
+
+def host_git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``git`` as the user runs it later, outside the sandbox, with no global/system config."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(cwd),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False
+    )
 
 
 async def run_commands(client: Client, *commands: str, **arguments: Any) -> dict[str, Any]:

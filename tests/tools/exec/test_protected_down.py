@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ from mcp import Client
 
 from mcp_localtools.server import build_server
 from tests.helpers import config_for
-from tests.tools.exec.conftest import NEEDS_BWRAP
+from tests.tools.exec.conftest import NEEDS_BWRAP, host_git
 from tests.tools.exec.conftest import run_commands as run
 
 pytestmark = [
@@ -29,17 +28,7 @@ pytestmark = [
 ]
 
 
-def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``git`` as the user runs it later, outside the sandbox, with no global/system config."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False
-    )
+_git = host_git
 
 
 @asynccontextmanager

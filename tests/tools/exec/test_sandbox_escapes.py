@@ -27,7 +27,7 @@ from tests.helpers import (
     raw_stdio_exchange,
     text_of,
 )
-from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client, host_git
 from tests.tools.exec.conftest import run_commands as run
 
 pytestmark = [
@@ -37,17 +37,7 @@ pytestmark = [
 ]
 
 
-def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``git`` as the user runs it later, outside the sandbox, with no global/system config."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=30, check=False
-    )
+_git = host_git
 
 
 @pytest.fixture
