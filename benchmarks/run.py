@@ -89,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         "--before", default="main", help="revision the reads section compares with (default main)"
     )
     parser.add_argument(
+        "--server",
+        default="",
+        help="the mcp-localtools command the sandbox section runs (default: this install's)",
+    )
+    parser.add_argument(
         "--fallback-runs", type=int, default=5, help="timed runs of the slow pure-Python fallback (default 5)"
     )
     options = parser.parse_args(argv)

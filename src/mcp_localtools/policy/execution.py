@@ -343,8 +343,10 @@ class ExecutionPolicy:
                 raise CommandRefused("blocked dangerous command pattern (fork bomb)")
             if dialect == "sh" and found.background:
                 raise CommandRefused(
-                    "blocked backgrounding with '&' (leaks processes); run commands in the foreground, "
-                    "one after another (cmd1 && cmd2); every process of a command is stopped when it ends"
+                    "blocked backgrounding with '&': every process of a command is stopped when it ends; "
+                    "start a server or watcher with startprocess (it keeps running, in the same exec "
+                    "session: pass its sessionID to later commands), or run commands one after another "
+                    "(cmd1 && cmd2)"
                 )
         return text
 

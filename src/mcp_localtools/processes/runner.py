@@ -46,9 +46,13 @@ __all__ = [
     "EXIT_TIMEOUT",
     "OUTPUT_STOP_FACTOR",
     "OutputFn",
+    "Overflow",
     "ProcessRunner",
     "RunOutcome",
     "RunRequest",
+    "feed",
+    "pump",
+    "spawn_failure",
 ]
 
 logger = logging.getLogger(__name__)
@@ -100,12 +104,15 @@ class RunOutcome:
     stdout: Captured
     stderr: Captured
     reverted: tuple[str, ...] = ()
+    """Git pointers the command created and the sandbox removed again (``CommandSandbox.revert``)."""
     cleaned: tuple[str, ...] = ()
     """What the sandbox did to git files the command made (``RepositoryTracker.check``)."""
     output_stopped: str | None = None
     """``"stdout"`` or ``"stderr"`` when the run was stopped because that stream passed
     ``OUTPUT_STOP_FACTOR`` times ``max_output_bytes``; None otherwise."""
-    """Git pointers the command created and the sandbox removed again (``CommandSandbox.revert``)."""
+    sandbox_note: str | None = None
+    """What the session's sandbox did to the run at run time (a proxy refusal, a limit reached:
+    ``sandbox/runtime_notes.py``), when it shows."""
 
 
 class ProcessRunner:
@@ -155,11 +162,11 @@ class ProcessRunner:
                 )
         except OSError as exc:
             cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)
-            return _spawn_failure(request, exc, started, cwd_exists=cwd_exists)
+            return spawn_failure(request, exc, started, cwd_exists=cwd_exists)
         tree.started(process.pid)
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
         run = _Run(process, token, tree, since)
-        overflow = _Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
+        overflow = Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
         done = False
         try:
             timed_out = await self._supervise(run, request, out, err, on_output, overflow)
@@ -192,18 +199,18 @@ class ProcessRunner:
         out: HeadTail,
         err: HeadTail,
         on_output: OutputFn | None,
-        overflow: _Overflow,
+        overflow: Overflow,
     ) -> bool:
         process = run.process
         assert process.stdout is not None and process.stderr is not None
         timed_out = False
         async with anyio.create_task_group() as pumps:
             finished = [anyio.Event(), anyio.Event()]
-            pumps.start_soon(_pump, process.stdout, out, "stdout", on_output, finished[0], overflow)
-            pumps.start_soon(_pump, process.stderr, err, "stderr", on_output, finished[1], overflow)
+            pumps.start_soon(pump, process.stdout, out, "stdout", on_output, finished[0], overflow)
+            pumps.start_soon(pump, process.stderr, err, "stderr", on_output, finished[1], overflow)
             if request.stdin is not None:
                 assert process.stdin is not None
-                pumps.start_soon(_feed, process.stdin, request.stdin)
+                pumps.start_soon(feed, process.stdin, request.stdin)
             with anyio.move_on_after(request.timeout) as deadline:
                 async with anyio.create_task_group() as ending:  # the exit, or too much output
 
@@ -286,7 +293,7 @@ class _Run:
         self.tree.signal(members, signum)
 
 
-class _Overflow:
+class Overflow:
     """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run."""
 
     def __init__(self, limit: int) -> None:
@@ -300,13 +307,13 @@ class _Overflow:
             self.passed.set()
 
 
-async def _pump(
+async def pump(
     stream: ByteReceiveStream,
     sink: HeadTail,
     name: str,
     on_output: OutputFn | None,
     finished: anyio.Event,
-    overflow: _Overflow,
+    overflow: Overflow,
 ) -> None:
     try:
         while True:
@@ -322,7 +329,7 @@ async def _pump(
         finished.set()
 
 
-async def _feed(stream: ByteSendStream, data: bytes) -> None:
+async def feed(stream: ByteSendStream, data: bytes) -> None:
     try:
         for start in range(0, len(data), _CHUNK):
             await stream.send(data[start : start + _CHUNK])
@@ -331,7 +338,7 @@ async def _feed(stream: ByteSendStream, data: bytes) -> None:
         pass  # the command exited without reading all of it
 
 
-def _spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:
+def spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:
     reason = exc.strerror or str(exc)
     program = request.argv[0] if request.argv else "?"
     where = "" if cwd_exists else f" in {request.cwd}"

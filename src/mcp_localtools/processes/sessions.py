@@ -105,6 +105,12 @@ class SessionStore:
             session.work_dir = work_dir
         session.env.update(env)
 
+    def end_owner(self, owner: str) -> None:
+        """Forget every session of MCP session ``owner`` (it ended)."""
+        for session_id in [key for key, session in self._sessions.items() if session.owner == owner]:
+            del self._sessions[session_id]
+            self._on_forget(session_id)
+
     def delete(self, session_id: str) -> None:
         """Forget ``session_id`` (a session created by a call that failed)."""
         if self._sessions.pop(session_id, None) is not None:

@@ -1,14 +1,19 @@
 """Long-running processes: what startprocess starts and the other process tools watch and stop.
 
-A background process runs in its own process group, inside the same sandbox as every command
-(the caller wraps its argv: ``ExecGroup.contain``). Two reader threads copy its stdout and stderr
+A background process runs in its own process group, inside the same sandbox as every command of
+its exec session: started by the session's supervisor inside the session's sandbox (bwrap,
+Landlock; ``handles.SupervisedHandle``), or by the server with its argv wrapped (Seatbelt) or not
+(off). Its output comes through pipes, or a pseudo-terminal with ``tty``. Two reader
+threads copy its stdout and stderr
 into bounded buffers that keep the most recent ``[exec] process_output_bytes`` of each stream,
 with absolute offsets, so a client reads "what is new since my last read" or "from offset N" and
 learns how much it missed; a third thread waits for it to exit. Threads, not event-loop tasks: a
 process outlives the call that started it, and no call's task group may own its readers.
 
-A process belongs to the MCP session that started it (``CallContext.session_id``): another session
-gets the same "unknown processID" answer as for an id that never existed. Everything a session
+A process belongs to the MCP session that started it (``CallContext.session_id``: a connection,
+or on the 2026-07-28 protocol a bearer token and profile): another gets the same "unknown
+processID" answer as for an id that never existed. Only running processes take one of the
+session's ``max_processes`` slots; as many ended ones are kept for their output. Everything a session
 started is stopped when the session ends (``end_session``), when it has been idle for
 ``process_idle_seconds``, and when the server exits (``stop_all``, at exit).
 """
@@ -19,7 +24,6 @@ import atexit
 import os
 import secrets
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +36,8 @@ import anyio.to_thread
 
 from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
+from mcp_localtools.processes.handles import Handle, PopenHandle, Streams, SupervisedHandle
+from mcp_localtools.processes.session import SessionSandbox
 
 __all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
 
@@ -77,7 +83,7 @@ class Background:
         command: the command as given.
         work_dir: its working directory.
         shell: the shell that runs it.
-        popen: the process (leader of its own process group).
+        popen: its handle (``handles.py``): started by the server, or by its session's supervisor.
         started: wall-clock start (seconds since the epoch).
     """
 
@@ -86,7 +92,7 @@ class Background:
     command: str
     work_dir: Path
     shell: str
-    popen: subprocess.Popen[bytes]
+    popen: Handle
     started: float
     stdout: StreamBuffer
     stderr: StreamBuffer
@@ -132,7 +138,7 @@ class ProcessTable:
     """The background processes of one server.
 
     Args:
-        max_per_session: most processes one session may have (running or ended, not yet removed).
+        max_per_session: most running processes one session may have (as many ended ones are kept).
         output_bytes: bytes kept per stream of each process.
         idle_seconds: a process nobody asked about for this long is stopped and removed.
         grace_seconds: between SIGTERM and SIGKILL when a process is stopped.
@@ -158,32 +164,37 @@ class ProcessTable:
         shell: str,
         cwd: Path,
         env: Mapping[str, str],
+        sandbox: SessionSandbox | None = None,
+        tty: bool = False,
     ) -> Background:
-        """Start ``argv`` (already wrapped by the sandbox) in its own process group, with its
-        output read into bounded buffers. Blocking (fork and exec): call it from a worker thread.
+        """Start ``argv`` (already wrapped by the sandbox, or run in ``sandbox``, its session's)
+        in its own process group, with its output (through a pseudo-terminal with ``tty``) read
+        into bounded buffers. Blocking (fork and exec): call it from a worker thread.
 
         Raises:
-            TooLarge: the session has ``max_per_session`` processes; stop or remove one first.
+            TooLarge: the session has ``max_per_session`` running processes; stop one first.
             OSError: the program could not be started (the caller reports it).
         """
         self.expire()
         with self._lock:
-            mine = [p for p in self._processes.values() if p.owner == owner]
-            if len(mine) >= self.max_per_session:
+            running = [p for p in self._processes.values() if p.owner == owner and p.running]
+            if len(running) >= self.max_per_session:
                 raise TooLarge(
-                    f"this session has {len(mine)} processes (max {self.max_per_session}); stop one with "
-                    "stopprocess (remove=true also forgets it), then start this one"
+                    f"this session has {len(running)} running processes (max {self.max_per_session}); "
+                    "stop one with stopprocess, then start this one"
                 )
-        popen = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-        )
+            self._forget_ended(owner)
+        streams = Streams(tty=tty)
+        popen: Handle
+        try:
+            if sandbox is not None:
+                popen = SupervisedHandle(sandbox, argv, cwd=cwd, env=env, streams=streams, tty=tty)
+            else:
+                popen = PopenHandle(argv, cwd=cwd, env=env, streams=streams, tty=tty)
+        except BaseException:
+            streams.close()
+            raise
+        streams.started()
         process = Background(
             id=f"proc_{secrets.token_hex(8)}",
             owner=owner,
@@ -196,7 +207,6 @@ class ProcessTable:
             stderr=StreamBuffer(self.output_bytes),
         )
         for name, pipe in (("stdout", popen.stdout), ("stderr", popen.stderr)):
-            assert pipe is not None
             reader = threading.Thread(
                 target=_pump, args=(process, name, pipe), name=f"{process.id}-{name}", daemon=True
             )
@@ -208,6 +218,16 @@ class ProcessTable:
         with self._lock:
             self._processes[process.id] = process
         return process
+
+    def _forget_ended(self, owner: str) -> None:
+        """Forget ``owner``'s oldest ended processes beyond ``max_per_session`` (under the lock):
+        ended ones take no slot, but their output is kept only for the most recent."""
+        ended = sorted(
+            (p for p in self._processes.values() if p.owner == owner and not p.running),
+            key=lambda p: p.started,
+        )
+        for process in ended[: max(0, len(ended) - self.max_per_session)]:
+            self._processes.pop(process.id, None)
 
     def get(self, process_id: str, owner: str) -> Background:
         """The process ``process_id`` of session ``owner``.
@@ -243,7 +263,12 @@ class ProcessTable:
         returns the exit code (None if it survived SIGKILL, which only a process stuck in the
         kernel does). Blocking: call it from a worker thread."""
         grace = self.grace_seconds if grace is None else grace
-        pgid = process.popen.pid
+        handle = process.popen
+        if handle.stop(grace):
+            for thread in process.threads:
+                thread.join(timeout=1)
+            return process.exit_code
+        pgid = handle.pid
         for signum, wait in ((signal.SIGTERM, grace), (compat.SIGKILL, 5.0)):
             if not self._signal_group(pgid, signum) and not process.running:
                 break
@@ -290,7 +315,7 @@ class ProcessTable:
         with self._lock:
             idle = [p for p in self._processes.values() if now - p.last_used > self.idle_seconds]
         for process in idle:
-            self._signal_group(process.popen.pid, compat.SIGKILL)
+            process.popen.signal(compat.SIGKILL)
             self.remove(process)
 
     def stop_all(self) -> None:
@@ -298,8 +323,8 @@ class ProcessTable:
         with self._lock:
             every = list(self._processes.values())
         for process in every:
-            if process.running or self._group_alive(process.popen.pid):
-                self._signal_group(process.popen.pid, compat.SIGKILL)
+            if process.running or process.popen.alive():
+                process.popen.signal(compat.SIGKILL)
 
 
 def _pump(process: Background, name: str, pipe: IO[bytes]) -> None:

@@ -21,16 +21,18 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from mcp_localtools.config import SandboxConfig
+from mcp_localtools.config import SandboxConfig, WebConfig
 from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.git import missing_git_files
 from mcp_localtools.sandbox.git import revert as revert_git_files
 from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
+from mcp_localtools.sandbox.launch import SessionLaunch, SessionSandboxes, session_launch
 from mcp_localtools.sandbox.notes import explain
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
 from mcp_localtools.sandbox.repos import RepositoryTracker
+from mcp_localtools.sandbox.seccomp import unix_socket_filter
 
 __all__ = ["CommandSandbox"]
 
@@ -60,6 +62,8 @@ class CommandSandbox:
         environ: Mapping[str, str],
         protected: Sequence[Path],
         unprotected: Sequence[Path] = (),
+        web: WebConfig | None = None,
+        base_dir: Path | None = None,
     ) -> None:
         self.network = config.network
         self.backend: Backend | None = None
@@ -75,6 +79,9 @@ class CommandSandbox:
         self._environ = dict(environ)
         self._trackers: dict[tuple[Path, ...], RepositoryTracker] = {}
         self._identity: str | None = None
+        self._home = base_dir or (Path(roots[0]) if roots else Path("/"))
+        self._missing: dict[str, list[Path]] = {}
+        self.sessions = SessionSandboxes(self._session_launch, config, web)
 
     def start(self) -> None:
         """Start choosing the backend in a background thread (once; later calls do nothing)."""
@@ -188,6 +195,43 @@ class CommandSandbox:
         with self._guard:
             trackers = list(self._trackers.values())
         return tuple(line for tracker in trackers for line in tracker.check())
+    @property
+    def supervised(self) -> bool:
+        """Whether commands run in their session's sandbox through its supervisor (bwrap and
+        Landlock); else each command is wrapped on its own (Seatbelt) or not at all (off)."""
+        return self.backend is not None and self.backend.name in ("bwrap", "landlock")
+
+    @property
+    def unix_sockets_refused(self) -> bool:
+        """Whether this sandbox's commands cannot create UNIX sockets (the network off, no
+        ``allow_unix_sockets``, and libseccomp here)."""
+        config = self._config
+        return (
+            self.supervised
+            and not config.network
+            and not config.allow_unix_sockets
+            and (unix_socket_filter() is not None)
+        )
+
+    def _session_launch(self, key: str, environ: Mapping[str, str] | None) -> SessionLaunch:
+        """The launch of session ``key``'s sandbox for commands whose base environment is
+        ``environ`` (its ``HOME`` and ``PATH`` decide what is hidden and exposed); takes the roots'
+        repositories from the tracker once for the session (their git paths stay read-only in it), and gives
+        commands the session's variables (``command_env``: the git identity; ``TMPDIR`` is the
+        sandbox's own ``/tmp`` under bubblewrap). Blocking: a worker thread."""
+        if self.backend is None:
+            raise SandboxUnavailable(self.reason or "the sandbox is not ready")
+        backend = self._backend_for(environ)
+        git = self._repositories(backend.policy.writable).protected()
+        self._missing[key] = missing_git_files(git)
+        temp_dir = self.temp_dir(key)
+        launch = session_launch(backend, self._config, cwd=self._home, temp_dir=temp_dir, git=git)
+        return replace(launch, env={**self.command_env(temp_dir), **launch.env})
+
+    def missing(self, key: str) -> list[Path]:
+        """The git pointer files that were missing when session ``key``'s sandbox started
+        (``revert`` removes any a command created)."""
+        return self._missing.get(key, [])
 
     def temp_dir(self, key: str) -> Path | None:
         """The private temporary directory of exec session ``key`` (created on first use, mode
@@ -215,6 +259,8 @@ class CommandSandbox:
         """Remove the temporary directory of exec session ``key`` (when it ends or expires), in a
         thread of its own: the session store calls this from the event loop, and a command may
         have left many files there."""
+        self.sessions.release(key)
+        self._missing.pop(key, None)
         if self._base is None:
             return
         path = self._base / re.sub(r"[^A-Za-z0-9_-]", "_", key)

@@ -1,4 +1,4 @@
-"""listprocesses: this session's processes, oldest first; the per-session cap."""
+"""listprocesses: this session's processes, oldest first; the per-session cap of running ones."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ async def test_processes_are_listed_and_the_cap_is_kept(tmp_path: Path) -> None:
     async with exec_client(tmp_path, exec={"max_processes": 2}) as client:
         assert "no background processes" in text_of(await client.call_tool("listprocesses", {}))
         first = (await call(client, "startprocess", command="sleep 30"))["processID"]
-        second = (await call(client, "startprocess", command="echo hi"))["processID"]
+        second = (await call(client, "startprocess", command="sleep 30"))["processID"]
         listed = (await call(client, "listprocesses"))["processes"]
         assert [p["processID"] for p in listed] == [first, second]
         over = await client.call_tool("startprocess", {"command": "sleep 1"})
-        assert error_code(over) == "too_large" and "max 2" in text_of(over)
+        assert error_code(over) == "too_large" and "2 running processes (max 2)" in text_of(over)
         await call(client, "stopprocess", processID=second, remove=True)
         third = (await call(client, "startprocess", command="true"))["processID"]
         assert [p["processID"] for p in (await call(client, "listprocesses"))["processes"]] == [first, third]

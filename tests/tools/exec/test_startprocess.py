@@ -50,7 +50,9 @@ async def test_wait_for_ready_returns_within_the_delay_and_the_rest_pages_throug
     (tmp_path / "srv.py").write_text(SERVER, encoding="utf-8")
     async with exec_client(tmp_path) as client:
         started = time.monotonic()
-        data = await call(client, "startprocess", command="python3 srv.py", waitFor="^ready$", waitSeconds=20)
+        data = await call(
+            client, "startprocess", command="python3 srv.py", waitFor="^ready$", timeoutSeconds=20
+        )
         waited = time.monotonic() - started
         assert data["matchedLine"] == "ready" and data["status"] == "running"
         assert READY_AFTER <= waited < READY_AFTER + 3
@@ -246,7 +248,7 @@ async def test_with_the_network_on_a_background_server_is_reachable_from_a_later
             "startprocess",
             command=f"{sys.executable} -u -m http.server {port} --bind 127.0.0.1",
             waitFor="Serving HTTP",
-            waitSeconds=20,
+            timeoutSeconds=20,
         )
         fetched = await run_commands(
             client,

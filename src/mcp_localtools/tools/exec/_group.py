@@ -16,23 +16,39 @@ from pathlib import Path
 import anyio.to_thread
 
 from mcp_localtools.config import ExecConfig, LimitsConfig
-from mcp_localtools.errors import CommandRefused, NotADirectory, NotFound, TooLarge, ToolError
+from mcp_localtools.errors import (
+    CommandRefused,
+    NotADirectory,
+    NotFound,
+    SandboxUnavailable,
+    TooLarge,
+    ToolError,
+)
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.policy.scanner import Dialect
 from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
+from mcp_localtools.processes.session import SandboxGone, SessionSandbox
 from mcp_localtools.processes.sessions import SessionStore
 from mcp_localtools.processes.stored import OutputStore
+from mcp_localtools.processes.supervised import run_supervised
 from mcp_localtools.processes.table import ProcessTable
 from mcp_localtools.registry import ToolAnnotations
 from mcp_localtools.sandbox.command import CommandSandbox
+from mcp_localtools.sandbox.launch import SANDBOX_TMP
+from mcp_localtools.sandbox.runtime_notes import runtime_note
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
 
 _PER_RUN_OVERHEAD_SECONDS = KILL_GRACE_SECONDS + 6.0  # grace, SIGKILL wait, drain
+
+UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
+"""Set by the server for every command and background process: Python writes its output as it
+goes, not in 8 KiB blocks, when stdout is a pipe (a dev server's "Serving HTTP" line arrives).
+Other programs that buffer a pipe's output (C stdio) line-buffer under ``startprocess``'s ``tty``."""
 
 
 EXEC_ANNOTATIONS = ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True)
@@ -80,12 +96,15 @@ class ExecGroup:
         """
         config, paths = workspace.exec, workspace.paths
         runner = ProcessRunner()
+        hidden = [*config.sandbox.hide_paths, *map(str, workspace.foreign_roots)]
         sandbox = CommandSandbox(
-            config.sandbox,
+            config.sandbox.model_copy(update={"hide_paths": hidden}),
             roots=paths.roots,
             environ=workspace.environ,
             protected=paths.protected,
             unprotected=paths.unprotected,
+            web=workspace.config.web,
+            base_dir=paths.base_dir,
         )
         return cls(
             config=config,
@@ -125,7 +144,15 @@ class ExecGroup:
         sandbox = self.config.sandbox
         if sandbox.mode == "off":
             return "Commands are not sandboxed: they run with the server's full authority."
-        network = "network allowed" if sandbox.network else "no network"
+        if sandbox.network:
+            network = "network allowed"
+        elif sandbox.allowed_domains:
+            shown = ", ".join(sandbox.allowed_domains[:6]) + (
+                ", ..." if len(sandbox.allowed_domains) > 6 else ""
+            )
+            network = f"network only through $HTTPS_PROXY to {shown}"
+        else:
+            network = "no network"
         return f"Sandboxed: writes only to the roots and a per-session $TMPDIR; cannot read $HOME; {network}."
 
     def call_timeout(self, runs: int) -> float:
@@ -255,28 +282,107 @@ class ExecGroup:
         temp_key: str,
     ) -> RunOutcome:
         """Run one command inside the sandbox under the policy's output limit; ``temp_key``
-        names the exec session whose private temp dir is the command's ``TMPDIR``.
+        names the exec session whose sandbox it runs in (bwrap, Landlock: started at the
+        session's first command) or whose private temp dir is its ``TMPDIR``.
 
         Raises:
             SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
         """
-
-        wrapped, env, missing = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
-        request = RunRequest(
-            argv=wrapped,
-            cwd=cwd,
-            env=env,
-            stdin=stdin,
-            timeout=timeout,
-            max_output_bytes=self.policy.max_output_bytes,
-        )
-        outcome = await self.runner.run(request, on_output)
+        if self.sandbox.supervised:
+            sandbox, extra = await self.session_sandbox(temp_key)
+            request = RunRequest(
+                argv=argv,
+                cwd=cwd,
+                env={**extra, **env, **UNBUFFERED, "TMPDIR": extra.get("TMPDIR", str(SANDBOX_TMP))},
+                stdin=stdin,
+                timeout=timeout,
+                max_output_bytes=self.policy.max_output_bytes,
+            )
+            outcome = await run_supervised(
+                sandbox,
+                request,
+                on_output,
+                grace_seconds=self.runner.grace_seconds,
+                drain_seconds=self.runner.drain_seconds,
+            )
+            missing = self.sandbox.missing(temp_key)
+            note = runtime_note(
+                self.config.sandbox,
+                stdout=outcome.stdout.text,
+                stderr=outcome.stderr.text,
+                exit_code=outcome.exit_code,
+                refusals=self.sandbox.sessions.refusals(temp_key),
+                unix_sockets_refused=self.sandbox.unix_sockets_refused,
+            )
+            if note is not None:
+                outcome = replace(outcome, sandbox_note=note)
+        else:
+            wrapped, full, missing = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
+            request = RunRequest(
+                argv=wrapped,
+                cwd=cwd,
+                env={**full, **UNBUFFERED},
+                stdin=stdin,
+                timeout=timeout,
+                max_output_bytes=self.policy.max_output_bytes,
+            )
+            outcome = await self.runner.run(request, on_output)
 
         def settle() -> tuple[tuple[str, ...], tuple[str, ...]]:  # file system work: a thread
             return (self.sandbox.revert(missing) if missing else ()), self.sandbox.settle()
 
         reverted, cleaned = await anyio.to_thread.run_sync(settle)
         return replace(outcome, reverted=reverted, cleaned=cleaned) if reverted or cleaned else outcome
+
+    async def background(
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], temp_key: str
+    ) -> tuple[list[str], dict[str, str], SessionSandbox | None]:
+        """``(argv, env, the session's sandbox)`` for a background process of exec session
+        ``temp_key``: run by the session's supervisor (bwrap, Landlock), else wrapped on its own
+        (Seatbelt: no sandbox is returned).
+
+        Raises:
+            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
+        """
+        if self.sandbox.supervised:
+            sandbox, extra = await self.session_sandbox(temp_key)
+            return (
+                list(argv),
+                {**extra, **env, **UNBUFFERED, "TMPDIR": extra.get("TMPDIR", str(SANDBOX_TMP))},
+                sandbox,
+            )
+        wrapped, full, _ = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
+        return wrapped, {**full, **UNBUFFERED}, None
+
+    async def end_session(self, owner: str) -> None:
+        """MCP session ``owner`` ended: stop its processes, forget its exec sessions (their
+        sandboxes close)."""
+        await self.processes.end_session(owner)
+        self.sessions.end_owner(owner)
+        self.sandbox.sessions.reap_idle()
+
+    async def prepare(self, key: str) -> None:
+        """Start exec session ``key``'s sandbox now if it runs in one (so that a sandbox that
+        cannot start is the call's error, not a failure inside a task group).
+
+        Raises:
+            SandboxUnavailable: the sandbox cannot start here.
+        """
+        if self.sandbox.supervised:
+            self.sandbox.sessions.reap_idle()
+            await self.session_sandbox(key)
+
+    async def session_sandbox(self, key: str) -> tuple[SessionSandbox, dict[str, str]]:
+        """The started sandbox of exec session ``key`` and the variables its commands get.
+
+        Raises:
+            SandboxUnavailable: the sandbox cannot start here (the reason says why).
+        """
+        base = await self.environment.base()  # its HOME and PATH decide what commands see
+        try:
+            return await self.sandbox.sessions.get(key, base)
+        except SandboxGone as exc:
+            raise SandboxUnavailable(f"the exec session's sandbox cannot start: {exc}") from None
 
 
 def _refuses(policy: ExecutionPolicy, command: str, dialect: Dialect) -> bool:

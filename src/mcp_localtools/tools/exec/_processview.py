@@ -15,6 +15,7 @@ from mcp_localtools.registry import ToolOutput
 __all__ = [
     "ProcessOutput",
     "ProcessState",
+    "buffering_hint",
     "page_bytes",
     "read_output",
     "render_output",
@@ -65,6 +66,17 @@ def state_of(process: Background) -> dict[str, object]:
             "stdout_bytes": process.stdout.total,
             "stderr_bytes": process.stderr.total,
         }
+
+
+def buffering_hint(result: ProcessState) -> str:
+    """What to tell when a wait for a line timed out on a running process that wrote nothing at
+    all: it may buffer its output (empty when it wrote something, or has exited)."""
+    if result.stdout_bytes or result.stderr_bytes or result.status != "running":
+        return ""
+    return (
+        " [no output at all yet: the program may buffer its output when it is not a terminal; "
+        "start it with tty: true, or make it flush (python -u, stdbuf -oL, a --line-buffered flag)]"
+    )
 
 
 def page_bytes(max_result_chars: int) -> int:

@@ -56,7 +56,8 @@ class RunReport(ToolOutput):
 def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, object]:
     """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
     return {
-        "sandbox_note": sandbox.explain(
+        "sandbox_note": outcome.sandbox_note
+        or sandbox.explain(
             outcome.stderr.text,
             outcome.exit_code,
             outcome.reverted,

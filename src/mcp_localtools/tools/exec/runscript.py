@@ -242,6 +242,7 @@ async def run_script(
     temp_key = group.sandbox.new_key()
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     try:
+        await group.prepare(temp_key)
         async with anyio.create_task_group() as tasks:
             streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
             if streamer is not None:

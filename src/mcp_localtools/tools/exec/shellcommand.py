@@ -186,6 +186,7 @@ async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: Exec
     refusal: ToolError | None = None
     skipped = 0
     try:
+        await group.prepare(session.id)  # the session's sandbox, started at its first command
         # A task group wraps what its body raises in an ExceptionGroup, so the refusal of the
         # first command is kept in ``refusal`` and raised after the group has closed.
         async with anyio.create_task_group() as tasks:
@@ -308,8 +309,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             f"Run shell commands in order. Each: timeout {policy.timeout_seconds:g} s (up to "
             f"{policy.max_timeout_seconds:g}); stdout and stderr kept to {policy.max_output_bytes} bytes "
             "each, head and tail shown, a cut stream's full output at stdoutURI; its processes stopped "
-            "when it ends. Blocked: rm (use deletefile), editors and pagers (readfile/writefile), network "
-            "tools. " + group.containment()
+            "when it ends (for a server or watcher that must keep running use startprocess). Blocked: rm "
+            "(use deletefile), editors and pagers (readfile/writefile), network tools. " + group.containment()
         ),
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,

@@ -32,6 +32,7 @@ from mcp_localtools.tools.exec._envarg import EnvArgument
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._processview import (
     ProcessOutput,
+    buffering_hint,
     page_bytes,
     read_output,
     render_output,
@@ -55,15 +56,18 @@ class StartProcessArgs(ToolArgs):
     wait_for: str | None = Field(
         None, description="RE2 regex: return once a line of stdout or stderr matches (e.g. 'listening on')."
     )
-    wait_seconds: float = Field(
+    timeout_seconds: float = Field(
         30, gt=0, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait for waitFor, in seconds."
+    )
+    tty: bool = Field(
+        False, description="Run under a pseudo-terminal (programs that buffer a pipe's output write at once)."
     )
 
 
 class StartProcessResult(ProcessOutput):
     session_id: str = Field(alias="sessionID", description="Exec session it runs in.")
     matched_line: str | None = Field(None, description="The line that matched waitFor.")
-    wait_timed_out: bool = Field(False, description="True when waitFor did not match within waitSeconds.")
+    wait_timed_out: bool = Field(False, description="True when waitFor did not match within timeoutSeconds.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,19 +132,21 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
     if session is None:
         session = group.sessions.create(ctx.session_id)
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
-    wrapped, full_env, _ = await group.contain(
+    argv, full_env, sandbox = await group.background(
         command_argv(shell, command), cwd=work.path, env=env, temp_key=session.id
     )
     try:
         process = await anyio.to_thread.run_sync(
             partial(
                 group.processes.start,
-                wrapped,
+                argv,
                 owner=ctx.session_id,
                 command=command,
                 shell=shell.name,
                 cwd=work.path,
                 env=full_env,
+                sandbox=sandbox,
+                tty=args.tty,
             )
         )
     except OSError as exc:
@@ -151,7 +157,7 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
         async def report(message: str) -> None:
             await ctx.report_progress(0, None, message)
 
-        matched, timed_out = await wait_for_line(process, pattern, args.wait_seconds, report)
+        matched, timed_out = await wait_for_line(process, pattern, args.timeout_seconds, report)
     budget = group.limits.max_result_chars
 
     def build(payload: int) -> ToolResult:
@@ -170,7 +176,7 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
                 f"\n[waitFor matched: {matched}]"
                 if matched is not None
                 else (
-                    f"\n[waitFor did not match within {args.wait_seconds:g} s]"
+                    f"\n[waitFor did not match within {args.timeout_seconds:g} s]{buffering_hint(result)}"
                     if timed_out
                     else "\n[exited before waitFor matched]"
                 )
@@ -190,7 +196,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         description=(
             "Start one command in the background (a dev server, a watcher, a REPL) and return its "
             "processID at once, or when a line of its output matches waitFor (RE2). Same policy, "
-            "sandbox and exec session as shellcommand. Read its output with processoutput, wait with "
+            "sandbox and exec session as shellcommand: its later commands reach a server it started on "
+            "127.0.0.1. Read its output with processoutput, wait with "
             "waitprocess, send input with writeprocess, stop it with stopprocess. It is stopped when "
             f"the MCP session ends. At most {group.config.max_processes} per session. " + group.containment()
         ),
@@ -202,5 +209,5 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=HARD_MAX_TIMEOUT_SECONDS + 60,
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
-        on_session_end=group.processes.end_session,
+        on_session_end=group.end_session,
     )

@@ -17,6 +17,7 @@ from mcp_localtools.search.regex import compile_path_regex
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import (
     ProcessOutput,
+    buffering_hint,
     page_bytes,
     read_output,
     render_output,
@@ -68,7 +69,7 @@ async def wait_process(args: WaitProcessArgs, ctx: CallContext, *, group: ExecGr
             head = f"[matched: {matched}]"
         elif timed_out:
             head = (
-                f"[no match within {args.timeout_seconds:g} s]"
+                f"[no match within {args.timeout_seconds:g} s]{buffering_hint(result)}"
                 if pattern
                 else f"[still running after {args.timeout_seconds:g} s]"
             )

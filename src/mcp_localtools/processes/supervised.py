@@ -1,0 +1,117 @@
+"""Run one command inside an exec session's sandbox, through its supervisor (``session.py``).
+
+The same contract as ``ProcessRunner.run`` (``runner.py``): output read as it comes into
+``HeadTail`` buffers and handed to ``on_output``; on timeout (exit 124), too much output or
+cancellation every process of the run gets SIGTERM, then SIGKILL after the grace period; after a
+normal exit the supervisor stops what the command left behind before it reports the exit; the
+pipes are then drained for a bounded time. The pipes are made here and their far ends passed to the
+supervisor, which forks the command inside the sandbox: the server starts no process per command.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import anyio
+
+from mcp_localtools import compat
+from mcp_localtools.processes.output import HeadTail
+from mcp_localtools.processes.runner import (
+    EXIT_TIMEOUT,
+    OUTPUT_STOP_FACTOR,
+    OutputFn,
+    Overflow,
+    RunOutcome,
+    RunRequest,
+    feed,
+    pump,
+    spawn_failure,
+)
+from mcp_localtools.processes.session import FdReader, FdWriter, RunState, SandboxGone, SessionSandbox
+
+__all__ = ["run_supervised"]
+
+_STOP_WAIT_SECONDS = 10.0
+
+
+async def run_supervised(
+    sandbox: SessionSandbox,
+    request: RunRequest,
+    on_output: OutputFn | None = None,
+    *,
+    grace_seconds: float,
+    drain_seconds: float,
+) -> RunOutcome:
+    """Run ``request`` in ``sandbox`` to completion, timeout or cancellation; never leaves a
+    process of the run behind. ``request.cwd`` and ``request.env`` are as the command sees them."""
+    started = time.monotonic()
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    if request.stdin is None:
+        in_r, in_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
+    else:
+        in_r, in_w = os.pipe2(os.O_CLOEXEC)
+    readers = [FdReader(out_r), FdReader(err_r)]
+    writer = FdWriter(in_w) if in_w >= 0 else None
+    try:
+        state = sandbox.spawn(request.argv, env=request.env, cwd=request.cwd, fds=[in_r, out_w, err_w])
+    except SandboxGone as exc:
+        return spawn_failure(request, OSError(0, str(exc)), started, cwd_exists=True)
+    finally:
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+    out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
+    overflow = Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as pumps:
+            finished = [anyio.Event(), anyio.Event()]
+            pumps.start_soon(pump, readers[0], out, "stdout", on_output, finished[0], overflow)
+            pumps.start_soon(pump, readers[1], err, "stderr", on_output, finished[1], overflow)
+            if writer is not None and request.stdin is not None:
+                pumps.start_soon(feed, writer, request.stdin)
+            with anyio.move_on_after(request.timeout) as deadline:
+                async with anyio.create_task_group() as ending:
+
+                    async def exited() -> None:
+                        await sandbox.wait(state)
+                        ending.cancel_scope.cancel()
+
+                    async def flooded() -> None:
+                        await overflow.passed.wait()
+                        ending.cancel_scope.cancel()
+
+                    ending.start_soon(exited)
+                    ending.start_soon(flooded)
+            timed_out = deadline.cancelled_caught
+            await _stop(sandbox, state, grace_seconds)
+            with anyio.move_on_after(drain_seconds):
+                for event in finished:
+                    await event.wait()
+            pumps.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _stop(sandbox, state, grace_seconds)
+            for stream in (*readers, *([writer] if writer is not None else [])):
+                await stream.aclose()
+    if state.error is not None:
+        return spawn_failure(request, OSError(0, state.error), started, cwd_exists=True)
+    code = state.code if state.code is not None else -compat.SIGKILL
+    return RunOutcome(
+        exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
+        timed_out=timed_out,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        stdout=out.render(),
+        stderr=err.render(),
+        output_stopped=overflow.stream,
+    )
+
+
+async def _stop(sandbox: SessionSandbox, state: RunState, grace_seconds: float) -> None:
+    """Stop every process of the run (at once when it has exited and left nothing behind)."""
+    if state.exited.is_set():
+        return
+    sandbox.stop(state, grace_seconds)
+    with anyio.move_on_after(grace_seconds + _STOP_WAIT_SECONDS):
+        await sandbox.wait(state, "stopped")

@@ -1,0 +1,307 @@
+"""One sandbox per exec session, through a real MCP client (issue 25, item 3 and 7): loopback shared
+by the session's commands and nobody else, the filtering proxy, the limits, UNIX sockets, and
+background processes that outlive idle worker threads."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.helpers import text_of
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client, run_commands
+
+pytestmark = [pytest.mark.anyio, NEEDS_BWRAP]
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+FETCH = (
+    'python3 -c "import sys, urllib.request; '
+    "print(urllib.request.urlopen(sys.argv[1], timeout=5).status, end='')\""
+)
+"""curl -s -o /dev/null -w '%{http_code}', in Python (curl is on the hard blocklist until the
+blocklist meets the sandbox, issue 25 item 6)."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_dev_server_is_reached_by_its_sessions_later_commands_and_by_nobody_else(
+    tmp_path: Path,
+) -> None:
+    """The README's dev-server example: python3 -m http.server without -u matches waitFor (the
+    server makes Python unbuffered), curl from a later command of the session gets 200; another
+    exec session and the host get nothing (each session has its own loopback)."""
+    (tmp_path / "index.html").write_text("hello from the session\n", encoding="utf-8")
+    port = free_port()
+    async with exec_client(tmp_path) as client:
+        started = await call(
+            client,
+            "startprocess",
+            command=f"python3 -m http.server {port} --bind 127.0.0.1",
+            waitFor="Serving HTTP",
+            timeoutSeconds=20,
+        )
+        assert started["matchedLine"] and "Serving HTTP" in started["matchedLine"]
+        session = started["sessionID"]
+        fetched = await run_commands(client, f"{FETCH} http://127.0.0.1:{port}/index.html", sessionID=session)
+        assert fetched["results"][0]["stdout"] == "200"
+        other = await client.call_tool(
+            "shellcommand", {"commands": [f"{FETCH} http://127.0.0.1:{port}/ || echo unreachable"]}
+        )
+        assert "unreachable" in text_of(other) and "hello" not in text_of(other)
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass  # the host's loopback has nothing there
+        await call(client, "stopprocess", processID=started["processID"])
+
+
+async def test_a_background_process_idle_for_30_seconds_survives(tmp_path: Path) -> None:
+    """bwrap's --die-with-parent follows the thread that started it; anyio retires idle worker
+    threads after 10 s. A session's sandbox is started by a thread that lives as long as it does,
+    so an idle background process is still running 30 s later."""
+    async with exec_client(tmp_path) as client:
+        started = await call(client, "startprocess", command="sleep 600")
+        await anyio.sleep(30)
+        listed = await call(client, "listprocesses")
+        mine = [p for p in listed["processes"] if p["processID"] == started["processID"]]
+        assert mine and mine[0]["status"] == "running", listed
+        await call(client, "stopprocess", processID=started["processID"])
+
+
+async def test_nine_starts_after_eight_ended_processes_work(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        for n in range(8):
+            started = await call(client, "startprocess", command=f"echo {n}")
+            await call(client, "waitprocess", processID=started["processID"], timeoutSeconds=20)
+        ninth = await call(client, "startprocess", command="echo nine")
+        assert ninth["processID"]
+
+
+async def test_startprocess_says_when_waitfor_saw_no_output(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        result = await client.call_tool(
+            "startprocess", {"command": "sleep 30", "waitFor": "never", "timeoutSeconds": 1}
+        )
+        text = text_of(result)
+        assert "no output" in text and "tty" in text
+        data = result.structured_content or {}
+        await call(client, "stopprocess", processID=data["processID"])
+
+
+async def test_a_tty_process_writes_through_a_pseudo_terminal(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        started = await call(
+            client,
+            "startprocess",
+            command="test -t 1 && echo on-a-tty || echo no-tty",
+            tty=True,
+            waitFor="tty",
+            timeoutSeconds=10,
+        )
+        assert started["matchedLine"] == "on-a-tty"
+
+
+async def test_commands_get_unbuffered_output_variables(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        data = await run_commands(client, "echo $PYTHONUNBUFFERED")
+    assert data["results"][0]["stdout"].strip() == "1"
+
+
+async def test_a_unix_socket_in_a_root_is_unreachable_with_the_network_off(tmp_path: Path) -> None:
+    """A socket a host service listens on inside a root (a mounted docker.sock) is out of reach;
+    a socketpair, which reaches nothing outside, still works."""
+    path = tmp_path / "service.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    accepted: list[bytes] = []
+
+    def serve() -> None:
+        listener.settimeout(15)
+        try:
+            conn, _ = listener.accept()
+            accepted.append(conn.recv(100))
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    probe = (
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect('service.sock'); s.send(b'escaped'); "
+        "print('connected')"
+    )
+    pair = "import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))"
+    try:
+        async with exec_client(tmp_path) as client:
+            result = await client.call_tool("shellcommand", {"commands": [f'python3 -c "{probe}"']})
+            paired = await run_commands(client, f'python3 -c "{pair}"')
+    finally:
+        listener.close()
+        thread.join(timeout=20)
+    (entry,) = (result.structured_content or {})["results"]
+    assert entry["stdout"] == "" and not accepted
+    assert "Permission denied" in entry["stderr"] and "allow_unix_sockets" in entry["sandboxNote"]
+    assert paired["results"][0]["stdout"].strip() == "pair b'x'"
+
+
+async def test_a_fork_loop_is_stopped_by_the_process_limit_and_the_server_lives(tmp_path: Path) -> None:
+    loop = (
+        "import os, time\n"
+        "while True:\n"
+        "    try:\n"
+        "        os.fork() or time.sleep(30)\n"
+        "    except OSError as e:\n"
+        "        print('limit', e); raise SystemExit(1)\n"
+    )
+    (tmp_path / "forks.py").write_text(loop, encoding="utf-8")
+    async with exec_client(tmp_path, exec={"sandbox": {"max_processes": 64}}) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ["python3 forks.py"], "timeoutSeconds": 30}
+        )
+        text = text_of(result)
+        assert "limit" in text and "max_processes" in text, text
+        after = await run_commands(client, "echo alive")
+    assert after["results"][0]["stdout"] == "alive\n"
+
+
+async def test_a_memory_hog_is_stopped_by_the_memory_limit_and_the_server_lives(tmp_path: Path) -> None:
+    hog = "x = []\nwhile True:\n    x.append(bytearray(16 * 1024 * 1024))\n"
+    (tmp_path / "hog.py").write_text(hog, encoding="utf-8")
+    async with exec_client(tmp_path, exec={"sandbox": {"memory_mb": 256}}) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ["python3 hog.py"], "timeoutSeconds": 60}
+        )
+        text = text_of(result)
+        assert "memory_mb" in text, text
+        after = await run_commands(client, "echo alive")
+    assert after["results"][0]["stdout"] == "alive\n"
+
+
+async def test_the_session_temp_space_is_bounded(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, exec={"sandbox": {"tmp_mb": 8}}) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ['head -c 20000000 /dev/zero > "$TMPDIR/big"']}
+        )
+    text = text_of(result)
+    assert "tmp_mb" in text, text
+
+
+class _Index(http.server.SimpleHTTPRequestHandler):
+    """A package index (PEP 503 simple pages) served from a directory."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def package_index(tmp_path: Path) -> Iterator[str]:
+    """A tiny package index on 127.0.0.2 (the host's loopback, outside every sandbox): the stand-in
+    for an allowed domain. Serves ``tinypkg`` 1.0 as a wheel."""
+    import zipfile
+
+    files = tmp_path / "index"
+    (files / "simple" / "tinypkg").mkdir(parents=True)
+    wheel = files / "simple" / "tinypkg" / "tinypkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("tinypkg/__init__.py", "VALUE = 1\n")
+        archive.writestr(
+            "tinypkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n"
+        )
+        archive.writestr(
+            "tinypkg-1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        archive.writestr("tinypkg-1.0.dist-info/RECORD", "")
+    (files / "simple" / "tinypkg" / "index.html").write_text(
+        f'<a href="{wheel.name}">{wheel.name}</a>\n', encoding="utf-8"
+    )
+    handler = lambda *args: _Index(*args, directory=str(files))  # noqa: E731
+    server = socketserver.ThreadingTCPServer(("127.0.0.2", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.2:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_pip_download_works_through_an_allowed_domain_and_the_proxy_refuses_others(
+    tmp_path: Path, package_index: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    pip = "python3 -m pip download --no-deps --disable-pip-version-check --retries 0 --timeout 10 -d dl"
+    refused_url = package_index.replace("127.0.0.2", "127.0.0.3")
+    async with exec_client(work, exec={"sandbox": {"allowed_domains": ["127.0.0.2"]}}) as client:
+        done = await run_commands(client, f"{pip} --index-url {package_index} tinypkg")
+        refused = await client.call_tool(
+            "shellcommand", {"commands": [f"{pip} --index-url {refused_url} tinypkg"]}
+        )
+    assert (work / "dl" / "tinypkg-1.0-py3-none-any.whl").is_file(), done
+    text = text_of(refused)
+    assert "allowed_domains" in text and "127.0.0.3" in text, text
+    assert not list((work / "dl").glob("*")) or len(list((work / "dl").glob("*"))) == 1
+
+
+async def test_with_no_allowed_domain_there_is_no_proxy_and_no_network(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        data = await run_commands(client, "echo ${HTTPS_PROXY:-none}")
+    assert data["results"][0]["stdout"].strip() == "none"
+
+
+def test_host_root_is_untouched(tmp_path: Path) -> None:
+    assert os.path.isdir(tmp_path)
+    time.sleep(0)
+
+
+async def test_a_root_servers_commands_cannot_read_what_only_root_may(tmp_path: Path) -> None:
+    """A root server's commands run as root in a user namespace of their own, without
+    capabilities; what only root may read in /etc (the shadow files, sudoers, private keys) is
+    covered, and the process limit holds (a pids cgroup: RLIMIT_NPROC never binds uid 0)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs a server running as root")
+    async with exec_client(tmp_path) as client:
+        result = await client.call_tool(
+            "shellcommand",
+            {"commands": ["cat /etc/shadow", "grep Cap /proc/self/status"], "executeParallel": True},
+        )
+    shadow, caps = (result.structured_content or {})["results"]
+    assert "root:" not in shadow["stdout"]
+    assert "CapEff:\t0000000000000000" in caps["stdout"]
+
+
+async def test_a_profiles_commands_see_only_the_profiles_roots(tmp_path: Path) -> None:
+    from mcp_localtools.server import build_server
+    from tests.helpers import config_for
+
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    mine.mkdir()
+    other.mkdir()
+    (other / "secret.txt").write_text("not for this profile\n", encoding="utf-8")
+    profiles = {"narrow": {"paths": {"allowed_roots": [str(mine)]}}}
+    config = config_for(tmp_path, paths={"allowed_roots": [str(mine), str(other)]}, profiles=profiles)
+    server = build_server(config, environ=dict(os.environ), profile="narrow")
+    async with Client(server, raise_exceptions=True) as client:
+        result = await client.call_tool("shellcommand", {"commands": [f"cat {other}/secret.txt"]})
+    assert "not for this profile" not in text_of(result)
