@@ -1,9 +1,10 @@
 """What the sandbox costs a command: shellcommand ``echo hi`` with ``[exec.sandbox]`` on and off, on
 an empty root, a 10,000-file root and a 100,000-file root.
 
-Six servers from one install (``--server``, default the one next to this interpreter), over stdio
-through the SDK client: for each root one with the default sandbox (bubblewrap here) and one with
-``mode = "off"``, all with shell ``sh``. Two kinds of call, all interleaved in one run (on/off
+Six servers from one install (``--server``, default the one next to this interpreter), and six more
+from another with ``--before-server`` (the install before a change), over stdio through the SDK
+client: for each root one with the default sandbox (bubblewrap here) and one with ``mode =
+"off"``, all with shell ``sh``. Two kinds of call, all interleaved in one run (on/off
 alternating, roots in turn):
 
 * **first command**: a shellcommand without ``sessionID``, so a new exec session (with the session
@@ -17,6 +18,7 @@ the median, on the empty and on the 100,000-file root.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 from pathlib import Path
 from typing import Any
@@ -97,17 +99,21 @@ class Contender:
         self.steady.add(took)
 
 
-async def measure(options: argparse.Namespace) -> dict[str, tuple[Contender, Contender]]:
+async def measure(options: argparse.Namespace) -> dict[tuple[str, str], tuple[Contender, Contender]]:
+    """Every (install, root) pair of servers, measured in one interleaved run."""
     configs = prepare(options.work)
-    command = getattr(options, "server", None) or server_command()
-    results: dict[str, tuple[Contender, Contender]] = {}
-    clients = []
-    for on, off in configs.values():
-        clients += [Client(linear_stdio([command, "--config", str(on)]), mode="legacy")]
-        clients += [Client(linear_stdio([command, "--config", str(off)]), mode="legacy")]
-    async with clients[0], clients[1], clients[2], clients[3], clients[4], clients[5]:
-        for index, name in enumerate(configs):
-            results[name] = (Contender(clients[2 * index]), Contender(clients[2 * index + 1]))
+    installs = {"after": getattr(options, "server", None) or server_command()}
+    if getattr(options, "before_server", None):
+        installs = {"before": options.before_server, **installs}
+    async with contextlib.AsyncExitStack() as stack:
+        results: dict[tuple[str, str], tuple[Contender, Contender]] = {}
+        for label, command in installs.items():
+            for name, (on, off) in configs.items():
+                pair = []
+                for config in (on, off):
+                    client = Client(linear_stdio([command, "--config", str(config)]), mode="legacy")
+                    pair.append(Contender(await stack.enter_async_context(client)))
+                results[(label, name)] = (pair[0], pair[1])
         for pair in results.values():
             for contender in pair:
                 await contender.warm()
@@ -133,24 +139,27 @@ def run(options: argparse.Namespace) -> str:
     backend = next(iter(results.values()))[0].backend
     rows = []
     met = True
-    for name, (boxed, bare) in results.items():
+    for (label, name), (boxed, bare) in results.items():
         steady = _overhead(boxed.steady, bare.steady)
         first = _overhead(boxed.first, bare.first)
-        if name in ("empty", "100k files"):
+        if label == "after" and name in ("empty", "100k files"):
             met = met and steady <= TARGET_OVERHEAD_MS
-        print(f"   sandbox ({backend}), {name}: steady +{steady:.1f} ms, first +{first:.1f} ms", flush=True)
+        print(f"   {label}, {name}: steady +{steady:.1f} ms, first +{first:.1f} ms", flush=True)
         ratio = boxed.steady.median / bare.steady.median
         rows.append(
-            f"| {name} | {boxed.steady.median * 1000:.1f} | {bare.steady.median * 1000:.1f} "
+            f"| {label} | {name} | {boxed.steady.median * 1000:.1f} | {bare.steady.median * 1000:.1f} "
             f"| **{steady:+.1f}** | {ratio:.2f} | {boxed.first.median * 1000:.1f} "
             f"| {bare.first.median * 1000:.1f} | {first:+.1f} |"
         )
     firsts = max(5, options.runs // 3)
     return (
         f"{options.runs} interleaved steady-state calls and {firsts} first calls per server, after 3 "
-        f"warm-up calls; shell `sh`; backend `{backend}`; six servers, one run.\n\n"
-        "| root | steady on ms | steady off ms | steady overhead ms | ratio | first on ms | first off ms "
-        "| first overhead ms |\n|---|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n\n"
+        f"warm-up calls; shell `sh`; backend `{backend}`; {2 * len(results)} servers in one run "
+        "(`before`: `--before-server`, the install before the change).\n\n"
+        "| install | root | steady on ms | steady off ms | steady overhead ms | ratio | first on ms "
+        "| first off ms | first overhead ms |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        + "\n".join(rows)
+        + "\n\n"
         "Medians; the overheads are medians of the per-pair differences. Target: steady overhead at most "
         f"{TARGET_OVERHEAD_MS:g} ms on the empty and the 100k-file root: **{'met' if met else 'missed'}**.\n"
     )

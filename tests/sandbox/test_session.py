@@ -305,3 +305,31 @@ async def test_a_profiles_commands_see_only_the_profiles_roots(tmp_path: Path) -
     async with Client(server, raise_exceptions=True) as client:
         result = await client.call_tool("shellcommand", {"commands": [f"cat {other}/secret.txt"]})
     assert "not for this profile" not in text_of(result)
+
+
+def _children(*, defunct: bool) -> list[str]:
+    """The names of this process's children (only those exited but never collected: ``defunct``)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for child in (task / "children").read_text(encoding="ascii").split():
+            try:
+                stat = Path(f"/proc/{child}/stat").read_text(encoding="ascii", errors="replace")
+            except OSError:
+                continue
+            name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
+            if state == "Z" or not defunct:
+                found.append(name)
+    return found
+
+
+async def test_every_sandbox_is_reaped_when_its_session_ends(tmp_path: Path) -> None:
+    async with exec_client(tmp_path) as client:
+        for _ in range(3):
+            await run_commands(client, "echo hi")
+        started = await call(client, "startprocess", command="sleep 60")
+        await call(client, "stopprocess", processID=started["processID"])
+        await call(client, "startprocess", command="sleep 60")  # still running when the session ends
+    with anyio.fail_after(20):  # the session's end closes its sandboxes; each is collected
+        while "bwrap" in _children(defunct=False):
+            await anyio.sleep(0.2)
+    assert "bwrap" not in _children(defunct=True)

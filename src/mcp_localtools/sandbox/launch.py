@@ -225,7 +225,10 @@ class SessionSandboxes:
     """
 
     def __init__(
-        self, launch: Callable[[str], SessionLaunch], config: SandboxConfig, web: WebConfig | None = None
+        self,
+        launch: Callable[[str, Mapping[str, str] | None], SessionLaunch],
+        config: SandboxConfig,
+        web: WebConfig | None = None,
     ) -> None:
         self._launch = launch
         self._entries: dict[str, _Entry] = {}
