@@ -307,7 +307,11 @@ def _children(*, defunct: bool) -> list[str]:
     """The names of this process's children (only those exited but never collected: ``defunct``)."""
     found = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for child in (task / "children").read_text(encoding="ascii").split():
+        try:
+            children = (task / "children").read_text(encoding="ascii").split()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        for child in children:
             try:
                 stat = Path(f"/proc/{child}/stat").read_text(encoding="ascii", errors="replace")
             except OSError:
@@ -319,13 +323,29 @@ def _children(*, defunct: bool) -> list[str]:
 
 
 async def test_every_sandbox_is_reaped_when_its_session_ends(tmp_path: Path) -> None:
-    async with exec_client(tmp_path) as client:
-        for _ in range(3):
-            await run_commands(client, "echo hi")
-        started = await call(client, "startprocess", command="sleep 60")
-        await call(client, "stopprocess", processID=started["processID"])
-        await call(client, "startprocess", command="sleep 60")  # still running when the session ends
-    with anyio.fail_after(20):  # the session's end closes its sandboxes; each is collected
+    """No defunct bwrap: each session's sandbox ends with its MCP session and is collected."""
+    from mcp_localtools.tools import build_registry
+    from tests.helpers import config_for
+
+    registry = build_registry(config_for(tmp_path), environ=dict(os.environ))
+    for _ in range(3):
+        assert not (await registry.call("shellcommand", {"commands": ["echo hi"]}, session_id="s1")).is_error
+    started = await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")
+    assert started.structured is not None
+    await registry.call("stopprocess", {"processID": started.structured["processID"]}, session_id="s1")
+    await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")  # still running at the end
+    assert "bwrap" in _children(defunct=False)
+    await registry.end_session("s1")
+    with anyio.fail_after(20):
         while "bwrap" in _children(defunct=False):
             await anyio.sleep(0.2)
     assert "bwrap" not in _children(defunct=True)
+
+
+async def test_under_landlock_a_root_servers_commands_have_no_capability(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs a server running as root")
+    async with exec_client(tmp_path, exec={"sandbox": {"mode": "landlock"}}) as client:
+        data = await run_commands(client, "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status")
+    lines = data["results"][0]["stdout"].splitlines()
+    assert len(lines) == 4 and all(line.endswith("0000000000000000") for line in lines), lines

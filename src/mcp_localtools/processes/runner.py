@@ -27,7 +27,7 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +53,7 @@ __all__ = [
     "feed",
     "pump",
     "spawn_failure",
+    "until_exit",
 ]
 
 logger = logging.getLogger(__name__)
@@ -211,20 +212,7 @@ class ProcessRunner:
             if request.stdin is not None:
                 assert process.stdin is not None
                 pumps.start_soon(feed, process.stdin, request.stdin)
-            with anyio.move_on_after(request.timeout) as deadline:
-                async with anyio.create_task_group() as ending:  # the exit, or too much output
-
-                    async def exited() -> None:
-                        await process.wait()
-                        ending.cancel_scope.cancel()
-
-                    async def flooded() -> None:
-                        await overflow.passed.wait()
-                        ending.cancel_scope.cancel()
-
-                    ending.start_soon(exited)
-                    ending.start_soon(flooded)
-            timed_out = deadline.cancelled_caught
+            timed_out = await until_exit(process.wait, overflow, request.timeout)
             await self._stop(run)
             with anyio.move_on_after(self.drain_seconds):
                 for event in finished:
@@ -291,6 +279,25 @@ class _Run:
             except (ProcessLookupError, PermissionError):
                 pass
         self.tree.signal(members, signum)
+
+
+async def until_exit(exited: Callable[[], Awaitable[object]], overflow: Overflow, timeout: float) -> bool:
+    """Wait until ``exited()`` returns (the run's process ended) or one stream passes its
+    ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait."""
+    with anyio.move_on_after(timeout) as deadline:
+        async with anyio.create_task_group() as ending:
+
+            async def exit_() -> None:
+                await exited()
+                ending.cancel_scope.cancel()
+
+            async def flooded() -> None:
+                await overflow.passed.wait()
+                ending.cancel_scope.cancel()
+
+            ending.start_soon(exit_)
+            ending.start_soon(flooded)
+    return deadline.cancelled_caught
 
 
 class Overflow:

@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ SUPERVISOR = Path(__file__).with_name("supervisor.py")
 """The script that runs inside each session's sandbox (see its docstring for the protocol)."""
 _MAX_MESSAGE = 64 * 1024
 _START_SECONDS = 30.0
+_EXIT_SECONDS = 5.0
 
 
 class SandboxGone(Exception):
@@ -109,6 +111,8 @@ class SessionSandbox:
         self._sock: socket.socket | None = None
         self._token: EventLoopToken | None = None
         self._counter = 0
+        self._pid = 0
+        self._inner: list[tuple[int, int]] = []
         self.closed = False
 
     async def start(self) -> None:
@@ -145,6 +149,7 @@ class SessionSandbox:
         finally:
             theirs.close()
         self._sock = ours
+        self._pid = process.pid
         try:
             self._read(process)
         finally:
@@ -155,9 +160,14 @@ class SessionSandbox:
         sock.close()
         for stop in self._stop_serving:
             stop()
-        if process.poll() is None:
+        try:  # the supervisor exits on the closed socket, then bwrap (which collects its own)
+            process.wait(timeout=_EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            # Killed first, bwrap would leave its child to the nearest subreaper, the server,
+            # which would never collect it: the defunct bwrap of issue 25.
             process.kill()
-        process.wait()  # reaped: no defunct bwrap
+            process.wait()
+        _collect(self._inner)
         if process.stderr is not None:
             process.stderr.close()
         if self._on_end is not None:
@@ -196,6 +206,7 @@ class SessionSandbox:
     def _dispatch(self, message: dict[str, object], fds: list[int]) -> None:
         op = message.get("op")
         if op == "ready":
+            self._inner = _children_of(self._pid)
             for fd in fds:
                 listener = socket.socket(fileno=fd)
                 if self._listeners is not None:
@@ -332,6 +343,44 @@ class SessionSandbox:
             if flag.is_set():
                 break
             await waiter.wait()
+
+
+def _children_of(pid: int) -> list[tuple[int, int]]:
+    """``(pid, start time)`` of the children of ``pid`` (bwrap's: its process inside the sandbox)."""
+    found: list[tuple[int, int]] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")  # noqa: PTH208
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                for child in handle.read().split():
+                    found.append((int(child), _start_time(int(child))))
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _start_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def _collect(children: list[tuple[int, int]], seconds: float = 2.0) -> None:
+    """Collect bwrap's own child once it has been left to this server: bwrap exits without
+    collecting it, and a server that is a child subreaper (``tree.py``) inherits it, so it would
+    stay a defunct ``bwrap`` for good. Only a pid whose start time is still the one recorded."""
+    deadline = time.monotonic() + seconds
+    for pid, start in children:
+        while time.monotonic() < deadline and start >= 0 and _start_time(pid) == start:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not (yet) ours: wait for the re-parenting, or it is gone
+                done = 0
+            if done:
+                break
+            time.sleep(0.02)
 
 
 @functools.cache

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 
 import anyio
 
@@ -27,6 +28,7 @@ from mcp_localtools.processes.runner import (
     feed,
     pump,
     spawn_failure,
+    until_exit,
 )
 from mcp_localtools.processes.session import FdReader, FdWriter, RunState, SandboxGone, SessionSandbox
 
@@ -71,20 +73,7 @@ async def run_supervised(
             pumps.start_soon(pump, readers[1], err, "stderr", on_output, finished[1], overflow)
             if writer is not None and request.stdin is not None:
                 pumps.start_soon(feed, writer, request.stdin)
-            with anyio.move_on_after(request.timeout) as deadline:
-                async with anyio.create_task_group() as ending:
-
-                    async def exited() -> None:
-                        await sandbox.wait(state)
-                        ending.cancel_scope.cancel()
-
-                    async def flooded() -> None:
-                        await overflow.passed.wait()
-                        ending.cancel_scope.cancel()
-
-                    ending.start_soon(exited)
-                    ending.start_soon(flooded)
-            timed_out = deadline.cancelled_caught
+            timed_out = await until_exit(partial(sandbox.wait, state), overflow, request.timeout)
             await _stop(sandbox, state, grace_seconds)
             with anyio.move_on_after(drain_seconds):
                 for event in finished:

@@ -29,8 +29,10 @@ whose environment carries ``MCP_LOCALTOOLS_RUN=ID``, and their descendants, foun
 supervisor, which is a child subreaper, so a process that double-forks stays below it.
 
 ``SPEC_JSON``: ``{"rlimits": {"NPROC": n, "DATA": bytes, ...}, "seccomp": BASE64 | "",
-"listen": [PORT, ...]}``. The limits are set on the supervisor, so commands inherit them (in the
-sandbox's own user namespace ``NPROC`` counts only the session's processes); each ``listen`` port
+"listen": [PORT, ...], "drop_capabilities": bool}`` (the last for a root server under Landlock:
+every capability is dropped for good before any command starts). The limits are set on the
+supervisor, so commands inherit them (in the sandbox's own user namespace ``NPROC`` counts only
+the session's processes); each ``listen`` port
 becomes a TCP listener on ``127.0.0.1:PORT`` of the sandbox's own loopback, handed to the server
 in ``ready`` (the server serves its filtering proxy on it); then the seccomp program (classic BPF,
 as ``seccomp_export_bpf`` writes it) is loaded into the supervisor, so every command inherits it.
@@ -62,6 +64,10 @@ _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 
 def _take_terminal() -> None:
@@ -107,6 +113,8 @@ class Supervisor:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.selector.register(self.control, selectors.EVENT_READ, self._on_control)
         self.selector.register(self.wake_r, selectors.EVENT_READ, self._on_wake)
+        if spec.get("drop_capabilities"):
+            _drop_capabilities(self.libc)
         program = base64.b64decode(spec.get("seccomp") or "")
         if program:
             _load_seccomp(self.libc, program)
@@ -288,6 +296,31 @@ def _listen(port: int) -> socket.socket:
     listener.bind(("127.0.0.1", port))
     listener.listen(128)
     return listener
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def _drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Give up every capability for good (a root server under Landlock, which has no user
+    namespace): the bounding and ambient sets emptied, then the process's own sets, so nothing
+    this process starts, even as uid 0, gets one back."""
+    for capability in range(64):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)  # fails past the last one: fine
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "cannot drop the capabilities")
 
 
 def _load_seccomp(libc: ctypes.CDLL, program: bytes) -> None:

@@ -184,6 +184,7 @@ def session_launch(
         "rlimits": rlimits,
         "seccomp": base64.b64encode(program).decode("ascii") if program else "",
         "listen": [PROXY_PORT] if proxy else [],
+        "drop_capabilities": backend.name == "landlock" and _is_root(),
     }
     return SessionLaunch(wrapper, spec, env, proxy, cgroup)
 
