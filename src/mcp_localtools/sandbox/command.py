@@ -195,6 +195,7 @@ class CommandSandbox:
         with self._guard:
             trackers = list(self._trackers.values())
         return tuple(line for tracker in trackers for line in tracker.check())
+
     @property
     def supervised(self) -> bool:
         """Whether commands run in their session's sandbox through its supervisor (bwrap and
