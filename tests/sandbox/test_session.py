@@ -303,8 +303,9 @@ async def test_a_profiles_commands_see_only_the_profiles_roots(tmp_path: Path) -
     assert "not for this profile" not in text_of(result)
 
 
-def _children(*, defunct: bool) -> list[str]:
-    """The names of this process's children (only those exited but never collected: ``defunct``)."""
+def _children(*, defunct: bool) -> list[tuple[int, str]]:
+    """``(pid, name)`` of this process's children (only those exited but never collected:
+    ``defunct``)."""
     found = []
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         try:
@@ -318,7 +319,7 @@ def _children(*, defunct: bool) -> list[str]:
                 continue
             name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
             if state == "Z" or not defunct:
-                found.append(name)
+                found.append((int(child), name))
     return found
 
 
@@ -328,18 +329,20 @@ async def test_every_sandbox_is_reaped_when_its_session_ends(tmp_path: Path) -> 
     from tests.helpers import config_for
 
     registry = build_registry(config_for(tmp_path), environ=dict(os.environ))
+    before = set(_children(defunct=False))  # other tests' servers may still hold sandboxes
     for _ in range(3):
         assert not (await registry.call("shellcommand", {"commands": ["echo hi"]}, session_id="s1")).is_error
     started = await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")
     assert started.structured is not None
     await registry.call("stopprocess", {"processID": started.structured["processID"]}, session_id="s1")
     await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")  # still running at the end
-    assert "bwrap" in _children(defunct=False)
+    mine = [child for child in _children(defunct=False) if child not in before and child[1] == "bwrap"]
+    assert mine
     await registry.end_session("s1")
     with anyio.fail_after(20):
-        while "bwrap" in _children(defunct=False):
+        while any(child in mine for child in _children(defunct=False)):
             await anyio.sleep(0.2)
-    assert "bwrap" not in _children(defunct=True)
+    assert not [name for _, name in _children(defunct=True) if name == "bwrap"]
 
 
 async def test_under_landlock_a_root_servers_commands_have_no_capability(tmp_path: Path) -> None:

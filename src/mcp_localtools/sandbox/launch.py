@@ -34,6 +34,7 @@ import stat
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,9 @@ IDLE_SECONDS = 300.0
 """A session's sandbox with nothing running in it for this long is closed (its next command
 starts a new one): clients that start an exec session per call leave many behind."""
 MAX_LIVE = 32
-"""Most sandboxes kept running; beyond, the least recently used idle ones are closed."""
+"""Most sandboxes kept running in the process; beyond, the least recently used idle ones are
+closed."""
+_EVERY: weakref.WeakSet[SessionSandboxes] = weakref.WeakSet()
 
 
 @dataclass(slots=True)
@@ -213,6 +216,12 @@ class _Entry:
     refusals: RefusalLog
     forgotten: bool = False
     used: float = field(default_factory=time.monotonic)
+
+
+def _close_entries(entries: dict[str, _Entry]) -> None:
+    for entry in list(entries.values()):
+        entry.sandbox.close()
+    entries.clear()
 
 
 class SessionSandboxes:
@@ -232,7 +241,9 @@ class SessionSandboxes:
         web: WebConfig | None = None,
     ) -> None:
         self._launch = launch
+        _EVERY.add(self)
         self._entries: dict[str, _Entry] = {}
+        weakref.finalize(self, _close_entries, self._entries)  # a server dropped without ending
         self._starting: dict[str, anyio.Lock] = {}
         self._guard = threading.Lock()
         self._proxy = (
@@ -303,17 +314,20 @@ class SessionSandboxes:
 
     def trim(self) -> None:
         """Close the sandboxes idle for ``IDLE_SECONDS`` (nothing running in them), and the least
-        recently used idle ones beyond ``MAX_LIVE``; their sessions start new ones when used."""
-        self.reap_idle()
+        recently used idle ones beyond ``MAX_LIVE`` in the whole process (every server and
+        profile); their sessions start new ones when used."""
         now = time.monotonic()
-        idle = sorted(
-            ((key, entry) for key, entry in self._entries.items() if not entry.sandbox.busy),
-            key=lambda item: item[1].used,
-        )
-        excess = len(self._entries) - MAX_LIVE + 1
-        for index, (key, entry) in enumerate(idle):
+        idle: list[tuple[SessionSandboxes, str, _Entry]] = []
+        live = 0
+        for owner in list(_EVERY):
+            owner.reap_idle()
+            live += len(owner._entries)
+            idle += [(owner, key, entry) for key, entry in owner._entries.items() if not entry.sandbox.busy]
+        idle.sort(key=lambda item: item[2].used)
+        excess = live - MAX_LIVE + 1
+        for index, (owner, key, entry) in enumerate(idle):
             if index < excess or now - entry.used > IDLE_SECONDS or entry.sandbox.closed:
-                self._entries.pop(key, None)
+                owner._entries.pop(key, None)
                 entry.sandbox.close()
 
     def close_all(self) -> None:

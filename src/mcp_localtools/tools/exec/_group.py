@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 
 from mcp_localtools.config import ExecConfig, LimitsConfig
@@ -357,9 +358,10 @@ class ExecGroup:
     async def end_session(self, owner: str) -> None:
         """MCP session ``owner`` ended: stop its processes, forget its exec sessions (their
         sandboxes close)."""
-        await self.processes.end_session(owner)
-        self.sessions.end_owner(owner)
-        self.sandbox.sessions.reap_idle()
+        with anyio.CancelScope(shield=True):  # a connection torn down by cancellation still cleans up
+            await self.processes.end_session(owner)
+            self.sessions.end_owner(owner)
+            self.sandbox.sessions.reap_idle()
 
     async def prepare(self, key: str) -> None:
         """Start exec session ``key``'s sandbox now if it runs in one (so that a sandbox that
