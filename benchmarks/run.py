@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the mcp-localtools command the sandbox section runs (default: this install's)",
     )
     parser.add_argument(
+        "--before-server", default="", help="sandbox section: also run this install's command, interleaved"
+    )
+    parser.add_argument(
         "--fallback-runs", type=int, default=5, help="timed runs of the slow pure-Python fallback (default 5)"
     )
     options = parser.parse_args(argv)
