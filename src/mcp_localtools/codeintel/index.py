@@ -23,7 +23,7 @@ from mcp_localtools.codeintel.chunks import MAX_MEANING_CHARS, Chunk, chunks_of
 from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
 from mcp_localtools.codeintel.ranking import Graph
 from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
-from mcp_localtools.codeintel.tags import FileTags, Symbol, extract
+from mcp_localtools.codeintel.tags import FileTags, extract
 from mcp_localtools.codeintel.tokens import Tokenizer
 from mcp_localtools.codeintel.vectors import Embedder, VectorTable
 from mcp_localtools.errors import ToolError
@@ -105,9 +105,10 @@ class CodeIndex:
         self._vectors: VectorTable | None = None
         self._vectors_generation = -1
         self._graph: tuple[int, Graph] | None = None
-        self._file_ranks: tuple[int, dict[str, float]] | None = None
+        self._file_ranks: tuple[dict[str, float], Graph] | None = None
         self._maps: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[tuple[str, str, float]]] = {}
-        self._all_symbols: tuple[int, dict[tuple[str, str], list[Symbol]]] | None = None
+        self._rebuilding = False
+        self._graph_lock = threading.Lock()
 
     # --- what is stale -------------------------------------------------------------------
 
@@ -204,10 +205,7 @@ class CodeIndex:
             tags.lines if tags is not None else text.count("\n") + (not text.endswith("\n") and bool(text))
         )
         chunks = chunks_of(rel, text, tags)
-        terms = [
-            (" ".join(self._tokenizer.terms(chunk.title)), " ".join(self._tokenizer.terms(chunk.text)))
-            for chunk in chunks
-        ]
+        terms = [(self._tokenizer.terms(chunk.title), self._tokenizer.terms(chunk.text)) for chunk in chunks]
         return Prepared(FileRecord(rel, identity, language, lines), tags, chunks, terms)
 
     def _embed(self, batch: Sequence[Prepared]) -> None:
@@ -248,18 +246,25 @@ class CodeIndex:
                 if isinstance(prepared, Prepared):
                     batch.append(prepared)
                 elif prepared is None and self.store.file(rel) is not None:
-                    self.store.remove([rel])
+                    with self._lock:
+                        ids = self.store.chunk_ids(rel)
+                        self.store.remove([rel])
+                        self._forget_vectors(ids, 1)
             self._embed(batch)
+            if not batch:
+                done += len(changed[start : start + _BATCH])
+                progress(done)
+                continue
             with self._lock:
-                for item in batch:
-                    old = self.store.chunk_ids(item.record.path)
-                    ids = self.store.replace(item.record, item.tags, item.chunks, item.terms, item.vectors)
-                    self._forget_vectors(old, 1)
-                    if self._vectors is not None:
-                        self._vectors.add(
-                            [i for i, v in zip(ids, item.vectors, strict=True) if v is not None],
-                            [v for v in item.vectors if v is not None],
-                        )
+                old = [chunk for item in batch for chunk in self.store.chunk_ids(item.record.path)]
+                new_ids = self.store.replace(
+                    [(item.record, item.tags, item.chunks, item.terms, item.vectors) for item in batch]
+                )
+                self._forget_vectors(old, 1)
+                if self._vectors is not None:
+                    for item, ids in zip(batch, new_ids, strict=True):
+                        kept = [(i, v) for i, v in zip(ids, item.vectors, strict=True) if v is not None]
+                        self._vectors.add([i for i, _ in kept], [v for _, v in kept])
                 indexed += len(batch)
             done += len(changed[start : start + _BATCH])
             progress(done)
@@ -279,38 +284,70 @@ class CodeIndex:
             generation = self.store.generation()
             if self._vectors is None or self._vectors_generation != generation:
                 table = VectorTable()
-                ids: list[int] = []
-                blobs: list[bytes] = []
-                for chunk_id, blob in self.store.vectors():
-                    ids.append(chunk_id)
-                    blobs.append(blob)
-                table.add(ids, blobs)
+                for rows in self.store.vectors():
+                    table.add([chunk_id for chunk_id, _ in rows], [blob for _, blob in rows])
                 self._vectors, self._vectors_generation = table, generation
             return self._vectors
 
+    def has_files(self) -> bool:
+        """Whether anything is indexed yet (a database from an earlier run counts)."""
+        return self.store.counts()[0] > 0
+
+    def warm(self) -> None:
+        """Load the vectors and build the graph now (after the first build), so that the first
+        semanticsearch, findsymbol and repomap do not wait for them."""
+        try:
+            self.vectors()
+            self.graph()
+        except Exception:
+            logger.exception("warming the code index of %s failed", self.directory)
+
     def graph(self) -> Graph:
-        """The definition/reference graph, built again only after the index changed."""
+        """The definition/reference graph. Built on first use; after the index changed, the last
+        one is returned while a new one is built in the background (ranks one change old are as
+        good for ordering, and a rebuild costs seconds on a large repository)."""
         with self._lock:
             generation = self.store.generation()
-            if self._graph is None or self._graph[0] != generation:
-                defined, used = self.store.graph_rows()
-                self._graph = (generation, Graph.build(defined, used))
-            return self._graph[1]
+            cached = self._graph
+            if cached is not None and cached[0] != generation and not self._rebuilding:
+                self._rebuilding = True
+                threading.Thread(target=self._rebuild_graph, name="code graph", daemon=True).start()
+        if cached is not None:
+            return cached[1]
+        return self._rebuild_graph()
+
+    def _rebuild_graph(self) -> Graph:
+        with self._graph_lock:  # one build at a time; a caller that waited takes the fresh one
+            generation = self.store.generation()
+            with self._lock:
+                cached = self._graph
+            if cached is not None and cached[0] == generation:
+                return cached[1]
+            try:
+                graph = Graph(*self.store.graph_rows())
+            finally:
+                with self._lock:
+                    self._rebuilding = False
+            with self._lock:
+                if self._graph is None or self._graph[0] < generation:
+                    self._graph = (generation, graph)
+                    self._file_ranks = None
+                    self._maps.clear()
+            return graph
 
     def file_ranks(self) -> dict[str, float]:
-        """Each file's PageRank in the reference graph (cached until the index changes)."""
+        """Each file's PageRank in the reference graph (see ``graph``)."""
         graph = self.graph()
         with self._lock:
-            generation = self.store.generation()
-            if self._file_ranks is None or self._file_ranks[0] != generation:
-                self._file_ranks = (generation, graph.file_ranks())
-            return self._file_ranks[1]
+            if self._file_ranks is None or self._file_ranks[1] is not graph:
+                self._file_ranks = (graph.file_ranks(), graph)
+            return self._file_ranks[0]
 
     def ranked_definitions(self, files: Sequence[str], names: Sequence[str]) -> list[tuple[str, str, float]]:
         """(path, name, score) of the definitions, best first, personalised toward ``files``
-        and ``names`` (cached per index version and arguments)."""
+        and ``names`` (cached per graph and arguments)."""
         graph = self.graph()
-        key = (self.store.generation(), tuple(sorted(files)), tuple(sorted(names)))
+        key = (id(graph), tuple(sorted(files)), tuple(sorted(names)))
         with self._lock:
             found = self._maps.get(key)
         if found is None:
@@ -321,20 +358,9 @@ class CodeIndex:
                 self._maps[key] = found
         return found
 
-    def symbols_by_name(self) -> dict[tuple[str, str], list[Symbol]]:
-        """Every symbol by (path, name) (cached until the index changes)."""
-        with self._lock:
-            generation = self.store.generation()
-            if self._all_symbols is None or self._all_symbols[0] != generation:
-                table: dict[tuple[str, str], list[Symbol]] = {}
-                for record, symbol in self.store.outline("", 1000, 10**9):
-                    table.setdefault((record.path, symbol.name), []).append(symbol)
-                self._all_symbols = (generation, table)
-            return self._all_symbols[1]
-
     def query_terms(self, text: str) -> list[str]:
         """The index terms of a query (the tokenizer of the index)."""
-        return self._tokenizer.terms(text)
+        return self._tokenizer.terms(text).split()
 
     def embed_query(self, text: str) -> Any:
         """A query's normalised embedding, or None without a model."""

@@ -12,7 +12,8 @@ Freshness, before every answer (``ready``):
   the next call waits for it), reporting progress;
 * the file list is taken again (the search engine's walk: ``.gitignore``, hidden names, no
   symlinks) when it is older than ``RESCAN_SECONDS`` or a command may have changed anything,
-  and the files whose size or mtime changed are indexed again;
+  and the files whose size or mtime changed are indexed again, in the background: the answer
+  waits for that at most ``WAIT_SECONDS``;
 * files that a file tool reported changed (``Workspace.changes``) are checked at once.
 """
 
@@ -39,12 +40,16 @@ from mcp_localtools.errors import FileSystemError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.engine import Engine, WalkFilters
 
-__all__ = ["RESCAN_SECONDS", "CodeIndexes", "Freshness", "project_directory"]
+__all__ = ["RESCAN_SECONDS", "WAIT_SECONDS", "CodeIndexes", "Freshness", "project_directory"]
 
 logger = logging.getLogger(__name__)
 
 RESCAN_SECONDS = 2.0
 """A file list younger than this is trusted (plus the changes tools reported)."""
+WAIT_SECONDS = 0.3
+"""How long an answer waits for a rescan after the first build (a small project's takes less;
+a large one's goes on in the background, and the answer comes from the index as it stands, its
+result files checked and read again if they changed)."""
 
 Report = Callable[[float, float | None, str], Awaitable[None]]
 """``(done, total, message)``: progress for the caller."""
@@ -74,6 +79,7 @@ class Freshness:
         pending: files tools reported changed, relative to the directory, not checked yet.
         job: the running update, if any (a thread); ``done``/``total`` its progress in files.
         error: why the last update failed, if it did.
+        building: the running job is the first build (callers wait for it to end).
         refreshing: held by the call that brings the index up to date.
     """
 
@@ -84,6 +90,7 @@ class Freshness:
     done: int = 0
     total: int = 0
     error: str | None = None
+    building: bool = False
     refreshing: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -166,29 +173,59 @@ class CodeIndexes:
             await self._refresh(index, state, report)
 
     async def _refresh(self, index: CodeIndex, state: Freshness, report: Report) -> None:
-        while True:
-            with self._lock:
-                job = state.job
-            if job is None:
-                break
-            await self._wait(job, state, report)
+        with self._lock:
+            job, building = state.job, state.building
+        if job is not None:  # the first build is waited for; a later rescan only briefly
+            await self._wait(job, state, report, None if building else WAIT_SECONDS)
         with self._lock:
             listed = state.listed_at
-            relist = listed is None or state.everything or time.monotonic() - listed > RESCAN_SECONDS
+            due = listed is None or state.everything or time.monotonic() - listed > RESCAN_SECONDS
             pending, state.pending = state.pending, None
             state.everything = False
-        if relist:
-            listing = await self._list(index)
-            changed, gone = await anyio.to_thread.run_sync(index.stale, listing)
-        elif pending:
+        if pending:
             changed, gone = await anyio.to_thread.run_sync(index.stale_of, sorted(pending))
-        else:
+            if changed or gone:
+                await anyio.to_thread.run_sync(index.update, changed, gone, lambda done: None)
+        if not due:
             return
-        if changed or gone:
-            await self._run(index, state, changed, gone, report)
         with self._lock:
-            if relist:
-                state.listed_at = time.monotonic()
+            if state.job is not None:
+                return  # a rescan is running: it will see what changed
+            # The first build is waited for; an index on disk answers at once while it is checked.
+            building = state.listed_at is None and not index.has_files()
+            state.listed_at, state.building, state.error = time.monotonic(), building, None
+            state.done = state.total = 0
+            state.job = threading.Thread(
+                target=self._rescan,
+                args=(index, state),
+                name=f"code index {index.directory.name}",
+                daemon=True,
+            )
+            state.job.start()
+            job = state.job
+        await self._wait(job, state, report, None if building else WAIT_SECONDS)
+        if building and state.error is not None:
+            raise FileSystemError(f"indexing {index.directory} failed: {state.error}")
+
+    def _rescan(self, index: CodeIndex, state: Freshness) -> None:
+        """List the directory's files and index what changed (a thread of its own: a call may
+        answer before it ends, and a cancelled call leaves it running)."""
+        try:
+            listing = anyio.run(self._list, index)
+            changed, gone = index.stale(listing)
+            state.total = len(changed)
+            index.update(changed, gone, lambda done: setattr(state, "done", done))
+            if state.building:  # what the first answers need, made before they are asked
+                threading.Thread(target=index.warm, name="code index warm-up", daemon=True).start()
+        except Exception as exc:
+            logger.exception("indexing %s failed", index.directory)
+            with self._lock:
+                state.error = str(exc)
+                state.listed_at = None  # try again on the next call
+        finally:
+            with self._lock:
+                state.job = None
+                state.building = False
 
     async def _list(self, index: CodeIndex) -> list[str]:
         found: list[str] = []
@@ -201,31 +238,16 @@ class CodeIndexes:
         )
         return found
 
-    async def _run(
-        self, index: CodeIndex, state: Freshness, changed: list[str], gone: list[str], report: Report
+    async def _wait(
+        self, job: threading.Thread, state: Freshness, report: Report, limit: float | None
     ) -> None:
-        def work() -> None:
-            try:
-                index.update(changed, gone, lambda done: setattr(state, "done", done))
-            except Exception as exc:
-                logger.exception("indexing %s failed", index.directory)
-                state.error = str(exc)
-            finally:
-                with self._lock:
-                    state.job = None
-
-        with self._lock:
-            state.done, state.total, state.error = 0, len(changed), None
-            state.job = threading.Thread(target=work, name=f"code index {index.directory.name}", daemon=True)
-            state.job.start()
-            job = state.job
-        await self._wait(job, state, report)
-        if state.error is not None:
-            raise FileSystemError(f"indexing {index.directory} failed: {state.error}")
-
-    async def _wait(self, job: threading.Thread, state: Freshness, report: Report) -> None:
+        """Wait for ``job`` (at most ``limit`` seconds), reporting its progress every half second."""
+        deadline = None if limit is None else time.monotonic() + limit
         while job.is_alive():
-            await anyio.to_thread.run_sync(job.join, 0.5, abandon_on_cancel=True)
+            step = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if step <= 0:
+                return
+            await anyio.to_thread.run_sync(job.join, step, abandon_on_cancel=True)
             if job.is_alive() and state.total:
                 await report(state.done, state.total, f"indexing {state.done} of {state.total} files")
 

@@ -176,16 +176,19 @@ class Grammars:
             logger.warning("no grammar for %s (%s): %s", info.name, info.distribution, exc)
             return None
         sources = [_tags_text(info.distribution), *map(_tags_text, info.extra_tags), _supplement(info.name)]
-        queries: list[tree_sitter.Query] = []
-        definitions: list[tree_sitter.Query] = []
+        usable: list[str] = []
         for source in sources:
             if not source.strip():
                 continue
             try:
-                queries.append(tree_sitter.Query(language, source))
-                definitions.append(_definitions_only(tree_sitter.Query(language, source), source))
+                tree_sitter.Query(language, source)
+                usable.append(source)
             except (tree_sitter.QueryError, ValueError) as exc:  # a grammar version the query does not fit
                 logger.warning("a tags query of %s does not compile: %s", info.name, exc)
+        # One query of all the patterns: a query costs a walk of the tree, whatever its patterns.
+        whole = "\n".join(usable)
+        queries = [tree_sitter.Query(language, whole)] if usable else []
+        definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
         return Grammar(info, language, tuple(queries), tuple(definitions))
 
 

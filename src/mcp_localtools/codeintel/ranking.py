@@ -17,9 +17,10 @@ than BM25 on names; measured in benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from array import array
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["RRF_K", "Graph", "fuse", "pagerank"]
 
@@ -41,27 +42,27 @@ def fuse(
 
 def pagerank(
     nodes: int,
-    edges: Sequence[tuple[int, int, float]],
+    source: Any,
+    target: Any,
+    weight: Any,
     personalization: Mapping[int, float] | None = None,
     *,
     damping: float = 0.85,
     iterations: int = 100,
     tolerance: float = 1e-8,
-) -> list[float]:
-    """PageRank of a weighted directed graph of ``nodes`` nodes (ids ``0..nodes-1``).
+) -> Any:
+    """PageRank of a weighted directed graph of ``nodes`` nodes (ids ``0..nodes-1``) whose edges
+    are the numpy arrays ``source``, ``target`` (int64) and ``weight`` (float64).
 
     Dangling nodes (no out-edges) give their rank to the personalization vector (uniform when
-    none is given), as networkx does. Returns one score per node, summing to 1.
+    none is given), as networkx does. Returns a float64 array of one score per node, summing to 1.
     """
     import numpy as np
 
     if nodes == 0:
-        return []
-    source = np.array([e[0] for e in edges], dtype=np.int64)
-    target = np.array([e[1] for e in edges], dtype=np.int64)
-    weight = np.array([e[2] for e in edges], dtype=np.float64)
-    out = np.bincount(source, weights=weight, minlength=nodes) if len(edges) else np.zeros(nodes)
-    share = weight / np.where(out[source] > 0, out[source], 1.0) if len(edges) else weight
+        return np.zeros(0)
+    out = np.bincount(source, weights=weight, minlength=nodes)
+    share = weight / np.where(out[source] > 0, out[source], 1.0)
     base = np.full(nodes, 1.0 / nodes)
     if personalization:
         base = np.zeros(nodes)
@@ -71,13 +72,13 @@ def pagerank(
     dangling = out == 0
     rank = np.full(nodes, 1.0 / nodes)
     for _ in range(iterations):
-        spread = np.bincount(target, weights=rank[source] * share, minlength=nodes) if len(edges) else 0.0
+        spread = np.bincount(target, weights=rank[source] * share, minlength=nodes)
         new = damping * (spread + rank[dangling].sum() * base) + (1 - damping) * base
-        if np.abs(new - rank).sum() < tolerance * nodes:
-            rank = new
-            break
+        done = np.abs(new - rank).sum() < tolerance * nodes
         rank = new
-    return [float(value) for value in rank]
+        if done:
+            break
+    return rank
 
 
 def _is_compound(name: str) -> bool:
@@ -86,94 +87,111 @@ def _is_compound(name: str) -> bool:
     return (snake or camel) and len(name) >= 8
 
 
-@dataclass(frozen=True, slots=True)
-class Graph:
-    """The definition/reference graph of an index, ready to rank.
+def _weight(name: str, definers: int) -> float:
+    weight = 1.0
+    if _is_compound(name):
+        weight *= 10
+    if name.startswith("_"):
+        weight *= 0.1
+    if definers > 5:
+        weight *= 0.1
+    return weight
 
-    Attributes:
+
+class Graph:
+    """The definition/reference graph of an index, ready to rank (edges as numpy arrays).
+
+    Args:
         files: the files (node ids are indexes into it).
-        defines: name → the ids of files that define it.
-        uses: (file id, name) → how many times that file uses that name.
+        definitions: (file id, name) of every definition.
+        uses: (file id, name, count): how many times a file uses a name.
     """
 
-    files: tuple[str, ...]
-    defines: Mapping[str, frozenset[int]]
-    uses: Mapping[tuple[int, str], int]
+    def __init__(
+        self,
+        files: Sequence[str],
+        definitions: Iterable[tuple[int, str]],
+        uses: Iterable[tuple[int, str, int]],
+    ) -> None:
+        import numpy as np
 
-    @classmethod
-    def build(cls, definitions: Iterable[tuple[str, str]], references: Iterable[tuple[str, str]]) -> Graph:
-        """The graph of (path, name) definitions and (path, name) references."""
-        ids: dict[str, int] = {}
+        self.files = tuple(files)
         defines: dict[str, set[int]] = defaultdict(set)
-        for path, name in definitions:
-            defines[name].add(ids.setdefault(path, len(ids)))
-        uses: Counter[tuple[int, str]] = Counter()
-        for path, name in references:
-            if name in defines:
-                uses[(ids.setdefault(path, len(ids)), name)] += 1
-        files = tuple(sorted(ids, key=ids.__getitem__))
-        return cls(files, {name: frozenset(found) for name, found in defines.items()}, uses)
-
-    def _edges(self, mentioned: frozenset[str]) -> tuple[list[tuple[int, int, float]], list[str]]:
-        edges: list[tuple[int, int, float]] = []
-        names: list[str] = []
-        used_names = {name for _, name in self.uses}
-        for name, definers in self.defines.items():
-            if name in used_names:
+        for node, name in definitions:
+            defines[name].add(node)
+        self.names = sorted(defines)
+        name_id = {name: index for index, name in enumerate(self.names)}
+        source, target, label = array("q"), array("q"), array("q")  # compact while they grow
+        weight = array("d")
+        used: set[str] = set()
+        for node, name, count in uses:
+            definers = defines.get(name)
+            if not definers:
                 continue
-            for definer in definers:  # a small self-edge keeps unused definitions on the map
-                edges.append((definer, definer, 0.1))
-                names.append(name)
-        for (user, name), count in self.uses.items():
-            definers = self.defines[name]
-            weight = self._weight(name, len(definers), name in mentioned) * math.sqrt(count)
+            used.add(name)
+            base = _weight(name, len(definers)) * math.sqrt(count)
             for definer in definers:
-                edges.append((user, definer, weight))
-                names.append(name)
-        return edges, names
+                source.append(node)
+                target.append(definer)
+                weight.append(base)
+                label.append(name_id[name])
+        for name, definers in defines.items():
+            if name not in used:
+                for definer in definers:  # a small self-edge keeps unused definitions on the map
+                    source.append(definer)
+                    target.append(definer)
+                    weight.append(0.1)
+                    label.append(name_id[name])
+        self._source = np.frombuffer(source, dtype=np.int64)
+        self._target = np.frombuffer(target, dtype=np.int64)
+        self._weight = np.frombuffer(weight, dtype=np.float64)
+        self._label = np.frombuffer(label, dtype=np.int64)
+
+    def _weights(self, mentioned: Iterable[str]) -> Any:
+        import numpy as np
+
+        ids = [index for index, name in enumerate(self.names) if name in set(mentioned)]
+        if not ids:
+            return self._weight
+        return np.where(np.isin(self._label, ids), self._weight * 10, self._weight)
+
+    def _ranks(self, weights: Any, personal_files: Iterable[str]) -> Any:
+
+        index = {path: node for node, path in enumerate(self.files)}
+        personal = {index[path]: 1.0 for path in personal_files if path in index}
+        return pagerank(len(self.files), self._source, self._target, weights, personal or None)
 
     def file_ranks(
         self, personal_files: Iterable[str] = (), mentioned: Iterable[str] = ()
     ) -> dict[str, float]:
         """PageRank of every file (see ``rank_definitions`` for the arguments)."""
-        edges, _ = self._edges(frozenset(mentioned))
-        ranks = pagerank(len(self.files), edges, self._personal(personal_files))
-        return dict(zip(self.files, ranks, strict=True))
-
-    def _personal(self, personal_files: Iterable[str]) -> dict[int, float] | None:
-        index = {path: node for node, path in enumerate(self.files)}
-        personal = {index[path]: 1.0 for path in personal_files if path in index}
-        return personal or None
+        ranks = self._ranks(self._weights(mentioned), personal_files)
+        return dict(zip(self.files, ranks.tolist(), strict=True))
 
     def rank_definitions(
         self, personal_files: Iterable[str] = (), mentioned: Iterable[str] = ()
     ) -> list[tuple[str, str, float]]:
-        """(path, name, score) of every definition that is used or defined, best first.
+        """(path, name, score) of every definition, best first: each file's rank spread over
+        its out-edges, summed per (defining file, name).
 
         Args:
             personal_files: paths whose neighbourhood ranks higher (PageRank personalization).
             mentioned: names whose edges weigh 10 times more.
         """
-        edges, edge_names = self._edges(frozenset(mentioned))
-        ranks = pagerank(len(self.files), edges, self._personal(personal_files))
-        out_weight: dict[int, float] = defaultdict(float)
-        for source, _, weight in edges:
-            out_weight[source] += weight
-        scores: dict[tuple[int, str], float] = defaultdict(float)
-        for (source, target, weight), name in zip(edges, edge_names, strict=True):
-            scores[(target, name)] += ranks[source] * weight / out_weight[source]
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.files[item[0][0]], item[0][1]))
-        return [(self.files[node], name, score) for (node, name), score in ranked]
+        import numpy as np
 
-    @staticmethod
-    def _weight(name: str, definers: int, mentioned: bool) -> float:
-        weight = 1.0
-        if mentioned:
-            weight *= 10
-        if _is_compound(name):
-            weight *= 10
-        if name.startswith("_"):
-            weight *= 0.1
-        if definers > 5:
-            weight *= 0.1
-        return weight
+        if not len(self._source):
+            return []
+        weights = self._weights(mentioned)
+        ranks = self._ranks(weights, personal_files)
+        out = np.bincount(self._source, weights=weights, minlength=len(self.files))
+        share = ranks[self._source] * weights / out[self._source]
+        keys = self._target * len(self.names) + self._label
+        unique, inverse = np.unique(keys, return_inverse=True)
+        scores = np.bincount(inverse, weights=share)
+        order = np.lexsort((unique, -scores))
+        names, count = self.names, len(self.names)
+        return [
+            (self.files[int(unique[i]) // count], names[int(unique[i]) % count], float(scores[i]))
+            for i in order
+        ]

@@ -23,7 +23,7 @@ from pathlib import Path
 from mcp_localtools.codeintel.chunks import Chunk
 from mcp_localtools.codeintel.tags import FileTags, Reference, Symbol
 
-__all__ = ["SCHEMA", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
+__all__ = ["SCHEMA", "Entry", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
 SCHEMA = "mcp-localtools code index 3; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
@@ -74,6 +74,10 @@ class FileRecord:
     identity: FileIdentity
     language: str
     lines: int
+
+
+Entry = tuple[FileRecord, FileTags | None, Sequence[Chunk], Sequence[tuple[str, str]], Sequence[bytes | None]]
+"""One file's version to store: record, tags, chunks, each chunk's (title, body) terms and vector."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,71 +226,61 @@ class Store:
             db.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))  # noqa: S608 - fixed names
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
-    def replace(
-        self,
-        record: FileRecord,
-        tags: FileTags | None,
-        chunks: Sequence[Chunk],
-        terms: Sequence[tuple[str, str]],
-        vectors: Sequence[bytes | None],
-    ) -> list[int]:
-        """Put one file's version in place of any earlier one, in one transaction.
+    def replace(self, entries: Sequence[Entry]) -> list[list[int]]:
+        """Put files' versions in place of any earlier ones, all in one transaction.
 
         Args:
-            record: the file.
-            tags: its definitions and references (None for text).
-            chunks: its chunks; ``terms`` the space-joined tokens of each one's title and body,
-                ``vectors`` each one's
+            entries: per file: its record; its definitions and references (None for text); its
+                chunks; the space-joined terms of each chunk's title and body; each chunk's
                 embedding (float16 bytes, or None).
 
         Returns:
-            The new chunks' ids, in order.
+            Per file, the new chunks' ids in order.
         """
+        out: list[list[int]] = []
         with self._transaction() as db:
-            self._delete(db, record.path)
-            self._bump(db)
-            identity = record.identity
-            cursor = db.execute(
-                "INSERT INTO files (path, size, mtime_ns, sha256, language, lines) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    record.path,
-                    identity.size,
-                    identity.mtime_ns,
-                    identity.sha256,
-                    record.language,
-                    record.lines,
-                ),
-            )
-            file_id = cursor.lastrowid
-            if tags is not None:
-                db.executemany(
-                    "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(file_id, s.name, s.name.lower(), s.qualified_name, s.kind, s.start_line, s.end_line,
-                      s.signature, s.doc, s.depth) for s in tags.symbols],
-                )  # fmt: skip
-                db.executemany(
-                    "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
-                    [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
-                )
-            ids: list[int] = []
-            for chunk, text, vector in zip(chunks, terms, vectors, strict=True):
+            next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0] + 1
+            for record, tags, chunks, terms, vectors in entries:
+                self._delete(db, record.path)
+                identity = record.identity
                 cursor = db.execute(
-                    "INSERT INTO chunks (file_id, symbol, kind, start_line, end_line, summary, vector) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO files (path, size, mtime_ns, sha256, language, lines) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     (
-                        file_id,
-                        chunk.symbol,
-                        chunk.kind,
-                        chunk.start_line,
-                        chunk.end_line,
-                        chunk.summary,
-                        vector,
+                        record.path,
+                        identity.size,
+                        identity.mtime_ns,
+                        identity.sha256,
+                        record.language,
+                        record.lines,
                     ),
                 )
-                chunk_id = int(cursor.lastrowid or 0)
-                db.execute("INSERT INTO chunk_terms (rowid, title, body) VALUES (?, ?, ?)", (chunk_id, *text))
-                ids.append(chunk_id)
-            return ids
+                file_id = cursor.lastrowid
+                if tags is not None:
+                    db.executemany(
+                        "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(file_id, s.name, s.name.lower(), s.qualified_name, s.kind, s.start_line, s.end_line,
+                          s.signature, s.doc, s.depth) for s in tags.symbols],
+                    )  # fmt: skip
+                    db.executemany(
+                        "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
+                        [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
+                    )
+                ids = list(range(next_id, next_id + len(chunks)))
+                next_id += len(chunks)
+                db.executemany(
+                    "INSERT INTO chunks (id, file_id, symbol, kind, start_line, end_line, summary, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(i, file_id, c.symbol, c.kind, c.start_line, c.end_line, c.summary, v)
+                     for i, c, v in zip(ids, chunks, vectors, strict=True)],
+                )  # fmt: skip
+                db.executemany(
+                    "INSERT INTO chunk_terms (rowid, title, body) VALUES (?, ?, ?)",
+                    [(i, *t) for i, t in zip(ids, terms, strict=True)],
+                )
+                out.append(ids)
+            self._bump(db)
+        return out
 
     def symbols_of(self, path: str) -> list[Symbol]:
         """The symbols of one file, in source order."""
@@ -352,16 +346,40 @@ class Store:
             ).fetchall()
         return [Reference(*row) for row in rows]
 
-    def graph_rows(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        """``(definitions, references)`` as (path, name) pairs: what the repository map ranks."""
+    def graph_rows(self) -> tuple[list[str], list[tuple[int, str]], list[tuple[int, str, int]]]:
+        """What the repository map ranks: the files (a file's node is its position), each
+        definition as (node, name), each file's uses of a name as (node, name, count)."""
         with self._lock:
-            defined = self._db.execute(
-                "SELECT f.path, s.name FROM symbols s JOIN files f ON f.id = s.file_id"
-            ).fetchall()
+            rows = self._db.execute("SELECT id, path FROM files ORDER BY id").fetchall()
+            node = {file_id: index for index, (file_id, _) in enumerate(rows)}
+            defined = self._db.execute("SELECT DISTINCT file_id, name FROM symbols").fetchall()
             used = self._db.execute(
-                "SELECT f.path, r.name FROM refs r JOIN files f ON f.id = r.file_id"
+                "SELECT file_id, name, count(*) FROM refs GROUP BY file_id, name"
             ).fetchall()
-        return defined, used
+        return (
+            [path for _, path in rows],
+            [(node[f], name) for f, name in defined if f in node],
+            [(node[f], name, count) for f, name, count in used if f in node],
+        )
+
+    def symbols_named(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[Symbol]]:
+        """The symbols of each (path, name) pair, in source order."""
+        by_path: dict[str, list[str]] = {}
+        for path, name in pairs:
+            by_path.setdefault(path, []).append(name)
+        out: dict[tuple[str, str], list[Symbol]] = {}
+        with self._lock:
+            for path, names in by_path.items():
+                marks = ",".join("?" * len(names))
+                query = (
+                    "SELECT s.name, s.kind, s.qualified, s.start_line, s.end_line, s.signature, s.doc, "  # noqa: S608
+                    "s.depth FROM symbols s JOIN files f ON f.id = s.file_id "
+                    f"WHERE f.path = ? AND s.name IN ({marks}) ORDER BY s.rowid"
+                )
+                rows = self._db.execute(query, (path, *names)).fetchall()
+                for row in rows:
+                    out.setdefault((path, row[0]), []).append(Symbol(*row))
+        return out
 
     def lexical(self, match: str, limit: int, title_weight: float = TITLE_WEIGHT) -> list[tuple[int, float]]:
         """Chunks matching an FTS5 ``match`` expression, best BM25 first, as (chunk id, score);
@@ -386,8 +404,8 @@ class Store:
             ).fetchall()
         return {row[0]: StoredChunk(*row) for row in rows}
 
-    def vectors(self) -> Iterator[tuple[int, bytes]]:
-        """Every chunk's id and embedding (chunks without one left out), in batches."""
+    def vectors(self) -> Iterator[list[tuple[int, bytes]]]:
+        """Every chunk's id and embedding (chunks without one left out), in batches of 4096."""
         last = 0
         while True:
             with self._lock:
@@ -397,7 +415,7 @@ class Store:
                 ).fetchall()
             if not rows:
                 return
-            yield from rows
+            yield rows
             last = rows[-1][0]
 
     def counts(self) -> tuple[int, int, int]:

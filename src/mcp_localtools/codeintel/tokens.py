@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from itertools import chain
 from typing import Any
 
 __all__ = ["STOP_WORDS", "Tokenizer", "split_identifier"]
@@ -37,7 +38,7 @@ class Tokenizer:
 
     def __init__(self, max_words: int = 200_000) -> None:
         self._stemmer: Any = None
-        self._known: dict[str, tuple[str, ...]] = {}
+        self._known: dict[str, str] = {}
         self._parts: dict[str, tuple[str, ...]] = {}
         self._max_words = max_words
         self._lock = threading.Lock()
@@ -53,7 +54,8 @@ class Tokenizer:
             stemmed: str = self._stemmer.stemWord(word)
         return stemmed
 
-    def _word(self, word: str) -> tuple[str, ...]:
+    def _word(self, word: str) -> str:
+        """A word's terms, space-joined (``""`` for none)."""
         parts = split_identifier(word)
         out: list[str] = []
         if len(parts) > 1:
@@ -61,42 +63,46 @@ class Tokenizer:
             if whole and whole not in STOP_WORDS:
                 out.append(whole)
         out.extend(self._stem(part) for part in parts if part not in STOP_WORDS and len(part) > 1)
-        return tuple(out)
+        return " ".join(out)
+
+    def _parts_of(self, word: str) -> tuple[str, ...]:
+        parts = tuple(
+            p for p in split_identifier(word) if len(p) > 1 and p not in STOP_WORDS and not p.isdigit()
+        )
+        if len(self._parts) >= self._max_words:
+            self._parts.clear()
+        self._parts[word] = parts
+        return parts
 
     def words(self, text: str, limit: int = 96) -> list[str]:
         """The distinct words of ``text`` (identifiers split, lower case, no stop words or
         numbers), in order of first appearance, at most ``limit``: what an embedding is made of
         (``parseHTTPHeader(raw_text)`` → ``parse http header raw text``)."""
-        seen: dict[str, None] = {}
-        parts_of = self._parts
-        for word in _WORD.findall(text):
-            parts = parts_of.get(word)
-            if parts is None:
-                if len(parts_of) >= self._max_words:
-                    parts_of.clear()
-                parts = parts_of[word] = tuple(
-                    p
-                    for p in split_identifier(word)
-                    if len(p) > 1 and p not in STOP_WORDS and not p.isdigit()
-                )
-            for part in parts:
-                seen.setdefault(part, None)
-            if len(seen) >= limit:
-                break
-        return list(seen)[:limit]
+        words = _WORD.findall(text)
+        found: list[tuple[str, ...] | None] = list(map(self._parts.get, words))
+        if None in found:
+            found = [
+                self._parts_of(word) if parts is None else parts
+                for word, parts in zip(words, found, strict=True)
+            ]
+        return list(dict.fromkeys(chain.from_iterable(found)))[:limit]  # type: ignore[arg-type]
 
-    def terms(self, text: str) -> list[str]:
-        """The index terms of ``text``, in order, repeats kept (term frequency counts)."""
-        out: list[str] = []
-        known = self._known
-        for word in _WORD.findall(text):
-            found = known.get(word)
-            if found is None:
-                if len(known) >= self._max_words:
-                    known.clear()
-                found = known[word] = self._word(word)
-            out.extend(found)
-        return out
+    def terms(self, text: str) -> str:
+        """The index terms of ``text``, space-joined, in order, repeats kept (term frequency counts)."""
+        words = _WORD.findall(text)
+        found: list[str | None] = list(map(self._known.get, words))
+        if None in found:
+            found = [
+                self._terms_of(word) if terms is None else terms
+                for word, terms in zip(words, found, strict=True)
+            ]
+        return " ".join(filter(None, found))
+
+    def _terms_of(self, word: str) -> str:
+        if len(self._known) >= self._max_words:
+            self._known.clear()
+        terms = self._known[word] = self._word(word)
+        return terms
 
 
 def split_identifier(identifier: str) -> list[str]:

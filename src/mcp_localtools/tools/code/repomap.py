@@ -28,6 +28,9 @@ from mcp_localtools.workspace import Workspace
 __all__ = ["MapFile", "MapSymbol", "RepoMapArgs", "RepoMapResult", "repo_map", "spec"]
 
 
+_STEP = 200
+
+
 class RepoMapArgs(ToolArgs):
     path: str = Field(".", description="Directory to map.")
     focus: list[str] = Field(
@@ -72,19 +75,23 @@ def _map(scope: Scope, args: RepoMapArgs) -> ToolResult:
     index = scope.index
     files, names = _focus(scope, args.focus, str(scope.base))
     ranked = [item for item in index.ranked_definitions(files, names) if scope.covers(item[0])]
-    table = index.symbols_by_name()
     chosen: dict[str, list[Symbol]] = {}
     used = 0
     truncated = False
     budget = min(args.max_chars, 40_000)
-    for path, name, _ in ranked:
-        for symbol in table.get((path, name), []):
-            cost = len(symbol.signature) + 10 + (0 if path in chosen else len(scope.show(path)) + 2)
-            if used + cost > budget:
-                truncated = True
+    for start in range(0, len(ranked), _STEP):  # symbols are looked up a page of ranks at a time
+        page = ranked[start : start + _STEP]
+        table = index.store.symbols_named([(path, name) for path, name, _ in page])
+        for path, name, _ in page:
+            for symbol in table.get((path, name), []):
+                cost = len(symbol.signature) + 10 + (0 if path in chosen else len(scope.show(path)) + 2)
+                if used + cost > budget:
+                    truncated = True
+                    break
+                chosen.setdefault(path, []).append(symbol)
+                used += cost
+            if truncated:
                 break
-            chosen.setdefault(path, []).append(symbol)
-            used += cost
         if truncated:
             break
     out_files: list[MapFile] = []
