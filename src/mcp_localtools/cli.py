@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from mcp_localtools import compat
 from mcp_localtools._version import __version__
 from mcp_localtools.config import Config, load_config, parse_config
-from mcp_localtools.errors import ConfigError, UnknownToolError
+from mcp_localtools.errors import ConfigError, PolicyViolation, ToolError, UnknownToolError
 from mcp_localtools.policy.implicit_root import implicit_root_refusal
 from mcp_localtools.results import FileContent, ImageContent, LinkContent, TextContent, ToolResult
 
@@ -159,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     _add_common(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config}")
+    commands = parser.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config,index}")
     serve = commands.add_parser("serve", help="run the MCP server (default)")
     _add_common(serve, suppress=True)
     tools = commands.add_parser("tools", help="list the tools")
@@ -192,6 +192,9 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--decision", choices=["allowed", "refused"], help="only allowed or refused calls")
     audit.add_argument("--follow", "-f", action="store_true", help="keep printing new records")
     audit.add_argument("--json", action="store_true", help="print each record as one JSON line")
+    index = commands.add_parser("index", help="build the code index of a directory ahead of time")
+    _add_common(index, suppress=True)
+    index.add_argument("directory", help="the project to index (its git work tree, else the directory)")
     config = commands.add_parser("config", help="print the example config file")
     config.add_argument(
         "--example",
@@ -541,6 +544,48 @@ def _audit(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _index(ns: argparse.Namespace) -> int:
+    """``mcp-localtools index DIR``: the code tools' index of DIR built now, with a progress bar
+    on stderr; DIR is added to the roots when the config's roots do not hold it."""
+    import time
+
+    import anyio
+
+    from mcp_localtools.tools.code import build_index
+    from mcp_localtools.workspace import Workspace
+
+    directory = str(Path(ns.directory).expanduser().resolve())
+    config = _config(ns)
+    roots = [Path(root).expanduser().resolve() for root in config.paths.allowed_roots]
+    if not any(Path(directory).is_relative_to(root) for root in roots):
+        data = config.model_dump()
+        data["paths"].update(allowed_roots=[directory], work_base_dir=None)
+        config = parse_config(data, source="command line")
+    if not config.index.enabled:
+        raise ConfigError("index.enabled is false: the code index is off")
+    workspace = Workspace.from_config(config, environ=os.environ, own_files=_own_files(ns))
+    began = time.monotonic()
+
+    async def bar(done: float, total: float | None, message: str | None) -> None:
+        if total:
+            filled = int(30 * done / total)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {int(done)}/{int(total)} files")
+            sys.stderr.flush()
+
+    try:
+        summary = anyio.run(build_index, workspace, directory, bar)
+    except ToolError as exc:
+        sys.stderr.write(f"\nmcp-localtools: {exc.message}\n")
+        return EXIT_POLICY if isinstance(exc, PolicyViolation) else EXIT_ERROR
+    where = summary.database or "memory (no cache directory)"
+    sys.stderr.write("\n")
+    sys.stdout.write(
+        f"indexed {summary.directory}: {summary.files} files, {summary.symbols} symbols, {summary.chunks} "
+        f"chunks in {time.monotonic() - began:.1f} s; kept in {where}\n"
+    )
+    return EXIT_OK
+
+
 def _example_config() -> int:
     """Print the example config shipped in the package (``config.example.toml``) to stdout."""
     from importlib.resources import files
@@ -567,6 +612,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _audit(ns)
         if ns.command == "config":
             return _example_config()
+        if ns.command == "index":
+            return _index(ns)
         return _serve(ns, log_level)
     except ConfigError as exc:
         sys.stderr.write(f"mcp-localtools: {exc.message}\n")

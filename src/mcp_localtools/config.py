@@ -491,6 +491,24 @@ def _merged(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class IndexConfig(_Section):
+    """``[index]``: the code index behind symbols, findsymbol, repomap and semanticsearch
+    (``codeintel/``)."""
+
+    enabled: bool = True
+    """Build and use the index; off: findsymbol, repomap and semanticsearch are not served and
+    symbols outlines single files only."""
+    cache_dir: str = ""
+    """Where the index of each project is kept (one folder per project); default
+    ``$XDG_CACHE_HOME/mcp-localtools/index`` (``~/.cache/...``). Outside the roots: it is not a
+    write to them, and read-only mode keeps it."""
+    max_file_bytes: Annotated[int, Field(ge=1024, le=HARD_MAX_READ_BYTES)] = 1 * MiB
+    """Larger files are not indexed."""
+    languages: list[str] = []
+    """The grammars used (python, javascript, typescript, tsx, go, rust, java, c, cpp, csharp, ruby,
+    php, bash); empty: all of them. Files of other languages are indexed as text."""
+
+
 class Config(_Section):
     """The whole configuration file. ``Config()`` is the embedded default: the current
     directory as the only root, every tool enabled."""
@@ -503,6 +521,7 @@ class Config(_Section):
     approval: ApprovalConfig = ApprovalConfig()
     audit: AuditConfig = AuditConfig()
     web: WebConfig = WebConfig()
+    index: IndexConfig = IndexConfig()
     profiles: dict[str, ProfileConfig] = {}
 
     @model_validator(mode="before")
@@ -561,7 +580,8 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
     Args:
         data: the decoded TOML table.
         source: how to name the document in error messages (usually its file path).
-        base_dir: directory that relative ``[paths]`` values and ``auth_token_file`` are resolved
+        base_dir: directory that relative ``[paths]`` values, ``auth_token_file``, ``[audit] path``
+            and ``[index] cache_dir`` are resolved
             against (the config file's directory); ``None`` leaves them relative (to the current
             directory).
 
@@ -585,6 +605,9 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
     audit = config.audit
     if audit.path:
         audit = audit.model_copy(update={"path": str(base_dir / Path(audit.path).expanduser())})
+    index = config.index
+    if index.cache_dir:
+        index = index.model_copy(update={"cache_dir": str(base_dir / Path(index.cache_dir).expanduser())})
     server = config.server
     if server.auth_token_file:
         server = server.model_copy(
@@ -602,7 +625,7 @@ def parse_config(data: dict[str, Any], *, source: str = "config", base_dir: Path
         for name, profile in config.profiles.items()
     }
     config = config.model_copy(
-        update={"paths": anchored, "server": server, "audit": audit, "profiles": profiles}
+        update={"paths": anchored, "server": server, "audit": audit, "index": index, "profiles": profiles}
     )
     _check_profiles(config, source)
     return config

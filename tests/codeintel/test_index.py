@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from mcp_localtools.codeintel import indexes as indexes_module
+from mcp_localtools.errors import ConfigError
 from mcp_localtools.server import build_server
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, installed_command, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -108,3 +110,48 @@ async def test_the_code_tools_are_served_read_only(tmp_path: Path) -> None:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert {"symbols", "findsymbol", "repomap", "semanticsearch"} <= names
         assert await _defined(client, "f") == ["a.py"]
+
+
+async def test_index_config_sets_the_cache_directory_and_languages(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.py").write_text("def python_function():\n    pass\n", encoding="utf-8")
+    (root / "b.go").write_text("package b\n\nfunc GoFunction() {}\n", encoding="utf-8")
+    cache = tmp_path / "elsewhere"
+    config = config_for(root, index={"cache_dir": str(cache), "languages": ["go"]})
+    async with connect(config) as client:
+        assert await _defined(client, "GoFunction") == ["b.go"]
+        assert await _defined(client, "python_function") == []  # .py read as text only
+    assert list(cache.glob("*/index.sqlite3"))
+
+
+async def test_index_disabled_leaves_out_the_index_tools(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():\n    pass\n", encoding="utf-8")
+    async with connect(config_for(tmp_path, index={"enabled": False})) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert "symbols" in names
+        assert not names & {"findsymbol", "repomap", "semanticsearch"}
+        outline = await client.call_tool("symbols", {"path": "a.py"})
+        directory = await client.call_tool("symbols", {"path": "."})
+    assert not outline.is_error
+    assert error_code(directory) == "policy_violation"
+
+
+def test_an_unknown_language_stops_the_server_at_start_up(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"index\.languages: no grammar for cobol"):
+        build_server(config_for(tmp_path, index={"languages": ["cobol"]}))
+
+
+def test_the_index_command_builds_the_index_ahead_of_time(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (project / "a.py").write_text("def ahead_of_time():\n    pass\n", encoding="utf-8")
+    environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [installed_command(), "index", str(project)],
+        capture_output=True, text=True, env=environ, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"indexed {project}: 1 files, 1 symbols")
+    assert list((tmp_path / "cache" / "mcp-localtools" / "index").glob("*/index.sqlite3"))

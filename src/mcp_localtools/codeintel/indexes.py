@@ -156,9 +156,8 @@ class CodeIndexes:
         cache = self.settings.cache_dir
         if cache is None:
             return Store(None)
-        key = hashlib.sha256(os.fsencode(directory)).hexdigest()[:32]
         try:
-            return Store(cache / key / "index.sqlite3")
+            return Store(cache / self._key(directory) / "index.sqlite3")
         except (OSError, sqlite3.Error) as exc:
             raise FileSystemError(
                 f"cannot open the code index of {directory} under {cache}: {exc}; set [index] cache_dir "
@@ -250,6 +249,25 @@ class CodeIndexes:
             await anyio.to_thread.run_sync(job.join, step, abandon_on_cancel=True)
             if job.is_alive() and state.total:
                 await report(state.done, state.total, f"indexing {state.done} of {state.total} files")
+
+    async def settle(self, index: CodeIndex, report: Report) -> None:
+        """Wait until no update of ``index`` runs (a rescan an answer did not wait for)."""
+        state = self._state[index.directory]
+        with self._lock:
+            job = state.job
+        if job is not None:
+            await self._wait(job, state, report, None)
+        if state.error is not None:
+            raise FileSystemError(f"indexing {index.directory} failed: {state.error}")
+
+    def database(self, index: CodeIndex) -> Path | None:
+        """Where ``index`` is kept, or None in memory."""
+        cache = self.settings.cache_dir
+        return None if cache is None else cache / self._key(index.directory) / "index.sqlite3"
+
+    @staticmethod
+    def _key(directory: Path) -> str:
+        return hashlib.sha256(os.fsencode(directory)).hexdigest()[:32]
 
     def check_files(self, index: CodeIndex, rels: Sequence[str]) -> bool:
         """Index again any of ``rels`` that changed since they were indexed (blocking; for the

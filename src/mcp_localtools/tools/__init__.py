@@ -30,6 +30,8 @@ __all__ = ["GROUPS", "all_specs", "build_registry", "profile_tools", "select_too
 logger = logging.getLogger(__name__)
 
 GROUPS = (fs, text, exec_tools, image, web, code)
+INDEX_TOOLS = frozenset({"findsymbol", "repomap", "semanticsearch"})
+"""The tools that need the code index (``[index] enabled``)."""
 """The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
 
 
@@ -104,6 +106,8 @@ def build_registry(
             spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
         if spec.group == "exec" and not config.exec.enabled:
             continue
+        if spec.name in INDEX_TOOLS and not config.index.enabled:
+            continue  # symbols stays: it outlines single files without the index
         if spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts:
             continue  # read-only: no fetches to any host (a way out for file contents) unless allowlisted
         if spec.unsupported is not None:

@@ -7,8 +7,9 @@ the index, ranking, embeddings) is ``mcp_localtools.codeintel``; ``_group`` is p
 from __future__ import annotations
 
 from mcp_localtools.tools.code import findsymbol, repomap, semanticsearch, symbols
+from mcp_localtools.tools.code._group import IndexSummary, build_index
 
-__all__ = ["MODULES"]
+__all__ = ["MODULES", "IndexSummary", "build_index"]
 
 MODULES = (symbols, findsymbol, repomap, semanticsearch)
 """The group's tool modules."""

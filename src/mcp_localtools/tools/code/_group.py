@@ -9,25 +9,53 @@ from pathlib import Path
 
 from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
 from mcp_localtools.codeintel.indexes import CodeIndexes
-from mcp_localtools.errors import NotADirectory, PolicyViolation, ToolError
+from mcp_localtools.codeintel.languages import LANGUAGES
+from mcp_localtools.errors import ConfigError, NotADirectory, PolicyViolation, ToolError
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import CallContext
+from mcp_localtools.registry import CallContext, ProgressFn
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["Scope", "code_indexes", "index_settings", "open_scope", "read_lines"]
+__all__ = [
+    "IndexSummary",
+    "Scope",
+    "build_index",
+    "code_indexes",
+    "index_settings",
+    "open_scope",
+    "read_lines",
+]
 
 
 def index_settings(workspace: Workspace) -> IndexSettings:
-    """``[index]`` for ``workspace``: the cache directory from the environment
-    (``$XDG_CACHE_HOME/mcp-localtools/index``, else ``$HOME/.cache/...``; neither: in memory)."""
+    """``[index]`` for ``workspace``; the default cache directory comes from the environment
+    (``$XDG_CACHE_HOME/mcp-localtools/index``, else ``$HOME/.cache/...``; neither: in memory).
+
+    Raises:
+        ConfigError: ``languages`` names a language no grammar reads.
+    """
+    config = workspace.config.index
+    known = {info.name for info in LANGUAGES}
+    unknown = sorted(set(config.languages) - known)
+    if unknown:
+        raise ConfigError(
+            f"index.languages: no grammar for {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     environ = workspace.environ
     base = environ.get("XDG_CACHE_HOME") or (f"{environ['HOME']}/.cache" if environ.get("HOME") else "")
     cache = Path(base) / "mcp-localtools" / "index" if base and Path(base).is_absolute() else None
+    if config.cache_dir:
+        cache = Path(config.cache_dir).expanduser()
     hidden = tuple(
         Path(os.path.realpath(Path(entry).expanduser())) for entry in workspace.config.exec.sandbox.hide_paths
     )
-    return IndexSettings(cache_dir=cache, hidden=hidden)
+    return IndexSettings(
+        enabled=config.enabled,
+        cache_dir=cache,
+        max_file_bytes=config.max_file_bytes,
+        languages=frozenset(config.languages),
+        hidden=hidden,
+    )
 
 
 def _create(workspace: Workspace) -> CodeIndexes:
@@ -109,3 +137,28 @@ def read_lines(paths: PathPolicy, full: Path, start: int, end: int, max_bytes: i
     except ToolError:
         return []
     return data.data.decode("utf-8", "replace").splitlines()[start - 1 : end]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSummary:
+    """What ``build_index`` built: the indexed directory, its counts, where it is kept."""
+
+    directory: Path
+    files: int
+    symbols: int
+    chunks: int
+    database: Path | None
+
+
+async def build_index(workspace: Workspace, given: str, report: ProgressFn) -> IndexSummary:
+    """Build (or bring up to date) the code index of the directory ``given``, as the code tools
+    would on first use, and wait until it is complete (``mcp-localtools index``).
+
+    Raises:
+        as ``open_scope``.
+    """
+    indexes = code_indexes(workspace)
+    scope = await open_scope(indexes, given, CallContext(progress=report))
+    await indexes.settle(scope.index, report)
+    files, symbols, chunks = scope.index.store.counts()
+    return IndexSummary(scope.index.directory, files, symbols, chunks, indexes.database(scope.index))

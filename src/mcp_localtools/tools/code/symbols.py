@@ -24,7 +24,7 @@ from mcp_localtools.errors import UnsupportedContent, printable
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.tools.code._group import code_indexes, open_scope
+from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["FileOutline", "SymbolEntry", "SymbolsArgs", "SymbolsResult", "spec", "symbols"]
@@ -165,7 +165,12 @@ async def symbols(args: SymbolsArgs, ctx: CallContext, *, workspace: Workspace) 
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:
-    """The symbols tool, bound to ``workspace``."""
+    """The symbols tool, bound to ``workspace``.
+
+    Raises:
+        ConfigError: a bad ``[index]`` (checked here, at start-up, for the whole group).
+    """
+    index_settings(workspace)
     return ToolSpec(
         name="symbols",
         group="code",
