@@ -46,6 +46,7 @@ async def test_a_file_changed_behind_the_servers_back_is_read_again(
         target.write_text("def renamed_tax(amount):\n    return amount * 0.2\n", encoding="utf-8")
         os.utime(target, ns=(1, 1))  # a new mtime, whatever the clock's resolution
         monkeypatch.setattr(indexes_module, "RESCAN_SECONDS", 0.0)
+        monkeypatch.setattr(indexes_module, "RESCAN_FACTOR", 0.0)
         monkeypatch.setattr(indexes_module, "WAIT_SECONDS", 60.0)  # the rescan ends before the answer
         assert await _defined(client, "renamed_tax") == ["tax.py"]
         (tmp_path / "new.py").write_text("def brand_new():\n    pass\n", encoding="utf-8")

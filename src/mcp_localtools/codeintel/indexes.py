@@ -11,7 +11,8 @@ Freshness, before every answer (``ready``):
 * the first use builds the index in a background thread (a cancelled call leaves it running;
   the next call waits for it), reporting progress;
 * the file list is taken again (the search engine's walk: ``.gitignore``, hidden names, no
-  symlinks) when it is older than ``RESCAN_SECONDS`` or a command may have changed anything,
+  symlinks) when it is older than ``RESCAN_SECONDS`` (or ten times the last rescan's time, for
+  a large tree) or a command may have changed anything,
   and the files whose size or mtime changed are indexed again, in the background: the answer
   waits for that at most ``WAIT_SECONDS``;
 * files that a file tool reported changed (``Workspace.changes``) are checked at once.
@@ -40,12 +41,15 @@ from mcp_localtools.errors import FileSystemError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search.engine import Engine, WalkFilters
 
-__all__ = ["RESCAN_SECONDS", "WAIT_SECONDS", "CodeIndexes", "Freshness", "project_directory"]
+__all__ = ["RESCAN_FACTOR", "RESCAN_SECONDS", "WAIT_SECONDS", "CodeIndexes", "Freshness", "project_directory"]
 
 logger = logging.getLogger(__name__)
 
 RESCAN_SECONDS = 2.0
 """A file list younger than this is trusted (plus the changes tools reported)."""
+RESCAN_FACTOR = 10.0
+"""Rescans come at most every this many times the last one's duration: a large tree's take at
+most a tenth of a core."""
 WAIT_SECONDS = 0.3
 """How long an answer waits for a rescan after the first build (a small project's takes less;
 a large one's goes on in the background, and the answer comes from the index as it stands, its
@@ -80,6 +84,7 @@ class Freshness:
         job: the running update, if any (a thread); ``done``/``total`` its progress in files.
         error: why the last update failed, if it did.
         building: the running job is the first build (callers wait for it to end).
+        rescan_seconds: how long the last rescan took (rescans come at most every ten times that).
         refreshing: held by the call that brings the index up to date.
     """
 
@@ -91,6 +96,7 @@ class Freshness:
     total: int = 0
     error: str | None = None
     building: bool = False
+    rescan_seconds: float = 0.0
     refreshing: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -178,7 +184,8 @@ class CodeIndexes:
             await self._wait(job, state, report, None if building else WAIT_SECONDS)
         with self._lock:
             listed = state.listed_at
-            due = listed is None or state.everything or time.monotonic() - listed > RESCAN_SECONDS
+            interval = max(RESCAN_SECONDS, RESCAN_FACTOR * state.rescan_seconds)
+            due = listed is None or state.everything or time.monotonic() - listed > interval
             pending, state.pending = state.pending, None
             state.everything = False
         if pending:
@@ -209,6 +216,7 @@ class CodeIndexes:
     def _rescan(self, index: CodeIndex, state: Freshness) -> None:
         """List the directory's files and index what changed (a thread of its own: a call may
         answer before it ends, and a cancelled call leaves it running)."""
+        began = time.monotonic()
         try:
             listing = anyio.run(self._list, index)
             changed, gone = index.stale(listing)
@@ -224,6 +232,8 @@ class CodeIndexes:
         finally:
             with self._lock:
                 state.job = None
+                if not state.building:
+                    state.rescan_seconds = time.monotonic() - began
                 state.building = False
 
     async def _list(self, index: CodeIndex) -> list[str]:

@@ -17,11 +17,13 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
+from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.store import StoredSymbol
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope, read_lines
+from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["Definition", "FindSymbolArgs", "FindSymbolResult", "Use", "find_symbol", "spec"]
@@ -38,14 +40,8 @@ class FindSymbolArgs(ToolArgs):
     max_results: int = Field(50, ge=1, le=MAX_RESULTS, description="Most definitions, and most uses.")
 
 
-class Definition(ToolOutput):
+class Definition(SymbolEntry):
     path: str = Field(description="File.")
-    kind: str = Field(description="function, method, class, ...")
-    qualified_name: str = Field(description="With enclosing symbols.")
-    start_line: int = Field(description="First line.")
-    end_line: int = Field(description="Last line.")
-    signature: str = Field(description="Up to its body.")
-    doc: str | None = Field(None, description="First doc line.")
 
 
 class Use(ToolOutput):
@@ -101,9 +97,11 @@ def _definitions(scope: Scope, args: FindSymbolArgs) -> tuple[list[StoredSymbol]
     return found, suggestions
 
 
-def _search(scope: Scope, args: FindSymbolArgs, workspace: Workspace) -> ToolResult:
+def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace: Workspace) -> ToolResult:
     index = scope.index
     found, suggestions = _definitions(scope, args)
+    if indexes.check_files(index, sorted({item.path for item in found})):
+        found, suggestions = _definitions(scope, args)  # a definition's file changed: its new version
     ranks = index.file_ranks()
     exact = args.name.strip()
     found.sort(
@@ -140,13 +138,9 @@ def _search(scope: Scope, args: FindSymbolArgs, workspace: Workspace) -> ToolRes
                 )
             )
     definitions = [
-        Definition(
-            path=scope.show(item.path), kind=item.symbol.kind, qualified_name=item.symbol.qualified_name,
-            start_line=item.symbol.start_line, end_line=item.symbol.end_line, signature=item.symbol.signature,
-            doc=item.symbol.doc or None,
-        )
+        Definition(path=scope.show(item.path), **symbol_entry(item.symbol).model_dump())
         for item in found[: args.max_results]
-    ]  # fmt: skip
+    ]
     cut = len(found) > args.max_results or total_uses > len(uses)
     return _render(args, definitions, uses, total_uses, cut, suggestions, workspace.limits.max_result_chars)
 
@@ -207,8 +201,9 @@ async def find_symbol(args: FindSymbolArgs, ctx: CallContext, *, workspace: Work
     """The findsymbol tool body: the index brought up to date, then looked up in a worker thread."""
     if not args.name.strip():
         raise InvalidArguments("name is empty; give a symbol name such as parse or Loader.load")
-    scope = await open_scope(code_indexes(workspace), args.path, ctx)
-    return await anyio.to_thread.run_sync(_search, scope, args, workspace, abandon_on_cancel=True)
+    indexes = code_indexes(workspace)
+    scope = await open_scope(indexes, args.path, ctx)
+    return await anyio.to_thread.run_sync(_search, scope, indexes, args, workspace, abandon_on_cancel=True)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

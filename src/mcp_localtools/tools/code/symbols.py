@@ -25,6 +25,7 @@ from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
+from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["FileOutline", "SymbolEntry", "SymbolsArgs", "SymbolsResult", "spec", "symbols"]
@@ -40,16 +41,6 @@ class SymbolsArgs(ToolArgs):
     )
 
 
-class SymbolEntry(ToolOutput):
-    kind: str = Field(description="function, method, class, interface, module, enum, type, constant, ...")
-    name: str = Field(description="Its name.")
-    qualified_name: str = Field(description="Names of the enclosing symbols and its own, joined by `.`.")
-    start_line: int = Field(description="First line, 1-based.")
-    end_line: int = Field(description="Last line, inclusive.")
-    signature: str = Field(description="The definition up to its body.")
-    doc: str | None = Field(None, description="First line of its docstring or leading comment.")
-
-
 class FileOutline(ToolOutput):
     path: str = Field(description="The file.")
     language: str = Field(description="Its grammar.")
@@ -61,18 +52,6 @@ class SymbolsResult(ToolOutput):
     files: list[FileOutline] = Field(description="Files with symbols, by path.")
     total_symbols: int = Field(description="Symbols found, including any not shown.")
     truncated: bool = Field(description="True when the budget left symbols out.")
-
-
-def _entry(symbol: Symbol) -> SymbolEntry:
-    return SymbolEntry(
-        kind=symbol.kind,
-        name=symbol.name,
-        qualified_name=symbol.qualified_name,
-        start_line=symbol.start_line,
-        end_line=symbol.end_line,
-        signature=symbol.signature,
-        doc=symbol.doc or None,
-    )
 
 
 def _line(symbol: Symbol) -> str:
@@ -99,7 +78,7 @@ def _render(
                     cut = True
                     break
                 rendered.append(text)
-                entries.append(_entry(symbol))
+                entries.append(symbol_entry(symbol))
                 used += len(text) + 1
             if entries:
                 files.append(
