@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from harness import Spawned, linear_stdio, peak_rss_kib, server_command
+from harness import Spawned, cpu_seconds, linear_stdio, peak_rss_kib, server_command
 from mcp import Client
 
 from mcp_localtools.codeintel.index import IndexSettings
@@ -282,9 +282,11 @@ async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float
         spawned = Spawned()
         async with Client(linear_stdio(argv, spawned)) as client:
             idle = _rss_kib(spawned.pid)
+            cpu = cpu_seconds(spawned.pid)
             out["cold_seconds"] = await _call(
                 client, "findsymbol", {"name": "QuerySet", "includeReferences": False}
             )
+            out["cold_cpu_seconds"] = cpu_seconds(spawned.pid) - cpu
             out["peak_mib_above_idle"] = (peak_rss_kib(spawned.pid) - idle) / 1024
             touched = root / "django" / "db" / "models" / "query.py"
             touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
@@ -319,7 +321,7 @@ def speed(options: argparse.Namespace, queries: list[str]) -> str:
     found = anyio.run(_speed, root, cache, queries)
     f = found
     rows = [
-        ("index, cold", f"{f['cold_seconds']:.1f} s", "≤ 60 s"),
+        ("index, cold: wall (server CPU)", f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 60 s"),
         ("index after one file changed (every file listed and stat'ed, one read again)",
          f"{f['incremental_seconds']:.2f} s", "≤ 1 s"),
         ("semanticsearch latency, median (p95)",
