@@ -321,7 +321,8 @@ def speed(options: argparse.Namespace, queries: list[str]) -> str:
     found = anyio.run(_speed, root, cache, queries)
     f = found
     rows = [
-        ("index, cold: wall (server CPU)", f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 60 s"),
+        ("index, cold: wall (server CPU)",
+         f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 60 s"),
         ("index after one file changed (every file listed and stat'ed, one read again)",
          f"{f['incremental_seconds']:.2f} s", "≤ 1 s"),
         ("semanticsearch latency, median (p95)",
