@@ -25,7 +25,7 @@ from mcp_localtools.codeintel.tags import FileTags, Reference, Symbol
 
 __all__ = ["SCHEMA", "Entry", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
-SCHEMA = "mcp-localtools code index 3; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 4; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 TITLE_WEIGHT = 10.0
@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
     title, body, tokenize = "unicode61 tokenchars '_'");
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocabulary USING fts5vocab(chunk_terms, 'row');
 """
 
 
@@ -392,6 +393,17 @@ class Store:
                 (title_weight, match, limit),
             ).fetchall()
         return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many chunks hold each of ``terms``, and how many chunks there are."""
+        marks = ",".join("?" * len(terms))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT term, doc FROM chunk_vocabulary WHERE term IN ({marks})",  # noqa: S608
+                tuple(terms),
+            ).fetchall()
+            total = self._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return dict(rows), total
 
     def chunks(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids."""

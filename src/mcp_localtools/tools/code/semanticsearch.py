@@ -72,7 +72,11 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
     weights: list[float] = []
     want = CANDIDATES if not scope.prefix else CANDIDATES * 4
     if terms:
-        match = " OR ".join(f'"{term}"' for term in terms[:64])
+        frequency, total = index.store.frequencies(terms[:64])
+        # A term in more than a fifth of all chunks adds little to BM25 and costs a scan of all of
+        # them (FTS5 scores every matching row): left out while rarer terms remain.
+        rare = [term for term in terms[:64] if frequency.get(term, 0) <= max(total // 5, 50)]
+        match = " OR ".join(f'"{term}"' for term in (rare or terms[:64]))
         rankings.append([chunk for chunk, _ in index.store.lexical(match, want)])
         weights.append(1.0)
     vector = index.embed_query(query)
