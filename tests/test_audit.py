@@ -187,10 +187,17 @@ async def test_a_log_that_becomes_unwritable_refuses_calls_and_recovers(tmp_path
         logs.write_text("a file where the log directory was", encoding="utf-8")
         refused = await client.call_tool("writefile", {"path": "canary.txt", "content": "x"})
         logs.unlink()
+        # Writable again, but the last line was lost: refused once more, and that line is written.
+        after_loss = await client.call_tool("statpath", {"path": "."})
         again = await client.call_tool("statpath", {"path": "."})
     assert error_code(refused) == "audit_unavailable" and not (root / "canary.txt").exists()
+    assert error_code(after_loss) == "audit_unavailable"
     assert not again.is_error
-    assert [r["tool"] for r in lines_of(logs / "audit.jsonl")] == ["statpath"]
+    lines = lines_of(logs / "audit.jsonl")
+    assert [(r["tool"], r["error_code"]) for r in lines] == [
+        ("statpath", "audit_unavailable"),
+        ("statpath", None),
+    ]
 
 
 @pytest.mark.anyio

@@ -17,18 +17,24 @@ call (the answered round is).
 Scrubbing (``Scrubber``): arguments that carry file contents (``[audit] content_keys``:
 ``content``, ``stdin``, ``newText``, ...) become ``{"bytes": n, "sha256": ...}``; every ``env``
 value is masked; a value whose name matches ``[audit] secret_names`` (``*TOKEN*``, ``*KEY*``, ...)
-is masked; in every other string, bearer tokens, well-known token shapes and ``NAME=value`` /
-``--name value`` pairs with a secret-looking name are masked; long strings are cut.
+is masked; in every other string, anywhere in it: ``Authorization`` credentials, well-known token
+shapes and PEM private keys, a URL's password (``https://user:***@host``), secret-named query
+parameters, ``-u user:password``, ``-pPASSWORD``, and ``NAME=value`` / ``name: value`` /
+``--name value`` / JSON ``"name": value`` pairs with a secret-looking name; long strings are cut.
 
 The file is opened append-only (``O_APPEND``), created with mode 0600, written one whole line per
 ``write`` under a lock (lines never interleave), and rotated by size (``audit.jsonl.1`` is the
 newest rotated file). ``audit_reader.py`` reads it back for ``mcp-localtools audit``. A write that
-fails is logged at ERROR; with ``[audit] required`` the server refuses calls while the log cannot
-be written (``ready``).
+fails is logged at ERROR, and one that fails part way (a short write on a full disk) is cut back
+to the newline before it, as is a torn last line found when the file is opened: every line in
+the file is a whole record. With ``[audit] required`` the server refuses every call while the
+log cannot be written now (not open, or its disk has less than ``MIN_FREE_BYTES`` free) or the
+last write failed (``ready``); a refused call's own line, once written, lets the next call run.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -64,14 +70,43 @@ _MAX_STRING = 1000
 """Longest string kept in a logged argument (characters); longer ones are cut and hashed."""
 
 _TOKEN_SHAPES = re.compile(
-    r"(?i:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}"
+    r"(?i:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}"
     r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}"
-    r"|sk-[A-Za-z0-9_-]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|sk-[A-Za-z0-9_-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|[rp]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|xox[abprse]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
+    r"|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    re.DOTALL,
 )
+"""Secrets recognised by their shape alone: an ``Authorization`` scheme and its credentials,
+well-known token prefixes (GitHub, GitLab, OpenAI/Anthropic, Stripe, Slack, AWS, Google, npm,
+Hugging Face, PyPI), JWTs, and PEM private-key blocks."""
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/\s:@'\"]*)(?::(?P<password>[^/\s@'\"]*))?@"
+)
+"""``scheme://user:password@host``: the password (and a user name that is itself a token, as in
+``https://<token>@github.com``) is masked, the host kept."""
+_USER_FLAG = re.compile(
+    r"(?P<flag>(?<![\w-])(?:-u|--user)(?:[ \t]+|=))(?P<user>[^\s:'\"]+):(?P<password>[^\s'\"]+)"
+)
+"""curl's ``-u user:password`` / ``--user user:password``."""
+_ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>[^\s'\"-][^\s'\"]*)")
+"""The MySQL/MariaDB client's ``-pPASSWORD`` (attached: ``-p 22`` and ``mkdir -p`` are left alone);
+see ``_attached_password``."""
+_MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
+_FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
+_JSON_PAIR = re.compile(
+    r'"(?P<name>[A-Za-z_][\w.-]*)"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}\]]+)'
+)
+"""``"password": "..."`` in JSON written into a string."""
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
-_ASSIGNMENT = re.compile(r"(?P<name>\b[A-Za-z_][\w.-]*)(?P<sep>=|:[ \t]*)" + _VALUE)
+_ASSIGNMENT = re.compile(r"(?P<name>\b[A-Za-z_][\w.-]*)(?P<sep>=|:(?!//)[ \t]*)" + _VALUE)
+"""``NAME=value``, ``name: value`` (YAML, HTTP headers) and ``?name=value`` query parameters; a URL's
+``scheme://`` is not a ``name:``, so the query parameters after it are still seen."""
 _FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)" + _VALUE)
+_TOKEN_USER_CHARS = 16
+"""A URL user name this long is taken for a token (``https://ghp_...@github.com``) and masked."""
 
 
 def default_audit_path(environ: Mapping[str, str]) -> Path:
@@ -141,17 +176,45 @@ class Scrubber:
         return value
 
     def text(self, text: str) -> str:
-        """``text`` with bearer tokens, token-shaped words and secret-named assignments masked,
-        cut to 1000 characters (then the original's size and sha256 follow)."""
+        """``text`` with secrets masked wherever they appear (``_TOKEN_SHAPES``; a URL's user
+        password; ``-u user:password``; ``-pPASSWORD``; ``NAME=value``, ``name: value``, query
+        parameters, ``--name value`` and JSON pairs whose name matches ``secret_names``), cut to
+        1000 characters (then the original's size and sha256 follow)."""
         masked = _TOKEN_SHAPES.sub(MASK, text)
-        for pattern in (_ASSIGNMENT, _FLAG):
-            masked = pattern.sub(
-                lambda m: (m["name"] + m["sep"] + MASK) if self.secret_name(m["name"]) else m[0], masked
-            )
+        masked = _URL_USERINFO.sub(_masked_userinfo, masked)
+        masked = _USER_FLAG.sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
+        mysql = _MYSQL.search(masked) is not None
+        masked = _ATTACHED_P.sub(lambda m: _attached_password(m, mysql=mysql), masked)
+        for pattern in (_JSON_PAIR, _ASSIGNMENT, _FLAG):
+            masked = pattern.sub(self._masked_pair, masked)
         if len(masked) > _MAX_STRING:
             info = _digest(text.encode("utf-8", "surrogatepass"))
             masked = masked[:_MAX_STRING] + f"[... cut: {info['bytes']} bytes, sha256 {info['sha256']}]"
         return masked
+
+    def _masked_pair(self, match: re.Match[str]) -> str:
+        if not self.secret_name(match["name"]) or match["value"].strip("\"'").startswith(MASK):
+            return match[0]
+        quote = '"' if match["value"].startswith('"') and match[0].startswith('"') else ""
+        name = f'"{match["name"]}"' if match[0].startswith('"') else match["name"]
+        return f"{name}{match['sep']}{quote}{MASK}{quote}"
+
+
+def _attached_password(match: re.Match[str], *, mysql: bool) -> str:
+    """``-pVALUE`` masked when the command runs a MySQL-family client, or when VALUE does not
+    read as more short flags (``-pr``, ``-pv``) or a long option (``-password``)."""
+    value = match["value"]
+    if mysql or not _FLAG_LETTERS.fullmatch(value):
+        return match["flag"] + MASK
+    return match[0]
+
+
+def _masked_userinfo(match: re.Match[str]) -> str:
+    user = match["user"]
+    if match["password"] is None:
+        shown = MASK if len(user) >= _TOKEN_USER_CHARS or user == MASK else user
+        return f"{match['scheme']}{shown}@"
+    return f"{match['scheme']}{user}:{MASK}@"
 
 
 def output_digest(result: ToolResult) -> dict[str, Any]:
@@ -192,6 +255,44 @@ def result_facts(result: ToolResult) -> dict[str, Any]:
     return facts
 
 
+MIN_FREE_BYTES = 16 * 1024
+"""Free space the audit log's file system must have for a call to run under ``[audit] required``
+(bytes): room for a line or two of the largest kind."""
+
+
+def _free_bytes(fd: int) -> int | None:
+    """Bytes free to an unprivileged writer on the file system of ``fd``; None where unknown."""
+    fstatvfs = getattr(os, "fstatvfs", None)
+    if fstatvfs is None:  # pragma: no cover - Windows
+        return None
+    try:
+        info = fstatvfs(fd)
+    except OSError:
+        return None
+    return int(info.f_bavail * info.f_frsize)
+
+
+def _cut_torn_tail(fd: int) -> None:
+    """Cut a file that does not end with a newline back to its last newline (a line torn by a
+    crash or a full disk), so every line that remains is a whole record."""
+    size = os.fstat(fd).st_size
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        os.lseek(fd, start, os.SEEK_SET)  # reads only: every write appends (O_APPEND)
+        block = os.read(fd, end - start)
+        if end == size and block.endswith(b"\n"):
+            return
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            os.ftruncate(fd, start + cut + 1)
+            logger.warning("cut a torn last line (%d bytes) off the audit log", size - start - cut - 1)
+            return
+        end = start
+    if size:
+        os.ftruncate(fd, 0)
+
+
 @dataclass(eq=False)
 class AuditLog:
     """The append-only audit file.
@@ -212,6 +313,7 @@ class AuditLog:
     _fd: int | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _failure: str | None = field(default=None, init=False, repr=False)
+    _write_failed: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def from_config(cls, config: AuditConfig, environ: Mapping[str, str]) -> AuditLog:
@@ -248,10 +350,12 @@ class AuditLog:
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | compat.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        # Read too: a torn last line is found and cut at open (_cut_torn_tail).
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | compat.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(self.path, flags, 0o600)
         try:
             compat.fchmod(fd, 0o600)
+            _cut_torn_tail(fd)
         except OSError:
             os.close(fd)
             raise
@@ -275,17 +379,30 @@ class AuditLog:
         return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)
 
     def ready(self) -> bool:
-        """Make sure the log can be written: (re)open it when it is not open or was moved or
-        removed. Returns False, logs the reason at ERROR and keeps it as ``failure`` when it
-        cannot be opened."""
+        """Whether a call may run under ``[audit] required``: the log is open (reopened when it was
+        moved or removed), the last write succeeded, and its file system has at least
+        ``MIN_FREE_BYTES`` free now. Returns False, logs the reason at ERROR and keeps it as
+        ``failure`` otherwise. A refused call's own line is still written when it can be, and
+        its success clears a failed write: the next call may run."""
         with self._lock:
-            if self._current():
-                return True
-            self._close()
-            try:
-                self._open()
-            except OSError as exc:
-                self._fail(f"cannot open the audit log {self.path}: {exc.strerror or exc}")
+            if not self._current():
+                self._close()
+                try:
+                    self._open()
+                except OSError as exc:
+                    self._fail(f"cannot open the audit log {self.path}: {exc.strerror or exc}")
+                    return False
+                if not self._write_failed:
+                    self._failure = None
+            if self._write_failed:
+                return False
+            assert self._fd is not None
+            free = _free_bytes(self._fd)
+            if free is not None and free < MIN_FREE_BYTES:
+                self._fail(
+                    f"the disk holding the audit log {self.path} is full ({free} bytes free, "
+                    f"{MIN_FREE_BYTES} needed)"
+                )
                 return False
             self._failure = None
             return True
@@ -297,7 +414,9 @@ class AuditLog:
 
     def write(self, record: Mapping[str, Any]) -> bool:
         """Append ``record`` as one JSON line, rotating first when the file would pass
-        ``max_bytes``. Blocking; thread-safe. Returns False (logged at ERROR) when it failed."""
+        ``max_bytes``. Blocking; thread-safe. Returns False (logged at ERROR) when it failed; a
+        line written in part (a short write on a full disk) is cut off again, so the file never
+        holds a torn line, and until a later write succeeds ``ready`` is False."""
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode(
             "utf-8", "backslashreplace"
         )
@@ -310,15 +429,34 @@ class AuditLog:
                 if os.fstat(self._fd).st_size + len(line) > self.max_bytes:
                     self._rotate()
                     assert self._fd is not None
-                written = os.write(self._fd, line)
-                if written != len(line):
-                    raise OSError(f"short write ({written} of {len(line)} bytes)")
+                self._append(self._fd, line)
             except OSError as exc:
                 self._close()
+                self._write_failed = True
                 self._fail(f"cannot write the audit log {self.path}: {getattr(exc, 'strerror', None) or exc}")
                 return False
+            self._write_failed = False
             self._failure = None
             return True
+
+    @staticmethod
+    def _append(fd: int, line: bytes) -> None:
+        """Write ``line`` whole at the end of ``fd`` (``O_APPEND``), or cut the file back to where
+        it ended before and raise.
+
+        Raises:
+            OSError: the write failed or was short (the file is as it was).
+        """
+        start = os.fstat(fd).st_size
+        written = 0
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, f"short write ({written} of {len(line)} bytes)")
+        except OSError:
+            if written:  # no torn line: cut back to the newline the file ended with
+                os.ftruncate(fd, start)
+            raise
 
     def _rotate(self) -> None:
         self._close()

@@ -391,6 +391,9 @@ class AuditConfig(_Section):
         "*PASSWD*",
         "*CREDENTIAL*",
         "*AUTH*",
+        "*SIGNATURE*",
+        "SIG",
+        "*COOKIE*",
     ]
     """Argument and variable names (globs, any case) whose values are masked."""
     content_keys: list[str] = [
