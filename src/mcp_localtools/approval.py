@@ -3,7 +3,7 @@
 ``[approval] require`` names tools (``"shellcommand"``) and classes (``"destructive"``: tools
 annotated destructive; ``"writes"``: every tool that is not read-only; ``"exec"``: the command
 tools; ``"all"``). A call that needs approval is asked about before it runs; the MCP adapter
-(``server.py``) asks through MCP elicitation and this module knows nothing of MCP: it decides,
+(``server/approval.py``) asks through MCP elicitation and this module knows nothing of MCP: it decides,
 renders the question (``prompt``), reads the answer (``read_answer``) and remembers "approve for
 this session" answers per session (bounded; released when the session ends).
 """

@@ -37,11 +37,13 @@ from mcp_localtools.schemas import cached_schema, input_schema, models_in, outpu
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
     "DESTRUCTIVE",
+    "DRY_RUN",
     "LOCAL_SESSION",
     "READ_ONLY",
     "CallContext",
     "CheckFn",
     "LocateFn",
+    "Preview",
     "ProgressFn",
     "Registry",
     "ResourceSource",
@@ -172,6 +174,39 @@ def any_case(choices: Any) -> BeforeValidator:
     return BeforeValidator(validate)
 
 
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """How a call shows what it would do without doing it (editfile's dry run): the boolean
+    argument that asks for that, and the field of the result that holds what it would do. A call
+    that asks for a preview changes nothing, so it needs no approval; a call that needs approval
+    is previewed first, and the person is shown the preview.
+
+    Attributes:
+        argument: the wire name of the boolean argument (``dryRun``).
+        field: the wire name of the result field with the preview (``diff``).
+    """
+
+    argument: str
+    field: str
+
+    def asked(self, arguments: Mapping[str, Any]) -> bool:
+        """True when ``arguments`` ask for the preview explicitly (``"dryRun": true``)."""
+        return arguments.get(self.argument) is True
+
+    def of(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``arguments`` asking for the preview instead."""
+        return {**arguments, self.argument: True}
+
+    def shown(self, result: ToolResult) -> str | None:
+        """The preview a successful preview call returned, or None."""
+        value = (result.structured or {}).get(self.field)
+        return value if isinstance(value, str) else None
+
+
+DRY_RUN = Preview(argument="dryRun", field="diff")
+"""The edit tools' preview: ``dryRun: true`` returns the ``diff`` and writes nothing."""
+
+
 LOCAL_SESSION = "local"
 """The session id of calls made without MCP (the Python API, the JSON command line)."""
 
@@ -254,6 +289,7 @@ class ToolSpec(Generic[ArgsT]):
         locate: for a command tool, where a bare program name in the call would run from when
             both the ``PATH`` directory and the program's real path lie outside every root
             (``[approval] trusted_commands`` trusts only such programs); None: no command tool.
+        preview: how a call of the tool previews what it would do (``DRY_RUN``), or None.
     """
 
     name: str
@@ -272,6 +308,7 @@ class ToolSpec(Generic[ArgsT]):
     builtin_name: str | None = None
     check: CheckFn | None = None
     locate: LocateFn | None = None
+    preview: Preview | None = None
 
 
 async def _no_check(args: Any, ctx: CallContext) -> None:
@@ -384,6 +421,11 @@ class Registry:
                     f"tool {spec.name!r}: {model.__name__} fields without a description: "
                     + ", ".join(undocumented)
                 )
+        wire_names = {field.alias or name for name, field in spec.args_model.model_fields.items()}
+        if spec.preview is not None and spec.preview.argument not in wire_names:
+            raise ConfigError(
+                f"tool {spec.name!r}: its preview argument {spec.preview.argument!r} is not an argument"
+            )
         self._schemas[spec.name] = (
             cached_schema(spec.args_model, "input") or input_schema(spec.args_model),
             cached_schema(spec.result_model, "output") or output_schema(spec.result_model),
@@ -519,7 +561,7 @@ class Registry:
     ) -> ToolResult | None:
         """The error result ``call`` would give for a call its arguments or its tool's policy
         checks (``ToolSpec.check``) refuse, without running it; None when the call would go ahead.
-        The approval step runs this before it asks a person (``server.py``).
+        The pipeline runs this before it asks a person (``server.pipeline.PolicyCheck``).
 
         Raises:
             UnknownToolError: no tool of that name.

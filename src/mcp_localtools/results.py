@@ -1,6 +1,6 @@
 """What a tool returns: content items, the structured result, and the result budget helpers.
 
-A ``ToolResult`` knows nothing of MCP; ``server.py`` maps it onto MCP text, image and
+A ``ToolResult`` knows nothing of MCP; ``server/results.py`` maps it onto MCP text, image and
 embedded-resource content plus ``structuredContent``, and the JSON command line prints it.
 """
 

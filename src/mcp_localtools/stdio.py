@@ -37,11 +37,11 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcp_localtools import jsonrpc
+from mcp_localtools._sdk import create_context_streams
 from mcp_localtools.jsonrpc import (
     ID_SCAN_BYTES,
     INTERNAL_ERROR,
@@ -314,7 +314,7 @@ async def serve_stdio(
     request read has been answered.
 
     Args:
-        server: the low-level server (``MCPServer._lowlevel_server``).
+        server: the low-level server (``_sdk.lowlevel_server``).
         max_line_bytes: longest accepted message line in bytes; longer ones get -32600 unbuffered.
         stdin_fd, stdout_fd: the wire (claimed and diverted while serving when they are 0 and 1).
     """

@@ -56,6 +56,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_localtools import jsonrpc
+from mcp_localtools._sdk import h11_protocol, idle_http_sessions, requests_in_flight, token_verifier
 from mcp_localtools._version import __version__
 from mcp_localtools.errors import ConfigError
 
@@ -304,14 +305,14 @@ class _EdgeGuard:
     async def _evict_idle_session(self) -> None:
         """At ``max_sessions``, end the least recently used session with no request in flight, so a
         new client is served instead of refused (abandoned sessions would otherwise hold every slot
-        until their idle timeout). Reads the SDK manager's session table (private API, checked)."""
-        table = getattr(self.sessions, "_server_instances", None)
-        discard = getattr(self.sessions, "_discard_session", None)
-        if not isinstance(table, dict) or discard is None or len(table) < self.settings.max_sessions:
+        until their idle timeout). Reads the SDK manager's session table (``_sdk.idle_http_sessions``)."""
+        found = idle_http_sessions(self.sessions)
+        if found is None or len(found[0]) < self.settings.max_sessions:
             return
+        table, discard = found
         for session in [*self.recent, *(key for key in table if key not in self.recent)]:
             transport = table.get(session)
-            if transport is not None and getattr(transport, "_requests_in_flight", 1) == 0:
+            if transport is not None and requests_in_flight(transport) == 0:
                 logger.info(
                     "max_sessions (%d) reached: closing the least recently used idle session", len(table)
                 )
@@ -539,7 +540,7 @@ def http_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
     The endpoint is ``/mcp`` for Streamable HTTP; ``/sse`` and ``/messages/`` for SSE.
     """
     app = _bare_app(server, settings)
-    verifier = getattr(server, "_token_verifier", None)
+    verifier = token_verifier(server)
     verifier = verifier if isinstance(verifier, StaticTokenVerifier) else None
     sessions = server.session_manager if settings.transport == "streamable-http" else None
     app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier, sessions=sessions)
@@ -599,9 +600,8 @@ def _head_timeout_protocol() -> type[Any]:
     """uvicorn's h11 protocol that closes a connection whose first request head has not arrived
     within ``HEAD_TIMEOUT_SECONDS`` (uvicorn's own keep-alive timeout starts only after a first
     response, and any byte cancels it, so a slow client could hold a descriptor for ever)."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class HeadTimeoutProtocol(H11Protocol):
+    class HeadTimeoutProtocol(h11_protocol()):  # type: ignore[misc]
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timeout)

@@ -20,7 +20,7 @@ from mcp_localtools.errors import AmbiguousMatch, NoMatch
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.text._lines import BOM, newline_style
 from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
@@ -187,5 +187,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=EditFileResult,
         handler=offload(partial(edit_file, paths=paths, limits=limits, locks=locks)),
         annotations=DESTRUCTIVE,
+        preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

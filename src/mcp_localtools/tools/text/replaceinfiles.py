@@ -22,7 +22,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, NotADirectory, TooLarge, ToolError
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import DESTRUCTIVE, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, cut_text
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
 from mcp_localtools.tools.text._diff import unified_diff
@@ -213,5 +213,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=ReplaceInFilesResult,
         handler=handler,
         annotations=DESTRUCTIVE,
+        preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -1,0 +1,234 @@
+"""The composition root of the MCP server: from a config to a running ``MCPServer``.
+
+``build_server(config)`` builds the audit log, the workspace and registry of the server and of each
+profile with policies of its own, the routes, the approval policy and the pipeline, then
+``create_server`` hands them to the SDK. ``instructions_for`` is what the model is told at
+``initialize``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.request_state import RequestStateSecurity
+from pydantic import AnyHttpUrl
+
+from mcp_localtools._version import __version__
+from mcp_localtools.approval import ApprovalPolicy
+from mcp_localtools.audit import AuditLog, Scrubber
+from mcp_localtools.config import Config, LimitsConfig
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.registry import Registry
+from mcp_localtools.server.adapter import RegistryServer, refuse_second_initialize
+from mcp_localtools.server.approval import Approver
+from mcp_localtools.server.pipeline import Pipeline
+from mcp_localtools.server.routes import Route, Routes
+from mcp_localtools.server.sessions import Sessions
+from mcp_localtools.tools import GROUPS, build_registry, profile_tools
+from mcp_localtools.transports import StaticTokenVerifier
+from mcp_localtools.workspace import Workspace
+
+__all__ = ["DEFAULT_STDIO_LINE_BYTES", "SERVER_NAME", "build_server", "create_server", "instructions_for"]
+
+SERVER_NAME = "mcp-localtools"
+DEFAULT_STDIO_LINE_BYTES = 2 * LimitsConfig().max_write_bytes
+"""Longest stdio message line when the config says nothing: twice the default largest write."""
+
+
+def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
+    """Server instructions for the model: where the tools may work and how paths resolve.
+    ``per_profile``: some profiles have roots of their own, so the roots are not named (the
+    instructions are the same for every client; a refusal names the roots that apply)."""
+    if per_profile:
+        return (
+            "Local file, search, edit and command tools. Every path must lie inside the allowed roots of "
+            "this client's profile; a path outside is refused with the roots named. "
+            "Failed calls say what went wrong and what to do."
+        )
+    if not paths.roots:
+        return (
+            "Local file, search, edit and command tools. This server has no allowed roots yet: every "
+            "file and command tool is refused (no_roots) until the user restarts it with --root DIR. "
+            "Failed calls say what went wrong and what to do."
+        )
+    roots = ", ".join(str(root) for root in paths.roots)
+    return (
+        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}. "
+        f"Relative paths resolve against {paths.base_dir}. Failed calls say what went wrong and what to do."
+    )
+
+
+def _sdk_security(
+    bearer_token: str | None, profile_tokens: Mapping[str, str] | None, approval: ApprovalPolicy | None
+) -> dict[str, Any]:
+    """``MCPServer``'s auth and request-state keyword arguments."""
+    settings: dict[str, Any] = {}
+    if bearer_token is not None or profile_tokens:
+        settings["token_verifier"] = StaticTokenVerifier(bearer_token, profile_tokens)
+        # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
+        settings["auth"] = AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None)
+    if approval is not None and approval.active:
+        # The 2026-07-28 question round-trips through the client; its sealed state must outlive
+        # the approval timeout.
+        ttl = max(600.0, approval.config.timeout_seconds + 60.0)
+        settings["request_state_security"] = RequestStateSecurity.ephemeral(ttl=ttl)
+    return settings
+
+
+def create_server(
+    tools: Registry | Routes,
+    *,
+    instructions: str | None = None,
+    log_level: str = "WARNING",
+    bearer_token: str | None = None,
+    profile_tokens: Mapping[str, str] | None = None,
+    approval: ApprovalPolicy | None = None,
+    audit: AuditLog | None = None,
+    max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
+) -> MCPServer[Any]:
+    """An ``MCPServer`` that serves ``tools``; run it with ``run()`` or a transport of
+    ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
+
+    Args:
+        tools: a registry (every tool to every client), or the routes of ``build_server``
+            (a tool set per profile, chosen by the bearer token).
+        instructions: server instructions for the model.
+        log_level: level of the SDK's loggers.
+        bearer_token: when set, the HTTP transports require ``Authorization: Bearer <token>``
+            (the SDK's resource-server auth with a static, constant-time token check; no OAuth
+            metadata is published). stdio is unaffected.
+        profile_tokens: more bearer tokens, each mapped to the name of a profile of ``tools``;
+            a client that presents one sees and calls only that profile's tools.
+        approval: the ``[approval]`` policy: calls it names are asked about through MCP
+            elicitation before they run.
+        audit: the ``[audit]`` log: one line per call.
+        max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
+    """
+    routes = tools if isinstance(tools, Routes) else Routes(Route.of(tools, base_dir=""))
+    policy = approval if approval is not None and approval.active else None
+    approver = Approver(policy) if policy is not None else None
+    on_end = [registry.end_session for registry in routes.registries()]
+    return RegistryServer(
+        routes,
+        Pipeline.of(audit=audit, approver=approver),
+        sessions=Sessions([*on_end, policy.forget] if policy is not None else on_end),
+        max_stdio_line_bytes=max_stdio_line_bytes,
+        name=SERVER_NAME,
+        title="mcp-localtools",
+        version=__version__,
+        instructions=instructions,
+        subscriptions=False,
+        middleware=[refuse_second_initialize],
+        log_level=log_level.upper(),
+        **_sdk_security(bearer_token, profile_tokens, approval),
+    )
+
+
+def _check_profile_names(config: Config, names: Sequence[str]) -> None:
+    for name in names:
+        if name not in config.profiles:
+            raise ConfigError(
+                f"no profile {name!r}: [profiles] defines {', '.join(sorted(config.profiles)) or 'none'}"
+            )
+
+
+def _profile_registries(
+    config: Config, workspace: Workspace, protected: Sequence[str | Path]
+) -> dict[str, tuple[Registry, Workspace]]:
+    """The registry and workspace of each profile with policies of its own."""
+    own: dict[str, tuple[Registry, Workspace]] = {}
+    for name, settings in config.profiles.items():
+        if settings.overrides:
+            try:
+                profile_config = config.for_profile(name)
+                space = workspace.sibling(profile_config, own_files=protected)
+                own[name] = (build_registry(profile_config, workspace=space), space)
+            except ConfigError as exc:
+                raise ConfigError(f"profiles.{name}: {exc.message}") from exc
+    return own
+
+
+def _routes(
+    registry: Registry,
+    workspace: Workspace,
+    config: Config,
+    own: Mapping[str, tuple[Registry, Workspace]],
+    profile: str | None,
+) -> Routes:
+    """The server's route and one per profile; ``profile`` (chosen at start) is the default."""
+    visible = profile_tools(registry, config, {name: reg for name, (reg, _) in own.items()})
+    server_route = Route.of(registry, base_dir=str(workspace.paths.base_dir))
+    routes = {
+        name: Route.of(
+            own[name][0] if name in own else registry,
+            base_dir=str((own[name][1] if name in own else workspace).paths.base_dir),
+            profile=name,
+            visible=names,
+        )
+        for name, names in visible.items()
+    }
+    return Routes(routes[profile] if profile is not None else server_route, routes)
+
+
+def _roots_vary(default: Workspace, others: Sequence[Workspace]) -> bool:
+    """True when a profile token's workspace has other roots or another base directory than
+    ``default`` (the workspace of requests without a profile token)."""
+
+    def where(space: Workspace) -> tuple[object, ...]:
+        return (space.paths.roots, space.paths.base_dir)
+
+    return any(where(space) != where(default) for space in others)
+
+
+def build_server(
+    config: Config | None = None,
+    *,
+    log_level: str = "WARNING",
+    bearer_token: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    own_files: Sequence[str | Path] = (),
+    profile_tokens: Mapping[str, str] | None = None,
+    profile: str | None = None,
+) -> MCPServer[Any]:
+    """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
+    the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
+    ``[profiles]`` name) as in ``create_server``; ``profile`` is the one chosen at start (the tools
+    of requests without a profile token); ``environ`` is the server's environment for the exec
+    tools (see ``build_registry``); ``own_files`` the server's config file, protected when it lies
+    in a root (``Workspace``), as is the ``[audit]`` log (its default location, from ``environ``,
+    lies outside the roots).
+
+    Raises:
+        ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``,
+            ``[approval] require`` or a profile, a token for an unknown profile, no home
+            directory for the default audit log, ...).
+    """
+    config = config or Config()
+    _check_profile_names(config, [*(profile_tokens or {}).values(), *([profile] if profile else [])])
+    audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
+    protected = [*own_files, *(audit.files if audit is not None else ())]
+    workspace = Workspace.from_config(config, environ=environ, own_files=protected)
+    registry = build_registry(config, workspace=workspace)
+    own = _profile_registries(config, workspace, protected)
+    routes = _routes(registry, workspace, config, own, profile)
+    spaces = {name: space for name, (_, space) in own.items()}
+    default = spaces.get(profile, workspace) if profile is not None else workspace
+    roots_vary = _roots_vary(
+        default, [spaces.get(name, workspace) for name in (profile_tokens or {}).values()]
+    )
+    known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
+    return create_server(
+        routes,
+        instructions=instructions_for(default.paths, per_profile=roots_vary),
+        log_level=log_level,
+        bearer_token=bearer_token,
+        profile_tokens=profile_tokens,
+        approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
+        audit=audit,
+        max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * default.config.limits.max_write_bytes,
+    )

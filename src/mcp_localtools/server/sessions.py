@@ -1,0 +1,108 @@
+"""Which MCP session a request came on, and what happens when that session ends.
+
+A handshake-era connection (protocol 2024-11-05 ... 2025-11-25: one stdio process, one Streamable
+HTTP ``Mcp-Session-Id``, one SSE stream, one in-memory ``Client``) is one ``Session``: made at the
+connection's first request that needs it, kept in the SDK's per-connection state, and ended (the
+``on_end`` callbacks awaited with its id) when the SDK unwinds the connection's exit stack (stdio
+EOF, Streamable HTTP DELETE or idle timeout, SSE disconnect, an in-memory client closing). The
+2026-07-28 revision has no sessions: each of its requests gets a fresh ``Session`` that never
+ends, keyed by who sent it: ``STATELESS_SESSION/<principal>/<profile>``, the principal being the
+bearer token's (``transports.token_principal``; ``stdio`` without one), so one client never sees
+another's processes (``is_stateless`` tells such a key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver import Context
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_localtools._sdk import connection_of
+from mcp_localtools.registry import SessionEndFn
+
+__all__ = ["STATELESS_SESSION", "Session", "Sessions", "is_modern", "is_stateless", "stateless_key"]
+
+STATELESS_SESSION = "mcp-stateless"
+"""The prefix of the ``CallContext.session_id`` of every 2026-07-28-era request (that revision has
+no sessions): ``mcp-stateless/<principal>/<profile>``, one per token and profile."""
+
+_SESSION_KEY = "mcp-localtools/session"
+"""Where a connection's ``Session`` is kept in the SDK's ``Connection.state``."""
+
+
+@dataclass(eq=False)
+class Session:
+    """One MCP session as the server sees it.
+
+    Attributes:
+        id: an opaque key, unique for the server's lifetime (``mcp-1``, ``mcp-2``, ...), or
+            ``STATELESS_SESSION``; tools key their per-session state by it.
+        client_name: the client's ``clientInfo.name``, when it sent one.
+        state: what the server keeps for this session besides the tools' own state (kept as
+            long as the session; empty and per request for a stateless one).
+    """
+
+    id: str
+    client_name: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stateless(self) -> bool:
+        """True for a 2026-07-28 request (or one without a connection): nothing outlives it."""
+        return is_stateless(self.id)
+
+
+def is_stateless(session_id: str) -> bool:
+    """Whether ``session_id`` keys 2026-07-28 requests (no MCP session: nothing ends it)."""
+    return session_id == STATELESS_SESSION or session_id.startswith(STATELESS_SESSION + "/")
+
+
+def stateless_key(profile: str | None) -> str:
+    """The owner key of a 2026-07-28 request: ``STATELESS_SESSION/<principal>/<profile>``, the
+    principal being the request's access token's ``client_id`` (``stdio`` without a token)."""
+    token = get_access_token()
+    principal = token.client_id if token is not None and token.client_id else "stdio"
+    return f"{STATELESS_SESSION}/{principal}/{profile or '-'}"
+
+
+def is_modern(context: Context[Any, Any] | None) -> bool:
+    """True when the request speaks the 2026-07-28 revision (no handshake, no sessions)."""
+    return context is not None and context.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+class Sessions:
+    """Mints a ``Session`` per handshake-era connection and ends it with the connection.
+
+    Args:
+        on_end: awaited with a session's id when it ends (``Registry.end_session`` of each
+            registry the server serves, and whatever else keeps per-session state).
+    """
+
+    def __init__(self, on_end: Sequence[SessionEndFn] = ()) -> None:
+        self._on_end = list(on_end)
+        self._minted = 0
+
+    def of(self, context: Context[Any, Any] | None, profile: str | None = None) -> Session:
+        """The session of the request ``context`` belongs to, served under ``profile`` (a
+        stateless one for None)."""
+        if context is None:
+            return Session(stateless_key(profile))
+        session = context.session
+        params = session.client_params
+        client_name = params.client_info.name if params is not None else None
+        connection = connection_of(session)
+        if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return Session(stateless_key(profile), client_name)
+        found = connection.state.get(_SESSION_KEY)
+        if isinstance(found, Session):
+            return found
+        self._minted += 1
+        made = Session(f"mcp-{self._minted}", client_name)
+        connection.state[_SESSION_KEY] = made
+        for callback in self._on_end:
+            connection.exit_stack.push_async_callback(callback, made.id)
+        return made
