@@ -77,7 +77,7 @@ def test_a_model_that_changed_since_the_cache_was_written_gets_a_generated_schem
         path: str = Field(description="Path.")
 
     written = {entry_key(Args, "input"): {"fingerprint": fingerprint(Args), "schema": input_schema(Args)}}
-    monkeypatch.setattr(schemas, "_entries", written)  # the cache as written for this model
+    monkeypatch.setattr(schemas, "_entries", lambda: written)  # the cache as written for this model
     assert cached_schema(Args, "input") == input_schema(Args)
 
     class Args(ToolArgs):  # type: ignore[no-redef]  # the same model (same key), since edited

@@ -1,10 +1,11 @@
-"""The tool registry: specs, argument validation, timeouts and error results.
+"""The tool registry: registration checks, argument validation, timeouts and error results.
 
-Each tool is a ``ToolSpec``: its name, title and description, one pydantic arguments model (the
-single source of its input schema *and* its validation, ``docs/ARCHITECTURE.md``), a result model
-(its output schema), MCP-style annotations and an async handler. The registry refuses a bad
-spec when it is registered, not when it is called (duplicate name, a field without a
-description), and ``call()`` turns every failure into an error ``ToolResult``.
+Each tool is a ``ToolSpec`` (``spec.py``, what a tool author imports): its name, title and
+description, one pydantic arguments model (the single source of its input schema *and* its
+validation, ``docs/ARCHITECTURE.md``), a result model (its output schema), MCP-style annotations
+and an async handler. The registry refuses a bad spec when it is registered, not when it is
+called (duplicate name, a field without a description), and ``call()`` turns every failure into an
+error ``ToolResult``. The names of ``spec.py`` are re-exported here for older imports.
 
 Nothing here depends on MCP: the same registry serves the MCP adapter, the Python API and the
 JSON command line.
@@ -16,11 +17,10 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, get_args
+from typing import Any
 
 import anyio
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
 from mcp_localtools.errors import (
     ConfigError,
@@ -33,6 +33,24 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
 from mcp_localtools.schemas import cached_schema, input_schema, models_in, output_schema
+from mcp_localtools.spec import (
+    DESTRUCTIVE,
+    DRY_RUN,
+    LOCAL_SESSION,
+    READ_ONLY,
+    CallContext,
+    CheckFn,
+    LocateFn,
+    Preview,
+    ProgressFn,
+    ResourceSource,
+    SessionEndFn,
+    ToolAnnotations,
+    ToolArgs,
+    ToolOutput,
+    ToolSpec,
+    any_case,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_SECONDS",
@@ -61,254 +79,6 @@ DEFAULT_CALL_TIMEOUT_SECONDS = 600.0
 """Every call is bounded; a hung filesystem cannot hang the server."""
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*$")
-
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
-"""``(progress, total, message)``: reports progress of a running call to whoever asked for it."""
-
-SessionEndFn = Callable[[str], Awaitable[None]]
-"""``(session_id)``: releases what a tool kept for an MCP session that has ended."""
-
-LocateFn = Callable[[Any, "CallContext", str], Awaitable[str | None]]
-"""``(args, ctx, name)``: where the call would run the bare program ``name`` from, when it lies
-outside every root (``ToolSpec.locate``); None when it does not, or is not found."""
-
-CheckFn = Callable[[Any, "CallContext"], Awaitable[None]]
-"""``(args, ctx)``: the policy checks of a call without its effects (``ToolSpec.check``); raises
-the ``ToolError`` the handler would raise for a refused call, returns None when it would run."""
-
-
-class ToolArgs(BaseModel):
-    """Base of every arguments model: camelCase names on the wire, unknown fields refused, and
-    ``null`` for an optional argument taken as "use the default" (clients such as mcp-use send
-    ``null`` for every property they have no value for).
-
-    Types are strict, as the input schema says: ``"3"`` is not an integer and ``"yes"`` not a
-    boolean (the error names the field and the type it wants). A number with no fractional part
-    (``3.0``) is an integer, as JSON Schema defines ``integer``."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=False,
-        strict=True,
-        defer_build=True,
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_means_default(cls, data: Any) -> Any:
-        if not isinstance(data, Mapping):
-            return data
-        if any(value is None for value in data.values()):
-            optional = {
-                field.alias or name for name, field in cls.model_fields.items() if not field.is_required()
-            }
-            data = {key: value for key, value in data.items() if value is not None or key not in optional}
-        integers = _integer_fields(cls)
-        if any(isinstance(data.get(key), float) for key in integers):
-            data = {
-                key: int(value)
-                if key in integers and isinstance(value, float) and value.is_integer()
-                else value
-                for key, value in data.items()
-            }
-        return data
-
-
-def _integer_fields(model: type[BaseModel]) -> frozenset[str]:
-    """Wire names of ``model``'s fields typed ``int`` or ``int | None``."""
-    found = _INTEGER_FIELDS.get(model)
-    if found is None:
-        found = frozenset(
-            field.alias or name
-            for name, field in model.model_fields.items()
-            if field.annotation is int or set(get_args(field.annotation)) == {int, type(None)}
-        )
-        _INTEGER_FIELDS[model] = found
-    return found
-
-
-_INTEGER_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
-
-
-class ToolOutput(BaseModel):
-    """Base of every result model: camelCase names on the wire."""
-
-    model_config = ConfigDict(
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        serialize_by_alias=True,
-        defer_build=True,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ToolAnnotations:
-    """MCP tool annotations (hints for clients; the server enforces nothing through them)."""
-
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool = False
-
-
-READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
-"""A tool that changes nothing."""
-DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
-"""A tool that may replace or remove what is there (writes, edits, moves, deletes)."""
-
-
-def any_case(choices: Any) -> BeforeValidator:
-    """A pydantic validator that takes a choice of the ``Literal`` type ``choices`` in any case
-    and with surrounding white space, and gives its canonical spelling (``" LineBlock "`` →
-    ``"lineBlock"``); anything else is left for the ``Literal`` to refuse. Use it as
-    ``Annotated[Kind, any_case(Kind)]``."""
-    canonical = {choice.lower(): choice for choice in get_args(choices)}
-
-    def validate(value: Any) -> Any:
-        return canonical.get(value.strip().lower(), value) if isinstance(value, str) else value
-
-    return BeforeValidator(validate)
-
-
-@dataclass(frozen=True, slots=True)
-class Preview:
-    """How a call shows what it would do without doing it (editfile's dry run): the boolean
-    argument that asks for that, and the field of the result that holds what it would do. A call
-    that asks for a preview changes nothing, so it needs no approval; a call that needs approval
-    is previewed first, and the person is shown the preview.
-
-    Attributes:
-        argument: the wire name of the boolean argument (``dryRun``).
-        field: the wire name of the result field with the preview (``diff``).
-    """
-
-    argument: str
-    field: str
-
-    def asked(self, arguments: Mapping[str, Any]) -> bool:
-        """True when ``arguments`` ask for the preview explicitly (``"dryRun": true``)."""
-        return arguments.get(self.argument) is True
-
-    def of(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """``arguments`` asking for the preview instead."""
-        return {**arguments, self.argument: True}
-
-    def shown(self, result: ToolResult) -> str | None:
-        """The preview a successful preview call returned, or None."""
-        value = (result.structured or {}).get(self.field)
-        return value if isinstance(value, str) else None
-
-
-DRY_RUN = Preview(argument="dryRun", field="diff")
-"""The edit tools' preview: ``dryRun: true`` returns the ``diff`` and writes nothing."""
-
-
-LOCAL_SESSION = "local"
-"""The session id of calls made without MCP (the Python API, the JSON command line)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """What a handler may use of the call beyond its arguments.
-
-    Attributes:
-        progress: receives progress updates, or None when the caller did not ask for them.
-        session_id: an opaque key of the MCP session (connection) the call came on, unique for
-            the server's lifetime; ``LOCAL_SESSION`` for calls made without MCP. State a tool
-            keeps per session (exec sessions, processes, stored outputs) is keyed by it, and
-            ``Registry.on_session_end`` callbacks receive it when the session ends.
-        client_name: the client's name from ``initialize`` (``clientInfo.name``), when known.
-    """
-
-    progress: ProgressFn | None = None
-    session_id: str = LOCAL_SESSION
-    client_name: str | None = None
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send a progress update; a no-op when the caller did not ask for progress."""
-        if self.progress is not None:
-            await self.progress(progress, total, message)
-
-
-class ResourceSource(Protocol):
-    """Resources a tool keeps for an MCP session (e.g. a command's full output), read with
-    ``resources/read``. Its URIs start with ``prefix``; ``uri_template`` (RFC 6570) and
-    ``description`` are published in ``resources/templates/list``."""
-
-    prefix: str
-    uri_template: str
-    description: str
-
-    def read(self, uri: str, session_id: str) -> ResourcePage:
-        """The resource at ``uri`` as the session ``session_id`` may see it.
-
-        Raises:
-            NotFound: no such resource in that session (never existed, expired, evicted).
-        """
-        ...
-
-
-ArgsT = TypeVar("ArgsT", bound=ToolArgs)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec(Generic[ArgsT]):
-    """Everything about one tool.
-
-    Attributes:
-        name: lowercase wire name (``readfile``).
-        group: the tool group (``fs``, ``exec``, ``text``, ``image``), used by ``[tools]`` filters.
-        title: short human-readable name.
-        description: the model's documentation: what it does, its limits, what to use instead.
-        args_model: the arguments model (input schema and validation).
-        result_model: the structured result model (output schema).
-        handler: ``async (args, ctx) -> ToolResult``; raises ``ToolError`` for failures.
-        annotations: MCP annotations.
-        timeout_seconds: this tool's call timeout, when it differs from the registry default.
-        unsupported: why the tool cannot work on this platform (``compat.why_unsupported``), or
-            None when it can; ``build_registry`` leaves such a tool out and logs the reason.
-        on_register: called once the tool is registered: start-up work that only a served tool
-            needs (the exec tools probe their sandbox), so a tool left out costs nothing.
-        on_session_end: awaited with a ``CallContext.session_id`` when that MCP session ends
-            (``Registry.end_session``): per-session state is released there. Tools of one group
-            may share one callback; it is called once per session.
-        resources: resources the tool's results link to (``Registry.read_resource``); tools of
-            one group may share one source.
-        builtin_name: the tool's own name when ``[tools.rename]`` serves it under ``name``
-            (policies that name tools, such as ``[approval] require``, still match it); else None.
-        check: the call's policy checks without its effects (``Registry.check``): the same
-            functions the handler calls first (path resolution, the execution policy), raising the
-            same ``ToolError``; the approval step runs it before asking a person, so nobody is
-            asked about a call the policy will refuse. None: only the arguments are checked.
-        locate: for a command tool, where a bare program name in the call would run from when
-            both the ``PATH`` directory and the program's real path lie outside every root
-            (``[approval] trusted_commands`` trusts only such programs); None: no command tool.
-        preview: how a call of the tool previews what it would do (``DRY_RUN``), or None.
-    """
-
-    name: str
-    group: str
-    title: str
-    description: str
-    args_model: type[ArgsT]
-    result_model: type[ToolOutput]
-    handler: Callable[[ArgsT, CallContext], Awaitable[ToolResult]]
-    annotations: ToolAnnotations
-    timeout_seconds: float | None = None
-    unsupported: str | None = None
-    on_register: Callable[[], None] | None = None
-    on_session_end: SessionEndFn | None = None
-    resources: ResourceSource | None = None
-    builtin_name: str | None = None
-    check: CheckFn | None = None
-    locate: LocateFn | None = None
-    preview: Preview | None = None
 
 
 async def _no_check(args: Any, ctx: CallContext) -> None:

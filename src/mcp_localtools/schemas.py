@@ -47,7 +47,15 @@ CACHE_FILE = Path(__file__).with_name("schemas.json")
 
 Kind = Literal["input", "output"]
 
-_entries: dict[str, Any] | None = None
+
+@functools.cache
+def _entries() -> Any:
+    """The cache file's entries, read once (a missing or unreadable file counts as empty)."""
+    try:
+        return json.loads(CACHE_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 """Memory addresses in a repr (``<function f at 0x7f...>``), which differ from run to run."""
@@ -62,13 +70,8 @@ def cached_schema(model: type[BaseModel], kind: Kind) -> dict[str, Any] | None:
     """``model``'s cached ``kind`` schema (a fresh copy), or None when the cache has none for the
     model as it is now (no entry, the fingerprint differs, or the model cannot be fingerprinted).
     A missing or unreadable cache file counts as empty."""
-    global _entries
-    if _entries is None:
-        try:
-            _entries = json.loads(CACHE_FILE.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            _entries = {}
-    entry = _entries.get(entry_key(model, kind)) if isinstance(_entries, dict) else None
+    entries = _entries()
+    entry = entries.get(entry_key(model, kind)) if isinstance(entries, dict) else None
     if not isinstance(entry, dict):
         return None
     found = fingerprint(model)

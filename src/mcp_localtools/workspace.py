@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from mcp_localtools.changes import ChangeFeed
 from mcp_localtools.config import Config, ExecConfig, LimitsConfig
+from mcp_localtools.files.lineindex import LineIndexes
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
@@ -46,6 +47,7 @@ class Workspace:
         parsers: runs image and PDF parsing in confined worker processes.
         search: the engine behind searchfiles and globfiles.
         changes: notices of files that tools changed (the code index listens).
+        line_indexes: the line indexes of recently read file versions (readfile's windows).
     """
 
     config: Config
@@ -56,6 +58,7 @@ class Workspace:
     parsers: ParserRunner = field(default_factory=ParserRunner)
     search: Engine = field(default_factory=DeferredEngine)
     changes: ChangeFeed = field(default_factory=ChangeFeed)
+    line_indexes: LineIndexes = field(default_factory=LineIndexes)
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -102,10 +105,10 @@ class Workspace:
 
     def sibling(self, config: Config, *, own_files: Iterable[str | Path] = ()) -> Workspace:
         """A workspace for ``config`` (a profile's, ``Config.for_profile``) with this one's
-        environment, and sharing its per-file locks, parser runner and search engine: calls under
-        different profiles on one file still take turns, parser processes stay bounded for the
-        whole server, and a change made under one profile reaches every listener. Group state
-        (``shared``) is its own.
+        environment, and sharing its per-file locks, line indexes, parser runner and search engine:
+        calls under different profiles on one file still take turns, parser processes stay bounded
+        for the whole server, and a change made under one profile reaches every listener. Group
+        state (``shared``) is its own.
 
         Raises:
             ConfigError: as ``from_config``.
@@ -118,7 +121,12 @@ class Workspace:
             if not any(root == own or root.is_relative_to(own) for own in mine)
         )
         return replace(
-            built, locks=self.locks, parsers=self.parsers, changes=self.changes, foreign_roots=foreign
+            built,
+            locks=self.locks,
+            parsers=self.parsers,
+            changes=self.changes,
+            line_indexes=self.line_indexes,
+            foreign_roots=foreign,
         )
 
     @property

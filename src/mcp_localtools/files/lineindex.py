@@ -4,8 +4,8 @@ One streaming scan per file version (device, inode, size, mtime, ctime) hashes t
 records, for every ``BLOCK`` bytes, how many newlines come before it. A line's byte offset is then
 found by a bisection over those counts and a bisection inside one block (``bytes.count``, in C),
 so a window anywhere in a file of any size costs one block read plus the window's own bytes.
-Indexes are kept in a small LRU cache; a new version of a file (same size, new mtime or ctime)
-is a different key, so a stale index is never used.
+Indexes are kept in a small LRU cache (``LineIndexes``, one per ``Workspace``); a new version
+of a file (same size, new mtime or ctime) is a different key, so a stale index is never used.
 
 Reads go through a descriptor opened by ``files.read.open_regular_file`` (verified by the
 path policy); this module only ``pread``s from it.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from mcp_localtools.errors import FileSystemError, from_os_error
 
-__all__ = ["BLOCK", "LineIndex", "clear_cache", "line_index", "pread", "utf8_prefix"]
+__all__ = ["BLOCK", "LineIndex", "LineIndexes", "line_index", "pread", "utf8_prefix"]
 
 BLOCK = 64 * 1024
 """Granularity of the index (bytes): a line is located by scanning at most one block."""
@@ -110,22 +110,9 @@ def _version(info: os.stat_result) -> _Key:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-_cache: OrderedDict[_Key, LineIndex] = OrderedDict()
-_cache_bytes = 0
-_lock = threading.Lock()
-
-
-def clear_cache() -> None:
-    """Forget every cached index."""
-    global _cache_bytes
-    with _lock:
-        _cache.clear()
-        _cache_bytes = 0
-
-
 def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
-    """The index of the regular file open at ``fd`` whose ``fstat`` is ``info``: from the cache,
-    or by one scan (hashing and counting lines; O(file), in the calling thread).
+    """The index of the regular file open at ``fd`` whose ``fstat`` is ``info``, by one scan
+    (hashing and counting lines; O(file), in the calling thread); ``LineIndexes.index`` keeps it.
 
     Args:
         display: the file's name for error messages.
@@ -133,13 +120,12 @@ def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
     Raises:
         FileSystemError: reading failed, or the file kept changing while it was scanned.
     """
-    global _cache_bytes
+    return _scan_stable(fd, info, display)[1]
+
+
+def _scan_stable(fd: int, info: os.stat_result, display: str) -> tuple[_Key, LineIndex]:
+    """``(version, index)`` of a scan during which the file did not change."""
     key = _version(info)
-    with _lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
     for _ in range(_RETRIES):
         index = _scan(fd, info.st_size)
         try:
@@ -147,18 +133,53 @@ def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
         except OSError as exc:
             raise from_os_error(exc, display) from exc
         if _version(after) == key and index.size == info.st_size:
-            break
+            return key, index
         key, info = _version(after), after
-    else:
-        raise FileSystemError(f"{display} kept changing while it was being read; read it again later")
-    with _lock:
-        if key not in _cache:
-            _cache[key] = index
-            _cache_bytes += index.newlines.itemsize * len(index.newlines)
-        while len(_cache) > _CACHE_ENTRIES or (_cache_bytes > _CACHE_BYTES and len(_cache) > 1):
-            _, old = _cache.popitem(last=False)
-            _cache_bytes -= old.newlines.itemsize * len(old.newlines)
-    return index
+    raise FileSystemError(f"{display} kept changing while it was being read; read it again later")
+
+
+class LineIndexes:
+    """The line indexes of recently read file versions: an LRU cache bounded by entries and by
+    the bytes of their newline counts, safe across threads. The ``Workspace`` owns one."""
+
+    def __init__(self, max_entries: int = _CACHE_ENTRIES, max_bytes: int = _CACHE_BYTES) -> None:
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._cache: OrderedDict[_Key, LineIndex] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def clear(self) -> None:
+        """Forget every cached index."""
+        with self._lock:
+            self._cache.clear()
+            self._bytes = 0
+
+    def index(self, fd: int, info: os.stat_result, display: str) -> LineIndex:
+        """The index of the file open at ``fd`` (``fstat``: ``info``): cached, or ``line_index``.
+
+        Raises:
+            FileSystemError: as ``line_index``.
+        """
+        with self._lock:
+            found = self._cache.get(_version(info))
+            if found is not None:
+                self._cache.move_to_end(_version(info))
+                return found
+        key, index = _scan_stable(fd, info, display)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = index
+                self._bytes += index.newlines.itemsize * len(index.newlines)
+            while len(self._cache) > self._max_entries or (
+                self._bytes > self._max_bytes and len(self._cache) > 1
+            ):
+                _, old = self._cache.popitem(last=False)
+                self._bytes -= old.newlines.itemsize * len(old.newlines)
+        return index
 
 
 def _scan(fd: int, size: int) -> LineIndex:

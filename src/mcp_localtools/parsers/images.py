@@ -18,7 +18,7 @@ from pydantic import Field
 from mcp_localtools.errors import UnsupportedContent
 from mcp_localtools.mime import SNIFF_BYTES, detect_mime
 from mcp_localtools.parsers.runner import ParserRunner
-from mcp_localtools.registry import ToolOutput
+from mcp_localtools.spec import ToolOutput
 
 __all__ = [
     "DEFAULT_MAX_DIMENSION",

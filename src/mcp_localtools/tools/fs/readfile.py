@@ -30,7 +30,7 @@ from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
-from mcp_localtools.files.lineindex import LineIndex, line_index, pread, utf8_prefix
+from mcp_localtools.files.lineindex import LineIndex, LineIndexes, pread, utf8_prefix
 from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
 from mcp_localtools.parsers import ParserRunner
@@ -182,15 +182,23 @@ def _load(resolved: ResolvedPath, *, paths: PathPolicy, limits: LimitsConfig) ->
 
 
 async def read_file(
-    args: ReadFileArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, parsers: ParserRunner
+    args: ReadFileArgs,
+    ctx: CallContext,
+    *,
+    paths: PathPolicy,
+    limits: LimitsConfig,
+    parsers: ParserRunner,
+    indexes: LineIndexes | None = None,
 ) -> ToolResult:
-    """The readfile tool body: file work in a worker thread, parsing in a worker process."""
+    """The readfile tool body: file work in a worker thread, parsing in a worker process;
+    ``indexes`` keeps the line indexes of the files read (the workspace's; None: none kept)."""
     if args.original and args.encoding != "binary":
         raise InvalidArguments('original applies to encoding "binary" only')
     if args.tail is not None and (args.offset or args.limit is not None):
         raise InvalidArguments("tail reads the last lines of the file; pass offset/limit or tail, not both")
     loaded = await anyio.to_thread.run_sync(
-        partial(_load_or_read_text, args, paths=paths, limits=limits), abandon_on_cancel=True
+        partial(_load_or_read_text, args, paths=paths, limits=limits, indexes=indexes or LineIndexes()),
+        abandon_on_cancel=True,
     )
     if isinstance(loaded, ToolResult):
         return loaded
@@ -216,7 +224,7 @@ def _binary_as_text(result: ReadFileResult, data: bytes, summary: str, limits: L
 
 
 def _load_or_read_text(
-    args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig
+    args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig, indexes: LineIndexes
 ) -> _Loaded | ToolResult:
     """In a worker thread: a text read is finished here (one hop), through the file's line index
     (no size limit); binary reads and PDFs load the whole file (within ``max_read_bytes``)."""
@@ -224,7 +232,7 @@ def _load_or_read_text(
     if args.encoding == "binary":
         return _load(resolved, paths=paths, limits=limits)
     with open_regular_file(paths, resolved) as (fd, info):
-        index = line_index(fd, info, str(resolved.path))
+        index = indexes.index(fd, info, str(resolved.path))
         mime = detect_mime(resolved.path, index.head)
         # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
         if mime.base != "application/pdf":
@@ -503,7 +511,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     parsers = workspace.parsers
 
     async def handler(args: ReadFileArgs, ctx: CallContext) -> ToolResult:
-        return await read_file(args, ctx, paths=paths, limits=limits, parsers=parsers)
+        return await read_file(
+            args, ctx, paths=paths, limits=limits, parsers=parsers, indexes=workspace.line_indexes
+        )
 
     return ToolSpec(
         name="readfile",
