@@ -140,16 +140,26 @@ def test_gemini_keeps_the_description_of_every_property(converted: dict[str, Any
     assert {tool: names for tool, names in lost.items() if names} == {}
 
 
+def _takes_a_string(schema: dict[str, Any]) -> bool:
+    """A string is valid: ``{"type": "string"}``, or a branch of ``anyOf`` is one (``null``
+    beside it unsets a variable)."""
+    return any(branch.get("type") == "string" for branch in schema.get("anyOf", [schema]))
+
+
 def _env_is_usable(schema: dict[str, Any]) -> bool:
-    """``env`` still lets the model pass variables: a list of objects with string name and value."""
+    """``env`` still lets the model pass variables: a list of objects whose name is a string and
+    whose value may be a string."""
     env = schema["properties"]["env"]
     branches = env.get("anyOf", [env])
     arrays = [branch for branch in branches if branch.get("type") == "array"]
     if not arrays:
         return False
     item = arrays[0]["items"]
-    return {"name", "value"} <= set(item.get("properties", {})) and all(
-        item["properties"][key].get("type") == "string" for key in ("name", "value")
+    properties = item.get("properties", {})
+    return (
+        {"name", "value"} <= set(properties)
+        and properties["name"].get("type") == "string"
+        and _takes_a_string(properties["value"])
     )
 
 
