@@ -193,12 +193,14 @@ def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> T
         known.append((limit, size))
         # The result grows about linearly with its payload: aim at the budget along the line
         # through the last two tries (through the origin after the first), a little under it.
-        if len(known) >= 2 and known[-2][0] != known[-1][0]:
+        if len(known) >= 2 and known[-2][0] != known[-1][0] and known[-2][1] != known[-1][1]:
             (l0, s0), (l1, s1) = known[-2], known[-1]
             slope = max((s1 - s0) / (l1 - l0), 1e-9)
             target = l1 - (s1 - budget) / slope
         else:
-            target = limit * budget / size
+            # The first try, or a step that changed nothing (a payload cut back to the same line
+            # break): in proportion, never a jump to nothing.
+            target = limit * min(budget / size, 0.9)
         limit = max(0, min(limit - 1, int(target * 0.98)))
         result = build(limit)
         size = wire_chars(result)

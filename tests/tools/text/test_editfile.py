@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,48 @@ async def test_a_regex_edit_uses_re2_and_refuses_a_bad_or_empty_pattern(
     assert error_code(bad) == "invalid_arguments" and "RE2" in text_of(bad)
     empty = await edit(client, {"oldText": "x*", "newText": "z", "match": "regex", "replaceAll": True})
     assert error_code(empty) == "invalid_arguments" and "empty string" in text_of(empty)
+
+
+@pytest.mark.parametrize(("edits", "width"), [(100, 2000), (100, 400), (100, 20), (1, 50_000)])
+async def test_many_replacements_keep_the_head_and_tail_of_the_diff_in_both_copies(
+    tmp_path: Path, edits: int, width: int
+) -> None:
+    """Before: 100 edits of 2,000-character lines came back with an empty diff in the text and in
+    structuredContent ("applied 100 edit(s)" and nothing else)."""
+    lines = [f"line {n:05d} {'x' * width}\n" for n in range(max(edits, 3))]
+    (tmp_path / "f.txt").write_text("".join(lines), encoding="utf-8")
+    if edits == 1:
+        changes = [{"oldText": "".join(lines), "newText": "".join(lines).upper()}]
+    else:
+        changes = [{"oldText": f"line {n:05d}", "newText": f"LINE {n:05d}"} for n in range(edits)]
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("editfile", {"path": "f.txt", "edits": changes})
+    data = result.structured_content or {}
+    assert not result.is_error, text_of(result)
+    assert wire_chars(result) <= 80_000
+    diff = data["diff"]
+    assert diff.startswith("--- a/f.txt\n+++ b/f.txt\n@@ ") and len(diff) > 1000, diff[:200]
+    assert diff.rstrip("\n") in text_of(result)
+    if data["diffTruncated"]:
+        assert "\n-line 00000 " in diff  # the head: difflib lists the removed lines first
+        if edits > 1:
+            assert f"\n+LINE {edits - 1:05d} " in diff  # the tail: the last added line
+        else:
+            assert diff.endswith("X" * 100 + "\n")
+        assert re.search(r"\[\d+ diff lines (and \d+ characters )?left out\]", diff), diff[:3000]
+
+
+def test_diff_within_keeps_whole_lines_from_both_ends_and_counts_what_it_left_out() -> None:
+    from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within
+
+    diff = "".join(f"+line {n:04d}\n" for n in range(1000))  # 11 characters a line
+    cut, was_cut = diff_within(diff, 2200)
+    assert was_cut and len(cut) <= 2200
+    kept = [line for line in cut.splitlines() if line.startswith("+line")]
+    assert kept[0] == "+line 0000" and kept[-1] == "+line 0999"
+    left = int(re.search(r"\[(\d+) diff lines left out\]", cut).group(1))  # type: ignore[union-attr]
+    assert left + len(kept) == 1000
+    assert diff_within(diff, 10) == diff_within(diff, MIN_DIFF_CHARS)  # never below the floor
+    assert diff_within("+short\n", 5000) == ("+short\n", False)
+    long_line, _ = diff_within("+" + "a" * 5000 + "b" * 5000 + "\n", 2000)
+    assert long_line.startswith("+aaa") and long_line.endswith("bbb\n") and "characters left out" in long_line

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 
-from tests.helpers import error_code, text_of
+from tests.helpers import config_for, connect, error_code, text_of, wire_chars
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +86,19 @@ async def test_nothing_to_replace_is_a_result_and_outside_the_roots_is_refused(
     assert error_code(none) is None and none.structured_content["files"] == []
     outside = await replace(client, include=["*"], root="/etc")
     assert error_code(outside) == "outside_roots"
+
+
+async def test_a_diff_over_the_budget_keeps_its_head_and_tail_in_both_copies(tmp_path: Path) -> None:
+    for n in range(40):
+        (tmp_path / f"f{n:02d}.txt").write_text("".join(f"old {k} {'x' * 200}\n" for k in range(50)))
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
+        result = await client.call_tool(
+            "replaceinfiles",
+            {"root": ".", "pattern": "old", "replacement": "new", "include": ["*.txt"], "maxFiles": 100},
+        )
+    data = result.structured_content or {}
+    assert not result.is_error and wire_chars(result) <= 20_000
+    diff = data["diff"]
+    assert data["diffTruncated"] and diff.rstrip("\n") in text_of(result)
+    assert diff.splitlines()[0].endswith("f00.txt") and "+new 49 " in diff.splitlines()[-1]
+    assert re.search(r"\[\d+ diff lines (and \d+ characters )?left out\]", diff)

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["unified_diff"]
+__all__ = ["MIN_DIFF_CHARS", "diff_within", "unified_diff"]
+
+MIN_DIFF_CHARS = 1000
+"""Fewest characters of a diff a result keeps, however little room the rest of it leaves: an edit
+never comes back with no diff at all."""
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$")
 _BLOCKS = (65536, 1024, 32, 1)
@@ -101,3 +105,53 @@ def unified_diff(old: str, new: str, *, name: str, context: int = 3) -> str:
             row = f"@@ -{int(a) + first_line}{a_len or ''} +{int(b) + first_line}{b_len or ''} @@"
         rows.append(row)
     return "\n".join(rows) + "\n" if rows else ""
+
+
+def diff_within(diff: str, limit: int) -> tuple[str, bool]:
+    """``diff`` cut to at most about ``limit`` characters (never below ``MIN_DIFF_CHARS``): its
+    head (two fifths) and its tail (the rest), whole lines where they fit and the start (head) or
+    the end (tail) of a line too long to keep whole, and between them a line saying how many
+    lines, and characters of cut lines, were left out.
+
+    Returns:
+        ``(diff, was_cut)``.
+    """
+    limit = max(limit, MIN_DIFF_CHARS)
+    if len(diff) <= limit:
+        return diff, False
+    lines = diff.splitlines(keepends=True)
+    room = limit - 60  # the marker line
+    head, head_cut = _take(lines, room * 2 // 5, from_end=False)
+    tail, tail_cut = _take(lines[len(head) :], room - sum(map(len, head)), from_end=True)
+    left_out = len(lines) - len(head) - len(tail)  # a partly kept line is in head or tail
+    left = room - sum(map(len, head))
+    if head_cut and not tail and left >= 80:  # the one long line left: keep its end too
+        line = lines[len(head) - 1]
+        tail, head_cut = [line[len(line) - left :]], head_cut - left
+    cut = head_cut + tail_cut
+    what = f"{left_out} diff lines" + (f" and {cut} characters" if cut else "")
+    return "".join([*head, f"[{what} left out]\n", *tail]), True
+
+
+def _take(lines: list[str], room: int, *, from_end: bool) -> tuple[list[str], int]:
+    """Whole lines from the start (or the end) of ``lines`` within ``room`` characters, then the
+    start (or the end) of the next line when at least 80 characters are left: ``(taken, characters
+    cut off that last, partial line)``."""
+    taken: list[str] = []
+    used = 0
+    for line in reversed(lines) if from_end else lines:
+        if used + len(line) <= room:
+            taken.append(line)
+            used += len(line)
+            continue
+        left = room - used
+        if left >= 80:
+            part = line[len(line) - left :] if from_end else line[: left - 1].rstrip("\n") + "\n"
+            taken.append(part)
+            if from_end:
+                taken.reverse()
+            return taken, len(line) - len(part) + (0 if from_end else 1)
+        break
+    if from_end:
+        taken.reverse()
+    return taken, 0

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
-from mcp_localtools.results import ToolResult, cut_text, fit_within
-from mcp_localtools.tools.text._diff import unified_diff
+from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._textfile import EditableText, Saved
 
 __all__ = ["EditedFile", "edit_report", "expected_sha256_field"]
@@ -71,7 +71,7 @@ def edit_report(
     def build(payload: int) -> ToolResult:
         return _edit_result(model, target, saved, full_diff, payload, summary, notes, dry_run, fields)
 
-    return fit_within(build, budget, max(budget // 2 - _RESERVE, 500))
+    return fit_within(build, budget, max(budget // 2 - _RESERVE, MIN_DIFF_CHARS))
 
 
 def _edit_result(
@@ -85,8 +85,9 @@ def _edit_result(
     dry_run: bool,
     fields: dict[str, Any],
 ) -> ToolResult:
-    """``edit_report``'s result with the diff cut to ``payload`` characters."""
-    diff, cut = cut_text(full_diff, max(payload, 0))
+    """``edit_report``'s result with the diff cut to ``payload`` characters (its head and tail,
+    ``diff_within``; never less than ``MIN_DIFF_CHARS``)."""
+    diff, cut = diff_within(full_diff, payload)
     result = model(
         path=str(target.path),
         changed=saved.changed,
@@ -104,5 +105,7 @@ def _edit_result(
     if diff:
         rendered += "\n" + diff.rstrip("\n")
     if cut:
-        rendered += "\n[diff cut to fit the result budget; readtextrange shows the edited lines]"
+        rendered += (
+            "\n[diff cut to fit the result budget (head and tail kept); readtextrange shows the edited lines]"
+        )
     return ToolResult.of(result, text=rendered)

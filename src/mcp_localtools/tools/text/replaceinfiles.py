@@ -23,9 +23,9 @@ from mcp_localtools.errors import InvalidArguments, NotADirectory, TooLarge, Too
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import ToolResult, cut_text
+from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
-from mcp_localtools.tools.text._diff import unified_diff
+from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._match import MatchMode, every_match
 from mcp_localtools.tools.text._textfile import EditableText, edit_text
 from mcp_localtools.workspace import Workspace
@@ -131,20 +131,29 @@ def _apply(
                     f"{exc.message}\nThe files already written were restored: no file was changed."
                 ) from exc
     total = sum(count for _, _, count in changes)
-    diff, cut = cut_text("".join(diffs), max(1000, limits.max_result_chars - 4000))
+    full_diff = "".join(diffs)
     verb = "would replace" if args.dry_run else "replaced"
     summary = f"{verb} {total} place(s) in {len(changes)} file(s) under {root}"
     if args.dry_run and changes:
         summary += "; call again with dryRun=false to write these changes"
-    result = ReplaceInFilesResult(
-        root=root,
-        dry_run=args.dry_run,
-        files=[FileChange(path=str(t.path), replacements=count) for t, _, count in changes],
-        total_replacements=total,
-        diff=diff,
-        diff_truncated=cut,
-    )
-    return ToolResult.of(result, text=f"{summary}\n{diff}" + ("\n[diff truncated]" if cut else ""))
+    files = [FileChange(path=str(t.path), replacements=count) for t, _, count in changes]
+
+    def build(payload: int) -> ToolResult:
+        diff, cut = diff_within(full_diff, payload)
+        result = ReplaceInFilesResult(
+            root=root,
+            dry_run=args.dry_run,
+            files=files,
+            total_replacements=total,
+            diff=diff,
+            diff_truncated=cut,
+        )
+        note = "\n[diff cut to fit the result budget (head and tail kept)]" if cut else ""
+        return ToolResult.of(result, text=f"{summary}\n{diff}{note}")
+
+    # The diff goes twice (text and structuredContent): about half the budget each.
+    budget = limits.max_result_chars
+    return fit_within(build, budget, max(budget // 2 - 2000, MIN_DIFF_CHARS))
 
 
 async def replace_in_files(
