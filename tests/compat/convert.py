@@ -65,6 +65,22 @@ def gemini(tool: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def gemini_strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """google-genai's typed schema model, strictly: ``JSONSchema`` (unknown keywords refused, e.g.
+    ``exclusiveMinimum``) converted by ``Schema.from_json_schema`` with
+    ``raise_error_on_unsupported_field=True``, for the Gemini API."""
+    from google.genai import types
+
+    try:
+        parsed = types.JSONSchema.model_validate(copy.deepcopy(schema))
+        converted = types.Schema.from_json_schema(
+            json_schema=parsed, api_option="GEMINI_API", raise_error_on_unsupported_field=True
+        )
+    except Exception as exc:
+        return failure(exc)
+    return {"ok": True, "schema": converted.model_dump(exclude_none=True, mode="json")}
+
+
 def anthropic_strict(schema: dict[str, Any]) -> dict[str, Any]:
     """anthropic's ``transform_schema`` (what its helpers apply for strict tools)."""
     from anthropic.lib._parse._transform import transform_schema
@@ -132,6 +148,7 @@ def main() -> None:
         report["tools"][tool["name"]] = {
             "openai": openai_strict(schema),
             "gemini": gemini(tool),
+            "gemini_strict": gemini_strict(schema),
             "anthropic": anthropic_strict(schema),
             "langchain": langchain_strict(tool),
             "mcp_use": mcp_use_arguments(schema, request["required"][tool["name"]]),

@@ -23,7 +23,7 @@ from tests.helpers import config_for
 
 PYTHON = os.environ.get("MCP_LOCALTOOLS_COMPAT_PYTHON", "")
 REQUIRED = os.environ.get("MCP_LOCALTOOLS_REQUIRE_COMPAT") == "1"
-CONVERTERS = ["openai", "gemini", "anthropic", "langchain"]
+CONVERTERS = ["openai", "gemini", "gemini_strict", "anthropic", "langchain"]
 ALSO_NEEDED: dict[str, dict[str, Any]] = {"findtext": {"query": "a"}}
 """Optional arguments that another argument's default makes necessary (findtext's default
 queryType, substring, needs a query); everything else a call needs is in the schema's required."""
@@ -122,7 +122,7 @@ def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> d
     return report
 
 
-def test_every_tool_converts_strictly_for_openai_anthropic_langchain_and_for_gemini(
+def test_every_tool_converts_strictly_for_openai_anthropic_langchain_and_gemini(
     converted: dict[str, Any],
 ) -> None:
     failures = {

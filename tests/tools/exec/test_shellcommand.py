@@ -507,8 +507,8 @@ async def test_env_as_a_list_of_name_value_objects_is_what_is_published_and_the_
     empty (issue 15)."""
     tool = next(tool for tool in (await shell.list_tools()).tools if tool.name == "shellcommand")
     env = tool.input_schema["properties"]["env"]
-    array = next(branch for branch in env["anyOf"] if branch.get("type") == "array")
-    assert array["items"]["required"] == ["name", "value"]
+    assert env["type"] == "array" and env["default"] == []
+    assert env["items"]["required"] == ["name", "value"]
     listed = await run(
         shell,
         'printf "%s %s" "$ONE" "$TWO"',

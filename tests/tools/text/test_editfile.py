@@ -315,3 +315,71 @@ def test_diff_within_keeps_whole_lines_from_both_ends_and_counts_what_it_left_ou
     assert diff_within("+short\n", 5000) == ("+short\n", False)
     long_line, _ = diff_within("+" + "a" * 5000 + "b" * 5000 + "\n", 2000)
     assert long_line.startswith("+aaa") and long_line.endswith("bbb\n") and "characters left out" in long_line
+
+
+async def test_a_regex_edit_is_multi_line_like_replaceinfiles_and_searchfiles(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text("a1\nb\na2\n", encoding="utf-8")
+    result = await edit(client, {"oldText": "^a", "newText": "A", "match": "regex", "replaceAll": True})
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == "A1\nb\nA2\n"
+    ends = await edit(client, {"oldText": r"\d$", "newText": "", "match": "regex", "expectedReplacements": 2})
+    assert error_code(ends) is None, text_of(ends)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == "A\nb\nA\n"
+
+
+async def test_a_regex_edit_inserts_groups_by_number_or_name(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("def old_one(a):\n    return old_two(a)\n", encoding="utf-8")
+    result = await edit(
+        client,
+        {"oldText": r"def old_(\w+)\(", "newText": r"def new_\1(", "match": "regex"},
+        {"oldText": r"old_(?P<name>\w+)\(a\)", "newText": r"new_\g<name>(a, \g<1>, \g<0>)", "match": "regex"},
+    )
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == (
+        "def new_one(a):\n    return new_two(a, two, old_two(a))\n"
+    )
+
+
+async def test_in_a_regex_edit_a_doubled_backslash_is_one_and_other_escapes_stay_as_written(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n", encoding="utf-8")
+    result = await edit(client, {"oldText": r"(\d)", "newText": r'"\\1\n\t\1"', "match": "regex"})
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == 'x = "\\1\\n\\t1"\n'
+
+
+async def test_a_group_that_does_not_exist_is_refused_and_nothing_is_written(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n", encoding="utf-8")
+    for new in (r"\2", r"\g<nope>"):
+        result = await edit(client, {"oldText": r"(\d)", "newText": new, "match": "regex"})
+        assert error_code(result) == "invalid_arguments", text_of(result)
+        assert "edits[0].newText" in text_of(result) and "group" in text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == "x = 1\n"
+
+
+async def test_outside_regex_mode_a_group_reference_is_literal_text(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("x = 1\n", encoding="utf-8")
+    result = await edit(client, ("1", r"\1 \g<0>"))
+    assert error_code(result) is None, text_of(result)
+    assert (tmp_path / "f.py").read_text(encoding="utf-8") == "x = \\1 \\g<0>\n"
+
+
+async def test_the_diff_names_the_file_relative_to_its_root_as_git_does(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "x.py").write_text(CODE, encoding="utf-8")
+    result = await client.call_tool(
+        "editfile", {"path": "src/x.py", "edits": [{"oldText": "result = 0", "newText": "result = 1"}]}
+    )
+    diff = result.structured_content["diff"]
+    assert diff.startswith("--- a/src/x.py\n+++ b/src/x.py\n"), diff
+    lines = await client.call_tool(
+        "replacetextlines", {"path": "src/x.py", "matchLines": ["result = 1"], "replaceWithLines": ["r = 2"]}
+    )
+    assert lines.structured_content["diff"].startswith("--- a/src/x.py\n+++ b/src/x.py\n")

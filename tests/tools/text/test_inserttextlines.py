@@ -135,3 +135,17 @@ async def test_the_result_has_the_diff_and_the_new_sha256(client: Client, tmp_pa
     data = result.structured_content
     assert data["sha256"] == hashlib.sha256(b"a\nb\n").hexdigest() and data["changed"]
     assert "+b" in data["diff"] and "+b" in text_of(result)
+
+
+async def test_with_clamp_a_line_number_past_the_end_appends_as_llmc_does(
+    client: Client, tmp_path: Path
+) -> None:
+    (tmp_path / "f.txt").write_text("1\n2\n", encoding="utf-8")
+    result = await insert(client, lineNumber=99, clamp=True, linesToInsert=["x"])
+    assert error_code(result) is None, text_of(result)
+    assert result.structured_content["insertedAtLine"] == 3
+    assert (tmp_path / "f.txt").read_bytes() == b"1\n2\nx\n"
+    refused = await insert(client, lineNumber=99, linesToInsert=["y"])
+    assert error_code(refused) == "invalid_arguments" and "clamp=true" in text_of(refused)
+    unused = await insert(client, position="start", clamp=True, linesToInsert=["y"])
+    assert error_code(unused) is None, text_of(unused)  # clamp only changes lineNumber

@@ -102,3 +102,40 @@ async def test_a_diff_over_the_budget_keeps_its_head_and_tail_in_both_copies(tmp
     assert data["diffTruncated"] and diff.rstrip("\n") in text_of(result)
     assert diff.splitlines()[0].endswith("f00.txt") and "+new 49 " in diff.splitlines()[-1]
     assert re.search(r"\[\d+ diff lines (and \d+ characters )?left out\]", diff)
+
+
+async def test_a_regex_replacement_inserts_groups_by_number_or_name(client: Client, project: Path) -> None:
+    result = await client.call_tool(
+        "replaceinfiles",
+        {
+            "pattern": r"_expand_(?P<what>\w+)\((\w)\)",
+            "replacement": r"expand_\g<what>(\2, \\1)",
+            "include": ["pkg/*.py"],
+            "match": "regex",
+            "dryRun": False,
+        },
+    )
+    assert error_code(result) is None, text_of(result)
+    assert (project / "pkg" / "a.py").read_text(encoding="utf-8").endswith("\nexpand_args(1, \\1)\n")
+    assert (project / "pkg" / "b.py").read_text(encoding="utf-8").startswith("def expand_args(a, \\1):")
+    literal = await replace(
+        client, include=["pkg/a.py"], pattern="windows", replacement=r"\1", match="literal", dryRun=False
+    )
+    assert error_code(literal) is None, text_of(literal)
+    assert (
+        (project / "pkg" / "a.py")
+        .read_text(encoding="utf-8")
+        .startswith("from x import _expand_args, \\1_expand")
+    )
+    bad = await client.call_tool(
+        "replaceinfiles",
+        {"pattern": r"windows(_)", "replacement": r"\3", "include": ["pkg/*.py"], "match": "regex"},
+    )
+    assert error_code(bad) == "invalid_arguments" and "replacement" in text_of(bad)
+
+
+async def test_the_diffs_name_each_file_relative_to_its_root(client: Client, project: Path) -> None:
+    result = await replace(client, include=["**/*.py"])
+    diff = result.structured_content["diff"]
+    assert "--- a/pkg/a.py\n+++ b/pkg/a.py\n" in diff and "--- a/pkg/b.py\n+++ b/pkg/b.py\n" in diff
+    assert "//" not in diff

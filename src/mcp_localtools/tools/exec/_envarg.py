@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
-__all__ = ["ENV_ITEM_SCHEMA", "EnvArgument"]
+__all__ = ["ENV_ITEM_SCHEMA", "EnvArgument", "env_field"]
 
 ENV_ITEM_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -52,9 +52,16 @@ def _from_list(value: Any) -> Any:
 
 
 EnvArgument = Annotated[
-    dict[str, str | None] | None,
+    dict[str, str | None],
     BeforeValidator(_from_list),
-    WithJsonSchema({"anyOf": [{"type": "array", "items": ENV_ITEM_SCHEMA}, {"type": "null"}]}),
+    WithJsonSchema({"type": "array", "items": ENV_ITEM_SCHEMA}),
 ]
 """``env``: a list of ``{name, value}`` (published) or an object of names to values (accepted);
-validates to ``dict[str, str | None] | None``; a None value unsets the variable."""
+validates to ``dict[str, str | None]``; a None value unsets the variable. Declare it with
+``env_field(description)``: absent, ``null`` and ``[]`` all mean no variables."""
+
+
+def env_field(description: str) -> Any:
+    """The ``Field`` of an ``EnvArgument``: empty by default, published as ``"default": []``
+    (mcp-use sends ``null`` for a property without a default; ``[]`` is what the schema's type allows)."""
+    return Field(default_factory=dict, json_schema_extra={"default": []}, description=description)

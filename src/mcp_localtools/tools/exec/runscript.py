@@ -38,7 +38,7 @@ from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.tools.exec._envarg import EnvArgument
+from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._streaming import OutputStreamer
@@ -105,7 +105,7 @@ class RunScriptArgs(ToolArgs):
         default_factory=list,
         description=f"Passed verbatim (at most {MAX_SCRIPT_ARGS}, each < 16 KiB).",
     )
-    env: EnvArgument = Field(None, description="For this run only.")
+    env: EnvArgument = env_field("For this run only.")
     work_dir: str | None = Field(None, description="Default: the base directory.")
     stdin: str | None = Field(None, description="Text piped in; default none (EOF).")
     timeout_seconds: int | None = Field(

@@ -30,7 +30,7 @@ from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
-from mcp_localtools.tools.exec._envarg import EnvArgument
+from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._streaming import OutputStreamer
@@ -49,7 +49,7 @@ class ShellCommandArgs(ToolArgs):
         None,
         description="Default: the session's, else the base directory.",
     )
-    env: EnvArgument = Field(None, description="Kept in the session.")
+    env: EnvArgument = env_field("Kept in the session.")
     shell: ShellName = Field("auto", description="`auto`: the user's shell.")
     execute_parallel: bool = Field(
         False,

@@ -28,7 +28,7 @@ from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
-from mcp_localtools.tools.exec._envarg import EnvArgument
+from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._processview import (
     ProcessOutput,
@@ -48,7 +48,7 @@ class StartProcessArgs(ToolArgs):
     work_dir: str | None = Field(
         None, description="Working directory inside the roots (default: the session's)."
     )
-    env: EnvArgument = Field(None, description="Environment variables; also stored in the exec session.")
+    env: EnvArgument = env_field("Environment variables; also stored in the exec session.")
     session_id: str | None = Field(
         None, alias="sessionID", description="Exec session (from shellcommand or startprocess) to run in."
     )
@@ -57,7 +57,7 @@ class StartProcessArgs(ToolArgs):
         None, description="RE2 regex: return once a line of stdout or stderr matches (e.g. 'listening on')."
     )
     timeout_seconds: float = Field(
-        30, gt=0, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait for waitFor, in seconds."
+        30, ge=0.01, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait for waitFor, in seconds."
     )
     tty: bool = Field(
         False, description="Run under a pseudo-terminal (programs that buffer a pipe's output write at once)."

@@ -34,7 +34,7 @@ class WaitProcessArgs(ToolArgs):
         None, description="RE2 regex: return once a new line of stdout or stderr matches (default: the exit)."
     )
     timeout_seconds: float = Field(
-        60, gt=0, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait, in seconds."
+        60, ge=0.01, le=HARD_MAX_TIMEOUT_SECONDS, description="Longest to wait, in seconds."
     )
 
 

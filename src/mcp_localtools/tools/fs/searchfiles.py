@@ -31,6 +31,7 @@ from mcp_localtools.tools.fs._excerpt import Containment, FileReader
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
 from mcp_localtools.tools.fs._top import TopResults
+from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = [
@@ -105,7 +106,7 @@ class SearchFilesArgs(ToolArgs):
         None,
         ge=1,
         le=HARD_MAX_READ_BYTES,
-        description="Skip larger files; default: the read cap (16 MiB).",
+        description="Skip larger files; default: the read cap.",
     )
 
 
@@ -453,8 +454,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         title="Search files",
         description=(
             "Search file contents under root with ripgrep, line by line (files mode also matches "
-            "paths). Skips binary files; no symlinks. Sorted by path; truncated when cut. For names use "
-            "globfiles."
+            f"paths). Skips binary files and files over {size_text(limits.max_read_bytes)}; no symlinks. "
+            "Sorted by path; truncated when cut. For names use globfiles."
         ),
         args_model=SearchFilesArgs,
         result_model=SearchFilesResult,

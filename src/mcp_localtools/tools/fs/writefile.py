@@ -40,6 +40,7 @@ from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools.fs.readfile import Encoding
+from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["WriteFileArgs", "WriteFileResult", "spec", "write_file"]
@@ -180,7 +181,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         group="fs",
         title="Write a file",
         description=(
-            f"Create or replace a file, atomically; at most {limits.max_write_bytes} bytes. For small "
+            f"Create or replace a file, atomically; at most {size_text(limits.max_write_bytes)}. For small "
             "edits prefer editfile."
         ),
         args_model=WriteFileArgs,

@@ -36,12 +36,8 @@ class BlockArgs(ToolArgs):
 
     path: str = Field(description="UTF-8 text file.")
     match_lines: list[str] = Field(min_length=1, description="Block to find; lines compared trimmed.")
-    before_lines: list[str] | None = Field(
-        None, min_length=1, description="Must be just above the block (kept)."
-    )
-    after_lines: list[str] | None = Field(
-        None, min_length=1, description="Must be just below the block (kept)."
-    )
+    before_lines: list[str] = Field(default_factory=list, description="Must be just above the block (kept).")
+    after_lines: list[str] = Field(default_factory=list, description="Must be just below the block (kept).")
     expected_sha256: str | None = expected_sha256_field()
 
 
@@ -57,8 +53,8 @@ def find_blocks(
             region.
     """
     block = line_list(args.match_lines)
-    before = line_list(args.before_lines or [])
-    after = line_list(args.after_lines or [])
+    before = line_list(args.before_lines)
+    after = line_list(args.after_lines)
     file_trimmed = trimmed(doc.lines)
     limit = expected + LISTED_LINES
     starts = context_starts(file_trimmed, block, before=before, after=after, limit=limit)

@@ -70,8 +70,9 @@ def _lines(region: str) -> list[str]:
 
 
 def unified_diff(old: str, new: str, *, name: str, context: int = 3) -> str:
-    """The unified diff from text ``old`` to text ``new`` (``--- a/name``, ``+++ b/name``), or
-    ``""`` when they have the same lines."""
+    """The unified diff from text ``old`` to text ``new`` (``--- a/name``, ``+++ b/name``, as git
+    prints them: ``name`` is the path relative to the root, ``src/x.py``), or ``""`` when they have
+    the same lines."""
     if old == new:
         return ""
     import difflib  # imported here: start-up time is measured, and read-only calls never diff

@@ -13,9 +13,10 @@ edit is refused with the line numbers of every match; with no match at all the e
 closest region of the file (``_similar.py``). With ``replaceAll`` every match of the rung is
 replaced, however many (at least one). ``match="wholeWord"`` takes only exact occurrences not
 inside a longer word (no ladder); ``match="regex"`` takes the matches of an RE2 regex (linear
-time; empty matches refused). ``newText`` is inserted literally (no regex
-replacement syntax: ``$&`` or ``\\1`` in it stay as written); only its line breaks are converted
-to the newline style of the region it replaces, so a CRLF file stays CRLF.
+time; empty matches refused), multi-line as in replaceinfiles and searchfiles: ``^`` and ``$``
+match at every line's start and end. ``newText`` is inserted literally, except that in regex mode
+``\\1`` and ``\\g<name>`` insert groups (``_groups.py``); its line breaks are converted to the
+newline style of the region it replaces, so a CRLF file stays CRLF.
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice, pairwise
 from typing import Any, Literal
 
 from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
+from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
 from mcp_localtools.tools.text._similar import closest_hint
 
-__all__ = ["Applied", "MatchKind", "MatchMode", "apply_edit", "every_match", "find_spans"]
+__all__ = ["Applied", "MatchKind", "MatchMode", "apply_edit", "find_spans", "replace_every"]
 
 MatchKind = Literal["exact", "lineEndings", "whitespace", "wholeWord", "regex"]
 MatchMode = Literal["literal", "wholeWord", "regex"]
@@ -144,7 +147,7 @@ def _whole_word_spans(body: str, old: str, limit: int) -> list[tuple[int, int]]:
 
 
 def compile_regex(pattern: str, what: str) -> Any:
-    """``pattern`` compiled by RE2 (linear time).
+    """``pattern`` compiled by RE2 (linear time), multi-line: ``^`` and ``$`` at every line.
 
     Raises:
         InvalidArguments: not a valid RE2 regex.
@@ -154,7 +157,7 @@ def compile_regex(pattern: str, what: str) -> Any:
     options = re2.Options()
     options.log_errors = False
     try:
-        return re2.compile(pattern, options)
+        return re2.compile(f"(?m){pattern}", options)
     except re2.error as exc:
         reason = (
             exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
@@ -164,36 +167,33 @@ def compile_regex(pattern: str, what: str) -> Any:
         ) from exc
 
 
-def _regex_spans(old: str, body: str, what: str, limit: int | None = None) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for found in compile_regex(old, what).finditer(body):
+def _regex_matches(regex: Any, body: str, what: str, limit: int | None = None) -> list[Any]:
+    """The matches of the compiled ``regex`` in ``body``, in order (at most ``limit``).
+
+    Raises:
+        InvalidArguments: a match is empty.
+    """
+    matches: list[Any] = []
+    for found in regex.finditer(body):
         start, end = found.span()
         if start == end:
             raise InvalidArguments(
                 f"{what} matches an empty string at offset {start}; make the regex match a character or more"
             )
-        spans.append((start, end))
-        if limit is not None and len(spans) >= limit:
+        matches.append(found)
+        if limit is not None and len(matches) >= limit:
             break
-    return spans
+    return matches
 
 
-def every_match(body: str, old: str, match: MatchMode, what: str) -> list[tuple[int, int]]:
-    """Every non-overlapping match of ``old`` in ``body`` as ``(start, end)`` spans, in order:
-    ``literal`` the exact text, ``wholeWord`` the exact text not inside a longer word, ``regex``
-    an RE2 regex with ``^``/``$`` at line boundaries (no ladder: a rename must be exact).
-
-    Raises:
-        InvalidArguments: an invalid regex, or one that matches an empty string.
-    """
-    if match == "regex":
-        return _regex_spans(f"(?m){old}", body, what)
+def _every_literal(body: str, old: str, whole_word: bool) -> list[tuple[int, int]]:
+    """Every non-overlapping exact occurrence of ``old`` (with ``whole_word``: not inside a longer word)."""
     spans: list[tuple[int, int]] = []
     check_start, check_end = _is_word(old[0]), _is_word(old[-1])
     at = body.find(old)
     while at != -1:
         end = at + len(old)
-        inside = match == "wholeWord" and (
+        inside = whole_word and (
             (check_start and at > 0 and _is_word(body[at - 1]))
             or (check_end and end < len(body) and _is_word(body[end]))
         )
@@ -203,6 +203,39 @@ def every_match(body: str, old: str, match: MatchMode, what: str) -> list[tuple[
         spans.append((at, end))
         at = body.find(old, end)
     return spans
+
+
+def replace_every(
+    body: str, old: str, new: str, match: MatchMode, what: str, new_what: str
+) -> tuple[str, int]:
+    """``body`` with every non-overlapping match of ``old`` replaced by ``new``, and how many:
+    ``literal`` the exact text, ``wholeWord`` the exact text not inside a longer word, ``regex``
+    an RE2 regex with ``^``/``$`` at line boundaries whose groups ``new`` may insert (no ladder:
+    a rename must be exact). ``what``/``new_what`` name ``old`` and ``new`` in messages.
+
+    Raises:
+        InvalidArguments: an invalid regex, one that matches an empty string, or a reference in
+            ``new`` to a group the regex does not have.
+    """
+    pieces: list[str] = []
+    done = 0
+    if match == "regex":
+        regex = compile_regex(old, what)
+        template = Replacement.parse(new, regex, new_what)
+        found = _regex_matches(regex, body, what)
+        for each in found:
+            start, end = each.span()
+            pieces += (body[done:start], template.expand(each, str))
+            done = end
+        count = len(found)
+    else:
+        spans = _every_literal(body, old, whole_word=match == "wholeWord")
+        for start, end in spans:
+            pieces += (body[done:start], new)
+            done = end
+        count = len(spans)
+    pieces.append(body[done:])
+    return "".join(pieces), count
 
 
 def _line_ranges(body: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -249,6 +282,7 @@ def apply_edit(
     where: str,
     replace_all: bool = False,
     match: MatchMode = "literal",
+    new_what: str = "newText",
 ) -> tuple[str, Applied]:
     """Replace the ``expected`` matches of ``old`` in ``body`` with ``new`` (with
     ``replace_all``: every match, at least one).
@@ -261,21 +295,28 @@ def apply_edit(
         what: how to name the edit in messages (``edits[1].oldText``).
         where: where the text was searched (the path, plus a note for later edits).
         replace_all: replace every match instead of exactly ``expected``.
-        match: ``literal`` (the ladder), ``wholeWord`` or ``regex`` (RE2).
+        match: ``literal`` (the ladder), ``wholeWord`` or ``regex`` (RE2, multi-line; ``new``
+            may insert its groups).
+        new_what: how to name ``new`` in messages (``edits[1].newText``).
 
     Raises:
-        InvalidArguments: ``match="regex"`` and ``old`` is not a valid RE2 regex, or matches an
-            empty string.
+        InvalidArguments: ``match="regex"`` and ``old`` is not a valid RE2 regex, matches an
+            empty string, or ``new`` refers to a group it does not have.
         NoMatch: no rung found ``old``; the message shows the closest region.
         AmbiguousMatch: the matches overlap or number other than ``expected``; the message
             lists the lines of each.
     """
     limit = len(body) + 1 if replace_all else expected + LISTED_LINES
     kind: MatchKind
+    matches: list[Any] = []
+    template: Replacement | None = None
     if match == "wholeWord":
         kind, spans = "wholeWord", _whole_word_spans(body, old, limit)
     elif match == "regex":
-        kind, spans = "regex", _regex_spans(old, body, what, limit)
+        regex = compile_regex(old, what)
+        template = Replacement.parse(new, regex, new_what)
+        matches = _regex_matches(regex, body, what, limit)
+        kind, spans = "regex", [found.span() for found in matches]
     else:
         kind, spans = find_spans(body, old, limit=limit)
     if not spans and match != "literal":
@@ -311,8 +352,9 @@ def apply_edit(
         return body.replace(old, _literal(new, _newline_of(old, newline))), applied
     pieces: list[str] = []
     done = 0
-    for start, end in spans:
-        pieces += (body[done:start], _literal(new, _newline_of(body[start:end], newline)))
+    for k, (start, end) in enumerate(spans):
+        literal = partial(_literal, newline=_newline_of(body[start:end], newline))
+        pieces += (body[done:start], template.expand(matches[k], literal) if template else literal(new))
         done = end
     pieces.append(body[done:])
     return "".join(pieces), applied

@@ -64,7 +64,7 @@ def edit_report(
     ``model`` filled in with ``fields``, and a text of ``summary``, ``notes`` and the diff,
     within ``budget`` characters with the structured result (the diff goes in both, cut alike).
     Writes nothing."""
-    full_diff = unified_diff(target.file.text, text, name=target.path.name)
+    full_diff = unified_diff(target.file.text, text, name=target.diff_name)
     if "dry_run" in model.model_fields:
         fields["dry_run"] = dry_run
 

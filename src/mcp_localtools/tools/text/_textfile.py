@@ -30,7 +30,7 @@ from mcp_localtools.files.read import decode_utf8, read_regular_file, sha256_hex
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.tools.text._lines import TextLines, parse_text
 
-__all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text"]
+__all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text", "root_relative"]
 
 _ENCODE_CHARS = 1024 * 1024  # characters encoded and written at a time by save()
 _NOT_UTF8_HINT = 'the text tools handle UTF-8 files only; readfile with encoding "binary" reads any file'
@@ -101,6 +101,9 @@ class EditableText:
     parent: ParentDir
     mode: int
     max_write_bytes: int
+    diff_name: str
+    """The file's path relative to its allowed root, ``/``-separated, as git names it in a diff
+    (``src/x.py``)."""
 
     @property
     def path(self) -> Path:
@@ -229,5 +232,17 @@ def edit_text(
                 f"{expected_sha256.lower()}); read it again and redo the edit"
             )
         yield EditableText(
-            file=file, parent=parent, mode=stat.S_IMODE(info.st_mode), max_write_bytes=limits.max_write_bytes
+            file=file,
+            parent=parent,
+            mode=stat.S_IMODE(info.st_mode),
+            max_write_bytes=limits.max_write_bytes,
+            diff_name=root_relative(resolved),
         )
+
+
+def root_relative(resolved: ResolvedPath) -> str:
+    """``resolved`` relative to its allowed root, ``/``-separated (``src/x.py``): the name git
+    prints in a diff's ``--- a/...`` header. The path as named when it lies under the root, else
+    where it really is (reached through a symlinked directory)."""
+    named = resolved.path if resolved.path.is_relative_to(resolved.root) else resolved.real
+    return named.relative_to(resolved.root).as_posix()

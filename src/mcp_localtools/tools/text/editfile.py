@@ -35,7 +35,9 @@ MAX_EDITS = 100
 
 class TextEdit(ToolArgs):
     old_text: str = Field(description="Exact text from the file, enough lines to be unique; not empty.")
-    new_text: str = Field(description="Inserted literally; empty deletes.")
+    new_text: str = Field(
+        description=r"Inserted literally; empty deletes. regex: \1, \g<name> insert groups, \\ a backslash."
+    )
     expected_replacements: int = Field(1, ge=1, description="Places oldText must match; all are replaced.")
     replace_all: bool = Field(
         False, description="Replace every match (at least one); ignores expectedReplacements."
@@ -44,7 +46,7 @@ class TextEdit(ToolArgs):
         "literal",
         description=(
             "literal: exact, else ignoring line endings, else trimmed lines; wholeWord: not "
-            "inside a longer word (renames); regex: oldText is RE2."
+            "inside a longer word (renames); regex: oldText is RE2, ^ and $ at every line."
         ),
     )
 
@@ -131,6 +133,7 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
                     where=where,
                     replace_all=edit.replace_all,
                     match=edit.match,
+                    new_what=f"edits[{k}].newText",
                 )
             except (NoMatch, AmbiguousMatch) as exc:
                 if len(args.edits) == 1:

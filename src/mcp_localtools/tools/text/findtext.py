@@ -50,7 +50,7 @@ class FindTextArgs(ToolArgs):
         ),
     )
     query: str = Field("", description="Text or RE2 pattern (substring, regex).")
-    match_lines: list[str] | None = Field(None, min_length=1, description="lineBlock: the lines.")
+    match_lines: list[str] = Field(default_factory=list, description="lineBlock: the lines.")
     context_lines: int = Field(
         5, ge=0, le=MAX_CONTEXT_LINES, description="Lines before and after each match."
     )
@@ -61,12 +61,12 @@ class FindTextArgs(ToolArgs):
         if self.query_type == "lineBlock":
             if self.query.strip():
                 raise PydanticCustomError("conflict", "query must be empty for queryType lineBlock", {})
-            if self.match_lines is None:
+            if not self.match_lines:
                 raise PydanticCustomError(
                     "argument_missing", "matchLines is required for queryType lineBlock", {}
                 )
         else:
-            if self.match_lines is not None:
+            if self.match_lines:
                 raise PydanticCustomError(
                     "conflict", f"matchLines is only for queryType lineBlock, not {self.query_type}", {}
                 )
@@ -115,7 +115,7 @@ def _regex(pattern: str) -> Any:
 
 def _spans(args: FindTextArgs, file_trimmed: list[str]) -> Iterator[tuple[int, int]]:
     if args.query_type == "lineBlock":
-        block = line_list(args.match_lines or [])
+        block = line_list(args.match_lines)
         starts = block_starts(file_trimmed, block, limit=args.max_matches + 1)
         check_no_overlap(starts, len(block), "matchLines")
         yield from ((s, s + len(block) - 1) for s in starts)

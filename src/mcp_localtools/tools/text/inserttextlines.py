@@ -42,12 +42,11 @@ class InsertTextLinesArgs(ToolArgs):
         "end",
         description=("Giving lineNumber implies `lineNumber`."),
     )
-    anchor_match_lines: list[str] | None = Field(
-        None,
-        min_length=1,
-        description="Anchor block; must match once, trimmed.",
+    anchor_match_lines: list[str] = Field(
+        default_factory=list, description="Anchor block; must match once, trimmed."
     )
     line_number: int | None = Field(None, ge=1, description="Number of the first new line; last + 1 appends.")
+    clamp: bool = Field(False, description="A lineNumber past the end appends instead of failing.")
     expected_sha256: str | None = expected_sha256_field()
 
     @field_validator("lines_to_insert")
@@ -72,9 +71,9 @@ class InsertTextLinesArgs(ToolArgs):
         if position != "lineNumber" and self.line_number is not None:
             raise PydanticCustomError("conflict", f"lineNumber is not used with position {position}", {})
         anchored = position in ("beforeAnchor", "afterAnchor")
-        if anchored and self.anchor_match_lines is None:
+        if anchored and not self.anchor_match_lines:
             raise PydanticCustomError("argument_missing", f"position {position} needs anchorMatchLines", {})
-        if not anchored and self.anchor_match_lines is not None:
+        if not anchored and self.anchor_match_lines:
             raise PydanticCustomError(
                 "conflict",
                 f"anchorMatchLines is only for beforeAnchor/afterAnchor, not position {position}",
@@ -105,14 +104,14 @@ def insert_text_lines(
             at = len(doc)
         elif args.position == "lineNumber":
             assert args.line_number is not None
-            if args.line_number > len(doc) + 1:
+            if args.line_number > len(doc) + 1 and not args.clamp:
                 raise InvalidArguments(
                     f"lineNumber {args.line_number} is past the end of {target.path} ({len(doc)} lines); "
-                    f"{len(doc) + 1} appends"
+                    f"{len(doc) + 1} appends, or pass clamp=true"
                 )
-            at = args.line_number - 1
+            at = min(args.line_number, len(doc) + 1) - 1  # clamped as LLMC's insert_line is
         else:
-            anchor = line_list(args.anchor_match_lines or [])
+            anchor = line_list(args.anchor_match_lines)
             anchor_at = unique_block(doc.lines, trimmed(doc.lines), anchor, "anchorMatchLines", target.path)
             at = anchor_at if args.position == "beforeAnchor" else anchor_at + len(anchor)
         text = splice(doc, at, at, new_lines).render()

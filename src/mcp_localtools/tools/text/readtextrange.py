@@ -38,16 +38,8 @@ _RESERVE = 400  # room in the budget for the header and the notes
 
 class ReadTextRangeArgs(ToolArgs):
     path: str = Field(description="UTF-8 text file.")
-    start_match_lines: list[str] | None = Field(
-        None,
-        min_length=1,
-        description="Start marker lines.",
-    )
-    end_match_lines: list[str] | None = Field(
-        None,
-        min_length=1,
-        description="End marker lines.",
-    )
+    start_match_lines: list[str] = Field(default_factory=list, description="Start marker lines.")
+    end_match_lines: list[str] = Field(default_factory=list, description="End marker lines.")
     start_line: int | None = Field(None, ge=1, description="1-based first line.")
     end_line: int | None = Field(
         None,
@@ -61,7 +53,7 @@ class ReadTextRangeArgs(ToolArgs):
             (self.start_match_lines, self.start_line, "start"),
             (self.end_match_lines, self.end_line, "end"),
         ):
-            if lines is not None and number is not None:
+            if lines and number is not None:
                 raise PydanticCustomError("conflict", f"give {side}MatchLines or {side}Line, not both", {})
         if self.start_line and self.end_line and self.end_line < self.start_line:
             raise PydanticCustomError(
@@ -100,7 +92,7 @@ def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: Limit
     total = len(lines)
     file_trimmed = trimmed(lines)
     start, start_block_end = 0, 0
-    if args.start_match_lines is not None:
+    if args.start_match_lines:
         block = line_list(args.start_match_lines)
         start = unique_block(lines, file_trimmed, block, "startMatchLines", file.path)
         start_block_end = start + len(block)
@@ -111,11 +103,11 @@ def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: Limit
             )
         start = start_block_end = args.start_line - 1
     stop = total
-    if args.end_match_lines is not None:
+    if args.end_match_lines:
         block = line_list(args.end_match_lines)
         end_start = unique_block(lines, file_trimmed, block, "endMatchLines", file.path)
         if end_start < start_block_end:
-            what = "startMatchLines" if args.start_match_lines is not None else "startLine"
+            what = "startMatchLines" if args.start_match_lines else "startLine"
             raise InvalidArguments(
                 f"endMatchLines occurs before (or overlaps) {what} (start at line {start + 1}, end at line "
                 f"{end_start + 1})"

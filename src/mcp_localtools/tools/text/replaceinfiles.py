@@ -26,7 +26,8 @@ from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs,
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
-from mcp_localtools.tools.text._match import MatchMode, every_match
+from mcp_localtools.tools.text._groups import Replacement
+from mcp_localtools.tools.text._match import MatchMode, compile_regex, replace_every
 from mcp_localtools.tools.text._textfile import EditableText, edit_text
 from mcp_localtools.workspace import Workspace
 
@@ -37,7 +38,9 @@ MAX_FILES = 500
 
 class ReplaceInFilesArgs(ToolArgs):
     pattern: str = Field(min_length=1, description="Text to replace (or an RE2 regex with match=regex).")
-    replacement: str = Field(description="Replacement, inserted literally (may be empty).")
+    replacement: str = Field(
+        description=r"Inserted literally (may be empty). regex: \1, \g<name> insert groups, \\ a backslash."
+    )
     include: list[str] = Field(
         min_length=1,
         max_length=50,
@@ -72,15 +75,9 @@ class ReplaceInFilesResult(ToolOutput):
 
 
 def _new_text(target: EditableText, args: ReplaceInFilesArgs) -> tuple[str, int]:
-    text = target.file.text
-    spans = every_match(text, args.pattern, args.match, "pattern")
-    pieces: list[str] = []
-    done = 0
-    for start, end in spans:
-        pieces += (text[done:start], args.replacement)
-        done = end
-    pieces.append(text[done:])
-    return "".join(pieces), len(spans)
+    return replace_every(
+        target.file.text, args.pattern, args.replacement, args.match, "pattern", "replacement"
+    )
 
 
 def _apply(
@@ -117,7 +114,7 @@ def _apply(
                     f"more than {args.max_files} files would change; narrow include or raise maxFiles "
                     f"(at most {MAX_FILES}). No file was changed."
                 )
-        diffs = [unified_diff(t.file.text, new, name=str(t.path)) for t, new, _ in changes]
+        diffs = [unified_diff(t.file.text, new, name=t.diff_name) for t, new, _ in changes]
         if not args.dry_run:
             written: list[EditableText] = []
             try:
@@ -168,12 +165,15 @@ async def replace_in_files(
     """The replaceinfiles tool body: find the files with the engine, edit them in a worker thread.
 
     Raises:
-        InvalidArguments: a bad glob or regex. NotADirectory: root is not a directory.
+        InvalidArguments: a bad glob or regex, or a group reference the regex has no group for.
+        NotADirectory: root is not a directory.
         TooLarge, ToolError: as ``_apply``; nothing is written then.
     """
     for glob in args.include:
         if not glob.strip() or any(char in glob for char in "\n\r\x00"):
             raise InvalidArguments(f"include: {glob!r} is not a usable glob")
+    if args.match == "regex":  # a bad regex or group reference is refused before any search
+        Replacement.parse(args.replacement, compile_regex(args.pattern, "pattern"), "replacement")
     resolved = await anyio.to_thread.run_sync(paths.resolve, args.root)
     if not await anyio.to_thread.run_sync(resolved.real.is_dir):
         raise NotADirectory(f"root is not a directory: {resolved.path}")
@@ -216,7 +216,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             "Replace a word, text or RE2 regex in every file under root matching the include globs "
             "(renames). dryRun (default true) returns every change as a diff and writes nothing; with "
             "dryRun=false all files are written or none (a failure restores them). Ignore files are "
-            "respected, hidden files skipped; the replacement is literal."
+            "respected, hidden files skipped."
         ),
         args_model=ReplaceInFilesArgs,
         result_model=ReplaceInFilesResult,
