@@ -9,12 +9,10 @@ signalled through the supervisor, never with the server's ``kill``.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
-import termios
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -96,13 +94,23 @@ class Streams:
 
 def _raw_echo_off(fd: int) -> None:
     """No echo on the terminal: what writeprocess sends is not read back as output."""
+    import termios  # POSIX only, imported where a pseudo-terminal is made
+
     attributes = termios.tcgetattr(fd)
     attributes[3] &= ~termios.ECHO
     termios.tcsetattr(fd, termios.TCSANOW, attributes)
 
 
-def _take_terminal() -> None:
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+def _take_terminal() -> Callable[[], None]:
+    """What a tty child runs after ``setsid``: make its stdin (the pty) its controlling terminal.
+    The modules are imported here, in the parent: nothing may be imported between fork and exec."""
+    import fcntl
+    import termios
+
+    def take() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    return take
 
 
 class PopenHandle:
@@ -120,7 +128,7 @@ class PopenHandle:
             stderr=streams.child[2],
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_take_terminal if tty else None,
+            preexec_fn=_take_terminal() if tty else None,
         )
         self.pid = self._popen.pid
         self.stdin, self.stdout, self.stderr = streams.stdin, streams.stdout, streams.stderr
