@@ -212,7 +212,7 @@ async def _cold(argv: list[str]) -> None:
         await client.list_tools()
 
 
-async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[str]], str]:
+async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[str]], str]:  # noqa: PLR0915 - one measurement script, step by step
     work: Path = options.work
     data = _prepare(work)
     config = work / "reads.toml"

@@ -219,7 +219,12 @@ def raw_stdio_exchange(
     assert proc.stdin is not None and proc.stdout is not None
     stdout = proc.stdout
     lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True)
+
+    def feed() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    reader = threading.Thread(target=feed, daemon=True)
     reader.start()
     replies: list[dict[str, Any]] = []
     try:

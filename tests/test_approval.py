@@ -43,7 +43,7 @@ class Person:
         if self.delay:
             await anyio.sleep(self.delay)
         content = {"decision": self.decision} if self.action == "accept" else None
-        return ElicitResult(action=self.action, content=content)  # type: ignore[arg-type]
+        return ElicitResult(action=self.action, content=content)
 
     @property
     def messages(self) -> list[str]:
@@ -254,7 +254,7 @@ async def test_a_2026_answer_is_used_once_and_a_forged_state_is_refused(tmp_path
         session = client.session
         asked = await session.call_tool("shellcommand", call, allow_input_required=True)
         assert isinstance(asked, InputRequiredResult) and asked.input_requests and asked.request_state
-        yes = {
+        yes: dict[str, Any] = {
             key: ElicitResult(action="accept", content={"decision": "approve"})
             for key in asked.input_requests
         }

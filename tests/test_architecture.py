@@ -47,7 +47,6 @@ MAX_MODULE_LINES = 450
 LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.config": "the TOML config's models, one class per section",
     "mcp_localtools.transports": "auth, the HTTP edge guard and serving; split into three is issue 29 step 2",
-    "mcp_localtools.cli": "every subcommand in one module; the package by subcommand is issue 29 step 2",
     "mcp_localtools.tools.fs.readfile": "the tool, its text window, its binary forms",
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
@@ -417,10 +416,11 @@ def _module_state(name: str) -> Iterator[str]:
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        for node in ast.walk(function):
-            changed = _changes(node, names)
+        for inner in ast.walk(function):
+            changed = _changes(inner, names)
             if changed is not None:
-                yield f"{name}:{node.lineno} {function.name}() changes the module-level {changed}"
+                line = getattr(inner, "lineno", 0)
+                yield f"{name}:{line} {function.name}() changes the module-level {changed}"
 
 
 def _called(call: ast.Call) -> str:

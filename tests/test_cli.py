@@ -211,3 +211,74 @@ def test_config_example_prints_the_example_config_shipped_in_the_package(project
         run("--config", "config.toml", "call", "readfile", '{"path": "a.txt"}', cwd=project).returncode == 0
     )
     assert run("config", cwd=project).returncode == 1  # --example is required: nothing else to print yet
+
+
+@pytest.mark.parametrize(
+    ("command", "own", "foreign"),
+    [
+        ("tools", ["--profile", "--json", "--format", "--root"], ["--transport", "--port", "--allowed-host"]),
+        (
+            "call",
+            ["--profile", "--root", "--read-only"],
+            ["--transport", "--host", "--allow-unauthenticated-loopback"],
+        ),
+        ("token", ["--file", "--force"], ["--root", "--transport", "--profile"]),
+        ("audit", ["--since", "--decision"], ["--root", "--transport", "--profile"]),
+        ("config", ["--example"], ["--root", "--transport"]),
+        ("serve", ["--transport", "--profile", "--root"], ["--json", "--since"]),
+    ],
+)
+def test_each_subcommand_shows_only_its_own_options(
+    project: Path, command: str, own: list[str], foreign: list[str]
+) -> None:
+    done = run(command, "--help", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert all(option in done.stdout for option in own), done.stdout
+    assert not [option for option in foreign if option in done.stdout], done.stdout
+
+
+PROFILES_TOML = '[profiles.reader]\nenabled = ["readfile", "statpath"]\n'
+
+
+def test_tools_and_call_take_a_profile(project: Path) -> None:
+    (project / "c.toml").write_text(PROFILES_TOML, encoding="utf-8")
+    listed = run("--config", "c.toml", "tools", "--profile", "reader", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    assert [m["name"] for m in json.loads(listed.stdout)] == ["readfile", "statpath"]
+    allowed = run(
+        "--config", "c.toml", "call", "--profile", "reader", "readfile", '{"path": "a.txt"}', cwd=project
+    )
+    assert allowed.returncode == 0, allowed.stdout
+    hidden = run(
+        "--config",
+        "c.toml",
+        "call",
+        "--profile",
+        "reader",
+        "writefile",
+        '{"path": "b.txt", "content": "x"}',
+        cwd=project,
+    )
+    assert hidden.returncode == 1 and json.loads(hidden.stdout)["error"]["code"] == "unknown_tool"
+    assert "profile 'reader'" in json.loads(hidden.stdout)["error"]["message"]
+    assert not (project / "b.txt").exists()
+
+
+def test_tools_and_call_refuse_an_unknown_profile(project: Path) -> None:
+    (project / "c.toml").write_text(PROFILES_TOML, encoding="utf-8")
+    listed = run("--config", "c.toml", "tools", "--profile", "nosuch", cwd=project)
+    assert listed.returncode == 1 and "no profile 'nosuch': [profiles] defines reader" in listed.stderr
+    called = run(
+        "--config", "c.toml", "call", "--profile", "nosuch", "readfile", '{"path": "a.txt"}', cwd=project
+    )
+    assert called.returncode == 1 and "no profile 'nosuch'" in json.loads(called.stdout)["error"]["message"]
+
+
+def test_a_profiles_unusable_token_file_is_named_by_its_key(project: Path) -> None:
+    token = project / "reader.token"
+    token.write_text("x" * 40 + "\n", encoding="utf-8")
+    token.chmod(0o644)  # readable by others: refused
+    (project / "c.toml").write_text(PROFILES_TOML + 'token_file = "reader.token"\n', encoding="utf-8")
+    done = run("--config", "c.toml", "--transport", "streamable-http", "--port", "1", cwd=project)
+    assert done.returncode == 1
+    assert "[profiles.reader] token_file: refusing the auth token file" in done.stderr

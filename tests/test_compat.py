@@ -71,7 +71,7 @@ def _probe(root: Path, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> tu
 def test_the_package_imports_and_serves_files_and_commands_with_the_posix_only_modules_blocked(
     tmp_path: Path,
 ) -> None:
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("writefile", {"path": "notes.txt", "content": "alpha\nbeta\n"}),
         ("editfile", {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}),
         ("readfile", {"path": "notes.txt"}),
@@ -93,7 +93,7 @@ def test_without_directory_descriptors_or_process_groups_the_tools_needing_them_
 ) -> None:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     (tmp_path / "dot.png").write_bytes(make_png())
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("readfile", {"path": "notes.txt"}),
         ("readtextrange", {"path": "notes.txt", "startLine": 2}),
         ("findtext", {"path": "notes.txt", "query": "beta"}),

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -98,7 +99,7 @@ async def test_a_client_that_starts_the_server_in_the_filesystem_root_is_served_
 ) -> None:
     params = StdioServerParameters(command=installed_command(), args=[], cwd="/", env=_env(home))
     async with Client(params, mode=mode) as client:
-        calls = [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("listdirectory", {"path": "."}),
             ("readfile", {"path": str(home / ".ssh" / "id_rsa")}),
             ("searchfiles", {"pattern": "canary", "root": str(home)}),

@@ -175,8 +175,8 @@ class _Grammar:
             cut = whole[: rng.randrange(1, len(whole) - 1)].rstrip(b"\\")
             return _Line(cut, "id" if b"," in cut[7:] else "null", request_id)  # the id whole, or not
         if kind == 1:
-            cut = whole.index(b'"y"') + 1
-            return _Line(whole[:cut] + b"\xff\xfe" + whole[cut:], "id", request_id)
+            at = whole.index(b'"y"') + 1
+            return _Line(whole[:at] + b"\xff\xfe" + whole[at:], "id", request_id)
         if kind == 2:
             return _Line(rng.choice([b"42", b'"x"', b"null", b"true", b"[]", b"[1, 2]", b"{}"]), "null")
         if kind == 3:

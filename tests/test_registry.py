@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -97,7 +98,7 @@ async def test_invalid_arguments_become_an_error_result_without_the_input_value(
 
 async def test_a_lone_surrogate_anywhere_in_the_arguments_is_invalid_arguments(tmp_path: Path) -> None:
     registry = build_registry(config_for(tmp_path))
-    cases = [
+    cases: list[tuple[str, dict[str, Any], str]] = [
         ("writefile", {"path": "a.txt", "content": "bad \ud800"}, "content"),
         ("shellcommand", {"commands": ["echo ok", "echo \udfff"]}, "commands[1]"),
         ("shellcommand", {"commands": ["env"], "env": {"X": "\ud800"}}, "env.X"),

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +20,28 @@ from pydantic import BaseModel, Field
 
 from mcp_localtools import schemas
 from mcp_localtools.config import Config
-from mcp_localtools.registry import ToolArgs, input_schema, output_schema
-from mcp_localtools.schemas import CACHE_FILE, cached_schema, entry_key, fingerprint
+from mcp_localtools.registry import ToolArgs
+from mcp_localtools.schemas import (
+    CACHE_FILE,
+    Kind,
+    cached_schema,
+    entry_key,
+    fingerprint,
+    input_schema,
+    output_schema,
+)
 from mcp_localtools.tools import all_specs
 from mcp_localtools.workspace import Workspace
 
 
 def _generated(root: Path) -> dict[str, Any]:
     entries: dict[str, Any] = {}
-    for spec in all_specs(Workspace.from_config(Config(paths={"allowed_roots": [str(root)]}))):  # type: ignore[arg-type]
-        for model, kind, make in (
+    for spec in all_specs(Workspace.from_config(Config(paths={"allowed_roots": [str(root)]}))):
+        pairs: tuple[tuple[type[BaseModel], Kind, Callable[[type[BaseModel]], dict[str, Any]]], ...] = (
             (spec.args_model, "input", input_schema),
             (spec.result_model, "output", output_schema),
-        ):
+        )
+        for model, kind, make in pairs:
             entries[entry_key(model, kind)] = {"fingerprint": fingerprint(model), "schema": make(model)}
     return dict(sorted(entries.items()))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import MCPError
@@ -383,8 +384,8 @@ async def test_a_profile_that_turns_exec_off_has_no_command_tools_while_the_serv
     ],
 )
 def test_a_bad_profile_fails_at_start_up(
-    tmp_path: Path, profiles: dict, profile: str | None, message: str
-) -> None:  # type: ignore[type-arg]
+    tmp_path: Path, profiles: dict[str, Any], profile: str | None, message: str
+) -> None:
     from mcp_localtools.errors import ConfigError
     from mcp_localtools.server import build_server
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mcp_localtools.stdio import recover_id
+from mcp_localtools.jsonrpc import recover_id
 from tests.helpers import INITIALIZE, INITIALIZED, call_message, installed_command
 
 MiB = 1024 * 1024
@@ -42,7 +42,12 @@ class _Server:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.lines: queue.Queue[bytes] = queue.Queue()
         stdout = self.proc.stdout
-        threading.Thread(target=lambda: [self.lines.put(line) for line in stdout], daemon=True).start()
+
+        def feed() -> None:
+            for line in stdout:
+                self.lines.put(line)
+
+        threading.Thread(target=feed, daemon=True).start()
         self.send(_line(INITIALIZE) + _line(INITIALIZED))
         assert self.reply()["id"] == 1
         self.base_kib = _vmhwm_kib(self.proc.pid) if sys.platform == "linux" else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,11 +37,12 @@ def _without_branch_copies(node: object) -> object:
         return node
     out = {key: _without_branch_copies(value) for key, value in node.items()}
     if isinstance(out.get("anyOf"), list):
+        branches: list[Any] = list(out["anyOf"])  # type: ignore[call-overload]
         out["anyOf"] = [
             {k: v for k, v in branch.items() if k not in ("description", "default")}
             if isinstance(branch, dict)
             else branch
-            for branch in out["anyOf"]
+            for branch in branches
         ]
     return out
 

@@ -310,8 +310,8 @@ async def test_unauthenticated_loopback_mode_serves_without_a_token_and_warns(tm
 async def test_a_long_shellcommand_streams_progress_notifications_in_order(served: Served, mode: str) -> None:
     seen: list[tuple[float, str | None]] = []
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        seen.append((done, message))
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
 
     script = "for n in 1 2 3 4 5; do echo line-$n; sleep 0.2; done"
     async with served.connect(mode=mode) as client:
@@ -331,7 +331,7 @@ async def test_a_cancelled_call_kills_its_command_and_the_session_stays_usable(s
     marker = f"mcpltmark{uuid.uuid4().hex}"
     started = anyio.Event()
 
-    async def progress(done: float, total: float | None, message: str | None) -> None:
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
         if message == "started":
             started.set()
 

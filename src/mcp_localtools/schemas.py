@@ -152,47 +152,29 @@ def fingerprint(model: type[BaseModel]) -> str | None:
     serializers), with memory addresses left out of every repr; and ``_salt()``. None when a type
     is still an unresolved forward reference (its model cannot be cached: the fingerprint would
     change once the model is built)."""
-    digest = hashlib.sha256(_salt().encode())
-    seen: set[object] = set()
+    walker = _Fingerprint()
+    return walker.digest.hexdigest() if walker.walk(model) else None
 
-    def add(kind: str, parts: object) -> None:
-        digest.update(_ADDRESS.sub("", f"{kind} {parts!r}\n").encode())
 
-    def walk(node: object) -> bool:
+class _Fingerprint:
+    """One fingerprint being computed: the hash so far and the types already walked."""
+
+    def __init__(self) -> None:
+        self.digest = hashlib.sha256(_salt().encode())
+        self.seen: set[object] = set()
+
+    def add(self, kind: str, parts: object) -> None:
+        self.digest.update(_ADDRESS.sub("", f"{kind} {parts!r}\n").encode())
+
+    def walk(self, node: object) -> bool:
+        """Hash ``node`` and what it refers to; False at an unresolved forward reference."""
         if isinstance(node, typing.ForwardRef | str):
             return False
         if isinstance(node, type):
-            if node in seen:
+            if node in self.seen:
                 return True
-            seen.add(node)
-        if isinstance(node, type) and issubclass(node, BaseModel):
-            config = sorted((key, repr(value)) for key, value in node.model_config.items())
-            add("M", (node.__module__, node.__qualname__, node.__doc__, config))
-            for group in _DECORATOR_GROUPS:  # the decorators' kinds and settings, not their ids
-                found = getattr(node.__pydantic_decorators__, group).items()
-                add("D", sorted((name, repr(decorator.info)) for name, decorator in found))
-            for name, info in node.model_fields.items():
-                add("F", (name, repr(info.annotation), info.default, info.default_factory))
-                add("A", [getattr(info, attribute, None) for attribute in _FIELD_ATTRIBUTES])
-                if not walk(info.annotation):
-                    return False
-        elif isinstance(node, type) and issubclass(node, enum.Enum):
-            add("E", (node.__qualname__, [member.value for member in node]))
-        elif isinstance(node, type) and (dataclasses.is_dataclass(node) or typing.is_typeddict(node)):
-            try:
-                hints = typing.get_type_hints(node, include_extras=True)
-            except (NameError, TypeError):
-                return False
-            fields = (
-                {f.name: f.default for f in dataclasses.fields(node)}
-                if dataclasses.is_dataclass(node)
-                else {}
-            )
-            add(
-                "T",
-                (node.__module__, node.__qualname__, node.__doc__, sorted(map(repr, hints.items())), fields),
-            )
-            if not all(walk(hint) for hint in hints.values()):
+            self.seen.add(node)
+            if not self._type(node):
                 return False
         origin = typing.get_origin(node)
         if origin is Literal:  # its values are data (strings included), not types
@@ -200,9 +182,44 @@ def fingerprint(model: type[BaseModel]) -> str | None:
         arguments = typing.get_args(node)
         if origin is Annotated:  # the metadata is in the field's repr; only the type is walked
             arguments = arguments[:1]
-        return all(walk(arg) for arg in arguments)
+        return all(self.walk(arg) for arg in arguments)
 
-    return digest.hexdigest() if walk(model) else None
+    def _type(self, node: type) -> bool:
+        if issubclass(node, BaseModel):
+            return self._model(node)
+        if issubclass(node, enum.Enum):
+            self.add("E", (node.__qualname__, [member.value for member in node]))
+            return True
+        if dataclasses.is_dataclass(node) or typing.is_typeddict(node):
+            return self._record(node)
+        return True
+
+    def _model(self, node: type[BaseModel]) -> bool:
+        config = sorted((key, repr(value)) for key, value in node.model_config.items())
+        self.add("M", (node.__module__, node.__qualname__, node.__doc__, config))
+        for group in _DECORATOR_GROUPS:  # the decorators' kinds and settings, not their ids
+            found = getattr(node.__pydantic_decorators__, group).items()
+            self.add("D", sorted((name, repr(decorator.info)) for name, decorator in found))
+        for name, info in node.model_fields.items():
+            self.add("F", (name, repr(info.annotation), info.default, info.default_factory))
+            self.add("A", [getattr(info, attribute, None) for attribute in _FIELD_ATTRIBUTES])
+            if not self.walk(info.annotation):
+                return False
+        return True
+
+    def _record(self, node: type) -> bool:
+        """A dataclass or a TypedDict."""
+        try:
+            hints = typing.get_type_hints(node, include_extras=True)
+        except (NameError, TypeError):
+            return False
+        fields = (
+            {f.name: f.default for f in dataclasses.fields(node)} if dataclasses.is_dataclass(node) else {}
+        )
+        self.add(
+            "T", (node.__module__, node.__qualname__, node.__doc__, sorted(map(repr, hints.items())), fields)
+        )
+        return all(self.walk(hint) for hint in hints.values())
 
 
 class _SchemaWithoutTitles(GenerateJsonSchema):

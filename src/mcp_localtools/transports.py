@@ -331,28 +331,9 @@ class _EdgeGuard:
             await self.app(scope, receive, send)
             return
         headers: list[tuple[bytes, bytes]] = scope["headers"]
-        names = [name.lower() for name, _ in headers]
-        for name in (b"host", b"authorization"):
-            if names.count(name) > 1:
-                await _plain(send, 400, f"Bad Request: more than one {name.decode().title()} header")
-                return
-        if b"transfer-encoding" in names and b"content-length" in names:
-            await _plain(send, 400, "Bad Request: Transfer-Encoding together with Content-Length")
-            return
         values = {name.lower(): value for name, value in headers}
-        origin = values.get(b"origin")
-        if origin is not None and not self.settings.origin_allowed(origin.decode("latin-1")):
-            logger.warning("refused Origin %r", origin.decode("latin-1")[:200])
-            await _plain(send, 403, "Invalid Origin header")
+        if not await self._admitted(scope, headers, values, send):
             return
-        authorization = values.get(b"authorization")
-        if self.verifier is not None and authorization is not None and scope["path"] != "/healthz":
-            kind, _, given = authorization.partition(b" ")
-            if kind.lower() == b"bearer":
-                valid = await self.verifier.verify_token(given.strip().decode("latin-1"))
-                if valid is None:
-                    await _invalid_token(send)
-                    return
         data: Any = None
         if scope["method"] == "POST":
             checked = await self._checked_body(scope, receive, send)
@@ -361,16 +342,7 @@ class _EdgeGuard:
             receive, data = checked
         session = values.get(b"mcp-session-id")
         if self.sessions is not None and session is None and scope["method"] == "POST":
-            await self._evict_idle_session()
-
-            async def remember(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    for name, value in message.get("headers", []):
-                        if name.lower() == b"mcp-session-id":
-                            self._touch(value.decode("latin-1"))
-                await send(message)
-
-            await self.app(scope, receive, remember)
+            await self._new_session(scope, receive, send)
             return
         if session is not None:
             self._touch(session.decode("latin-1"))
@@ -378,6 +350,48 @@ class _EdgeGuard:
             await self.app(scope, receive, send)
             return
         await self._one_id_at_a_time(scope, receive, send, session.decode("latin-1"), data)
+
+    async def _admitted(
+        self, scope: Scope, headers: list[tuple[bytes, bytes]], values: dict[bytes, bytes], send: Send
+    ) -> bool:
+        """The header, Origin and token checks; False once a refusal was sent."""
+        names = [name.lower() for name, _ in headers]
+        for name in (b"host", b"authorization"):
+            if names.count(name) > 1:
+                await _plain(send, 400, f"Bad Request: more than one {name.decode().title()} header")
+                return False
+        if b"transfer-encoding" in names and b"content-length" in names:
+            await _plain(send, 400, "Bad Request: Transfer-Encoding together with Content-Length")
+            return False
+        origin = values.get(b"origin")
+        if origin is not None and not self.settings.origin_allowed(origin.decode("latin-1")):
+            logger.warning("refused Origin %r", origin.decode("latin-1")[:200])
+            await _plain(send, 403, "Invalid Origin header")
+            return False
+        authorization = values.get(b"authorization")
+        if self.verifier is not None and authorization is not None and scope["path"] != "/healthz":
+            kind, _, given = authorization.partition(b" ")
+            if (
+                kind.lower() == b"bearer"
+                and await self.verifier.verify_token(given.strip().decode("latin-1")) is None
+            ):
+                await _invalid_token(send)
+                return False
+        return True
+
+    async def _new_session(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST without a session id (a new session): make room at ``max_sessions``, and
+        remember the id the SDK answers with."""
+        await self._evict_idle_session()
+
+        async def remember(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        self._touch(value.decode("latin-1"))
+            await send(message)
+
+        await self.app(scope, receive, remember)
 
     async def _checked_body(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, Any] | None:
         """Read a POST body (within the body cap) and answer 400 with a JSON-RPC error, its id

@@ -48,11 +48,11 @@ def gemini(tool: dict[str, Any]) -> dict[str, Any]:
         name=tool["name"], description=tool["description"], inputSchema=tool["inputSchema"]
     )
     try:
-        converted = _mcp_utils.mcp_to_gemini_tool(mcp_tool)  # type: ignore[arg-type]
+        converted = _mcp_utils.mcp_to_gemini_tool(mcp_tool)
     except Exception as exc:
         return failure(exc)
-    declaration = converted.function_declarations[0]  # type: ignore[index]
-    properties = declaration.parameters.properties or {}  # type: ignore[union-attr]
+    declaration = converted.function_declarations[0]
+    properties = declaration.parameters.properties or {}
     lost = [
         name
         for name, original in tool["inputSchema"].get("properties", {}).items()

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -71,7 +72,7 @@ async def test_a_directory_swapped_for_an_outside_symlink_never_lets_a_write_mov
     try:
         with anyio.fail_after(120):
             for n in range(250):
-                calls = [
+                calls: list[tuple[str, dict[str, Any]]] = [
                     ("writefile", {"path": f"d/w{n % 7}.txt", "content": "inside", "overwrite": True}),
                     ("writefile", {"path": "d/victim.txt", "content": "pwned", "overwrite": True}),
                     (

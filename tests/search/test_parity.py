@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -37,7 +37,12 @@ PATTERNS = [
     ("[a-z]+\\s+\\(", True, False),
     ("ERROR(", False, True),
 ]
-MODES = [("files", 0), ("count", 0), ("lines", 0), ("lines", 2)]  # (output, context_lines)
+MODES: list[tuple[Literal["files", "count", "occurrences", "lines"], int]] = [
+    ("files", 0),
+    ("count", 0),
+    ("lines", 0),
+    ("lines", 2),
+]  # (output, context_lines)
 
 
 def ripgrep() -> Engine:

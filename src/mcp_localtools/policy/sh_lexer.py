@@ -119,7 +119,7 @@ class _Lexer:
 
     # -- command lists ---------------------------------------------------------------------
 
-    def parse_list(self, stop: str | None) -> None:
+    def parse_list(self, stop: str | None) -> None:  # noqa: C901, PLR0915 - the POSIX grammar's list rule, one loop
         """Parse until the end of input or, for ``$(``, the matching ``)``."""
         command: list[Word] = []
         redirect = ""  # "" | "target" | "heredoc" | "heredoc-strip"

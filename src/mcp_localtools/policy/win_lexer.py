@@ -54,7 +54,7 @@ class _Builder:
         self.command = []
 
 
-def lex_powershell(source: str) -> ShCommands:
+def lex_powershell(source: str) -> ShCommands:  # noqa: C901, PLR0915 - one pass over PowerShell tokens
     """Split a PowerShell command string into simple commands.
 
     Raises:

@@ -12,7 +12,7 @@ base environment is built from
    environment between marker lines. Failures are logged and never fatal.
 
 Then the session's and the call's ``env`` are laid on top (later wins). The server's own environment
-reaches this module as a parameter; only ``cli.py`` reads ``os.environ``.
+reaches this module as a parameter; only ``cli/`` reads ``os.environ``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from mcp_localtools.tools import code, fs, image, text, web
 from mcp_localtools.tools import exec as exec_tools
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["GROUPS", "all_specs", "build_registry", "profile_tools", "select_tools"]
+__all__ = ["GROUPS", "all_specs", "build_registry", "profile_specs", "profile_tools", "select_tools"]
 
 logger = logging.getLogger(__name__)
 
@@ -166,11 +166,20 @@ def profile_tools(
         if not name or not all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in name):
             raise ConfigError(f"profiles.{name}: a profile name is letters, digits, '-' and '_'")
         try:
-            chosen = select_tools(own.get(name, registry).specs(), _as_tools(profile))
+            chosen = profile_specs(own.get(name, registry), profile)
         except ConfigError as exc:
             raise ConfigError(f"profiles.{name}: {exc.message}") from exc
         sets[name] = frozenset(spec.name for spec in chosen)
     return sets
+
+
+def profile_specs(registry: Registry, profile: ProfileConfig) -> list[ToolSpec[Any]]:
+    """The specs of ``registry`` that ``profile``'s ``enabled``/``disabled``/``read_only`` select.
+
+    Raises:
+        ConfigError: an entry matches no tool of ``registry``.
+    """
+    return select_tools(registry.specs(), _as_tools(profile))
 
 
 def _as_tools(profile: ProfileConfig) -> ToolsConfig:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,10 +22,11 @@ pytestmark = pytest.mark.anyio
 HELLO = 'printf "NAME=%s\\n" "$1"\nprintf "ENV=%s\\n" "$MYVAR"\n'
 
 
-async def call(client: Client, **arguments: object) -> dict:  # type: ignore[type-arg]
+async def call(client: Client, **arguments: object) -> dict[str, Any]:
     result = await client.call_tool("runscript", arguments)
     assert not result.is_error, text_of(result)
-    return result.structured_content  # type: ignore[return-value]
+    data: dict[str, Any] = result.structured_content or {}
+    return data
 
 
 async def test_a_script_runs_in_its_work_dir_with_args_and_env(shell: Client, tmp_path: Path) -> None:
@@ -79,12 +81,13 @@ async def test_extensions_must_be_allowed_and_mapped(tmp_path: Path) -> None:
 
 async def test_args_and_env_are_validated(shell: Client, tmp_path: Path) -> None:
     (tmp_path / "a.sh").write_text("echo ok\n", encoding="utf-8")
-    for arguments, needle in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"args": ["x"] * 257}, "too many args: 257 (max 256)"),
         ({"args": ["ok", "a\x00b"]}, "args[1] contains NUL byte"),
         ({"args": ["x" * 20_000]}, "args[0] too long"),
         ({"env": {"": "x"}}, 'env "": the name is empty'),
-    ]:
+    ]
+    for arguments, needle in cases:
         result = await shell.call_tool("runscript", {"path": "a.sh", **arguments})
         assert error_code(result) == "invalid_arguments" and needle in text_of(result), needle
 
@@ -154,7 +157,7 @@ async def test_the_constructed_command_goes_through_the_policy(tmp_path: Path) -
         python = await client.call_tool("runscript", {"path": "a.py"})
     assert error_code(shell_script) == "command_refused"
     assert text_of(shell_script).startswith("command not allowed: sh")
-    assert not python.is_error and python.structured_content["stdout"] == "ok\n"  # type: ignore[index]
+    assert not python.is_error and python.structured_content["stdout"] == "ok\n"
     async with exec_client(tmp_path, exec={"max_command_length": 20}) as client:
         long = await client.call_tool("runscript", {"path": "a.sh", "args": ["x" * 30]})
     assert error_code(long) == "too_large" and "constructed command too long" in text_of(long)
@@ -206,7 +209,10 @@ async def test_a_bash_script_runs_with_bash(shell: Client, tmp_path: Path) -> No
 
 async def test_a_long_output_keeps_head_and_tail_in_the_budget_and_links_all_of_it(tmp_path: Path) -> None:
     (tmp_path / "long.sh").write_text("seq 20000\n", encoding="utf-8")
-    sections = {"limits": {"max_result_chars": 5000}, "exec": {"resource_links": True}}
+    sections: dict[str, dict[str, Any]] = {
+        "limits": {"max_result_chars": 5000},
+        "exec": {"resource_links": True},
+    }
     async with exec_client(tmp_path, **sections) as client:
         result = await client.call_tool("runscript", {"path": "long.sh"})
         data = result.structured_content

@@ -283,7 +283,7 @@ def test_a_command_cannot_kill_the_server(tmp_path: Path) -> None:
         for message in (INITIALIZE, INITIALIZED, kill, after):
             server.stdin.write(json.dumps(message) + "\n")
         server.stdin.flush()
-        replies = {}
+        replies: dict[Any, Any] = {}
         while len(replies) < 3:
             line = server.stdout.readline()
             assert line, "the server died"

@@ -32,10 +32,11 @@ from tests.tools.exec.conftest import exec_client
 pytestmark = pytest.mark.anyio
 
 
-async def run(client: Client, *commands: str, **arguments: object) -> dict:  # type: ignore[type-arg]
+async def run(client: Client, *commands: str, **arguments: object) -> dict[str, Any]:
     result = await client.call_tool("shellcommand", {"commands": list(commands), **arguments})
     assert not result.is_error, text_of(result)
-    return result.structured_content  # type: ignore[return-value]
+    data: dict[str, Any] = result.structured_content or {}
+    return data
 
 
 async def test_a_command_reports_its_output_shell_path_and_directory(shell: Client, tmp_path: Path) -> None:
@@ -409,7 +410,7 @@ async def test_long_output_stays_in_the_budget_shows_the_tail_and_links_every_by
         assert _wire_chars(data) <= 20_000
         assert text.rstrip().endswith("199999\n200000") or "\n200000\n" in text
         assert "\n1\n2\n3\n" in text  # the head too
-        entry = data.structured_content["results"][0]  # type: ignore[index]
+        entry = data.structured_content["results"][0]
         assert entry["stdoutTruncated"] and entry["stdout"].endswith("200000\n")
         links = [item for item in data.content if item.type == "resource_link"]
         assert [str(link.uri) for link in links] == [entry["stdoutURI"]]
@@ -423,7 +424,7 @@ async def test_kept_output_is_read_in_pages_and_is_the_sessions_own(tmp_path: Pa
     server = build_server(config_for(tmp_path, limits={"max_result_chars": 5_000}), environ=dict(os.environ))
     async with Client(server, mode=mode) as client:
         data = await client.call_tool("shellcommand", {"commands": ["seq 1 20000"]})
-        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        uri = data.structured_content["results"][0]["stdoutURI"]
         assert uri.endswith("/stdout/1")
         page = (await client.read_resource(uri)).contents[0]
         assert page.text.startswith("1\n2\n") and len(page.text) <= 2_500  # type: ignore[union-attr]
@@ -439,7 +440,7 @@ async def test_kept_output_is_read_in_pages_and_is_the_sessions_own(tmp_path: Pa
 async def test_a_short_output_is_whole_and_links_nothing(shell: Client) -> None:
     data = await shell.call_tool("shellcommand", {"commands": ["echo hi"]})
     assert [item.type for item in data.content] == ["text"]
-    assert "stdoutURI" not in data.structured_content["results"][0]  # type: ignore[index]
+    assert "stdoutURI" not in data.structured_content["results"][0]
 
 
 async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(
@@ -486,7 +487,7 @@ async def test_work_dir_shell_and_script_lookups_run_off_the_event_loop(
 async def test_without_resource_links_the_uri_is_in_text_and_structure(tmp_path: Path) -> None:
     async with exec_client(tmp_path, limits={"max_result_chars": 5_000}) as client:
         data = await client.call_tool("shellcommand", {"commands": ["seq 1 20000"]})
-        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        uri = data.structured_content["results"][0]["stdoutURI"]
         assert [item.type for item in data.content] == ["text"] and uri in text_of(data)
         assert (await client.read_resource(uri)).contents
 
@@ -496,7 +497,7 @@ async def test_pages_rebuild_multibyte_and_invalid_output_byte_exact(tmp_path: P
     (tmp_path / "out.bin").write_bytes(line * 4000)
     async with exec_client(tmp_path, limits={"max_result_chars": 5_000}) as client:
         data = await client.call_tool("shellcommand", {"commands": ["cat out.bin"]})
-        uri = data.structured_content["results"][0]["stdoutURI"]  # type: ignore[index]
+        uri = data.structured_content["results"][0]["stdoutURI"]
         assert await _read_all(client, uri) == line * 4000
 
 

@@ -83,7 +83,7 @@ async def test_a_command_writing_no_newline_gets_its_progress_while_it_runs(tmp_
                 "shellcommand", {"commands": [script]}, progress_callback=on_progress
             )
     assert not result.is_error, text_of(result)
-    (entry,) = result.structured_content["results"]  # type: ignore[index]
+    (entry,) = result.structured_content["results"]
     # 1,000,000 bytes: under OUTPUT_STOP_FACTOR x maxOutputBytes, where a command is stopped.
     assert entry["stdoutBytes"] == 1_000_000 + 1 + len("STREAMED-WHILE-RUNNING\n")
     assert entry["stdout"].endswith("Q\nSTREAMED-WHILE-RUNNING\n")

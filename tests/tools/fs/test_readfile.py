@@ -102,7 +102,7 @@ async def test_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
     assert data["totalLines"] == 4
     assert data["sha256"] == hashlib.sha256(raw).hexdigest()
     assert data["truncated"] is False and "nextOffset" not in data
-    assert result.content[0].text.encode() == raw
+    assert text_of(result).encode() == raw
 
 
 async def test_a_binary_read_over_the_read_cap_is_refused_and_a_text_read_is_not(tmp_path: Path) -> None:

@@ -83,6 +83,7 @@ def test_an_exact_edit_replaces_exactly_the_occurrences_that_keep_crlf_pairs_who
     assert edit(body, old, "<>", expected=len(starts)) == "".join([*pieces, body[done:]])
 
 
+@pytest.mark.slow  # a wall-clock ratio (best of two runs): -m 'not slow' leaves it out
 def test_an_edit_with_many_matches_takes_time_linear_in_their_number() -> None:
     """Four times the matches must not cost sixteen times the time (each match used to copy the
     whole text: 40k matches took 14 s, now 0.2 s); the slack keeps a loaded machine from failing

@@ -129,6 +129,7 @@ async def test_the_section_b_scenario_changes_only_section_b(client: Client, tmp
     )
 
 
+@pytest.mark.slow  # a wall-clock ratio (best of two runs): -m 'not slow' leaves it out
 def test_replacing_many_blocks_takes_time_linear_in_their_number(tmp_path: Path) -> None:
     """Four times the blocks must not cost sixteen times the time (each block used to copy every
     line of the file: 20k blocks took 7 s or more, 40k now take well under 1 s); the slack keeps

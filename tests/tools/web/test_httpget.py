@@ -47,7 +47,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.seen.append(f"{self.command} {self.path} host={self.headers.get('Host')}")  # type: ignore[attr-defined]
-        port = self.server.server_address[1]
+        port = self.server.server_address[1]  # type: ignore[index]
         routes: dict[str, tuple[int, bytes, str, dict[str, str]]] = {
             "/page.html": (200, PAGE, "text/html; charset=utf-8", {}),
             "/notes.txt": (200, "naïve text\n".encode(), "text/plain; charset=utf-8", {}),

@@ -170,7 +170,9 @@ async def locate(args: ShellCommandArgs, ctx: CallContext, name: str, *, group: 
     return await anyio.to_thread.run_sync(group.program_outside_roots, name, plan.env.get("PATH"))
 
 
-async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
+async def shell_command(  # noqa: PLR0915 - split into steps after the sbx-* move (issue 29.6)
+    args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup
+) -> ToolResult:
     """The shellcommand handler."""
     policy = group.policy
     plan = await _plan(args, ctx, group)

@@ -158,7 +158,7 @@ async def _fetch(
     return response, history
 
 
-async def http_get(
+async def http_get(  # noqa: PLR0915 - its steps (check, fetch, decode, render) to split: issue 29.6
     args: HttpGetArgs,
     ctx: CallContext,
     *,

@@ -1,0 +1,105 @@
+"""The ``mcp-localtools`` parser and dispatch: one subcommand per module of this package.
+
+Without a subcommand the command serves (``serve``), so the top-level parser takes serve's
+options; each subcommand's parser takes only its own (``mcp-localtools tools --help``). Options
+given before the subcommand still apply to it (``mcp-localtools --root . call readfile ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from mcp_localtools._version import __version__
+from mcp_localtools.cli import audit, call, example, index, serve, token, tools
+from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, Parser, configure_logging, log_level
+from mcp_localtools.errors import ConfigError
+
+__all__ = ["main", "parser"]
+
+_DESCRIPTION = """\
+An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
+inspect images and PDFs, run commands. Every path must resolve inside the allowed roots.
+
+Without a command it serves MCP over stdio (what Claude Desktop, Cursor and other clients start);
+--transport sse or streamable-http serves it over HTTP, which needs a bearer token.
+With no --config and no --root, the current directory is the only root (but never /, the home
+directory or above it, or a system directory: there no root is served); MCP_LOCALTOOLS_ROOTS
+(directories separated by the path separator) gives the roots when neither the config file nor
+--root does.
+"""
+
+_EPILOG = """\
+commands:
+  serve                 run the MCP server (the default)
+  tools [--json]        list the tools; --json prints their manifests (schemas, annotations);
+                        --format mcp|openai|anthropic prints definitions in that provider's format;
+                        --profile NAME only the tools of [profiles.NAME]
+  call TOOL [ARGS]      call one tool with ARGS, a JSON object (omitted or '-': read from stdin), and
+                        print the result as JSON: {"success": ..., "structuredContent": ...,
+                        "content": [...]} or {"success": false, "error": {"code", "message"}}.
+                        Exit status: 0 success, 1 bad input, usage or tool error, 2 refused by policy.
+                        --profile NAME calls it as a client of [profiles.NAME] would
+  token --file PATH     write a new random bearer token (256 bits) to PATH with mode 0600
+  config --example      print the example config file (every key, its default and a comment)
+  audit [filters]       read the [audit] log: --since/--until (ISO time or 15m, 2h, 1d), --tool,
+                        --session, --decision allowed|refused; --follow; --json for one JSON
+                        object per line (default: a compact table)
+
+network transports:
+  Every request needs "Authorization: Bearer <token>"; the token comes from [server]
+  auth_token_file (a file only its owner can read) or MCP_LOCALTOOLS_TOKEN. Host and Origin are
+  checked (loopback names plus [server] allowed_hosts / allowed_origins); binding a non-loopback
+  address requires allowed_hosts. GET /healthz answers without a token.
+
+examples:
+  mcp-localtools --root ~/projects
+  mcp-localtools --config config.toml --read-only
+  mcp-localtools tools --json
+  mcp-localtools --root . call readfile '{"path": "README.md", "limit": 20}'
+  echo '{"path": "."}' | mcp-localtools call listdirectory
+  mcp-localtools token --file ~/.config/mcp-localtools/token
+  mcp-localtools --config config.toml audit --since 1h --decision refused
+  mcp-localtools --transport streamable-http --auth-token-file ~/.config/mcp-localtools/token
+
+Each command has its own options: mcp-localtools COMMAND --help.
+
+environment:
+  MCP_LOCALTOOLS_LOG_LEVEL   DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr only
+  MCP_LOCALTOOLS_TOKEN       bearer token for the network transports (when no auth_token_file)
+"""
+
+
+COMMANDS = (serve, tools, call, token, audit, index, example)
+"""The subcommands, in the order ``--help`` lists them; each has ``add_parser`` and ``run``."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line: serve's options at the top, and one parser per subcommand."""
+    top = Parser(
+        prog="mcp-localtools",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
+    serve.add_options(top, suppress=False)
+    commands = top.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config,index}")
+    for command in COMMANDS:
+        command.add_parser(commands)
+    top.set_defaults(run=serve.run)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    ns = parser().parse_args(argv)
+    configure_logging(log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)))
+    try:
+        status: int = ns.run(ns)
+    except ConfigError as exc:
+        sys.stderr.write(f"mcp-localtools: {exc.message}\n")
+        return EXIT_ERROR
+    return status

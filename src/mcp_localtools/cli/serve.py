@@ -1,0 +1,181 @@
+"""``mcp-localtools [serve]``: serve MCP over stdio, SSE or Streamable HTTP (the default command)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from typing import Any
+
+from mcp_localtools.cli.options import (
+    EXIT_OK,
+    LOG_LEVEL_ENV,
+    TOKEN_ENV,
+    add_config_options,
+    add_log_option,
+    add_profile_option,
+    config_from,
+    log_level,
+    no_roots_message,
+    own_files,
+)
+from mcp_localtools.config import Config
+from mcp_localtools.errors import ConfigError
+
+__all__ = ["add_options", "add_parser", "run"]
+
+logger = logging.getLogger(__name__)
+
+
+def add_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """serve's options (also the top-level parser's, since serving is the default)."""
+    default = argparse.SUPPRESS if suppress else None
+    add_config_options(parser, suppress=suppress)
+    parser.add_argument(
+        "--transport", choices=["stdio", "sse", "streamable-http"], default=default, help="default: stdio"
+    )
+    parser.add_argument("--host", default=default, help="network transports: address to bind (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=default, help="network transports: port (8765)")
+    parser.add_argument(
+        "--auth-token-file",
+        metavar="PATH",
+        default=default,
+        help="network transports: file holding the bearer token, mode 0600 (sets [server] auth_token_file)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        metavar="HOST",
+        action="append",
+        default=default,
+        help="network transports: a Host name clients use, added to [server] allowed_hosts (repeatable)",
+    )
+    add_profile_option(
+        parser,
+        suppress=suppress,
+        help="serve only the tools of [profiles.NAME] to clients without a profile token (stdio: to all)",
+    )
+    parser.add_argument(
+        "--allow-unauthenticated-loopback",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="network transports on a loopback address only: serve without a token (for local test clients)",
+    )
+    add_log_option(parser, suppress=suppress)
+
+
+def add_parser(commands: Any) -> None:
+    """Register ``serve``."""
+    parser = commands.add_parser("serve", help="run the MCP server (default)")
+    add_options(parser, suppress=True)
+    parser.set_defaults(run=run)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Serve until interrupted.
+
+    Raises:
+        ConfigError: the config, a token or the bind address cannot be used.
+    """
+    config = config_from(ns)
+    if not config.paths.allowed_roots:
+        logger.warning("%s; until then every file and command tool is refused", no_roots_message(ns))
+    if config.server.transport == "stdio":
+        return _serve_stdio(ns, config)
+    return _serve_network(ns, config)
+
+
+def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools.server import build_server
+
+    server = build_server(
+        config,
+        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
+        environ=os.environ,
+        own_files=own_files(ns),
+        profile=ns.profile,
+    )
+    logger.info("serving over stdio")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def _serve_network(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools.server import build_server
+    from mcp_localtools.transports import NetworkSettings, serve_network
+
+    server_config = config.server
+    transport = server_config.transport
+    assert transport != "stdio", "stdio is served by _serve_stdio"
+    token = bearer_token(config)
+    profile_tokens = read_profile_tokens(config)
+    if token is None and not profile_tokens and not ns.allow_unauthenticated_loopback:
+        raise ConfigError(
+            f"no auth token for the {transport} transport: make one with "
+            "'mcp-localtools token --file PATH' and set [server] auth_token_file = PATH, "
+            f"or set {TOKEN_ENV}"
+        )
+    settings = NetworkSettings(
+        transport=transport,
+        host=server_config.host,
+        port=server_config.port,
+        authenticated=token is not None or bool(profile_tokens),
+        allowed_hosts=tuple(server_config.allowed_hosts),
+        allowed_origins=tuple(server_config.allowed_origins),
+        max_request_body_bytes=server_config.max_request_body_bytes,
+        session_idle_timeout_seconds=server_config.session_idle_timeout_seconds,
+        max_sessions=server_config.max_sessions,
+    )
+    settings.check()  # refuse unsafe binds before building anything
+    server = build_server(
+        config,
+        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
+        bearer_token=token,
+        environ=os.environ,
+        own_files=own_files(ns),
+        profile_tokens=profile_tokens,
+        profile=ns.profile,
+    )
+    serve_network(server, settings)
+    return EXIT_OK
+
+
+def bearer_token(config: Config) -> str | None:
+    """The network token: ``[server] auth_token_file`` if set, else ``MCP_LOCALTOOLS_TOKEN``.
+
+    Raises:
+        ConfigError: the file or the variable holds no usable token.
+    """
+    from mcp_localtools.transports import check_token, read_token_file
+
+    if config.server.auth_token_file:
+        return read_token_file(config.server.auth_token_file)
+    env = os.environ.get(TOKEN_ENV)
+    return check_token(env.strip(), TOKEN_ENV) if env else None
+
+
+def read_profile_tokens(config: Config) -> dict[str, str]:
+    """Each ``[profiles.NAME] token_file``'s token → NAME.
+
+    Raises:
+        ConfigError: a token file is unreadable, readable by others, too short (the message names
+            ``[profiles.NAME] token_file``), or holds the token of another profile.
+    """
+    from mcp_localtools.transports import read_token_file
+
+    tokens: dict[str, str] = {}
+    for name, profile in config.profiles.items():
+        if not profile.token_file:
+            continue
+        try:
+            token = read_token_file(profile.token_file)
+        except ConfigError as exc:
+            raise ConfigError(f"[profiles.{name}] token_file: {exc.message}") from exc
+        if token in tokens:
+            raise ConfigError(
+                f"profiles {tokens[token]!r} and {name!r} have the same token; give each its own"
+            )
+        tokens[token] = name
+    return tokens
