@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
@@ -9,6 +10,7 @@ import pytest
 
 from mcp_localtools.search import Engine
 from mcp_localtools.search.engine import ContentQuery, FileHits, WalkFilters
+from mcp_localtools.search.line import cap_lines
 from tests.search.engines import make_engine
 from tests.search.trees import make_tree
 
@@ -104,3 +106,34 @@ async def test_both_engines_find_the_same_lines_and_counts(tmp_path: Path, seed:
                 rg_result = await search(ripgrep(), query)
                 py_result = await search(make_engine("python"), query)
                 assert rg_result == py_result, query
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(("max_lines", "context"), [(1, 0), (2, 2), (3, 1), (5, 0)])
+async def test_both_engines_keep_the_same_first_lines_of_a_file_and_count_the_rest(
+    tmp_path: Path, seed: int, max_lines: int, context: int
+) -> None:
+    """With ``max_lines`` both engines keep the lines of each file's first matching lines (and
+    their context), exactly what ``cap_lines`` cuts from the uncapped result, and count all."""
+    root = make_tree(tmp_path / "tree", seed)
+    for pattern, case_sensitive, fixed in PATTERNS:
+        base = ContentQuery(
+            directory=root,
+            pattern=pattern,
+            case_sensitive=case_sensitive,
+            fixed_strings=fixed,
+            filters=FILTERS[1],
+            max_file_size=50_000,
+            output="lines",
+            context_lines=context,
+        )
+        whole, _, _ = await search(ripgrep(), base)
+        capped = dataclasses.replace(base, max_lines=max_lines)
+        rg_result = await search(ripgrep(), capped)
+        py_result = await search(make_engine("python"), capped)
+        assert rg_result == py_result, capped
+        expected = {
+            path: FileHits(path, hits.count, tuple(cap_lines(hits.lines, max_lines, context)))
+            for path, hits in whole.items()
+        }
+        assert rg_result[0] == expected, capped

@@ -22,6 +22,9 @@ What both engines agree on, so the tools can rely on it:
   its text: the tool reads an excerpt of it itself (``tools/fs/_excerpt.py``).
 * Paths are relative to the walk root, ``/``-separated, ``str`` decoded with the filesystem
   encoding (``os.fsdecode``). Results arrive in no particular order: the tools sort them.
+* With ``ContentQuery.max_lines`` a file's lines are those of its first ``max_lines`` matching
+  lines and their context (``line.cap_lines``); every matching line is still counted. Memory is
+  bounded by what a result can show, not by what matches.
 """
 
 from __future__ import annotations
@@ -99,6 +102,10 @@ class ContentQuery:
             lines; ``occurrences``: each matching file with its number of matches (several on
             one line count apart); ``lines``: the line count and the matching lines (matches mode).
         context_lines: lines of context before and after each match (with ``lines``).
+        max_lines: with ``lines``, the most matching lines of one file whose lines an engine
+            keeps (``line.CappedLines``: the first ones, with their context); the rest are only
+            counted in ``FileHits.count``. None keeps them all. It bounds a search's memory by
+            what its result can show.
         regex: the pattern compiled by the caller, for an engine that matches in Python (it
             compiles the pattern itself when None); it must be ``pattern`` with the same options.
     """
@@ -112,6 +119,7 @@ class ContentQuery:
     output: EngineOutput
     context_lines: int = 0
     regex: ContentRegex | None = field(default=None, compare=False)
+    max_lines: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +129,8 @@ class FileHits:
     Attributes:
         path: relative to the walk root.
         count: number of matching lines (1 with output ``files``; matches with ``occurrences``).
-        lines: with output ``lines``: the matching and context lines, in line order.
+        lines: with output ``lines``: the matching and context lines, in line order (those of
+            the first ``ContentQuery.max_lines`` matching lines).
     """
 
     path: str

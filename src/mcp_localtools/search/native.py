@@ -121,7 +121,7 @@ class NativeEngine:
                     if data is None:
                         continue
                     if query.output == "lines":
-                        count, lines = regex.lines(data, query.context_lines)
+                        count, lines = regex.lines(data, query.context_lines, query.max_lines)
                         if count:
                             sink(FileHits(entry.rel, count, lines))
                     elif query.output == "files":

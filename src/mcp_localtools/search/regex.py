@@ -168,8 +168,10 @@ class ContentRegex:
             )
         return total
 
-    def lines(self, data: bytes, context: int) -> tuple[int, tuple[Line, ...]]:
-        """The matching lines of ``data`` and ``context`` lines around each, in line order.
+    def lines(self, data: bytes, context: int, max_lines: int | None = None) -> tuple[int, tuple[Line, ...]]:
+        """The matching lines of ``data`` and ``context`` lines around each, in line order; with
+        ``max_lines``, only those of the first ``max_lines`` matching lines (as
+        ``line.cap_lines`` cuts them), the rest counted.
 
         Returns:
             ``(number of matching lines, lines)``.
@@ -185,8 +187,14 @@ class ContentRegex:
             return Line(number, start, is_match, text), end
 
         matches = 0
+        following: int | None = None  # the first matching line past max_lines
         for hit in self._hits(data):
             matches += 1
+            if following is not None:
+                continue
+            if max_lines is not None and matches > max_lines:
+                following = hit.number
+                continue
             found[hit.number], _ = line_at(hit.number, hit.start, True)
             start = hit.start
             for back in range(1, context + 1):  # the lines before, nearest first
@@ -203,4 +211,5 @@ class ContentRegex:
                 line, end = line_at(hit.number + ahead, start, False)
                 if hit.number + ahead not in found:
                     found[hit.number + ahead] = line
-        return matches, tuple(found[number] for number in sorted(found))
+        kept = sorted(number for number in found if following is None or number < following)
+        return matches, tuple(found[number] for number in kept)

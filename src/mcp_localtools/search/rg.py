@@ -27,7 +27,7 @@ import anyio.to_thread
 from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, ToolError
 from mcp_localtools.search.engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
-from mcp_localtools.search.line import LINE_WIDTH, Line
+from mcp_localtools.search.line import LINE_WIDTH, CappedLines, Line
 
 __all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep", "version_ok"]
 
@@ -54,6 +54,7 @@ _OS_ERROR_SUFFIX = re.compile(rb" \(os error \d+\)$")
 _DEBUG_SIZE = re.compile(rb": ignoring (\./.*): \d+ bytes$", re.DOTALL)
 _DEBUG_IGNORED = re.compile(rb": ignoring (\./.*): Ignore\(", re.DOTALL)
 _MATCH = re.compile(rb"(\d+):(\d+):(.*)", re.DOTALL)
+_IS_MATCH = re.compile(rb"\d+:")
 _CONTEXT = re.compile(rb"(\d+)-(\d+)-(.*)", re.DOTALL)
 _OMITTED = re.compile(rb"\[Omitted long (?:context |matching )?line(?: with \d+ matches)?\]")
 
@@ -177,38 +178,42 @@ class _LineRecords:
     ``\\A``, which makes the record ambiguous; the tools find the column themselves when needed.)
     """
 
-    def __init__(self, sink: Callable[[FileHits], None]) -> None:
+    def __init__(self, sink: Callable[[FileHits], None], max_lines: int | None, context: int) -> None:
         self._sink = sink
         self._path: bytes | None = None
-        self._lines: list[Line] = []
-        self._count = 0
+        self._max_lines = max_lines
+        self._context = context
+        self._lines = CappedLines(max_lines, context)
         self.files = 0
 
     def _flush(self) -> None:
-        if self._path is not None and self._count:
-            self._sink(FileHits(_rel(self._path), self._count, tuple(self._lines)))
+        if self._path is not None and self._lines.matches:
+            self._sink(FileHits(_rel(self._path), self._lines.matches, tuple(self._lines.lines)))
             self.files += 1
-        self._path, self._lines, self._count = None, [], 0
+        self._path, self._lines = None, CappedLines(self._max_lines, self._context)
 
     def feed(self, record: bytes) -> None:
         path, nul, rest = record.partition(b"\x00")
         if not nul:  # a "--" group separator, or the warning that a file turned out binary
             if b": WARNING: " in record and record.rpartition(b": WARNING: ")[0] == self._path:
-                self._path, self._lines, self._count = None, [], 0
+                self._path, self._lines = None, CappedLines(self._max_lines, self._context)
             return
         if path != self._path:
             self._flush()
             self._path = path
+        if self._lines.closed:  # past the kept lines: only count the matches, build nothing
+            if _IS_MATCH.match(rest):
+                self._lines.count_match()
+            return
         found = _MATCH.fullmatch(rest)
         if found is not None:
             number, offset, text = found.groups()
-            self._count += 1
-            self._lines.append(Line(int(number), int(offset), True, self._text(text)))
+            self._lines.add(Line(int(number), int(offset), True, self._text(text)))
             return
         found = _CONTEXT.fullmatch(rest)
         if found is not None:
             number, offset, text = found.groups()
-            self._lines.append(Line(int(number), int(offset), False, self._text(text)))
+            self._lines.add(Line(int(number), int(offset), False, self._text(text)))
 
     @staticmethod
     def _text(text: bytes) -> bytes | None:
@@ -276,7 +281,7 @@ class RipgrepEngine:
         sizes = _SizeSkips()
         stderr = _Stderr(sizes.on_debug)
         if query.output == "lines":
-            records = _LineRecords(sink)
+            records = _LineRecords(sink, query.max_lines, query.context_lines)
             args += [
                 "--line-number",
                 "--byte-offset",

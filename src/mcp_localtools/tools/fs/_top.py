@@ -3,7 +3,8 @@
 An engine reports files as it finishes them, in no order, and a search may match far more than
 a call returns. ``TopResults`` keeps only what can still be among the first ``limit`` result
 units (files, or matching lines) in path order, so memory stays bounded by the limit while the
-totals count everything.
+totals count everything: it sorts and cuts what it holds whenever it holds twice the limit (at
+least 256) of files, or ``MAX_PENDING_LINES`` reported lines.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import threading
 
 from mcp_localtools.search.engine import FileHits
 
-__all__ = ["TopResults", "path_key"]
+__all__ = ["MAX_PENDING_LINES", "TopResults", "path_key"]
+
+MAX_PENDING_LINES = 65_536
+"""Reported lines (``FileHits.lines``) held before the candidates are sorted and cut."""
 
 
 def path_key(path: str) -> tuple[str, ...]:
@@ -40,6 +44,7 @@ class TopResults:
         # Candidates in arrival order, sorted (and cut to the first ``limit`` units) only when
         # they pile up and once at the end: one sort, not an insertion per file.
         self._pending: list[tuple[tuple[str, ...], FileHits, int]] = []
+        self._pending_lines = 0
         self._threshold: tuple[str, ...] | None = None  # keys past it cannot be kept any more
         self._seen: set[str] | None = set() if dedupe else None
         self._lock = threading.Lock()
@@ -58,7 +63,8 @@ class TopResults:
             if self._threshold is not None and key > self._threshold:
                 return
             self._pending.append((key, hits, units))
-            if len(self._pending) >= 2 * max(self.limit, 256):
+            self._pending_lines += len(hits.lines)
+            if len(self._pending) >= 2 * max(self.limit, 256) or self._pending_lines > MAX_PENDING_LINES:
                 self._compact()
 
     def _compact(self) -> None:
@@ -71,6 +77,7 @@ class TopResults:
                 del self._pending[index + 1 :]
                 self._threshold = key
                 break
+        self._pending_lines = sum(len(hits.lines) for _, hits, _ in self._pending)
 
     @property
     def truncated(self) -> bool:

@@ -24,7 +24,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, EngineOutput, FileHits, Skipped, WalkFilters
-from mcp_localtools.search.line import Line
+from mcp_localtools.search.line import cap_lines
 from mcp_localtools.search.regex import ContentRegex, compile_path_regex
 from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
@@ -146,15 +146,6 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _cut_lines(lines: tuple[Line, ...], take: int, context: int) -> list[Line]:
-    """The lines of a file that belong to its first ``take`` matches (with their context)."""
-    numbers = [line.number for line in lines if line.is_match]
-    if take >= len(numbers):
-        return list(lines)
-    last, following = numbers[take - 1], numbers[take]
-    return [line for line in lines if line.number <= last + context and line.number < following]
-
-
 _ENGINE_OUTPUT: dict[str, EngineOutput] = {"files": "files", "count": "count", "matches": "lines"}
 
 
@@ -203,6 +194,9 @@ def _prepare(args: SearchFilesArgs, paths: PathPolicy, limits: LimitsConfig) -> 
         output="occurrences" if mode == "count" and args.count_occurrences else _ENGINE_OUTPUT[mode],
         context_lines=args.context_lines if mode == "matches" else 0,
         regex=regex,
+        # No result shows more lines than maxResults, nor more than its budget holds (a shown
+        # line costs at least 3 characters): the engines keep no more of any one file.
+        max_lines=min(args.max_results, limits.max_result_chars // 3 + 1),
     )
     return _Prepared(root, query, path_regex)
 
@@ -403,7 +397,7 @@ def _render_matches(
     A line's text is read (for a long line, from the file) only when it is about to be shown.
     """
     context = args.context_lines
-    lines = _cut_lines(hits.lines, room, context)
+    lines = cap_lines(hits.lines, room, context)
     by_number = {line.number: line for line in lines}
 
     def text(number: int) -> str:
