@@ -106,6 +106,9 @@ class PathsConfig(_Section):
     """Base for relative paths; default: the first root as written."""
     block_symlinks: bool = False
     """Refuse symlink components and symlink files."""
+    client_roots: bool = True
+    """Use the folders the client shares (MCP roots): a session works in their intersection with
+    ``allowed_roots``, or in them when ``allowed_roots`` is empty. False: ``--ignore-client-roots``."""
     protected_paths: list[str] = []
     """More paths inside the roots that commands may not change and the file tools refuse
     (relative to each root, or absolute); added to ``.git/config`` and ``.git/hooks``
@@ -531,6 +534,12 @@ class Config(_Section):
     @classmethod
     def _old_names(cls, data: Any) -> Any:
         return _move_to_paths(data)
+
+    def with_roots(self, roots: list[str]) -> Config:
+        """This config with ``roots`` as ``[paths] allowed_roots`` and the first of them as the
+        base directory (a session's roots, ``server/roots.py``)."""
+        paths = self.paths.model_copy(update={"allowed_roots": list(roots), "work_base_dir": None})
+        return self.model_copy(update={"paths": paths})
 
     def for_profile(self, name: str) -> Config:
         """The config a client of profile ``name`` works under: this one with the profile's

@@ -48,6 +48,8 @@ class Workspace:
         search: the engine behind searchfiles and globfiles.
         changes: notices of files that tools changed (the code index listens).
         line_indexes: the line indexes of recently read file versions (readfile's windows).
+        own_files: the server's own files (config, tokens, audit log), protected where they lie
+            in a root; a sibling protects them too.
     """
 
     config: Config
@@ -59,6 +61,7 @@ class Workspace:
     search: Engine = field(default_factory=DeferredEngine)
     changes: ChangeFeed = field(default_factory=ChangeFeed)
     line_indexes: LineIndexes = field(default_factory=LineIndexes)
+    own_files: tuple[Path, ...] = ()
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -100,20 +103,22 @@ class Workspace:
                 unprotected=unprotected_paths(config.paths, policy.roots),
             ),
             environ=dict(environ or {}),
+            own_files=tuple(files),
             **extra,
         )
 
-    def sibling(self, config: Config, *, own_files: Iterable[str | Path] = ()) -> Workspace:
+    def sibling(self, config: Config, *, own_files: Iterable[str | Path] | None = None) -> Workspace:
         """A workspace for ``config`` (a profile's, ``Config.for_profile``) with this one's
         environment, and sharing its per-file locks, line indexes, parser runner and search engine:
         calls under different profiles on one file still take turns, parser processes stay bounded
         for the whole server, and a change made under one profile reaches every listener. Group
-        state (``shared``) is its own.
+        state (``shared``) is its own. ``own_files`` default to this workspace's.
 
         Raises:
             ConfigError: as ``from_config``.
         """
-        built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=own_files)
+        files = self.own_files if own_files is None else own_files
+        built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=files)
         mine = built.paths.roots
         foreign = tuple(
             root

@@ -154,15 +154,15 @@ def _cwd_refusal() -> str | None:
     return implicit_root_refusal(Path.cwd(), Path(home) if home else None)
 
 
-def no_roots_message(ns: argparse.Namespace) -> str:
-    """Why a server built from ``ns`` has no roots, and what to do."""
+def no_roots_message(ns: argparse.Namespace, lead: str = "no root to work in") -> str:
+    """Why a server built from ``ns`` has no roots (after ``lead``), and what to do."""
     reason = None if ns.root or os.environ.get(ROOTS_ENV, "").strip() else _cwd_refusal()
     why = (
         f"the working directory is {reason}, which is never served by default"
         if reason is not None and not (ns.config and _file_sets_roots(ns.config))
         else "[paths] allowed_roots is empty"
     )
-    return f"no root to work in: {why}; pass --root DIR (or set [paths] allowed_roots or {ROOTS_ENV})"
+    return f"{lead}: {why}; pass --root DIR (or set [paths] allowed_roots or {ROOTS_ENV})"
 
 
 def _file_sets_roots(path: str) -> bool:

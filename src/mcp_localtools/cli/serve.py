@@ -60,6 +60,12 @@ def add_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="network transports on a loopback address only: serve without a token (for local test clients)",
     )
+    parser.add_argument(
+        "--ignore-client-roots",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="keep the roots given here: do not narrow them to the folders the client shares (MCP roots)",
+    )
     add_log_option(parser, suppress=suppress)
 
 
@@ -77,8 +83,17 @@ def run(ns: argparse.Namespace) -> int:
         ConfigError: the config, a token or the bind address cannot be used.
     """
     config = config_from(ns)
+    if getattr(ns, "ignore_client_roots", False):
+        config = config.model_copy(update={"paths": config.paths.model_copy(update={"client_roots": False})})
     if not config.paths.allowed_roots:
-        logger.warning("%s; until then every file and command tool is refused", no_roots_message(ns))
+        logger.warning(
+            "%s; %s",
+            no_roots_message(ns, "no root of its own"),
+            "it works only in the folders a client shares (MCP roots): a client that shares none is "
+            "refused every file and command tool"
+            if config.paths.client_roots
+            else "every file and command tool is refused (--ignore-client-roots)",
+        )
     if config.server.transport == "stdio":
         return _serve_stdio(ns, config)
     return _serve_network(ns, config)

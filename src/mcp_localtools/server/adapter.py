@@ -23,6 +23,7 @@ from mcp.types import (
     INVALID_REQUEST,
     CallToolResult,
     InputRequiredResult,
+    NotificationParams,
     ResourceTemplate,
     Tool,
 )
@@ -31,6 +32,7 @@ from mcp_localtools._sdk import connection_of, lowlevel_server
 from mcp_localtools.errors import NotFound
 from mcp_localtools.server.call import Call
 from mcp_localtools.server.pipeline import Pipeline
+from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Routes
 from mcp_localtools.server.sessions import Sessions
 from mcp_localtools.stdio import serve_stdio
@@ -71,13 +73,25 @@ class RegistryServer(MCPServer[Any]):
         *,
         sessions: Sessions,
         max_stdio_line_bytes: int,
+        roots: ClientRoots | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.routes = routes
         self.pipeline = pipeline
         self.sessions = sessions
+        self.roots = roots or ClientRoots(enabled=False)
         self.max_stdio_line_bytes = max_stdio_line_bytes
+        lowlevel_server(self).add_notification_handler(
+            "notifications/roots/list_changed", NotificationParams, self._roots_changed
+        )
+
+    async def _roots_changed(self, ctx: ServerRequestContext[Any, Any], params: NotificationParams) -> None:
+        """The client's roots changed: its session asks for them again at its next call."""
+        connection = connection_of(ctx.session)
+        session = self.sessions.existing(connection)
+        if session is not None:
+            self.roots.changed(session)
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``)."""
@@ -89,10 +103,10 @@ class RegistryServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        return await self.pipeline(self._call(name, arguments, context))
+        return await self.pipeline(await self._call(name, arguments, context))
 
-    def _call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Call:
-        """The call of this request.
+    async def _call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Call:
+        """The call of this request, on its session's route (the client's roots, ``roots.py``).
 
         Raises:
             MCPError: -32602 for a tool the request's route does not serve.
@@ -100,7 +114,8 @@ class RegistryServer(MCPServer[Any]):
         route = self.routes.current()
         if not route.serves(name):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
-        return Call(name, arguments, route, self.sessions.of(context, route.profile), context)
+        session = self.sessions.of(context, route.profile)
+        return Call(name, arguments, await self.roots.route(route, session, context), session, context)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         return [
@@ -117,6 +132,7 @@ class RegistryServer(MCPServer[Any]):
         sees it; an unknown, expired or other session's URI is a -32602 "not found" error."""
         route = self.routes.current()
         session = self.sessions.of(context, route.profile)
+        route = await self.roots.route(route, session, context)
         try:
             page = route.registry.read_resource(str(uri), session.id)
         except NotFound as exc:

@@ -27,6 +27,7 @@ from mcp_localtools.registry import Registry
 from mcp_localtools.server.adapter import RegistryServer, refuse_second_initialize
 from mcp_localtools.server.approval import Approver
 from mcp_localtools.server.pipeline import Pipeline
+from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Sessions
 from mcp_localtools.tools import GROUPS, build_registry, profile_tools
@@ -52,13 +53,15 @@ def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
         )
     if not paths.roots:
         return (
-            "Local file, search, edit and command tools. This server has no allowed roots yet: every "
-            "file and command tool is refused (no_roots) until the user restarts it with --root DIR. "
+            "Local file, search, edit and command tools. They work in the folders your client shares "
+            "(its MCP roots, such as its workspace folders); while it shares none, every file and "
+            "command tool is refused (no_roots) and the user can restart the server with --root DIR. "
             "Failed calls say what went wrong and what to do."
         )
     roots = ", ".join(str(root) for root in paths.roots)
     return (
-        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}. "
+        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots} "
+        "(narrowed to the folders your client shares, when it shares some). "
         f"Relative paths resolve against {paths.base_dir}. Failed calls say what went wrong and what to do."
     )
 
@@ -90,6 +93,7 @@ def create_server(
     approval: ApprovalPolicy | None = None,
     audit: AuditLog | None = None,
     max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
+    client_roots: bool = True,
 ) -> MCPServer[Any]:
     """An ``MCPServer`` that serves ``tools``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
@@ -108,6 +112,7 @@ def create_server(
             elicitation before they run.
         audit: the ``[audit]`` log: one line per call.
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
+        client_roots: use the roots a client shares (``roots.py``; needs routes with workspaces).
     """
     routes = tools if isinstance(tools, Routes) else Routes(Route.of(tools, base_dir=""))
     policy = approval if approval is not None and approval.active else None
@@ -118,6 +123,7 @@ def create_server(
         Pipeline.of(audit=audit, approver=approver),
         sessions=Sessions([*on_end, policy.forget] if policy is not None else on_end),
         max_stdio_line_bytes=max_stdio_line_bytes,
+        roots=ClientRoots(enabled=client_roots),
         name=SERVER_NAME,
         title="mcp-localtools",
         version=__version__,
@@ -162,13 +168,14 @@ def _routes(
 ) -> Routes:
     """The server's route and one per profile; ``profile`` (chosen at start) is the default."""
     visible = profile_tools(registry, config, {name: reg for name, (reg, _) in own.items()})
-    server_route = Route.of(registry, base_dir=str(workspace.paths.base_dir))
+    server_route = Route.of(registry, base_dir=str(workspace.paths.base_dir), workspace=workspace)
     routes = {
         name: Route.of(
             own[name][0] if name in own else registry,
             base_dir=str((own[name][1] if name in own else workspace).paths.base_dir),
             profile=name,
             visible=names,
+            workspace=own[name][1] if name in own else workspace,
         )
         for name, names in visible.items()
     }
@@ -231,4 +238,5 @@ def build_server(
         approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
         audit=audit,
         max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * default.config.limits.max_write_bytes,
+        client_roots=config.paths.client_roots,
     )

@@ -16,6 +16,7 @@ from mcp.types import Tool
 
 from mcp_localtools.registry import Registry
 from mcp_localtools.transports import PROFILE_SCOPE
+from mcp_localtools.workspace import Workspace
 
 __all__ = ["Route", "Routes"]
 
@@ -31,6 +32,8 @@ class Route:
         visible: the tool names it may list and call; None: all of ``registry``.
         base_dir: where its relative paths resolve (shown in approval questions).
         tools: its ``tools/list`` entries, sorted by name, built once.
+        workspace: the workspace ``registry`` was built on (a session's own roots are a sibling
+            of it, ``roots.py``); None when unknown (a bare registry given to ``create_server``).
     """
 
     profile: str | None
@@ -38,6 +41,7 @@ class Route:
     visible: frozenset[str] | None
     base_dir: str
     tools: tuple[Tool, ...]
+    workspace: Workspace | None = None
 
     @classmethod
     def of(
@@ -47,15 +51,17 @@ class Route:
         base_dir: str,
         profile: str | None = None,
         visible: Iterable[str] | None = None,
+        workspace: Workspace | None = None,
     ) -> Route:
-        """The route to ``registry``'s tools (only ``visible`` ones when given)."""
+        """The route to ``registry``'s tools (only ``visible`` ones when given), built on
+        ``workspace``."""
         shown = None if visible is None else frozenset(visible)
         tools = tuple(
             Tool.model_validate(registry.manifest(name))
             for name in registry.names()
             if shown is None or name in shown
         )
-        return cls(profile, registry, shown, base_dir, tools)
+        return cls(profile, registry, shown, base_dir, tools, workspace)
 
     def serves(self, name: str) -> bool:
         """True when a client on this route may call the tool ``name``."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.connection import Connection
 from mcp.server.mcpserver import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -85,6 +86,12 @@ class Sessions:
     def __init__(self, on_end: Sequence[SessionEndFn] = ()) -> None:
         self._on_end = list(on_end)
         self._minted = 0
+
+    @staticmethod
+    def existing(connection: Connection | None) -> Session | None:
+        """The session already made for ``connection``, if any."""
+        found = connection.state.get(_SESSION_KEY) if connection is not None else None
+        return found if isinstance(found, Session) else None
 
     def of(self, context: Context[Any, Any] | None, profile: str | None = None) -> Session:
         """The session of the request ``context`` belongs to, served under ``profile`` (a

@@ -1,0 +1,255 @@
+"""MCP roots: the folders a client shares (``roots/list``) become the roots of its session.
+
+Claude Code, VS Code and Cursor send their workspace folders as MCP roots. When a handshake-era
+client declares the ``roots`` capability, the server asks for its roots (``roots/list``) at the
+session's first call that needs them, and again after every ``notifications/roots/list_changed``;
+a change applies to the next call. What the session then works in:
+
+- no configured roots (the server was started without a root): the client's roots;
+- configured roots: their intersection with the client's (a client root inside a configured root
+  narrows to it; a configured root inside a client root stays whole); a client root outside every
+  configured root is refused and logged. When nothing is left, the configured roots stay, and the
+  log says so.
+
+The session's roots make a ``Route`` of their own: a workspace (``Workspace.sibling``) whose path
+policy, command sandbox and search defaults are those roots, and its registry; routes are shared
+by every session with the same roots (tools key their state by session). When a session's roots
+change, what it kept under the old ones ends (its processes are stopped, their kept output
+dropped): nothing keeps running in a folder the user took away.
+
+Roots are asked for on handshake-era sessions only. The 2026-07-28 revision deprecates the roots
+capability (SEP-2577) and has no ``list_changed``: its requests work in the configured roots.
+``[paths] client_roots = false`` (``--ignore-client-roots``) turns all of this off.
+
+File URIs are decoded per RFC 8089: ``file:///abs/path`` or ``file://localhost/abs/path``,
+percent-decoded; any other scheme or host is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import anyio.to_thread
+from mcp import MCPDeprecationWarning
+from mcp.server.mcpserver import Context
+
+from mcp_localtools._sdk import connection_of
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.server.routes import Route
+from mcp_localtools.server.sessions import Session
+from mcp_localtools.tools import build_registry
+
+__all__ = ["ClientRoots", "decode_file_uri", "session_roots"]
+
+logger = logging.getLogger(__name__)
+
+_STATE_KEY = "mcp-localtools/roots"
+_ASK_SECONDS = 10.0
+"""How long the server waits for a client's answer to ``roots/list``."""
+_MAX_ROUTES = 64
+"""Most root sets whose route is kept for reuse (routes in use by a session stay alive anyway)."""
+
+
+def decode_file_uri(uri: str) -> Path | None:
+    """The local path of a ``file:`` URI (RFC 8089), or None for another scheme, a remote host,
+    a relative path or a NUL byte.
+
+    ``file:///home/a%20b`` → ``/home/a b``; ``file://localhost/srv`` → ``/srv``; on Windows
+    ``file:///C:/work`` → ``C:\\work``.
+    """
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    if sys.platform == "win32" and len(path) >= 3 and path[0] == "/" and path[2] == ":":
+        path = path[1:]  # /C:/work → C:/work
+    if "\x00" in path or not Path(path).is_absolute():
+        return None
+    return Path(path)
+
+
+def session_roots(configured: Sequence[Path], shared: Sequence[Path]) -> tuple[tuple[Path, ...], list[str]]:
+    """The roots a session works in, from the configured roots and the client's (both canonical).
+
+    Returns:
+        ``(roots, refused)``: the roots (the client's when nothing is configured, else the
+        intersection; empty when nothing is left), and a phrase for each client root refused.
+    """
+    if not configured:
+        return tuple(dict.fromkeys(shared)), []
+    kept: list[Path] = []
+    refused: list[str] = []
+    for root in shared:
+        inside = [c for c in configured if root.is_relative_to(c)]
+        below = [c for c in configured if c.is_relative_to(root)]
+        if inside:
+            kept.append(root)
+        elif below:
+            kept += below
+        else:
+            refused.append(f"{root} (outside the configured roots)")
+    return tuple(dict.fromkeys(kept)), refused
+
+
+def _canonical_dirs(uris: Iterable[str]) -> tuple[list[Path], list[str]]:
+    """The client's roots as canonical existing directories, and a phrase per refused URI.
+    Blocking (resolves and stats): run it in a worker thread."""
+    found: list[Path] = []
+    refused: list[str] = []
+    for uri in uris:
+        path = decode_file_uri(uri)
+        if path is None:
+            refused.append(f"{uri} (not a local file URI)")
+            continue
+        real = Path(os.path.realpath(path))
+        if not real.is_dir():
+            refused.append(f"{uri} (no such directory)")
+            continue
+        found.append(real)
+    return found, refused
+
+
+@dataclass(eq=False)
+class _SessionRoots:
+    """What one session's roots are, as last asked."""
+
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    stale: bool = True
+    roots: tuple[Path, ...] | None = None
+    route: Route | None = None
+    ended: set[int] = field(default_factory=set)  # registries whose end is already scheduled
+
+
+def _declares_roots(context: Context[Any, Any]) -> bool:
+    params = context.session.client_params
+    return params is not None and params.capabilities.roots is not None
+
+
+class ClientRoots:
+    """The routes of sessions whose client shares roots (see the module docstring).
+
+    Args:
+        enabled: ``[paths] client_roots``; False: every session keeps its route's roots.
+    """
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._routes: OrderedDict[tuple[int, tuple[Path, ...]], Route] = OrderedDict()
+
+    def changed(self, session: Session) -> None:
+        """``notifications/roots/list_changed``: the session's roots are asked again at its next
+        call."""
+        state = session.state.get(_STATE_KEY)
+        if isinstance(state, _SessionRoots):
+            state.stale = True
+
+    async def route(self, route: Route, session: Session, context: Context[Any, Any] | None) -> Route:
+        """The route a call of ``session`` works on: ``route`` narrowed (or given roots) by the
+        roots the client shares, asked for when they are not known or have changed. ``route``
+        itself when client roots are off, the request is stateless, the client does not declare
+        the capability, or it did not answer.
+        """
+        if not self.enabled or session.stateless or context is None or route.workspace is None:
+            return route
+        if not _declares_roots(context):
+            return route
+        state = session.state.setdefault(_STATE_KEY, _SessionRoots())
+        assert isinstance(state, _SessionRoots)
+        async with state.lock:
+            if state.stale:
+                await self._refresh(state, route, session, context)
+        return state.route or route
+
+    async def _refresh(
+        self, state: _SessionRoots, route: Route, session: Session, context: Context[Any, Any]
+    ) -> None:
+        state.stale = False
+        shared = await self._ask(context)
+        if shared is None:
+            return  # no answer: keep what the session had
+        assert route.workspace is not None
+        configured = route.workspace.paths.roots
+        dirs, refused = await anyio.to_thread.run_sync(_canonical_dirs, shared)
+        roots, outside = session_roots(configured, dirs)
+        refused += outside
+        if refused:
+            logger.warning("client roots refused for session %s: %s", session.id, "; ".join(refused))
+        if not roots and configured:
+            logger.warning(
+                "none of the client's roots lies in the configured roots; session %s keeps them", session.id
+            )
+            roots = configured
+        if roots == state.roots:
+            return
+        previous = state.route
+        state.roots = roots
+        state.route = route if roots == configured else await self._route_for(route, roots)
+        logger.info("session %s works in %s", session.id, ", ".join(map(str, roots)) or "no roots")
+        if previous is not None and previous.registry is not state.route.registry:
+            await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
+        if state.route is not route:  # the base route's registries end with the session already
+            self._end_with(session, state, state.route, context)
+
+    async def _ask(self, context: Context[Any, Any]) -> list[str] | None:
+        """The URIs of the client's roots, or None when it did not answer in time."""
+        try:
+            with anyio.fail_after(_ASK_SECONDS), warnings.catch_warnings():
+                # roots are deprecated in 2026-07-28 (SEP-2577); handshake-era clients use them
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                answer = await context.session.list_roots()
+        except Exception as exc:  # noqa: BLE001 - any failure to ask keeps the session's roots
+            logger.warning("the client did not list its roots (%s); keeping the session's roots", exc)
+            return None
+        return [str(root.uri) for root in answer.roots]
+
+    async def _route_for(self, base: Route, roots: tuple[Path, ...]) -> Route:
+        """The route of ``base`` over ``roots`` (built once per base route and roots)."""
+        key = (id(base), roots)
+        found = self._routes.get(key)
+        if found is not None:
+            self._routes.move_to_end(key)
+            return found
+        assert base.workspace is not None
+
+        def build() -> Route:
+            workspace = base.workspace
+            assert workspace is not None
+            config = workspace.config.with_roots([str(root) for root in roots])
+            try:
+                space = workspace.sibling(config)
+            except ConfigError as exc:  # a root vanished between the check and the build
+                logger.warning("cannot serve the client's roots: %s", exc.message)
+                return base
+            return Route.of(
+                build_registry(config, workspace=space),
+                base_dir=str(space.paths.base_dir),
+                profile=base.profile,
+                visible=base.visible,
+                workspace=space,
+            )
+
+        made = await anyio.to_thread.run_sync(build)
+        self._routes[key] = made
+        while len(self._routes) > _MAX_ROUTES:
+            self._routes.popitem(last=False)
+        return made
+
+    @staticmethod
+    def _end_with(session: Session, state: _SessionRoots, route: Route, context: Context[Any, Any]) -> None:
+        """End the session's state in ``route``'s registry when the connection ends (once)."""
+        if id(route.registry) in state.ended:
+            return
+        connection = connection_of(context.session)
+        if connection is not None:
+            state.ended.add(id(route.registry))
+            connection.exit_stack.push_async_callback(route.registry.end_session, session.id)

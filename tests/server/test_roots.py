@@ -1,0 +1,256 @@
+"""MCP roots: the folders a client shares become (or narrow) the roots of its session, in memory,
+over stdio and over Streamable HTTP, including a change mid-session."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPDeprecationWarning, StdioServerParameters
+from mcp.types import ListRootsResult, Root
+
+from mcp_localtools.server import build_server
+from mcp_localtools.server.roots import decode_file_uri, session_roots
+from tests.helpers import config_for, error_code, installed_command, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+class SharedRoots:
+    """A client's roots callback whose answer a test can change."""
+
+    def __init__(self, *paths: Path) -> None:
+        self.paths = list(paths)
+        self.asked = 0
+
+    async def __call__(self, context: Any) -> ListRootsResult:
+        self.asked += 1
+        return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name) for path in self.paths])
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}.txt").write_text(f"in {name}\n", encoding="utf-8")
+    (tmp_path / "top.txt").write_text("top\n", encoding="utf-8")
+    return tmp_path
+
+
+async def roots_changed(client: Client) -> None:
+    """Tell the server the client's roots changed (deprecated in 2026-07-28, used by handshake-era
+    clients such as VS Code and Claude Code)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await client.send_roots_list_changed()
+
+
+async def read(client: Client, path: Path) -> tuple[str | None, str]:
+    result = await client.call_tool("readfile", {"path": str(path)})
+    return error_code(result), text_of(result)
+
+
+@pytest.mark.parametrize(
+    ("uri", "path"),
+    [
+        ("file:///srv/app", "/srv/app"),
+        ("file://localhost/srv/app", "/srv/app"),
+        ("file:///home/a%20b/c%23d", "/home/a b/c#d"),
+        ("FILE:///x", "/x"),
+        ("http://example.com/x", None),
+        ("file://other-host/x", None),
+        ("file:relative/x", None),
+        ("file:///a%00b", None),
+    ],
+)
+def test_file_uris_are_decoded_per_rfc_8089(uri: str, path: str | None) -> None:
+    assert decode_file_uri(uri) == (None if path is None else Path(path))
+
+
+def test_a_client_narrows_configured_roots_and_never_widens_them() -> None:
+    configured = (Path("/w"), Path("/x/y"))
+    assert session_roots((), [Path("/p"), Path("/p")]) == ((Path("/p"),), [])
+    assert session_roots(configured, [Path("/w/sub")]) == ((Path("/w/sub"),), [])
+    assert session_roots(configured, [Path("/x")]) == ((Path("/x/y"),), [])  # the configured root stays whole
+    roots, refused = session_roots(configured, [Path("/etc"), Path("/w/sub")])
+    assert roots == (Path("/w/sub"),) and refused == ["/etc (outside the configured roots)"]
+
+
+async def test_the_clients_roots_narrow_the_configured_root_and_a_change_applies_to_the_next_call(
+    tree: Path,
+) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        assert await read(client, tree / "a" / "a.txt") == (None, "in a\n")
+        code, text = await read(client, tree / "b" / "b.txt")
+        assert code == "outside_roots" and str(tree / "a") in text
+        assert (await read(client, tree / "top.txt"))[0] == "outside_roots"
+        relative = await client.call_tool("readfile", {"path": "a.txt"})  # the base is the session's root
+        assert text_of(relative) == "in a\n"
+
+        shared.paths = [tree / "b"]
+        await roots_changed(client)
+        await anyio.sleep(0)  # let the notification land before the next request
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+        assert (await read(client, tree / "a" / "a.txt"))[0] == "outside_roots"
+    assert shared.asked == 2
+
+
+async def test_roots_are_asked_once_until_they_change(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        for _ in range(3):
+            assert (await read(client, tree / "a" / "a.txt"))[0] is None
+    assert shared.asked == 1
+
+
+async def test_a_server_without_roots_works_in_the_clients_roots_only(tree: Path) -> None:
+    config = config_for(tree, paths={"allowed_roots": []})
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
+        assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
+        listing = await client.call_tool("listdirectory", {"path": "."})
+        assert listing.structured_content is not None and listing.structured_content["path"] == str(
+            tree / "a"
+        )
+    async with Client(build_server(config), mode="legacy") as bare:  # declares no roots
+        assert (await read(bare, tree / "a" / "a.txt"))[0] == "no_roots"
+
+
+async def test_commands_write_only_in_the_clients_roots(tree: Path) -> None:
+    config = config_for(tree, paths={"allowed_roots": []})
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ["echo made > made.txt", f"echo no > {tree / 'b' / 'x.txt'}"]}
+        )
+    assert result.structured_content is not None
+    codes = [entry["exitCode"] for entry in result.structured_content["results"]]
+    assert codes[0] == 0 and codes[1] != 0
+    assert (tree / "a" / "made.txt").read_text(encoding="utf-8") == "made\n"
+    assert not (tree / "b" / "x.txt").exists()
+
+
+async def test_a_client_root_outside_the_configured_roots_is_refused_and_logged(
+    tree: Path, tmp_path_factory: pytest.TempPathFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "secret.txt").write_text("canary\n", encoding="utf-8")
+    shared = SharedRoots(outside)
+    with caplog.at_level(logging.WARNING, logger="mcp_localtools.server.roots"):
+        async with Client(
+            build_server(config_for(tree)), mode="legacy", list_roots_callback=shared
+        ) as client:
+            code, text = await read(client, outside / "secret.txt")
+            assert code == "outside_roots" and "canary" not in text
+            assert (await read(client, tree / "a" / "a.txt"))[0] is None  # the configured root stays
+    assert any("outside the configured roots" in record.getMessage() for record in caplog.records)
+
+
+async def test_ignore_client_roots_keeps_the_configured_roots(tree: Path) -> None:
+    config = config_for(tree, paths={"client_roots": False})
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "b" / "b.txt"))[0] is None
+    assert shared.asked == 0
+
+
+async def test_processes_of_a_root_taken_away_are_stopped(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        started = await client.call_tool("startprocess", {"command": "sleep 300"})
+        assert not started.is_error, text_of(started)
+        listed = await client.call_tool("listprocesses", {})
+        assert listed.structured_content is not None and len(listed.structured_content["processes"]) == 1
+        shared.paths = [tree / "b"]
+        await roots_changed(client)
+        await anyio.sleep(0)
+        after = await client.call_tool("listprocesses", {})
+        assert after.structured_content is not None and after.structured_content["processes"] == []
+        back = await client.call_tool("processoutput", {"processID": started.structured_content["processID"]})
+        assert back.is_error
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_LOCALTOOLS_")}
+    env["HOME"] = str(home)
+    return env
+
+
+async def test_a_client_over_stdio_started_in_the_filesystem_root_works_in_its_roots(tree: Path) -> None:
+    params = StdioServerParameters(command=installed_command(), args=[], cwd="/", env=_env(tree))
+    shared = SharedRoots(tree / "a")
+    async with Client(params, mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
+        assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
+        shared.paths = [tree / "b"]
+        await roots_changed(client)
+        await anyio.sleep(0.2)  # the notification crosses a pipe before the next request
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def http_server(tree: Path) -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            *(installed_command(), "--root", str(tree), "--transport", "streamable-http"),
+            *("--port", str(port), "--allow-unauthenticated-loopback"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_env(tree),
+    )
+    try:
+        for _ in range(200):
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "server exited")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_a_client_over_streamable_http_narrows_to_its_roots(tree: Path, http_server: str) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(http_server, mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
+        assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
+        shared.paths = [tree / "b"]
+        await roots_changed(client)
+        await anyio.sleep(0.2)
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+
+
+def test_the_ignore_client_roots_flag_is_accepted() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_localtools", "--ignore-client-roots", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and "--ignore-client-roots" in done.stdout
