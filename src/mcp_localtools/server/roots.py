@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
-from mcp import MCPDeprecationWarning
+from mcp import MCPDeprecationWarning, MCPError
 from mcp.server.mcpserver import Context
 
 from mcp_localtools._sdk import connection_of
@@ -207,7 +207,7 @@ class ClientRoots:
                 # roots are deprecated in 2026-07-28 (SEP-2577); handshake-era clients use them
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 answer = await context.session.list_roots()
-        except Exception as exc:  # noqa: BLE001 - any failure to ask keeps the session's roots
+        except (MCPError, TimeoutError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
             logger.warning("the client did not list its roots (%s); keeping the session's roots", exc)
             return None
         return [str(root.uri) for root in answer.roots]
