@@ -33,8 +33,6 @@ _SYSTEM_TREES = tuple(
 
 def _windows_reason(cwd: PurePath) -> str | None:
     anchor = PurePath(cwd.anchor)
-    if cwd == anchor:
-        return f"the drive root {cwd}"
     system = anchor / "Windows"
     if cwd == system or cwd.is_relative_to(system):
         return f"the Windows system directory {cwd}"
@@ -61,8 +59,6 @@ def implicit_root_refusal(cwd: Path, home: Path | None) -> str | None:
         /home/alice"), or None.
     """
     real = Path(os.path.realpath(cwd))
-    if sys.platform == "win32":
-        return _windows_reason(real)
     if real == Path(real.anchor):
         return f"the filesystem root {real}"
     if home is not None:
@@ -71,8 +67,15 @@ def implicit_root_refusal(cwd: Path, home: Path | None) -> str | None:
             return f"your home directory {real}"
         if real_home.is_relative_to(real):
             return f"{real}, which holds your home directory"
-    text = str(real)
-    if text in _SYSTEM_DIRS:
+    if sys.platform == "win32":
+        reason = _windows_reason(real)
+    else:
+        reason = _posix_reason(real)
+    return reason
+
+
+def _posix_reason(real: Path) -> str | None:
+    if str(real) in _SYSTEM_DIRS:
         return f"the system directory {real}"
     if any(real.is_relative_to(tree) for tree in _SYSTEM_TREES):
         return f"{real}, a directory of the operating system"
