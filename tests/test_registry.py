@@ -285,7 +285,10 @@ async def test_tools_rename_serves_a_tool_under_another_name(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     ("rename", "message"),
-    [({"nosuchtool": "x"}, "no tool named nosuchtool"), ({"readfile": "writefile"}, "registered twice")],
+    [
+        ({"nosuchtool": "x"}, "no tool named nosuchtool"),
+        ({"readfile": "writefile"}, "would serve two tools as writefile"),
+    ],
 )
 def test_a_rename_of_an_unknown_tool_or_onto_a_taken_name_fails_at_start_up(
     tmp_path: Path, rename: dict[str, str], message: str

@@ -13,6 +13,7 @@ JSON command line.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -50,6 +51,8 @@ from mcp_localtools.spec import (
     ToolOutput,
     ToolSpec,
     any_case,
+    render_names,
+    serving,
 )
 
 __all__ = [
@@ -105,6 +108,17 @@ def _lone_surrogate(value: Any, where: str) -> str | None:
     return next((found for path, item in items if (found := _lone_surrogate(item, path))), None)
 
 
+def _nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object in a JSON Schema, ``node`` first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
 def _format_validation_error(name: str, spec: ToolSpec[Any], exc: ValidationError) -> str:
     known = sorted((f.alias or n) for n, f in spec.args_model.model_fields.items())
     problems = []
@@ -128,10 +142,14 @@ class Registry:
         max_result_chars: the result budget (``[limits] max_result_chars``): every result's
             text plus the JSON of its structured content is cut to it (``results.enforce_budget``);
             None leaves results as the tools made them.
+        renamed: ``[tools] rename`` (own name -> served name): registered descriptions (the tool's
+            and every field's) name tools as served (``spec.render_names``), and each call runs
+            with it in place for ``spec.served``, so refusals and hints do too.
     """
 
     default_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS
     max_result_chars: int | None = None
+    renamed: Mapping[str, str] = field(default_factory=dict)
     _specs: dict[str, ToolSpec[Any]] = field(default_factory=dict, init=False, repr=False)
     _built: set[str] = field(default_factory=set, init=False, repr=False)
     _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
@@ -197,16 +215,27 @@ class Registry:
                 f"tool {spec.name!r}: its preview argument {spec.preview.argument!r} is not an argument"
             )
         self._schemas[spec.name] = (
-            cached_schema(spec.args_model, "input") or input_schema(spec.args_model),
-            cached_schema(spec.result_model, "output") or output_schema(spec.result_model),
+            self._rendered(cached_schema(spec.args_model, "input") or input_schema(spec.args_model)),
+            self._rendered(cached_schema(spec.result_model, "output") or output_schema(spec.result_model)),
         )
-        self._specs[spec.name] = spec
+        self._specs[spec.name] = dataclasses.replace(
+            spec, description=render_names(spec.description, self.renamed)
+        )
         if spec.on_register is not None:
             spec.on_register()
         if spec.on_session_end is not None:
             self.on_session_end(spec.on_session_end)
         if spec.resources is not None and all(spec.resources is not r for r in self._resources):
             self._resources.append(spec.resources)
+
+    def _rendered(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """``schema`` (a fresh copy) with its descriptions naming tools as served."""
+        if not self.renamed:
+            return schema
+        for node in _nodes(schema):
+            if isinstance(node.get("description"), str):
+                node["description"] = render_names(node["description"], self.renamed)
+        return schema
 
     def replace(self, spec: ToolSpec[Any]) -> ToolSpec[Any]:
         """Put ``spec`` in place of the tool registered under its name (composition: a built-in
@@ -369,36 +398,37 @@ class Registry:
     ) -> ToolResult | None:
         """Validate ``arguments`` and await ``body(args, context)`` (the handler or the check)
         under the call timeout; every failure becomes an error result."""
-        name = spec.name
-        if spec.name not in self._built:
-            # Tool models are built on first use (``defer_build``); build this tool's here, on the
-            # event loop's thread, before its body constructs results in a worker thread:
-            # pydantic before 2.13 does not lock a model's build against another thread's.
-            for model in models_in(spec.args_model) + models_in(spec.result_model):
-                model.model_rebuild()
-            self._built.add(spec.name)
-        if (where := _lone_surrogate(arguments or {}, "")) is not None:
-            return ToolResult.failure(
-                InvalidArguments.code,
-                f"invalid arguments for {name}: {where}: holds a lone surrogate (\\ud800-\\udfff), "
-                "which is not valid Unicode text; send valid UTF-8",
-            )
-        try:
-            args = spec.args_model.model_validate(dict(arguments or {}))
-        except ValidationError as exc:
-            return ToolResult.failure(InvalidArguments.code, _format_validation_error(name, spec, exc))
-        limit = timeout or spec.timeout_seconds or self.default_timeout
-        try:
-            with anyio.fail_after(limit):
-                return await body(args, context)
-        except ToolError as exc:
-            return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
-        except TimeoutError:
-            message = f"{name} did not finish within {limit:g} s and was stopped; narrow the request"
-            return ToolResult.failure(ToolTimeout.code, message)
-        except Exception:
-            # The one place an unexpected exception is caught: log it, tell the caller no more.
-            logger.exception("tool %s failed unexpectedly", name)
-            return ToolResult.failure(
-                "internal_error", f"{name} failed with an internal error; the server log has the details"
-            )
+        with serving(self.renamed):  # refusals and hints name tools as served (spec.served)
+            name = spec.name
+            if spec.name not in self._built:
+                # Tool models are built on first use (``defer_build``); build this tool's here, on the
+                # event loop's thread, before its body constructs results in a worker thread:
+                # pydantic before 2.13 does not lock a model's build against another thread's.
+                for model in models_in(spec.args_model) + models_in(spec.result_model):
+                    model.model_rebuild()
+                self._built.add(spec.name)
+            if (where := _lone_surrogate(arguments or {}, "")) is not None:
+                return ToolResult.failure(
+                    InvalidArguments.code,
+                    f"invalid arguments for {name}: {where}: holds a lone surrogate (\\ud800-\\udfff), "
+                    "which is not valid Unicode text; send valid UTF-8",
+                )
+            try:
+                args = spec.args_model.model_validate(dict(arguments or {}))
+            except ValidationError as exc:
+                return ToolResult.failure(InvalidArguments.code, _format_validation_error(name, spec, exc))
+            limit = timeout or spec.timeout_seconds or self.default_timeout
+            try:
+                with anyio.fail_after(limit):
+                    return await body(args, context)
+            except ToolError as exc:
+                return ToolResult.failure(exc.code, exc.message, policy=isinstance(exc, PolicyViolation))
+            except TimeoutError:
+                message = f"{name} did not finish within {limit:g} s and was stopped; narrow the request"
+                return ToolResult.failure(ToolTimeout.code, message)
+            except Exception:
+                # The one place an unexpected exception is caught: log it, tell the caller no more.
+                logger.exception("tool %s failed unexpectedly", name)
+                return ToolResult.failure(
+                    "internal_error", f"{name} failed with an internal error; the server log has the details"
+                )

@@ -24,6 +24,7 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.files.read import read_open_file
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.spec import served_text
 
 __all__ = [
     "DIR_FLAGS",
@@ -107,7 +108,7 @@ def parent_dir(
                 if not create:
                     raise NotFound(
                         f"parent directory does not exist: {target.parent}; create it first "
-                        "(makedirectory, or createParents=true)"
+                        + served_text("(makedirectory, or createParents=true)")
                     ) from None
                 missing.append(probe.name)
                 probe = probe.parent

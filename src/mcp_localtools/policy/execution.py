@@ -28,6 +28,7 @@ from typing import Any
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
 from mcp_localtools.policy.scanner import Dialect, Invocation, ScanError, scan
+from mcp_localtools.spec import served_text
 
 __all__ = [
     "ALWAYS_ALLOWED",
@@ -343,10 +344,12 @@ class ExecutionPolicy:
                 raise CommandRefused("blocked dangerous command pattern (fork bomb)")
             if dialect == "sh" and found.background:
                 raise CommandRefused(
-                    "blocked backgrounding with '&': every process of a command is stopped when it ends; "
-                    "start a server or watcher with startprocess (it keeps running, in the same exec "
-                    "session: pass its sessionID to later commands), or run commands one after another "
-                    "(cmd1 && cmd2)"
+                    served_text(
+                        "blocked backgrounding with '&': every process of a command is stopped when it "
+                        "ends; start a server or watcher with startprocess (it keeps running, in the same "
+                        "exec session: pass its sessionID to later commands), or run commands one after "
+                        "another (cmd1 && cmd2)"
+                    )
                 )
         return text
 
@@ -368,7 +371,7 @@ class ExecutionPolicy:
         if blocked is not None:
             hint = _ALTERNATIVES.get(blocked, "this command is blocked by the server's policy")
             spelled = "" if blocked == name else f" ({invocation.word} may run {blocked})"
-            raise CommandRefused(f"blocked command: {blocked}{spelled}; {hint}")
+            raise CommandRefused(f"blocked command: {blocked}{spelled}; {served_text(hint)}")
         if (
             self.deny_by_default
             and not invocation.wrapper

@@ -38,6 +38,7 @@ from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
 from mcp_localtools.processes.handles import Handle, PopenHandle, Streams, SupervisedHandle
 from mcp_localtools.processes.session import SessionSandbox
+from mcp_localtools.spec import served_text
 
 __all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
 
@@ -181,7 +182,7 @@ class ProcessTable:
             if len(running) >= self.max_per_session:
                 raise TooLarge(
                     f"this session has {len(running)} running processes (max {self.max_per_session}); "
-                    "stop one with stopprocess, then start this one"
+                    + served_text("stop one with stopprocess, then start this one")
                 )
             self._forget_ended(owner)
         streams = Streams(tty=tty)
@@ -242,7 +243,7 @@ class ProcessTable:
         if process is None or process.owner != owner:
             raise NotFound(
                 f"unknown processID: {process_id} (never started in this session, or removed); "
-                "listprocesses shows this session's processes"
+                + served_text("listprocesses shows this session's processes")
             )
         process.last_used = time.monotonic()
         return process

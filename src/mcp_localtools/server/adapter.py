@@ -35,6 +35,7 @@ from mcp_localtools.server.pipeline import Pipeline
 from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Routes
 from mcp_localtools.server.sessions import Sessions
+from mcp_localtools.spec import render_names
 from mcp_localtools.stdio import serve_stdio
 
 __all__ = ["RegistryServer", "refuse_second_initialize"]
@@ -118,11 +119,14 @@ class RegistryServer(MCPServer[Any]):
         return Call(name, arguments, await self.roots.route(route, session, context), session, context)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
+        registry = self.routes.current().registry
         return [
             ResourceTemplate(
-                uri_template=source.uri_template, name=source.prefix, description=source.description
+                uri_template=source.uri_template,
+                name=source.prefix,
+                description=render_names(source.description, registry.renamed),
             )
-            for source in self.routes.current().registry.resource_sources()
+            for source in registry.resource_sources()
         ]
 
     async def read_resource(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -28,6 +29,9 @@ from mcp_localtools.workspace import Workspace
 __all__ = ["GROUPS", "all_specs", "build_registry", "profile_specs", "profile_tools", "select_tools"]
 
 logger = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[a-z][a-z0-9]*$")
+"""A tool name: lowercase letters and digits (``Registry.register`` refuses others too)."""
 
 GROUPS = (fs, text, exec_tools, image, web, code)
 INDEX_TOOLS = frozenset({"findsymbol", "repomap", "semanticsearch"})
@@ -94,29 +98,69 @@ def build_registry(
         ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
     """
     workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
-    registry = Registry(max_result_chars=config.limits.max_result_chars)
+    rename = config.tools.rename
+    registry = Registry(max_result_chars=config.limits.max_result_chars, renamed=rename)
     left_out: dict[str, list[str]] = {}
     catalog = all_specs(workspace)
-    rename = config.tools.rename
     unknown = sorted(set(rename) - {spec.name for spec in catalog})
     if unknown:
         raise ConfigError(f"tools.rename: no tool named {', '.join(unknown)}")
+    served: list[ToolSpec[Any]] = []
     for spec in select_tools(catalog, config.tools):
-        if spec.name in rename:
-            spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
-        if spec.group == "exec" and not config.exec.enabled:
+        if not _served_here(spec, config):
             continue
-        if spec.name in INDEX_TOOLS and not config.index.enabled:
-            continue  # symbols stays: it outlines single files without the index
-        if spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts:
-            continue  # read-only: no fetches to any host (a way out for file contents) unless allowlisted
         if spec.unsupported is not None:
             left_out.setdefault(spec.unsupported, []).append(spec.name)
             continue
+        served.append(spec)
+    for spec in _renamed(served, rename):
         registry.register(_telling_changes(spec, workspace))
     for reason, names in left_out.items():
         logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry
+
+
+def _served_here(spec: ToolSpec[Any], config: Config) -> bool:
+    """False for a tool the config switches off outside ``[tools] enabled``/``disabled``."""
+    if spec.group == "exec" and not config.exec.enabled:
+        return False
+    if spec.name in INDEX_TOOLS and not config.index.enabled:
+        return False  # symbols stays: it outlines single files without the index
+    # read-only: no fetches to any host (a way out for file contents) unless allowlisted
+    return not (spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts)
+
+
+def _renamed(specs: Sequence[ToolSpec[Any]], rename: Mapping[str, str]) -> list[ToolSpec[Any]]:
+    """``specs`` under the names ``[tools] rename`` gives them (``builtin_name`` keeps the own name).
+
+    Raises:
+        ConfigError: a new name is malformed, or two served tools would share a name (two renamed
+            to one name, or one renamed to the name of a tool still served under it); two tools
+            may swap names, and a tool left out frees its name.
+    """
+    for old, new in rename.items():
+        if not _NAME.match(new):
+            raise ConfigError(f"tools.rename: {old} = {new!r}: a tool name is lowercase letters and digits")
+    by_name: dict[str, str] = {}
+    for spec in specs:
+        name = rename.get(spec.name, spec.name)
+        other = by_name.setdefault(name, spec.name)
+        if other == spec.name:
+            continue
+        if other in rename and spec.name in rename:
+            first, second = sorted((other, spec.name))
+            raise ConfigError(f"tools.rename: {first} and {second} are both renamed to {name!r}")
+        renamed = other if other in rename else spec.name
+        raise ConfigError(
+            f"tools.rename: {renamed} = {name!r} would serve two tools as {name}: {name} is served under "
+            f"its own name; rename {name} too, disable it, or pick another name"
+        )
+    return [
+        dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
+        if spec.name in rename
+        else spec
+        for spec in specs
+    ]
 
 
 _PATH_FIELDS = ("path", "source", "destination", "root")

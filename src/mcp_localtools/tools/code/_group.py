@@ -14,6 +14,7 @@ from mcp_localtools.errors import ConfigError, NotADirectory, PolicyViolation, T
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import CallContext, ProgressFn
+from mcp_localtools.spec import served_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = [
@@ -111,7 +112,9 @@ async def open_scope(indexes: CodeIndexes, given: str, ctx: CallContext, *, fiel
     import anyio.to_thread
 
     if not indexes.settings.enabled:
-        raise PolicyViolation("the code index is off ([index] enabled = false); use searchfiles instead")
+        raise PolicyViolation(
+            served_text("the code index is off ([index] enabled = false); use searchfiles instead")
+        )
     paths = indexes.paths
 
     def resolve() -> Path:

@@ -22,6 +22,7 @@ from mcp_localtools.codeintel.store import StoredSymbol
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope, read_lines
 from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
@@ -185,7 +186,11 @@ def _render(
                 shown_uses.append(use)
         if not definitions:
             hint = f"; close names: {', '.join(suggestions)}" if suggestions else ""
-            lines.append(f"[no definition found{hint}; try match=prefix or fuzzy, or searchfiles]")
+            lines.append(
+                f"[no definition found{hint}; "
+                + served_text("try match=prefix or fuzzy, or searchfiles")
+                + "]"
+            )
         if truncated:
             lines.append("[truncated: raise maxResults, or narrow with path]")
         result = FindSymbolResult(

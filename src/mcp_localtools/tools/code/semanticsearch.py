@@ -24,6 +24,7 @@ from mcp_localtools.codeintel.store import StoredChunk
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope, read_lines
 from mcp_localtools.workspace import Workspace
 
@@ -159,9 +160,13 @@ def _render(
             lines.extend(text)
             shown.append(hit.model_copy(update={"content": content}))
         if not hits:
-            lines.append("[no results: the index holds code and text files; try other words, or searchfiles]")
+            lines.append(
+                served_text(
+                    "[no results: the index holds code and text files; try other words, or searchfiles]"
+                )
+            )
         if truncated:
-            lines.append("[truncated: lower limit, or read a result's lines with readfile]")
+            lines.append(served_text("[truncated: lower limit, or read a result's lines with readfile]"))
         if lexical_only:
             lines.append("[WordLlama could not be loaded: ranked by words only]")
         result = SemanticSearchResult(

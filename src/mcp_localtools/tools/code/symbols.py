@@ -24,6 +24,7 @@ from mcp_localtools.errors import UnsupportedContent, printable
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served, served_text
 from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
 from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
@@ -112,7 +113,8 @@ def _file_outline(workspace: Workspace, indexes: CodeIndexes, args: SymbolsArgs)
     if info is None:
         known = ", ".join(info.name for info in LANGUAGES)
         raise UnsupportedContent(
-            f"no grammar for {printable(args.path)}: symbols reads {known}; use readfile or searchfiles"
+            f"no grammar for {printable(args.path)}: {served('symbols')} reads {known}; "
+            + served_text("use readfile or searchfiles")
         )
     data = read_regular_file(paths, resolved, max_bytes=workspace.limits.max_read_bytes)
     grammar = indexes.grammars.get(info)

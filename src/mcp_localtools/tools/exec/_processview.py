@@ -11,6 +11,7 @@ from pydantic import Field
 
 from mcp_localtools.processes.table import Background, read_new
 from mcp_localtools.registry import ToolOutput
+from mcp_localtools.spec import served_text
 
 __all__ = [
     "ProcessOutput",
@@ -120,7 +121,7 @@ def render_output(result: ProcessOutput, head: str) -> str:
     if result.stderr:
         parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
     if result.more:
-        parts.append("[more output is kept: call processoutput again]")
+        parts.append(served_text("[more output is kept: call processoutput again]"))
     return "\n".join(parts)
 
 

@@ -11,6 +11,7 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace
@@ -36,7 +37,8 @@ async def list_processes(args: ListProcessesArgs, ctx: CallContext, *, group: Ex
         f"{s.runtime_seconds:g} s  out {s.stdout_bytes} B  err {s.stderr_bytes} B  $ {s.command}"
         for s in states
     ]
-    text = "\n".join(lines) if lines else "no background processes in this session (startprocess starts one)"
+    empty = "no background processes in this session (startprocess starts one)"
+    text = "\n".join(lines) if lines else served_text(empty)
     return ToolResult.of(ListProcessesResult(processes=states), text=text)
 
 

@@ -38,6 +38,7 @@ from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
@@ -171,7 +172,7 @@ def _find_target(
     if info is None:
         raise NotFound(f"path does not exist: {script.path}")
     if not stat.S_ISREG(info.st_mode):
-        raise NotAFile(f"not a regular file: {script.path}; runscript runs script files")
+        raise NotAFile(f"not a regular file: {script.path}; {served('runscript')} runs script files")
     candidates = scripts.interpreters(script.path.suffix.lower())
     program = first_found(candidates, search_path)
     if program is None:

@@ -27,6 +27,7 @@ from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import served
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
 from mcp_localtools.workspace import Workspace
 
@@ -92,7 +93,7 @@ def copy_path(args: CopyPathArgs, *, paths: PathPolicy) -> ToolResult:
         replace = replaceable(src_info, dst, dst_info, args.overwrite)
         if replace and is_dir:
             raise AlreadyExists(
-                f"destination directory exists: {dst.path}; copypath does not merge directories"
+                f"destination directory exists: {dst.path}; {served('copypath')} does not merge directories"
             )
         if dst_info is not None and stat.S_ISLNK(dst_info.st_mode):
             raise NotAFile(f"destination is a symlink: {dst.path}; refusing to replace it with a copy")

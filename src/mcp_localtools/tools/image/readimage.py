@@ -44,6 +44,7 @@ from mcp_localtools.parsers.images import (
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ImageContent, ToolResult
+from mcp_localtools.spec import served_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["ReadImageArgs", "ReadImageResult", "read_image", "spec"]
@@ -163,7 +164,7 @@ async def read_image(
     if loaded.svg:
         parsed = await parsers.run("svg", file.data, {}, failure=failure)
         note = (
-            "SVG is vector markup: no image content is returned; read the markup with readfile"
+            served_text("SVG is vector markup: no image content is returned; read the markup with readfile")
             if args.include_base64_data
             else None
         )

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._textfile import EditableText, Saved
 
@@ -105,7 +106,7 @@ def _edit_result(
     if diff:
         rendered += "\n" + diff.rstrip("\n")
     if cut:
-        rendered += (
-            "\n[diff cut to fit the result budget (head and tail kept); readtextrange shows the edited lines]"
+        rendered += "\n" + served_text(
+            "[diff cut to fit the result budget (head and tail kept); readtextrange shows the edited lines]"
         )
     return ToolResult.of(result, text=rendered)

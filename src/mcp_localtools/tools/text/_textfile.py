@@ -28,6 +28,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.files.parents import ParentDir, parent_dir, read_entry
 from mcp_localtools.files.read import decode_utf8, read_regular_file, sha256_hex
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
+from mcp_localtools.spec import served, served_text
 from mcp_localtools.tools.text._lines import TextLines, parse_text
 
 __all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text", "root_relative"]
@@ -74,7 +75,7 @@ class Saved:
 
 
 def _decode(data: bytes, path: Path) -> str:
-    return decode_utf8(data, path, hint=_NOT_UTF8_HINT)
+    return decode_utf8(data, path, hint=served_text(_NOT_UTF8_HINT))
 
 
 def read_text(paths: PathPolicy, path: str, limits: LimitsConfig) -> TextFile:
@@ -211,7 +212,9 @@ def edit_text(
         try:
             data, info = read_entry(parent, max_bytes=limits.max_read_bytes)
         except NotFound as exc:
-            raise NotFound(f"path does not exist: {parent.path}; create it with writefile") from exc
+            raise NotFound(
+                f"path does not exist: {parent.path}; create it with {served('writefile')}"
+            ) from exc
         except SymlinkRefused as exc:  # O_NOFOLLOW met a symlink: say where it points
             try:
                 target = os.readlink(parent.name, dir_fd=parent.fd)

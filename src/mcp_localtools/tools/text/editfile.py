@@ -22,6 +22,7 @@ from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.text._lines import BOM, newline_style
 from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
@@ -56,7 +57,9 @@ class TextEdit(ToolArgs):
         if not text:
             raise PydanticCustomError(
                 "empty",
-                "oldText must not be empty (to add lines use inserttextlines; a new file: writefile)",
+                served_text(
+                    "oldText must not be empty (to add lines use inserttextlines; a new file: writefile)"
+                ),
                 {},
             )
         return text

@@ -21,6 +21,7 @@ from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import served
 from mcp_localtools.tools.text._lines import line_list, trimmed, unique_block
 from mcp_localtools.tools.text._textfile import read_text
 from mcp_localtools.workspace import Workspace
@@ -170,8 +171,8 @@ def _window(
         notes.append(f"line {cut_line} is longer than the result budget and was cut")
     if next_start is not None:
         notes.append(
-            f"the range goes on to line {stop}: call readtextrange with startLine={next_start} (and the same "
-            "end) to continue"
+            f"the range goes on to line {stop}: call {served('readtextrange')} with startLine={next_start} "
+            "(and the same end) to continue"
         )
     text = "\n".join([header, *(f"{n:>{width}}\t{t}" for n, t in shown), *(f"[{note}]" for note in notes)])
     return ToolResult.of(result, text=text)

@@ -20,6 +20,7 @@ from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import served_text
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import line_list, splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report
@@ -42,7 +43,10 @@ class ReplaceTextLinesArgs(BlockArgs):
         if not lines:
             raise PydanticCustomError(
                 "deletion",
-                "an empty replaceWithLines would delete: deletion is not supported here, use deletetextlines",
+                served_text(
+                    "an empty replaceWithLines would delete: deletion is not supported here, "
+                    "use deletetextlines"
+                ),
                 {},
             )
         return lines

@@ -17,6 +17,7 @@ import zlib
 from typing import Any
 
 from mcp_localtools.errors import UnsupportedContent
+from mcp_localtools.spec import served
 
 __all__ = ["ACCEPT_ENCODING", "BodyDecoder"]
 
@@ -45,9 +46,9 @@ class BodyDecoder:
         named = ", ".join(content_encoding)
         if len(codings) > 1:
             raise UnsupportedContent(
-                f"the response from {url} stacks {len(codings)} content encodings ({named!r}); httpget "
-                f"decodes one content encoding ({ACCEPT_ENCODING}), so a small response cannot inflate "
-                "past the budget; fetch it with another client if it is meant to be so"
+                f"the response from {url} stacks {len(codings)} content encodings ({named!r}); "
+                f"{served('httpget')} decodes one content encoding ({ACCEPT_ENCODING}), so a small "
+                "response cannot inflate past the budget; fetch it with another client if it is meant so"
             )
         self.coding = codings[0] if codings else None
         self._inflater: Any = None
@@ -59,8 +60,8 @@ class BodyDecoder:
             self._inflater = zlib.decompressobj()
         elif self.coding is not None:
             raise UnsupportedContent(
-                f"the response from {url} is encoded as {named!r}, which httpget does not decode (it "
-                f"asks for {ACCEPT_ENCODING}); fetch it with another client"
+                f"the response from {url} is encoded as {named!r}, which {served('httpget')} does not "
+                f"decode (it asks for {ACCEPT_ENCODING}); fetch it with another client"
             )
 
     def decode(self, raw: bytes, room: int) -> bytes:
