@@ -1,0 +1,275 @@
+"""readfile's text window: which lines a call wants, their bytes read through the line index, and
+the window cut to the result budget (numbered when asked; from the end for a forward read, from
+the start for ``tail``), with the notes that say where to continue.
+
+Lines are split on ``\\n`` only, so CRLF and stray CR bytes come back as they are. Used for text
+files (``read_lines`` reads only the window's bytes) and for a PDF's extracted text.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
+from mcp_localtools.files.lineindex import LineIndex, pread, utf8_prefix
+from mcp_localtools.registry import ToolOutput
+from mcp_localtools.results import TextContent, ToolResult, fit_within
+
+__all__ = [
+    "TextWindow",
+    "count_lines",
+    "lines_wanted",
+    "number_lines",
+    "read_lines",
+    "text_result",
+    "text_window",
+]
+
+ResultT = TypeVar("ResultT", bound=ToolOutput)
+
+
+@dataclass(frozen=True, slots=True)
+class TextWindow:
+    """A window of lines cut from a text.
+
+    Attributes:
+        text: the window's text, verbatim (line endings kept).
+        total_lines: lines in the whole text (a final line without newline counts).
+        start_line: 1-based first line, or None when the window is empty.
+        end_line: 1-based last line (inclusive), or None when the window is empty.
+        next_offset: offset of the first line not returned, or None when the text ended.
+        cut_line: the 1-based line that was cut mid-line to fit the budget, if any.
+    """
+
+    text: str
+    total_lines: int
+    start_line: int | None
+    end_line: int | None
+    next_offset: int | None
+    cut_line: int | None = None
+
+
+def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindow:
+    """Cut ``text`` to ``limit`` lines after skipping ``offset``, within ``budget`` characters.
+
+    Lines are split on ``\\n`` only, so CRLF and stray CR bytes come back as they are. A single
+    line longer than the budget is cut mid-line (``cut_line`` says which).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line of a non-empty text.
+    """
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if offset and offset >= total:
+        raise InvalidArguments(
+            f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
+        )
+    if not offset and total <= limit and len(text) <= budget:  # the common case: all of it fits
+        return TextWindow(text, total, 1 if total else None, total or None, None)
+    parts = text.split("\n", offset + limit)
+    count = min(limit, total - offset)
+    selected = parts[offset : offset + count]
+    # Line k of the window ends lengths[k] + k characters in, plus 1 for its own newline, which
+    # every line has but the text's last one when the text does not end with "\n" (the window's
+    # lines from with_newline on: none, or that last line). The first line always goes in (cut
+    # below when it alone is over the budget). Cumulated in C, searched in log time.
+    lengths = list(accumulate(map(len, selected)))
+    with_newline = len(parts) - offset - 1
+    used = (
+        max(1, bisect_right(range(count), budget, key=lambda k: lengths[k] + k + (k < with_newline)))
+        if count
+        else 0
+    )
+    chunk = "\n".join(selected[:used])
+    if used and offset + used < len(parts):  # the last returned line had its newline
+        chunk += "\n"
+    cut_line = None
+    if len(chunk) > budget:  # one line alone is over the budget
+        chunk = chunk[:budget]
+        cut_line = offset + 1
+    next_offset = offset + used if offset + used < total else None
+    first = offset + 1 if used else None
+    return TextWindow(chunk, total, first, offset + used if used else None, next_offset, cut_line)
+
+
+def count_lines(text: str) -> int:
+    """Lines in ``text``, split on ``\\n`` (a final line without newline counts)."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def lines_wanted(
+    total: int, *, offset: int, limit: int | None, tail: int | None, default_limit: int
+) -> tuple[int, int]:
+    """``(first, count)``: the 0-based first line and the number of lines a call asks for, in a
+    text of ``total`` lines (``limit`` None: ``default_limit``; ``tail``: the last lines).
+
+    Raises:
+        InvalidArguments: ``offset`` is past the last line of a non-empty text.
+    """
+    if tail is not None:
+        first = max(0, total - tail)
+        return first, total - first
+    if offset and offset >= total:
+        raise InvalidArguments(
+            f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
+        )
+    return offset, min(limit or default_limit, total - offset)
+
+
+def read_lines(
+    fd: int, index: LineIndex, path: Path, first: int, count: int, *, tail: bool, cap: int
+) -> tuple[str, int]:
+    """The text of lines ``first`` .. ``first + count - 1`` of the file open at ``fd``, located
+    through ``index``; at most ``cap`` bytes are read (whole lines only, or a long first line's
+    prefix; for a ``tail``, the last whole lines the cap holds).
+
+    Returns:
+        ``(text, first)``: the decoded text and the 0-based number of its first line.
+
+    Raises:
+        UnsupportedContent: the bytes are not valid UTF-8.
+        FileSystemError: the read failed.
+    """
+    start, end = index.line_start(fd, first), index.line_start(fd, first + count)
+    if tail and end - start > cap:  # the last whole lines the cap holds
+        fits = bisect_left(
+            range(first, first + count), True, key=lambda line: end - index.line_start(fd, line) <= cap
+        )
+        first, count = (first + fits, count - fits) if fits < count else (first + count - 1, 1)
+        start = index.line_start(fd, first)
+    try:
+        data = pread(fd, min(end - start, cap), start)
+    except OSError as exc:
+        raise from_os_error(exc, str(path)) from exc
+    if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
+        newline = data.rfind(b"\n")
+        data = data[: newline + 1] if newline >= 0 else utf8_prefix(data)
+    try:
+        return data.decode("utf-8"), first
+    except UnicodeDecodeError as exc:
+        raise UnsupportedContent(
+            f"not valid UTF-8 text: {path} (invalid byte at offset {start + exc.start}); "
+            'use encoding "binary"'
+        ) from exc
+
+
+def number_lines(text: str, first: int) -> str:
+    """``text`` with each line prefixed like ``cat -n``: its number right-aligned in 6 columns
+    (wider when needed), then a tab; ``first`` is the 1-based number of the first line."""
+    if not text:
+        return text
+    ends = text.endswith("\n")
+    lines = (text[:-1] if ends else text).split("\n")
+    numbered = "\n".join([f"{number:>6}\t{line}" for number, line in enumerate(lines, first)])
+    return numbered + "\n" if ends else numbered
+
+
+def _lines_over(text: str, budget: int) -> int:
+    """How many leading lines of ``text`` to drop so that the rest fits ``budget`` characters
+    (never the last line)."""
+    if len(text) <= budget:
+        return 0
+    sizes = [len(line) + 1 for line in text.split("\n")]
+    if text.endswith("\n"):
+        sizes.pop()
+    ends = list(accumulate(sizes))
+    return min(bisect_left(ends, len(text) - budget) + 1, len(sizes) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What the window of one call is cut from: ``text``, whole lines ``first``, ``first + 1``,
+    ... (0-based) of a text of ``total`` lines; ``tail``: the call's tail argument."""
+
+    text: str
+    first: int
+    total: int
+    tail: int | None
+    line_numbers: bool
+    cut: bool
+    notes: Sequence[str]
+
+
+def text_result(
+    base: ResultT,
+    text: str,
+    *,
+    first: int,
+    total: int,
+    tail: int | None,
+    line_numbers: bool,
+    budget: int,
+    cut: bool = False,
+    notes: Sequence[str] = (),
+) -> ToolResult:
+    """The text-mode result: the window ``text`` numbered when asked, and cut to the result
+    budget (from the end for a forward read, from the start for ``tail``).
+
+    Args:
+        base: the result model with everything but the window's fields (``content``,
+            ``totalLines``, ``startLine``, ``endLine``, ``nextOffset``, ``truncated``) set.
+        text: whole lines ``first``, ``first + 1``, ... of a text of ``total`` lines (the
+            lines the call asked for, or fewer when the read was capped; a long first line may
+            be a prefix only).
+        first: the 0-based number of the window's first line.
+        tail: the call's ``tail`` argument (None for a forward read).
+        budget: the result budget (``max_result_chars``).
+        cut: the text was already cut before it got here (PDF extraction stopped at its cap).
+        notes: further notes for the caller, after the window's.
+    """
+    request = _Request(text, first, total, tail, line_numbers, cut, notes)
+    # The text goes twice (the text content and structuredContent.content): half the budget each,
+    # less while the whole result (metadata, notes, JSON escapes) is over it.
+    return fit_within(partial(_window_result, base, request), budget, budget // 2 - 500)
+
+
+def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolResult:
+    """``text_result`` with the window cut to ``payload`` characters."""
+    budget = max(payload, 1)
+    text, first, total, tail = request.text, request.first, request.total, request.tail
+    lines = count_lines(text)
+    shown = number_lines(text, first + 1) if request.line_numbers else text
+    skip = _lines_over(shown, budget) if tail is not None else 0
+    if skip:
+        shown = shown.split("\n", skip)[-1]
+    window = text_window(shown, offset=0, limit=lines - skip, budget=budget)
+    begin = first + skip
+    used = window.end_line or 0
+    remains = begin + used < total
+    next_offset = begin + used if remains and (tail is None or window.cut_line is not None) else None
+    missing = max(0, total - tail) if tail is not None else None  # the tail's first line
+    fields: dict[str, Any] = {
+        "content": window.text,
+        "total_lines": total,
+        "start_line": begin + 1 if used else None,
+        "end_line": begin + used if used else None,
+        "next_offset": next_offset,
+        "truncated": next_offset is not None
+        or window.cut_line is not None
+        or request.cut
+        or (begin != missing and missing is not None),
+    }
+    result = base.model_copy(update=fields)
+    told: list[str] = []
+    if window.cut_line is not None:
+        told.append(
+            f"line {begin + 1} is longer than the result budget and was cut after {len(window.text)} "
+            "characters"
+        )
+    if missing is not None and begin > missing:
+        told.append(
+            f"showing the last {used} lines ({begin + 1}-{begin + used} of {total}), what fits the result "
+            f"budget; call readfile with offset={missing}, limit={begin - missing} for the lines before"
+        )
+    elif next_offset is not None:
+        told.append(
+            f"showing lines {begin + 1}-{begin + used} of {total}; call readfile with offset={next_offset} "
+            "to continue"
+        )
+    notes = [f"[{'; '.join(told)}]", *request.notes] if told else request.notes
+    return ToolResult.of(result, *map(TextContent, notes), text=window.text)
