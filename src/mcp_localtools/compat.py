@@ -2,12 +2,13 @@
 
 Every platform-specific piece the package uses is here: ``os`` open flags (0 where a flag does
 not exist), descriptor calls Windows lacks, the kernel's path of an open descriptor, process
-groups and signals, and Linux's ``prctl``, pidfds and boot clock. Callers test the capability
-constants (``SUPPORTS_DIR_FD``, ``HAS_PROCESS_GROUPS``, ``HAS_PROCFS``, ...) or call the
-functions here, which raise ``OSError`` (``ENOSYS``) where the platform has no such thing.
+groups and signals, Linux's ``prctl``, pidfds and boot clock, UNIX sockets that carry
+descriptors, and pseudo-terminals. Callers test the capability constants (``SUPPORTS_DIR_FD``,
+``HAS_PROCESS_GROUPS``, ``HAS_PROCFS``, ...) or call the functions here, which raise ``OSError``
+(``ENOSYS``) where the platform has no such thing.
 
-POSIX-only modules (``fcntl``, ``pwd``) are imported only where they exist, so the package
-imports on Windows. Nothing here imports from the package: this is the lowest layer, like
+POSIX-only modules (``fcntl``, ``pwd``, ``termios``) are imported only where they are used, so the
+package imports on Windows. Nothing here imports from the package: this is the lowest layer, like
 ``errors.py``. (``parsers/worker.py`` runs as a script on its own and keeps its own check.)
 """
 
@@ -16,8 +17,10 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import socket
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -41,10 +44,16 @@ __all__ = [
     "getsid",
     "killpg",
     "login_shell",
+    "open_pty",
     "pidfd_open",
     "pidfd_send_signal",
     "prctl",
     "pread",
+    "recv_fds",
+    "send_fds",
+    "seqpacket_pair",
+    "set_blocking",
+    "take_terminal",
     "waitpid_nohang",
     "why_unsupported",
 ]
@@ -175,6 +184,103 @@ else:
         if target.endswith(" (deleted)"):
             target = target[: -len(" (deleted)")]
         return target if target.startswith("/") else None
+
+
+# --- descriptors, sockets and terminals ---------------------------------------------------------
+
+if sys.platform == "win32":  # pragma: no cover - Windows
+
+    def set_blocking(fd: int, blocking: bool) -> None:
+        """Raises ``OSError`` (``ENOSYS``): Windows (before Python 3.12) cannot make a descriptor
+        non-blocking."""
+        raise OSError(errno.ENOSYS, "non-blocking descriptors are not supported on Windows")
+
+    def seqpacket_pair() -> tuple[socket.socket, socket.socket]:
+        """Raises ``OSError`` (``ENOSYS``): Windows has no ``AF_UNIX`` ``SOCK_SEQPACKET`` pairs."""
+        raise OSError(errno.ENOSYS, "UNIX socket pairs that carry descriptors are not supported on Windows")
+
+    def send_fds(sock: socket.socket, data: bytes, fds: Sequence[int]) -> None:
+        """Raises ``OSError`` (``ENOSYS``): Windows cannot pass descriptors over a socket."""
+        raise OSError(errno.ENOSYS, "passing descriptors over a socket is not supported on Windows")
+
+    def recv_fds(sock: socket.socket, bufsize: int, maxfds: int) -> tuple[bytes, list[int]]:
+        """Raises ``OSError`` (``ENOSYS``): Windows cannot pass descriptors over a socket."""
+        raise OSError(errno.ENOSYS, "passing descriptors over a socket is not supported on Windows")
+
+    def open_pty() -> tuple[int, int]:
+        """Raises ``OSError`` (``ENOSYS``): Windows has no POSIX pseudo-terminals."""
+        raise OSError(errno.ENOSYS, "pseudo-terminals (tty) are not supported on Windows")
+
+    def take_terminal() -> Callable[[], None]:
+        """Raises ``OSError`` (``ENOSYS``): Windows has no controlling terminals."""
+        raise OSError(errno.ENOSYS, "pseudo-terminals (tty) are not supported on Windows")
+
+else:
+
+    def set_blocking(fd: int, blocking: bool) -> None:
+        """Make ``fd`` blocking or not (``O_NONBLOCK``)."""
+        os.set_blocking(fd, blocking)
+
+    def seqpacket_pair() -> tuple[socket.socket, socket.socket]:
+        """Two connected ``AF_UNIX`` ``SOCK_SEQPACKET`` sockets (message boundaries kept, descriptors
+        passed with ``send_fds``), not inherited by children.
+
+        Raises:
+            OSError: the kernel refused (macOS has no ``SOCK_SEQPACKET`` for UNIX sockets).
+        """
+        return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    def send_fds(sock: socket.socket, data: bytes, fds: Sequence[int]) -> None:
+        """Send one message ``data`` with copies of the descriptors ``fds`` (``SCM_RIGHTS``).
+
+        Raises:
+            OSError: the peer is gone, or the kernel refused.
+        """
+        if fds:
+            socket.send_fds(sock, [data], list(fds))
+        else:
+            sock.send(data)
+
+    def recv_fds(sock: socket.socket, bufsize: int, maxfds: int) -> tuple[bytes, list[int]]:
+        """One message of at most ``bufsize`` bytes and the descriptors it carried (at most
+        ``maxfds``; the caller owns and closes them). ``b""``: the peer closed its end.
+
+        Raises:
+            OSError: the read failed.
+        """
+        data, fds, _, _ = socket.recv_fds(sock, bufsize, maxfds)
+        return data, fds
+
+    def open_pty() -> tuple[int, int]:
+        """A new pseudo-terminal without echo (what is written to it is not read back as output):
+        ``(master, slave)``, neither inherited by children.
+
+        Raises:
+            OSError: no pseudo-terminal could be made.
+        """
+        import termios  # here: the package imports where termios does not exist
+
+        master, slave = os.openpty()
+        attributes = termios.tcgetattr(slave)
+        attributes[3] &= ~termios.ECHO
+        termios.tcsetattr(slave, termios.TCSANOW, attributes)
+        return master, slave
+
+    def take_terminal() -> Callable[[], None]:
+        """What a child started with ``setsid`` runs before ``exec`` to make its stdin (a
+        pseudo-terminal) its controlling terminal. The modules are imported here, in the parent:
+        nothing may be imported between fork and exec.
+
+        Raises:
+            ImportError: the platform has no ``fcntl``/``termios``.
+        """
+        import fcntl
+        import termios
+
+        def take() -> None:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        return take
 
 
 # --- accounts ----------------------------------------------------------------------------------

@@ -10,9 +10,8 @@ signalled through the supervisor, never with the server's ``kill``.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -60,20 +59,19 @@ class Streams:
     """
 
     def __init__(self, *, tty: bool) -> None:
+        # os.pipe and os.openpty make descriptors that children do not inherit (PEP 446)
         if tty:
-            master, slave = os.openpty()
-            os.set_inheritable(slave, False)
-            _raw_echo_off(slave)
-            empty_r, empty_w = os.pipe2(os.O_CLOEXEC)
+            master, slave = compat.open_pty()
+            empty_r, empty_w = os.pipe()
             os.close(empty_w)
             self.child = [slave, os.dup(slave), os.dup(slave)]
             self.stdin: IO[bytes] = os.fdopen(os.dup(master), "wb", buffering=0)
             self.stdout: IO[bytes] = os.fdopen(master, "rb", buffering=0)
             self.stderr: IO[bytes] = os.fdopen(empty_r, "rb", buffering=0)
             return
-        in_r, in_w = os.pipe2(os.O_CLOEXEC)
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         self.child = [in_r, out_w, err_w]
         self.stdin = os.fdopen(in_w, "wb", buffering=0)
         self.stdout = os.fdopen(out_r, "rb", buffering=0)
@@ -92,27 +90,6 @@ class Streams:
             stream.close()
 
 
-def _raw_echo_off(fd: int) -> None:
-    """No echo on the terminal: what writeprocess sends is not read back as output."""
-    import termios  # POSIX only, imported where a pseudo-terminal is made
-
-    attributes = termios.tcgetattr(fd)
-    attributes[3] &= ~termios.ECHO
-    termios.tcsetattr(fd, termios.TCSANOW, attributes)
-
-
-def _take_terminal() -> Callable[[], None]:
-    """What a tty child runs after ``setsid``: make its stdin (the pty) its controlling terminal.
-    The modules are imported here, in the parent: nothing may be imported between fork and exec."""
-    import fcntl
-    import termios
-
-    def take() -> None:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    return take
-
-
 class PopenHandle:
     """A process the server starts itself, leader of its own process group."""
 
@@ -128,7 +105,7 @@ class PopenHandle:
             stderr=streams.child[2],
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_take_terminal() if tty else None,
+            preexec_fn=compat.take_terminal() if tty else None,
         )
         self.pid = self._popen.pid
         self.stdin, self.stdout, self.stderr = streams.stdin, streams.stdout, streams.stderr
@@ -172,7 +149,7 @@ class SupervisedHandle:
 
     def wait(self) -> int:
         self._state.exited.wait()
-        return self._state.code if self._state.code is not None else -signal.SIGKILL
+        return self._state.code if self._state.code is not None else -compat.SIGKILL
 
     def signal(self, signum: int) -> bool:
         if self._state.exited.is_set():

@@ -17,7 +17,6 @@ pool retired that thread (anyio retires idle workers after 10 s: the exit 137 of
 
 from __future__ import annotations
 
-import array
 import functools
 import json
 import logging
@@ -37,6 +36,8 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.lowlevel import EventLoopToken
+
+from mcp_localtools import compat
 
 __all__ = ["SUPERVISOR", "FdReader", "FdWriter", "RunState", "SandboxGone", "SessionSandbox"]
 
@@ -131,7 +132,12 @@ class SessionSandbox:
     def _main(self) -> None:
         """The sandbox's thread: start the wrapper, read the supervisor's messages until it ends,
         then make sure nothing of it is left (the thread's end also fires ``--die-with-parent``)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            ours, theirs = compat.seqpacket_pair()
+        except OSError as exc:
+            self._failure = f"cannot start the sandbox: {exc}"
+            self._ready.set()
+            return
         try:
             process = subprocess.Popen(
                 [*self._argv, str(theirs.fileno())],
@@ -186,14 +192,10 @@ class SessionSandbox:
     def _read(self, process: subprocess.Popen[bytes]) -> None:
         assert self._sock is not None
         while True:
-            fds = array.array("i")
             try:
-                data, ancdata, _, _ = self._sock.recvmsg(_MAX_MESSAGE, socket.CMSG_LEN(8 * fds.itemsize))
+                data, fds = compat.recv_fds(self._sock, _MAX_MESSAGE, 8)
             except OSError:
                 return
-            for level, kind, payload in ancdata:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    fds.frombytes(payload[: len(payload) - (len(payload) % fds.itemsize)])
             if not data:
                 if not self._ready.is_set():
                     error = process.stderr.read(4096) if process.stderr is not None else b""
@@ -201,7 +203,7 @@ class SessionSandbox:
                         error.decode("utf-8", "replace").strip() or f"exit {process.wait()}"
                     )
                 return
-            self._dispatch(json.loads(data), list(fds))
+            self._dispatch(json.loads(data), fds)
 
     def _dispatch(self, message: dict[str, object], fds: list[int]) -> None:
         op = message.get("op")
@@ -327,10 +329,8 @@ class SessionSandbox:
     def _send(self, message: Mapping[str, object], fds: Sequence[int] = ()) -> None:
         if self._sock is None or self.closed:
             raise SandboxGone("the session's sandbox has ended")
-        payload = json.dumps(message).encode()
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
         try:
-            self._sock.sendmsg([payload], ancillary)
+            compat.send_fds(self._sock, json.dumps(message).encode(), fds)
         except OSError as exc:
             raise SandboxGone(f"the session's sandbox has ended ({exc})") from None
 
@@ -375,7 +375,7 @@ def _collect(children: list[tuple[int, int]], seconds: float = 2.0) -> None:
     for pid, start in children:
         while time.monotonic() < deadline and start >= 0 and _start_time(pid) == start:
             try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
+                done, _ = compat.waitpid_nohang(pid)
             except ChildProcessError:  # not (yet) ours: wait for the re-parenting, or it is gone
                 done = 0
             if done:
@@ -399,7 +399,7 @@ class FdReader(ByteReceiveStream):
     descriptor over. A pseudo-terminal's EIO (its other side closed) is the end of the stream."""
 
     def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
+        compat.set_blocking(fd, False)
         self.fd = fd
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -427,7 +427,7 @@ class FdWriter(ByteSendStream):
     """The write end of a pipe as an anyio byte stream; takes the descriptor over."""
 
     def __init__(self, fd: int) -> None:
-        os.set_blocking(fd, False)
+        compat.set_blocking(fd, False)
         self.fd = fd
 
     async def send(self, item: bytes) -> None:

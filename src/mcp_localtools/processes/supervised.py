@@ -48,12 +48,12 @@ async def run_supervised(
     """Run ``request`` in ``sandbox`` to completion, timeout or cancellation; never leaves a
     process of the run behind. ``request.cwd`` and ``request.env`` are as the command sees them."""
     started = time.monotonic()
-    out_r, out_w = os.pipe2(os.O_CLOEXEC)
-    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    out_r, out_w = os.pipe()  # not inherited by the server's children (PEP 446)
+    err_r, err_w = os.pipe()
     if request.stdin is None:
-        in_r, in_w = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1
+        in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
     else:
-        in_r, in_w = os.pipe2(os.O_CLOEXEC)
+        in_r, in_w = os.pipe()
     readers = [FdReader(out_r), FdReader(err_r)]
     writer = FdWriter(in_w) if in_w >= 0 else None
     try:

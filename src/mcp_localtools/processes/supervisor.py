@@ -57,6 +57,10 @@ import termios
 import time
 from typing import Any
 
+# Linux only (prctl, /proc, SOCK_SEQPACKET): session sandboxes exist under bwrap and Landlock. A
+# top-level platform assert also tells mypy to check the rest of this file for Linux only.
+assert sys.platform == "linux", "the exec session supervisor runs on Linux only"
+
 MARKER = "MCP_LOCALTOOLS_RUN"
 CONTROL_FD = 3
 _MAX_MESSAGE = 4 * 1024 * 1024
