@@ -37,11 +37,12 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 import stat
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -578,11 +579,15 @@ def _bare_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
     )
 
 
-def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
-    """Serve ``server`` over HTTP until interrupted (blocks).
+def serve_network(
+    server: MCPServer[Any], settings: NetworkSettings, *, on_listening: Callable[[], object] | None = None
+) -> None:
+    """Serve ``server`` over HTTP until interrupted (blocks). The address is bound first, then
+    ``on_listening`` is called (the start-up line), then uvicorn serves on the bound socket.
 
     Raises:
-        ConfigError: the settings are unsafe (see ``NetworkSettings.check``).
+        ConfigError: the settings are unsafe (see ``NetworkSettings.check``), or the address cannot
+            be bound (in use, not an address of this host, a privileged port).
     """
     import uvicorn
 
@@ -593,8 +598,9 @@ def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
         logger.info("raised the open-file limit from %d to %d", *limits)
     logging.getLogger("asyncio").addFilter(_RateLimitedAcceptErrors())
     app = http_app(server, settings)
-    path = "/sse" if settings.transport == "sse" else "/mcp"
-    logger.warning("serving %s on http://%s:%d%s", settings.transport, settings.host, settings.port, path)
+    listener = _bind(settings.host.strip("[]"), settings.port)
+    if on_listening is not None:
+        on_listening()
     config = uvicorn.Config(
         app,
         host=settings.host.strip("[]"),
@@ -607,7 +613,20 @@ def serve_network(server: MCPServer[Any], settings: NetworkSettings) -> None:
         timeout_keep_alive=5,
         limit_concurrency=min(4096, max(64, (limits[1] if limits else 1024) // 2)),
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv6 when ``host`` is an IPv6 address).
+
+    Raises:
+        ConfigError: the address cannot be bound; the message names it and the reason.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 
 
 def _head_timeout_protocol() -> type[Any]:

@@ -144,6 +144,12 @@ class Workspace:
         """``[exec]``: the execution policy's settings."""
         return self.config.exec
 
+    def existing(self, factory: Callable[[Workspace], T]) -> T | None:
+        """The instance ``shared(factory)`` built, or None when none was (the group is not served)."""
+        with self._guard:
+            found: T | None = self._shared.get(factory)
+            return found
+
     def shared(self, factory: Callable[[Workspace], T]) -> T:
         """The one instance ``factory(self)`` builds for this workspace, built on the first call.
 

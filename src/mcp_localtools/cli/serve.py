@@ -100,6 +100,7 @@ def run(ns: argparse.Namespace) -> int:
 
 
 def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools.cli.startup import announce
     from mcp_localtools.server import build_server
 
     server = build_server(
@@ -109,7 +110,7 @@ def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
         own_files=own_files(ns),
         profile=ns.profile,
     )
-    logger.info("serving over stdio")
+    announce(server, "stdio", quiet=_quiet(ns))
     try:
         server.run()
     except KeyboardInterrupt:
@@ -118,6 +119,7 @@ def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
 
 
 def _serve_network(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools.cli.startup import announce
     from mcp_localtools.server import build_server
     from mcp_localtools.transports import NetworkSettings, serve_network
 
@@ -153,8 +155,15 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
         profile_tokens=profile_tokens,
         profile=ns.profile,
     )
-    serve_network(server, settings)
+    path = "/sse" if transport == "sse" else "/mcp"
+    where = f"{transport} on http://{settings.host}:{settings.port}{path}"
+    serve_network(server, settings, on_listening=lambda: announce(server, where, quiet=_quiet(ns)))
     return EXIT_OK
+
+
+def _quiet(ns: argparse.Namespace) -> bool:
+    """True when the log level hides the start-up line (ERROR)."""
+    return log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)) == "ERROR"
 
 
 def bearer_token(config: Config) -> str | None:

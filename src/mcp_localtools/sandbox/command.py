@@ -96,8 +96,12 @@ class CommandSandbox:
     def _choose(self, config: SandboxConfig, policy: SandboxPolicy) -> None:
         """Pick the backend (runs ``true`` inside it once, about 10 ms) and log loudly when there
         is none, or when commands run uncontained as root."""
+        passed_over: list[str] = []
         try:
-            self.backend = choose_backend(config.mode, policy, bwrap=config.bwrap_path)
+            self.backend = choose_backend(
+                config.mode, policy, bwrap=config.bwrap_path, passed_over=passed_over
+            )
+            self.reason = "; ".join(passed_over)  # why a weaker backend was taken
         except SandboxUnavailable as exc:
             self.reason = exc.message
             logger.error("COMMANDS WILL BE REFUSED: %s", exc.message)
@@ -128,9 +132,16 @@ class CommandSandbox:
         if self.backend is None:
             raise SandboxUnavailable(self.reason)
 
+    def chosen(self, timeout: float) -> bool:
+        """Start the probe if needed and wait (blocking, up to ``timeout`` seconds) until the
+        backend is chosen; True when it is."""
+        self.start()
+        return self._chosen.wait(timeout)
+
     @property
     def name(self) -> str:
-        """``bwrap``, ``landlock``, ``seatbelt`` or ``off``; ``none`` when commands are refused."""
+        """``bwrap``, ``landlock``, ``seatbelt`` or ``off``; ``none`` when commands are refused
+        (``reason`` says why; for a chosen backend, ``reason`` says why stronger ones were not)."""
         return self.backend.name if self.backend is not None else "none"
 
     def _create(self, environ: Mapping[str, str]) -> SandboxPolicy:

