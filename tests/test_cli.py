@@ -282,3 +282,28 @@ def test_a_profiles_unusable_token_file_is_named_by_its_key(project: Path) -> No
     done = run("--config", "c.toml", "--transport", "streamable-http", "--port", "1", cwd=project)
     assert done.returncode == 1
     assert "[profiles.reader] token_file: refusing the auth token file" in done.stderr
+
+
+def test_mcp_localtools_allowed_commands_runs_only_the_listed_commands(project: Path) -> None:
+    """LLMC's LLMC_ALLOWED_COMMANDS: a colon-separated allowlist from the environment, which only
+    the command line reads; it turns on deny_by_default and shows in the descriptions."""
+    env = {"MCP_LOCALTOOLS_ALLOWED_COMMANDS": "echo:git status"}
+    (project / "c.toml").write_text('[exec.sandbox]\nmode = "off"\n', encoding="utf-8")
+    ran = _run_env(
+        "--config", "c.toml", "call", "shellcommand", '{"commands": ["echo hi"]}', cwd=project, env=env
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["structuredContent"]["results"][0]["stdout"] == "hi\n"
+    refused = _run_env(
+        "--config", "c.toml", "call", "shellcommand", '{"commands": ["ls"]}', cwd=project, env=env
+    )
+    assert refused.returncode == 2, refused.stderr  # refused by the policy
+    error = json.loads(refused.stdout)["error"]
+    assert error["code"] == "command_refused" and "ls" in error["message"], error
+    listed = _run_env("--config", "c.toml", "tools", "--json", cwd=project, env=env)
+    shell = next(tool for tool in json.loads(listed.stdout) if tool["name"] == "shellcommand")
+    assert "Only these commands run: echo, git status" in shell["description"]
+    unset = _run_env(
+        "--config", "c.toml", "tools", "--json", cwd=project, env={"MCP_LOCALTOOLS_ALLOWED_COMMANDS": " "}
+    )
+    assert "Only these commands run" not in json.dumps(json.loads(unset.stdout))

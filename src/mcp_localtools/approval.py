@@ -197,7 +197,8 @@ class ApprovalPolicy:
             preview: what a dry run of the call reported (the diff of an edit), when there is one.
         """
         shown = self.scrubber.arguments(arguments, contents=True)
-        lines = [f"Allow {spec.title} ({spec.name})?"]
+        lines = [self.config.prompt.strip()] if self.config.prompt.strip() else []
+        lines.append(f"Allow {spec.title} ({spec.name})?")
         if spec.group == "exec":
             commands = shown.pop("commands", None)
             if isinstance(commands, list):

@@ -351,6 +351,9 @@ class ApprovalConfig(_Section):
     through their real paths; wrappers such as ``env`` or ``xargs`` are judged by the program
     they run) and no command redirects output (``>``) or sets ``PATH``/``LD_PRELOAD``-like
     variables. Trust them with any arguments."""
+    prompt: Annotated[str, Field(max_length=2000)] = ""
+    """Text shown first in every question (Hector's ``ApprovalPrompt``): the house rule the person
+    should weigh, "Commands may change only this project."; empty: none."""
     session_approval: bool = True
     """Offer "approve for this session" (handshake-era connections only; the 2026-07-28 revision
     has no sessions): the same call with the same arguments is not asked again on that connection."""

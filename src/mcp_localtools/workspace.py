@@ -22,6 +22,7 @@ from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.lineindex import LineIndexes
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
+from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.policy.protected import protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
@@ -50,6 +51,8 @@ class Workspace:
         line_indexes: the line indexes of recently read file versions (readfile's windows).
         own_files: the server's own files (config, tokens, audit log), protected where they lie
             in a root; a sibling protects them too.
+        command_rule: a host's rule for commands, asked before the execution policy
+            (``ExecutionPolicy.host_rule``); only the Python API sets it; a sibling keeps it.
     """
 
     config: Config
@@ -62,6 +65,7 @@ class Workspace:
     changes: ChangeFeed = field(default_factory=ChangeFeed)
     line_indexes: LineIndexes = field(default_factory=LineIndexes)
     own_files: tuple[Path, ...] = ()
+    command_rule: CommandRule | None = None
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -74,6 +78,7 @@ class Workspace:
         environ: Mapping[str, str] | None = None,
         search: Engine | None = None,
         own_files: Iterable[str | Path] = (),
+        command_rule: CommandRule | None = None,
     ) -> Workspace:
         """Build the workspace of ``config``.
 
@@ -84,6 +89,7 @@ class Workspace:
                 first search).
             own_files: the server's config and token files: protected (read-only to tools and
                 commands) when they lie inside a root.
+            command_rule: a host's rule for commands (``ExecutionPolicy.host_rule``).
 
         Raises:
             ConfigError: a root is missing or not a directory, or the base directory is outside
@@ -104,6 +110,7 @@ class Workspace:
             ),
             environ=dict(environ or {}),
             own_files=tuple(files),
+            command_rule=command_rule,
             **extra,
         )
 
@@ -132,6 +139,7 @@ class Workspace:
             changes=self.changes,
             line_indexes=self.line_indexes,
             foreign_roots=foreign,
+            command_rule=self.command_rule,
         )
 
     @property

@@ -69,6 +69,8 @@ Each command has its own options: mcp-localtools COMMAND --help.
 environment:
   MCP_LOCALTOOLS_LOG_LEVEL   DEBUG, INFO, WARNING (default) or ERROR; logs go to stderr only
   MCP_LOCALTOOLS_TOKEN       bearer token for the network transports (when no auth_token_file)
+  MCP_LOCALTOOLS_ALLOWED_COMMANDS  colon-separated commands, the only ones that run ("git:make:pytest -q");
+                             sets [exec] allowed_commands and deny_by_default
 """
 
 

@@ -39,6 +39,10 @@ EXIT_POLICY = 2
 LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
 TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
 ROOTS_ENV = "MCP_LOCALTOOLS_ROOTS"
+ALLOWED_COMMANDS_ENV = "MCP_LOCALTOOLS_ALLOWED_COMMANDS"
+"""Colon-separated commands (``"git:make:pytest -q"``), the only ones that run: sets ``[exec]
+allowed_commands`` and ``deny_by_default`` (LLMC's ``LLMC_ALLOWED_COMMANDS``); unset or blank: the
+config decides."""
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -123,6 +127,11 @@ def config_from(ns: argparse.Namespace) -> Config:
             data["paths"].update(allowed_roots=env_roots, work_base_dir=None)
         elif _cwd_refusal() is not None:
             data["paths"].update(allowed_roots=[], work_base_dir=None)
+    allowed = [
+        entry.strip() for entry in os.environ.get(ALLOWED_COMMANDS_ENV, "").split(":") if entry.strip()
+    ]
+    if allowed:
+        data["exec"].update(allowed_commands=allowed, deny_by_default=True)
     if ns.read_only:
         data["tools"]["read_only"] = True
     for key in ("transport", "host", "port", "auth_token_file"):

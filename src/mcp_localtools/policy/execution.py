@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -45,6 +45,7 @@ __all__ = [
     "NETWORK_ONLY",
     "REFUSED_ENV",
     "SAFE_ENV",
+    "CommandRule",
     "ExecutionPolicy",
     "command_name",
 ]
@@ -207,6 +208,11 @@ def command_name(entry: str) -> str:
     return re.split(r"[/\\]", entry.strip())[-1].lower()
 
 
+CommandRule = Callable[[str], "bool | None"]
+"""A host's rule for commands (``ExecutionPolicy.host_rule``): the command's text (trimmed) ->
+True (run it), False (refuse it) or None (the configured policy decides)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     key: str
@@ -233,6 +239,11 @@ class ExecutionPolicy:
         allow_dangerous: skip the fork-bomb and ``&`` heuristics (never the blocklist).
         denied_patterns: regexes a command may not match (``denied_patterns`` and the preset's).
         allowed_env: ``env`` names allowed although they are in ``REFUSED_ENV``.
+        host_rule: a host's own rule (the Python API: ``build_registry(..., command_rule=)``),
+            asked first with each command's text: True runs it whatever the blocklist, allowlist,
+            patterns and heuristics say (jeevesagent's ``allow_pattern`` replaces its deny list
+            the same way; the sandbox still contains it), False refuses it, None leaves it to
+            this policy. Never set from the config: the model cannot reach it.
     """
 
     timeout_seconds: float = 60
@@ -247,9 +258,12 @@ class ExecutionPolicy:
     allow_dangerous: bool = False
     denied_patterns: tuple[_Pattern, ...] = ()
     allowed_env: frozenset[str] = frozenset()
+    host_rule: CommandRule | None = None
 
     @classmethod
-    def from_config(cls, config: ExecConfig, *, backend: str = "off") -> ExecutionPolicy:
+    def from_config(
+        cls, config: ExecConfig, *, backend: str = "off", host_rule: CommandRule | None = None
+    ) -> ExecutionPolicy:
         """The policy of an ``[exec]`` section for commands contained by ``backend`` (the
         sandbox's name): under ``bwrap`` and ``seatbelt``, which decide what a command reaches,
         the names blocked only for their network reach (``NETWORK_ONLY``) run unless
@@ -298,6 +312,7 @@ class ExecutionPolicy:
             allow_dangerous=config.allow_dangerous,
             denied_patterns=tuple(patterns),
             allowed_env=frozenset(config.allowed_env),
+            host_rule=host_rule,
         )
 
     def timeout_for(self, requested: float | None) -> float:
@@ -323,6 +338,11 @@ class ExecutionPolicy:
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.max_command_length:
             raise TooLarge(f"{what} too long ({size} bytes; max {self.max_command_length})")
+        verdict = self.host_rule(text) if self.host_rule is not None else None
+        if verdict is True:
+            return text
+        if verdict is False:
+            raise CommandRefused(f"{what} is refused by the host's command rule")
         try:
             found = scan(text, dialect)
         except ScanError as exc:

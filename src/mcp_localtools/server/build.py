@@ -21,6 +21,7 @@ from mcp_localtools.approval import ApprovalPolicy
 from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.config import Config, LimitsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.server.adapter import RegistryServer, refuse_second_initialize
@@ -200,6 +201,7 @@ def build_server(
     own_files: Sequence[str | Path] = (),
     profile_tokens: Mapping[str, str] | None = None,
     profile: str | None = None,
+    command_rule: CommandRule | None = None,
 ) -> RegistryServer:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
@@ -207,7 +209,7 @@ def build_server(
     of requests without a profile token); ``environ`` is the server's environment for the exec
     tools (see ``build_registry``); ``own_files`` the server's config file, protected when it lies
     in a root (``Workspace``), as is the ``[audit]`` log (its default location, from ``environ``,
-    lies outside the roots).
+    lies outside the roots); ``command_rule`` a host's own rule for commands (``build_registry``).
 
     Raises:
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``,
@@ -218,7 +220,7 @@ def build_server(
     _check_profile_names(config, [*(profile_tokens or {}).values(), *([profile] if profile else [])])
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
     protected = [*own_files, *(audit.files if audit is not None else ())]
-    workspace = Workspace.from_config(config, environ=environ, own_files=protected)
+    workspace = Workspace.from_config(config, environ=environ, own_files=protected, command_rule=command_rule)
     registry = build_registry(config, workspace=workspace)
     own = _profile_registries(config, workspace, protected)
     routes = _routes(registry, workspace, config, own, profile)

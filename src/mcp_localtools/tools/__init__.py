@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import CallContext, Registry, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -82,6 +83,7 @@ def build_registry(
     paths: PathPolicy | None = None,
     environ: Mapping[str, str] | None = None,
     workspace: Workspace | None = None,
+    command_rule: CommandRule | None = None,
 ) -> Registry:
     """A registry holding the tools ``config`` enables. A tool this platform cannot run
     (``ToolSpec.unsupported``) is left out, with a warning in the log that says why.
@@ -91,13 +93,18 @@ def build_registry(
         paths: an already-built PathPolicy for ``config.paths`` (built here when omitted).
         environ: the server's environment; the exec tools pass an allowlisted part of it to
             commands. The command line passes ``os.environ``; None passes nothing.
-        workspace: an already-built workspace of ``config`` (then ``paths`` and ``environ`` are
-            not used), e.g. one with another search engine.
+        workspace: an already-built workspace of ``config`` (then ``paths``, ``environ`` and
+            ``command_rule`` are not used), e.g. one with another search engine.
+        command_rule: the host's own rule for commands, asked before the execution policy: True
+            runs a command whatever the blocklist says, False refuses it, None leaves it to the
+            policy (``ExecutionPolicy.host_rule``; jeevesagent's ``allow_pattern``).
 
     Raises:
         ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
     """
-    workspace = workspace or Workspace.from_config(config, paths=paths, environ=environ)
+    workspace = workspace or Workspace.from_config(
+        config, paths=paths, environ=environ, command_rule=command_rule
+    )
     rename = config.tools.rename
     registry = Registry(max_result_chars=config.limits.max_result_chars, renamed=rename)
     left_out: dict[str, list[str]] = {}

@@ -40,6 +40,7 @@ from mcp_localtools.registry import ToolAnnotations
 from mcp_localtools.sandbox.command import CommandSandbox
 from mcp_localtools.sandbox.launch import SANDBOX_TMP
 from mcp_localtools.sandbox.runtime_notes import runtime_note
+from mcp_localtools.tools.exec._described import containment_sentence
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
@@ -109,7 +110,7 @@ class ExecGroup:
         )
         return cls(
             config=config,
-            policy=ExecutionPolicy.from_config(config),
+            policy=ExecutionPolicy.from_config(config, host_rule=workspace.command_rule),
             paths=paths,
             limits=workspace.limits,
             sessions=SessionStore(
@@ -141,20 +142,8 @@ class ExecGroup:
 
     def containment(self) -> str:
         """One sentence for the tools' descriptions: how commands are contained, from the config
-        (the backend itself is chosen at start-up in the background)."""
-        sandbox = self.config.sandbox
-        if sandbox.mode == "off":
-            return "Commands are not sandboxed: they run with the server's full authority."
-        if sandbox.network:
-            network = "network allowed"
-        elif sandbox.allowed_domains:
-            shown = ", ".join(sandbox.allowed_domains[:6]) + (
-                ", ..." if len(sandbox.allowed_domains) > 6 else ""
-            )
-            network = f"network only through $HTTPS_PROXY to {shown}"
-        else:
-            network = "no network"
-        return f"Sandboxed: writes only to the roots and a per-session $TMPDIR; cannot read $HOME; {network}."
+        (``_described.containment_sentence``)."""
+        return containment_sentence(self.config)
 
     def call_timeout(self, runs: int) -> float:
         """Registry timeout of a call that may run ``runs`` commands at the longest timeout
@@ -218,7 +207,8 @@ class ExecGroup:
         policy = self.by_backend.get(backend)
         if policy is None:
             policy = self.by_backend.setdefault(
-                backend, ExecutionPolicy.from_config(self.config, backend=backend)
+                backend,
+                ExecutionPolicy.from_config(self.config, backend=backend, host_rule=self.policy.host_rule),
             )
         try:
             return policy.check_command(command, dialect, what=what)

@@ -39,6 +39,7 @@ from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import served
+from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
@@ -290,13 +291,15 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     scripts = ScriptPolicy.from_config(group.config.scripts)
     allowed = ", ".join(sorted(e or '""' for e in scripts.allowed_extensions))
-    return ToolSpec(
+    described = ToolSpec(
         name="runscript",
         group="exec",
         title="Run a script file",
         description=(
             f"Run a script by its extension ({allowed}) with that shell, python3 or PowerShell; no exec "
-            "bit needed. Timeout, output limits and cleanup as for shellcommand. " + group.containment()
+            "bit needed. Timeout, output limits and cleanup as for shellcommand. "
+            + (f"{commands_sentence(group.config)} " if group.config.deny_by_default else "")
+            + group.containment()
         ),
         args_model=RunScriptArgs,
         result_model=RunScriptResult,
@@ -309,3 +312,4 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         on_session_end=group.outputs.end_session,
         resources=group.outputs,
     )
+    return with_approval_note(described, workspace.config.approval)

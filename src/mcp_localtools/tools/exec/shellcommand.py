@@ -30,10 +30,12 @@ from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
+from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["CommandResult", "ShellCommandArgs", "ShellCommandResult", "shell_command", "spec"]
@@ -303,16 +305,17 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The shellcommand tool, bound to ``workspace``."""
     group = workspace.shared(ExecGroup.create)
     policy = group.policy
-    return ToolSpec(
+    described = ToolSpec(
         name="shellcommand",
         group="exec",
         title="Run shell commands",
         description=(
             f"Run shell commands in order. Each: timeout {policy.timeout_seconds:g} s (up to "
-            f"{policy.max_timeout_seconds:g}); stdout and stderr kept to {policy.max_output_bytes} bytes "
-            "each, head and tail shown, a cut stream's full output at stdoutURI; its processes stopped "
-            "when it ends (for a server or watcher that must keep running use startprocess). Blocked: rm "
-            "(use deletefile), editors and pagers (readfile/writefile), network tools. " + group.containment()
+            f"{policy.max_timeout_seconds:g}); stdout and stderr kept to "
+            f"{size_text(policy.max_output_bytes)} each, head and tail shown, a cut stream's full output "
+            "at stdoutURI; its processes stopped when it ends (for a server or watcher that must keep "
+            "running use startprocess). "
+            f"{commands_sentence(group.config)} {group.containment()}"
         ),
         args_model=ShellCommandArgs,
         result_model=ShellCommandResult,
@@ -326,3 +329,4 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         on_session_end=group.outputs.end_session,
         resources=group.outputs,
     )
+    return with_approval_note(described, workspace.config.approval)

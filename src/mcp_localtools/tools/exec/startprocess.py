@@ -28,6 +28,7 @@ from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
+from mcp_localtools.tools.exec._described import with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._processview import (
@@ -189,7 +190,7 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
 def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The startprocess tool of ``workspace``."""
     group = workspace.shared(ExecGroup.create)
-    return ToolSpec(
+    described = ToolSpec(
         name="startprocess",
         group="exec",
         title="Start a background process",
@@ -211,3 +212,4 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         on_register=group.sandbox.start,
         on_session_end=group.end_session,
     )
+    return with_approval_note(described, workspace.config.approval)
