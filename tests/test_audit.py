@@ -20,8 +20,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_localtools.audit import AuditLog, Scrubber
+from mcp_localtools.audit import AuditLog
 from mcp_localtools.config import AuditConfig
+from mcp_localtools.scrubber import Scrubber
 from mcp_localtools.server import build_server
 from tests.helpers import config_for, connect, error_code, installed_command, text_of
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.audit import AuditLog, Scrubber
+from mcp_localtools.audit import AuditLog
 from mcp_localtools.config import AuditConfig
+from mcp_localtools.scrubber import Scrubber
 from tests.helpers import small_disk_command
 
 FULL_DISK = r"""
@@ -67,7 +68,8 @@ anyio.run(main)
 
 SHORT_WRITE = r"""
 import json, os, sys
-from mcp_localtools.audit import AuditLog, Scrubber
+from mcp_localtools.audit import AuditLog
+from mcp_localtools.scrubber import Scrubber
 from mcp_localtools.config import AuditConfig
 
 disk = sys.argv[1]

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
-from mcp_localtools.audit import Scrubber
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.execution import REFUSED_ENV
 from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
+from mcp_localtools.scrubber import Scrubber
 
 __all__ = [
     "APPROVE",

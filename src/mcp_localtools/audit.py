@@ -14,13 +14,8 @@ itself is never logged), and, when the tool reports them, ``exit_codes`` and ``s
 ``error_code`` ``cancelled``; a 2026-07-28 round that only asks the approval question is not a
 call (the answered round is).
 
-Scrubbing (``Scrubber``): arguments that carry file contents (``[audit] content_keys``:
-``content``, ``stdin``, ``newText``, ...) become ``{"bytes": n, "sha256": ...}``; every ``env``
-value is masked; a value whose name matches ``[audit] secret_names`` (``*TOKEN*``, ``*KEY*``, ...)
-is masked; in every other string, anywhere in it: ``Authorization`` credentials, well-known token
-shapes and PEM private keys, a URL's password (``https://user:***@host``), secret-named query
-parameters, ``-u user:password``, ``-pPASSWORD``, and ``NAME=value`` / ``name: value`` /
-``--name value`` / JSON ``"name": value`` pairs with a secret-looking name; long strings are cut.
+The arguments are scrubbed by ``scrubber.Scrubber`` (contents become size and sha256, secrets
+are masked wherever they appear); ``Scrubber`` and ``MASK`` are re-exported here.
 
 The file is opened append-only (``O_APPEND``), created with mode 0600, written one whole line per
 ``write`` under a lock (lines never interleave), and rotated by size (``audit.jsonl.1`` is the
@@ -39,13 +34,11 @@ import hashlib
 import json
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +46,7 @@ from mcp_localtools import compat
 from mcp_localtools.config import AuditConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.results import LinkContent, TextContent, ToolResult
+from mcp_localtools.scrubber import MASK, Scrubber
 
 __all__ = [
     "MASK",
@@ -64,49 +58,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-MASK = "***"
-_MAX_STRING = 1000
-"""Longest string kept in a logged argument (characters); longer ones are cut and hashed."""
-
-_TOKEN_SHAPES = re.compile(
-    r"(?i:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}"
-    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}"
-    r"|sk-[A-Za-z0-9_-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|[rp]k_(?:live|test)_[A-Za-z0-9]{16,}"
-    r"|xox[abprse]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
-    r"|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-    re.DOTALL,
-)
-"""Secrets recognised by their shape alone: an ``Authorization`` scheme and its credentials,
-well-known token prefixes (GitHub, GitLab, OpenAI/Anthropic, Stripe, Slack, AWS, Google, npm,
-Hugging Face, PyPI), JWTs, and PEM private-key blocks."""
-_URL_USERINFO = re.compile(
-    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/\s:@'\"]*)(?::(?P<password>[^/\s@'\"]*))?@"
-)
-"""``scheme://user:password@host``: the password (and a user name that is itself a token, as in
-``https://<token>@github.com``) is masked, the host kept."""
-_USER_FLAG = re.compile(
-    r"(?P<flag>(?<![\w-])(?:-u|--user)(?:[ \t]+|=))(?P<user>[^\s:'\"]+):(?P<password>[^\s'\"]+)"
-)
-"""curl's ``-u user:password`` / ``--user user:password``."""
-_ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>[^\s'\"-][^\s'\"]*)")
-"""The MySQL/MariaDB client's ``-pPASSWORD`` (attached: ``-p 22`` and ``mkdir -p`` are left alone);
-see ``_attached_password``."""
-_MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
-_FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
-_JSON_PAIR = re.compile(
-    r'"(?P<name>[A-Za-z_][\w.-]*)"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}\]]+)'
-)
-"""``"password": "..."`` in JSON written into a string."""
-_VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
-_ASSIGNMENT = re.compile(r"(?P<name>\b[A-Za-z_][\w.-]*)(?P<sep>=|:(?!//)[ \t]*)" + _VALUE)
-"""``NAME=value``, ``name: value`` (YAML, HTTP headers) and ``?name=value`` query parameters; a URL's
-``scheme://`` is not a ``name:``, so the query parameters after it are still seen."""
-_FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)" + _VALUE)
-_TOKEN_USER_CHARS = 16
-"""A URL user name this long is taken for a token (``https://ghp_...@github.com``) and masked."""
 
 
 def default_audit_path(environ: Mapping[str, str]) -> Path:
@@ -123,98 +74,6 @@ def default_audit_path(environ: Mapping[str, str]) -> Path:
     if home := environ.get("HOME") or environ.get("USERPROFILE"):
         return Path(home) / ".local" / "state" / "mcp-localtools" / "audit.jsonl"
     raise ConfigError("audit.path: no home directory in the environment to put the log in; set [audit] path")
-
-
-def _digest(data: bytes) -> dict[str, Any]:
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-
-
-@dataclass(frozen=True)
-class Scrubber:
-    """Masks secrets and replaces contents in arguments before they are logged.
-
-    Args:
-        secret_names: globs (any case) of names whose values are masked.
-        content_keys: argument names whose values are file contents (logged as size + sha256).
-    """
-
-    secret_names: tuple[str, ...]
-    content_keys: frozenset[str]
-
-    @classmethod
-    def of(cls, config: AuditConfig) -> Scrubber:
-        return cls(tuple(name.upper() for name in config.secret_names), frozenset(config.content_keys))
-
-    def secret_name(self, name: str) -> bool:
-        """True when ``name`` looks like it holds a secret."""
-        upper = name.upper().lstrip("-")
-        return any(fnmatchcase(upper, pattern) for pattern in self.secret_names)
-
-    def arguments(self, arguments: Mapping[str, Any], *, contents: bool = False) -> dict[str, Any]:
-        """``arguments`` as they may be logged; with ``contents``, as they may be shown to the
-        person approving the call (contents kept, cut to 1000 characters; secrets still masked)."""
-        return {str(key): self._value(str(key), value, contents) for key, value in arguments.items()}
-
-    def _value(self, key: str, value: Any, contents: bool) -> Any:
-        if key in self.content_keys and value is not None:
-            text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
-            if contents:
-                return (
-                    text if len(text) <= _MAX_STRING else text[:_MAX_STRING] + f"[... {len(text)} characters]"
-                )
-            return _digest(text.encode("utf-8", "surrogatepass"))
-        if key == "env" and isinstance(value, Mapping):
-            return {str(name): MASK for name in value}
-        if self.secret_name(key) and value not in (None, "", [], {}):
-            return MASK
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            return {str(k): self._value(str(k), v, contents) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self._value(key, item, contents) for item in value]
-        return value
-
-    def text(self, text: str) -> str:
-        """``text`` with secrets masked wherever they appear (``_TOKEN_SHAPES``; a URL's user
-        password; ``-u user:password``; ``-pPASSWORD``; ``NAME=value``, ``name: value``, query
-        parameters, ``--name value`` and JSON pairs whose name matches ``secret_names``), cut to
-        1000 characters (then the original's size and sha256 follow)."""
-        masked = _TOKEN_SHAPES.sub(MASK, text)
-        masked = _URL_USERINFO.sub(_masked_userinfo, masked)
-        masked = _USER_FLAG.sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
-        mysql = _MYSQL.search(masked) is not None
-        masked = _ATTACHED_P.sub(lambda m: _attached_password(m, mysql=mysql), masked)
-        for pattern in (_JSON_PAIR, _ASSIGNMENT, _FLAG):
-            masked = pattern.sub(self._masked_pair, masked)
-        if len(masked) > _MAX_STRING:
-            info = _digest(text.encode("utf-8", "surrogatepass"))
-            masked = masked[:_MAX_STRING] + f"[... cut: {info['bytes']} bytes, sha256 {info['sha256']}]"
-        return masked
-
-    def _masked_pair(self, match: re.Match[str]) -> str:
-        if not self.secret_name(match["name"]) or match["value"].strip("\"'").startswith(MASK):
-            return match[0]
-        quote = '"' if match["value"].startswith('"') and match[0].startswith('"') else ""
-        name = f'"{match["name"]}"' if match[0].startswith('"') else match["name"]
-        return f"{name}{match['sep']}{quote}{MASK}{quote}"
-
-
-def _attached_password(match: re.Match[str], *, mysql: bool) -> str:
-    """``-pVALUE`` masked when the command runs a MySQL-family client, or when VALUE does not
-    read as more short flags (``-pr``, ``-pv``) or a long option (``-password``)."""
-    value = match["value"]
-    if mysql or not _FLAG_LETTERS.fullmatch(value):
-        return match["flag"] + MASK
-    return match[0]
-
-
-def _masked_userinfo(match: re.Match[str]) -> str:
-    user = match["user"]
-    if match["password"] is None:
-        shown = MASK if len(user) >= _TOKEN_USER_CHARS or user == MASK else user
-        return f"{match['scheme']}{shown}@"
-    return f"{match['scheme']}{user}:{MASK}@"
 
 
 def output_digest(result: ToolResult) -> dict[str, Any]:
