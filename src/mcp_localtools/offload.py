@@ -10,7 +10,7 @@ import anyio.to_thread
 from mcp_localtools.registry import CallContext, ToolArgs
 from mcp_localtools.results import ToolResult
 
-__all__ = ["offload"]
+__all__ = ["offload", "offload_check"]
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 R = TypeVar("R", ToolResult, None)
@@ -32,3 +32,14 @@ def offload(body: Callable[[ArgsT], R]) -> Callable[[ArgsT, CallContext], Awaita
         return await anyio.to_thread.run_sync(body, args, abandon_on_cancel=True)
 
     return handler
+
+
+def offload_check(target: Callable[[ArgsT], object]) -> Callable[[ArgsT, CallContext], Awaitable[None]]:
+    """A ``ToolSpec.check`` that runs ``target(args)`` in a worker thread and drops what it returns:
+    ``target`` is the policy work a tool body starts with (resolving and checking its paths), so
+    the check refuses exactly what the body would (it raises the same ``ToolError``)."""
+
+    def check(args: ArgsT) -> None:
+        target(args)
+
+    return offload(check)

@@ -23,7 +23,7 @@ from mcp_localtools.errors import (
 from mcp_localtools.files.copy import CopyStats, copy_into_place
 from mcp_localtools.files.entries import EntryType, entry_type
 from mcp_localtools.files.parents import lstat_entry, parent_dir
-from mcp_localtools.offload import offload
+from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -54,22 +54,18 @@ class CopyPathResult(ToolOutput):
 
 
 def _targets(args: CopyPathArgs, paths: PathPolicy) -> tuple[ResolvedPath, ResolvedPath, ResolvedPath]:
-    """``(source as given, source followed to what it names, destination)``."""
+    """``(source as given, source followed to what it names, destination)``: the path policy's
+    checks this tool's body starts with, which are also its ``ToolSpec.check``.
+
+    Raises:
+        ToolError: the policy refuses the source or the destination.
+    """
     followed = paths.resolve(args.source, field="source")
     source = paths.resolve(str(followed.real), field="source", follow_final=False)
     destination = paths.resolve(args.destination, field="destination", follow_final=False)
     paths.check_writable(destination, "write")
     check_pair(paths, source, destination, "copy")
     return followed, source, destination
-
-
-def check_copy(args: CopyPathArgs, *, paths: PathPolicy) -> None:
-    """copypath's path checks without copying (``ToolSpec.check``).
-
-    Raises:
-        ToolError: what the body would raise for a refused source or destination.
-    """
-    _targets(args, paths)
 
 
 def copy_path(args: CopyPathArgs, *, paths: PathPolicy) -> ToolResult:
@@ -127,7 +123,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=CopyPathArgs,
         result_model=CopyPathResult,
         handler=offload(partial(copy_path, paths=paths)),
-        check=offload(partial(check_copy, paths=paths)),
+        check=offload_check(partial(_targets, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

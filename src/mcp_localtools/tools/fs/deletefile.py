@@ -40,7 +40,7 @@ from mcp_localtools.errors import (
 from mcp_localtools.files.copy import move_entry
 from mcp_localtools.files.entries import kind_of
 from mcp_localtools.files.parents import ParentDir, ensure_subdir, lstat_entry, parent_dir, refuse_roots
-from mcp_localtools.offload import offload
+from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -154,19 +154,16 @@ def _system_trash(paths: PathPolicy, info: os.stat_result) -> ResolvedPath | Non
 
 
 def _target(args: DeleteFileArgs, paths: PathPolicy) -> ResolvedPath:
+    """The path policy's checks this tool's body starts with, which are also its ``ToolSpec.check``
+    (the approval step runs them before it asks).
+
+    Raises:
+        ToolError: the policy refuses a path (outside the roots, protected, a root itself, ...).
+    """
     resolved = paths.resolve(args.path, follow_final=False)
     paths.check_writable(resolved, "delete")
     refuse_roots(paths, resolved, "delete")
     return resolved
-
-
-def check_delete(args: DeleteFileArgs, *, paths: PathPolicy) -> None:
-    """deletefile's path checks without deleting (``ToolSpec.check``).
-
-    Raises:
-        ToolError: what the body would raise for a refused path.
-    """
-    _target(args, paths)
 
 
 def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
@@ -220,7 +217,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=DeleteFileArgs,
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
-        check=offload(partial(check_delete, paths=paths)),
+        check=offload_check(partial(_target, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

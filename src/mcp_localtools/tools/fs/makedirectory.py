@@ -15,7 +15,7 @@ from mcp_localtools.errors import (
     from_os_error,
 )
 from mcp_localtools.files.parents import lstat_entry, parent_dir
-from mcp_localtools.offload import offload
+from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -39,18 +39,15 @@ class MakeDirectoryResult(ToolOutput):
 
 
 def _target(args: MakeDirectoryArgs, paths: PathPolicy) -> ResolvedPath:
+    """The path policy's checks this tool's body starts with, which are also its ``ToolSpec.check``
+    (the approval step runs them before it asks).
+
+    Raises:
+        ToolError: the policy refuses a path (outside the roots, protected, a root itself, ...).
+    """
     resolved = paths.resolve(args.path)
     paths.check_writable(resolved, "create")
     return resolved
-
-
-def check_make(args: MakeDirectoryArgs, *, paths: PathPolicy) -> None:
-    """makedirectory's path checks without creating anything (``ToolSpec.check``).
-
-    Raises:
-        ToolError: what the body would raise for a refused path.
-    """
-    _target(args, paths)
 
 
 def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
@@ -99,7 +96,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=MakeDirectoryArgs,
         result_model=MakeDirectoryResult,
         handler=offload(partial(make_directory, paths=paths)),
-        check=offload(partial(check_make, paths=paths)),
+        check=offload_check(partial(_target, paths=paths)),
         annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=True),
         unsupported=compat.why_unsupported(dir_fd=True),
     )

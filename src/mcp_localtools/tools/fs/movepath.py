@@ -21,7 +21,7 @@ from mcp_localtools.errors import (
 from mcp_localtools.files.copy import MoveMethod, move_entry
 from mcp_localtools.files.entries import EntryType, entry_type
 from mcp_localtools.files.parents import lstat_entry, parent_dir, refuse_roots
-from mcp_localtools.offload import offload
+from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
@@ -48,6 +48,12 @@ class MovePathResult(ToolOutput):
 
 
 def _targets(args: MovePathArgs, paths: PathPolicy) -> tuple[ResolvedPath, ResolvedPath]:
+    """The path policy's checks this tool's body starts with, which are also its ``ToolSpec.check``
+    (the approval step runs them before it asks).
+
+    Raises:
+        ToolError: the policy refuses a path (outside the roots, protected, a root itself, ...).
+    """
     source = paths.resolve(args.source, field="source", follow_final=False)
     destination = paths.resolve(args.destination, field="destination", follow_final=False)
     paths.check_writable(source, "move")
@@ -55,15 +61,6 @@ def _targets(args: MovePathArgs, paths: PathPolicy) -> tuple[ResolvedPath, Resol
     refuse_roots(paths, source, "move")
     check_pair(paths, source, destination, "move")
     return source, destination
-
-
-def check_move(args: MovePathArgs, *, paths: PathPolicy) -> None:
-    """movepath's path checks without moving (``ToolSpec.check``).
-
-    Raises:
-        ToolError: what the body would raise for a refused source or destination.
-    """
-    _targets(args, paths)
 
 
 def move_path(args: MovePathArgs, *, paths: PathPolicy) -> ToolResult:
@@ -99,7 +96,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=MovePathArgs,
         result_model=MovePathResult,
         handler=offload(partial(move_path, paths=paths)),
-        check=offload(partial(check_move, paths=paths)),
+        check=offload_check(partial(_targets, paths=paths)),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

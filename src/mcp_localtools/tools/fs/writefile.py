@@ -90,6 +90,12 @@ def _content_bytes(args: WriteFileArgs, max_bytes: int) -> bytes:
 
 
 def _target(args: WriteFileArgs, paths: PathPolicy) -> ResolvedPath:
+    """The path policy's checks this tool's body starts with, which are also its ``ToolSpec.check``
+    (the approval step runs them before it asks).
+
+    Raises:
+        ToolError: the policy refuses a path (outside the roots, protected, a root itself, ...).
+    """
     resolved = paths.resolve(args.path)
     paths.check_writable(resolved, "write")
     return resolved
