@@ -105,13 +105,18 @@ async def test_text_comes_back_verbatim_with_crlf_bom_and_no_final_newline(
     assert text_of(result).encode() == raw
 
 
-async def test_a_binary_read_over_the_read_cap_is_refused_and_a_text_read_is_not(tmp_path: Path) -> None:
+async def test_the_read_cap_bounds_only_whole_images_and_pdfs(tmp_path: Path) -> None:
+    """``max_read_bytes`` is for the forms read whole; text and binary pieces read only what they
+    return (issue 30, item 5)."""
     (tmp_path / "big.txt").write_text("x" * 5000, encoding="utf-8")
+    (tmp_path / "big.pdf").write_bytes(make_pdf(["page"]) + b"%" * 5000)
     async with connect(config_for(tmp_path, limits={"max_read_bytes": 4096})) as client:
         binary = await client.call_tool("readfile", {"path": "big.txt", "encoding": "binary"})
         text = await client.call_tool("readfile", {"path": "big.txt"})
-    assert error_code(binary) == "too_large"
+        pdf = await client.call_tool("readfile", {"path": "big.pdf", "encoding": "binary"})
+    assert base64.b64decode(binary.structured_content["contentBase64"]) == b"x" * 5000
     assert text.structured_content["content"] == "x" * 5000
+    assert error_code(pdf) == "too_large" and "pass offset and length" in text_of(pdf), text_of(pdf)
 
 
 async def test_a_pdf_gives_its_text_per_page_with_the_page_count(client: Client, tmp_path: Path) -> None:
@@ -366,15 +371,6 @@ async def test_binary_mode_on_another_file_gives_text_every_client_accepts_and_r
     assert text.startswith(f"{tmp_path / 'blob.bin'}: 768 bytes, application/octet-stream, sha256 ")
     assert base64.b64decode(text.split("base64:\n", 1)[1]) == payload
     assert base64.b64decode(result.structured_content["contentBase64"]) == payload
-
-
-async def test_binary_mode_on_a_file_too_big_for_the_result_describes_it(tmp_path: Path) -> None:
-    (tmp_path / "big.zip").write_bytes(b"PK\x03\x04" + bytes(200_000))
-    async with connect(config_for(tmp_path, limits={"max_result_chars": 20_000})) as client:
-        result = await client.call_tool("readfile", {"path": "big.zip", "encoding": "binary"})
-    assert not result.is_error and all(block.type == "text" for block in result.content)
-    assert "application/zip" in text_of(result) and "more than the" in text_of(result)
-    assert result.structured_content["truncated"] is True and "contentBase64" not in result.structured_content
 
 
 async def test_binary_mode_on_a_pdf_gives_an_embedded_resource(client: Client, tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
-"""readfile's forms of a whole file read into memory: binary mode (images as image content, PDFs
-as an embedded resource, any other file as its size, type and hash with its bytes in base64 when
-they fit the result budget) and a PDF's text layer, page by page.
+"""readfile's binary forms and a PDF's text layer: images as image content and PDFs as an
+embedded resource (the whole file read into memory), any other file, or any file read with
+``offset``/``length``, as a piece of its bytes in base64 (``binary_piece``: only the piece is read,
+so a file of any size is read in pieces that fit the result budget, ``nextOffset`` continuing; the
+llmtools-go seed's ranged binary read); a PDF's text layer, page by page.
 
 Images go through readimage's path (``parsers/images.py``): upright and fitted to the limits
 clients accept (1568 px, 1,000,000 bytes of base64), unless the call asks for the ``original``
@@ -12,10 +14,14 @@ in the server. An embedded resource of a type other than PDF breaks anthropic's 
 from __future__ import annotations
 
 import base64
+import os
+from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
 
+from mcp_localtools.errors import FileSystemError, InvalidArguments, from_os_error
+from mcp_localtools.files.lineindex import pread
 from mcp_localtools.files.read import FileData
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import fit_image
@@ -24,9 +30,19 @@ from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import FileContent, ImageContent, ToolResult
 from mcp_localtools.tools.fs._textwindow import count_lines, lines_wanted, text_result, text_window
 
-__all__ = ["read_binary", "read_pdf_text"]
+__all__ = ["binary_piece", "is_whole_file_form", "read_binary", "read_pdf_text"]
 
 ResultT = TypeVar("ResultT", bound=ToolOutput)
+
+
+_ROOM_FOR_FIELDS = 1000
+"""Characters of a piece's result kept for everything but its base64 (the other fields)."""
+
+
+def is_whole_file_form(mime_type: str) -> bool:
+    """Whether binary mode returns a file of ``mime_type`` whole (an image as image content, a
+    PDF as an embedded resource) rather than as pieces of base64."""
+    return mime_type == "application/pdf" or (mime_type.startswith("image/") and mime_type != "image/svg+xml")
 
 
 async def read_binary(
@@ -37,10 +53,9 @@ async def read_binary(
     *,
     original: bool,
     parsers: ParserRunner,
-    budget: int,
 ) -> ToolResult:
-    """Binary mode: ``file`` as image content (fitted unless ``original``), a PDF as an embedded
-    resource, anything else as base64 text when it fits ``budget`` characters.
+    """Binary mode on a whole-file form (``is_whole_file_form``): an image as image content
+    (fitted to what clients accept unless ``original``), a PDF as an embedded resource.
 
     Args:
         base: the result model with the common fields set (``encoding`` binary, path, size,
@@ -51,12 +66,9 @@ async def read_binary(
         UnsupportedContent: the image cannot be decoded (and ``original`` is false).
     """
     summary = f"{file.path}: {len(file.data)} bytes, {mime_type}, sha256 {sha256}"
-    is_image = mime_type.startswith("image/") and mime_type != "image/svg+xml"
-    if not is_image or original:  # the file's bytes as they are
-        if mime_type == "application/pdf":  # a document block in every client of clients.md
-            return ToolResult.of(base, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
-        if not is_image:
-            return _binary_as_text(base, file.data, summary, budget)
+    if mime_type == "application/pdf":  # a document block in every client of clients.md
+        return ToolResult.of(base, FileContent(file.data, mime_type, file.path.as_uri()), text=summary)
+    if original:
         own = ImageContent(file.data, mime_type)
         return ToolResult.of(base, own, text=summary + "; the file's own bytes")
     fitted = await fit_image(
@@ -77,20 +89,73 @@ async def read_binary(
     return ToolResult.of(result, ImageContent(fitted.data, returned.mime_type), text=summary)
 
 
-def _binary_as_text(result: ToolOutput, data: bytes, summary: str, budget: int) -> ToolResult:
-    """Any other binary file as text: its size, MIME type and SHA-256, and its bytes in base64 when
-    they fit the result budget (twice: text and structured content). An embedded resource of such
-    a type makes anthropic's MCP helper raise and lose the whole result (``clients.md``)."""
-    room = (budget - 2 * len(summary) - 1000) // 2
-    if len(base64_chars := base64.b64encode(data).decode("ascii")) <= room:
-        fitted = result.model_copy(update={"content_base64": base64_chars})
-        return ToolResult.of(fitted, text=f"{summary}\nbase64:\n{base64_chars}")
-    fits = room * 3 // 4
-    note = (
-        f"[{len(data)} bytes is more than the {fits} bytes a result can carry in base64; the file is "
-        "described, not returned: copy or unpack it with shellcommand (unzip -l, tar -tvf, xxd -l 512)]"
-    )
-    return ToolResult.of(result.model_copy(update={"truncated": True}), text=f"{summary}\n{note}")
+def binary_piece(
+    base: ResultT,
+    fd: int,
+    info: os.stat_result,
+    *,
+    path: Path,
+    summary: str,
+    offset: int,
+    length: int | None,
+    budget: int,
+) -> ToolResult:
+    """Bytes ``offset`` .. ``offset + length - 1`` of the regular file open at ``fd`` (``fstat``:
+    ``info``) in base64, as much of them as ``budget`` characters carry (twice: the text and the
+    structured content); ``nextOffset`` is set when bytes remain. Not an embedded resource:
+    anthropic's MCP helper raises on one of a type other than image or PDF (``docs/clients.md``).
+    Only the piece is read (O(piece)); runs in a worker thread.
+
+    Args:
+        base: the result model with the common fields set (path, size, MIME type, SHA-256).
+        summary: the first line of the text ("PATH: N bytes, TYPE, sha256 ...").
+        offset: bytes to skip; ``length``: most bytes wanted (None: what fits).
+
+    Raises:
+        InvalidArguments: ``offset`` is at or past the end of a non-empty file.
+        FileSystemError: the read failed, or the file changed while it was read.
+    """
+    size = info.st_size
+    if offset and offset >= size:
+        raise InvalidArguments(
+            f"offset {offset} is past the end of {path} ({size} bytes); use a smaller offset"
+        )
+    room = max(4, (budget - 2 * (len(summary) + 100) - _ROOM_FOR_FIELDS) // 2)
+    count = min(size - offset, room // 4 * 3 or 3, length if length is not None else size)
+    data = _read_piece(fd, info, path, offset, count)
+    end = offset + len(data)
+    encoded = base64.b64encode(data).decode("ascii")
+    update: dict[str, object] = {"content_base64": encoded}
+    if end < size:
+        update.update(next_offset=end, truncated=True)
+        summary += f"; bytes {offset}-{end - 1} ({len(data)}), nextOffset {end} continues"
+    elif offset:
+        summary += f"; bytes {offset}-{end - 1} ({len(data)}), the end of the file"
+    return ToolResult.of(base.model_copy(update=update), text=f"{summary}\nbase64:\n{encoded}")
+
+
+def _read_piece(fd: int, info: os.stat_result, path: Path, offset: int, count: int) -> bytes:
+    """``count`` bytes at ``offset`` of the file open at ``fd``, refused when the file is no longer
+    the version ``info`` describes (a piece of another version would not match the hash)."""
+    chunks: list[bytes] = []
+    got = 0
+    try:
+        while got < count:
+            chunk = pread(fd, count - got, offset + got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        after = os.fstat(fd)
+    except OSError as exc:
+        raise from_os_error(exc, str(path)) from exc
+    if got < count or (after.st_size, after.st_mtime_ns, after.st_ctime_ns) != (
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    ):
+        raise FileSystemError(f"{path} changed while it was being read; read it again")
+    return b"".join(chunks)
 
 
 async def read_pdf_text(

@@ -4,13 +4,15 @@ Text mode returns the file's text verbatim (or numbered like ``cat -n`` with ``l
 to a line window (``offset`` lines skipped, at most ``limit`` lines; or the last ``tail`` lines)
 and to the result budget; when cut, the result says so and gives ``nextOffset``. Text windows of
 files of any size cost O(window): the file is indexed once per version (``files.lineindex``: line
-offsets and SHA-256, cached), then only the window's bytes are read (``_textwindow``). The
-whole-file cap (``max_read_bytes``) applies to reads that need the whole file: binary mode and
-PDFs (``_binaryforms``: images, embedded PDFs, base64, a PDF's text layer page by page).
+offsets and SHA-256, cached), then only the window's bytes are read (``_textwindow``). Binary mode
+reads other files the same way, in pieces of bytes (``offset``/``length``, ``nextOffset``). The
+whole-file cap (``max_read_bytes``) applies to reads that need the whole file: images and PDFs
+(``_binaryforms``: image content, embedded PDFs, a PDF's text layer page by page).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -19,8 +21,8 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
-from mcp_localtools.errors import InvalidArguments, UnsupportedContent
-from mcp_localtools.files.lineindex import LineIndex, LineIndexes
+from mcp_localtools.errors import InvalidArguments, TooLarge, UnsupportedContent, from_os_error
+from mcp_localtools.files.lineindex import HEAD_BYTES, LineIndex, LineIndexes, pread
 from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
 from mcp_localtools.parsers import ParserRunner
@@ -29,8 +31,9 @@ from mcp_localtools.parsers.pdf import MAX_PAGES_SPEC
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
-from mcp_localtools.tools.fs._binaryforms import read_binary, read_pdf_text
+from mcp_localtools.tools.fs._binaryforms import binary_piece, is_whole_file_form, read_binary, read_pdf_text
 from mcp_localtools.tools.fs._textwindow import TextWindow, lines_wanted, read_lines, text_result, text_window
+from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "spec", "text_window"]
@@ -46,7 +49,7 @@ class ReadFileArgs(ToolArgs):
         "text",
         description="`text`: UTF-8 or a PDF's text; `binary`: the bytes.",
     )
-    offset: int = Field(0, ge=0, description="Text: lines to skip.")
+    offset: int = Field(0, ge=0, description="Text: lines to skip; binary: bytes to skip.")
     limit: int | None = Field(
         None,
         ge=1,
@@ -58,6 +61,11 @@ class ReadFileArgs(ToolArgs):
         ge=1,
         le=HARD_MAX_READ_LINES,
         description="Text: the last N lines; not with offset/limit.",
+    )
+    length: int | None = Field(
+        None,
+        ge=1,
+        description="Binary: most bytes to return (default and most: what fits the result).",
     )
     line_numbers: bool = Field(False, description="Text: prefix line numbers and a tab, like `cat -n`.")
     pages: str | None = Field(
@@ -81,8 +89,12 @@ class ReadFileResult(ToolOutput):
     total_lines: int | None = Field(None, description="Text mode: lines in the whole text.")
     start_line: int | None = Field(None, description="Text mode: 1-based number of the first returned line.")
     end_line: int | None = Field(None, description="Text mode: 1-based number of the last returned line.")
-    next_offset: int | None = Field(None, description="Set when lines remain: pass it as offset to continue.")
-    truncated: bool = Field(False, description="True when the text was cut by the line window or the budget.")
+    next_offset: int | None = Field(
+        None, description="Set when lines (text) or bytes (binary) remain: pass it as offset to continue."
+    )
+    truncated: bool = Field(
+        False, description="True when the text or bytes were cut by the window or the budget."
+    )
     page_count: int | None = Field(None, description="PDF: pages in the document.")
     pages: list[int] | None = Field(None, description="PDF: the pages extracted.")
     width: int | None = Field(None, description="Binary images: width of the image in the file (pixels).")
@@ -92,8 +104,7 @@ class ReadFileResult(ToolOutput):
     )
     content_base64: str | None = Field(
         None,
-        description="Binary, neither image nor PDF: the file's bytes in base64, when they fit the result "
-        "budget (else truncated is true).",
+        description="Binary, other than an image or PDF or with offset/length: the bytes read, in base64.",
     )
 
 
@@ -121,10 +132,7 @@ async def read_file(
 ) -> ToolResult:
     """The readfile tool body: file work in a worker thread, parsing in a worker process;
     ``indexes`` keeps the line indexes of the files read (the workspace's; None: none kept)."""
-    if args.original and args.encoding != "binary":
-        raise InvalidArguments('original applies to encoding "binary" only')
-    if args.tail is not None and (args.offset or args.limit is not None):
-        raise InvalidArguments("tail reads the last lines of the file; pass offset/limit or tail, not both")
+    _check_arguments(args)
     loaded = await anyio.to_thread.run_sync(
         partial(_load_or_read_text, args, paths=paths, limits=limits, indexes=indexes or LineIndexes()),
         abandon_on_cancel=True,
@@ -140,7 +148,6 @@ async def read_file(
             loaded.common["sha256"],
             original=args.original,
             parsers=parsers,
-            budget=limits.max_result_chars,
         )
     return await read_pdf_text(
         base.model_copy(update={"mime_type": "application/pdf"}),
@@ -156,21 +163,88 @@ async def read_file(
     )
 
 
+def _check_arguments(args: ReadFileArgs) -> None:
+    """Refuse the arguments that would be accepted and mean nothing for the encoding asked for.
+
+    Raises:
+        InvalidArguments: ``original`` or ``length`` with text, ``limit``/``tail`` with binary,
+            ``tail`` with ``offset``/``limit``.
+    """
+    if args.encoding == "binary":
+        if args.limit is not None or args.tail is not None:
+            raise InvalidArguments(
+                'limit and tail count lines of text; encoding "binary" takes offset and length in bytes'
+            )
+    elif args.original:
+        raise InvalidArguments('original applies to encoding "binary" only')
+    elif args.length is not None:
+        raise InvalidArguments('length counts bytes (encoding "binary"); text windows take offset and limit')
+    if args.tail is not None and (args.offset or args.limit is not None):
+        raise InvalidArguments("tail reads the last lines of the file; pass offset/limit or tail, not both")
+
+
 def _load_or_read_text(
     args: ReadFileArgs, *, paths: PathPolicy, limits: LimitsConfig, indexes: LineIndexes
 ) -> _Loaded | ToolResult:
-    """In a worker thread: a text read is finished here (one hop), through the file's line index
-    (no size limit); binary reads and PDFs load the whole file (within ``max_read_bytes``)."""
+    """In a worker thread: a text read or a binary piece is finished here (one hop), through the
+    file's line index (no size limit); images and PDFs load the whole file (within
+    ``max_read_bytes``)."""
     resolved = paths.resolve(args.path)
-    if args.encoding == "binary":
-        return _load(resolved, paths=paths, limits=limits)
     with open_regular_file(paths, resolved) as (fd, info):
-        index = indexes.index(fd, info, str(resolved.path))
-        mime = detect_mime(resolved.path, index.head)
-        # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
-        if mime.base != "application/pdf":
-            return _read_text(args, resolved, fd, index, mime, limits)
+        if args.encoding == "binary":
+            piece = _binary_piece(args, resolved, fd, info, limits, indexes)
+            if piece is not None:
+                return piece
+        else:
+            index = indexes.index(fd, info, str(resolved.path))
+            mime = detect_mime(resolved.path, index.head)
+            # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
+            if mime.base != "application/pdf":
+                return _read_text(args, resolved, fd, index, mime, limits)
     return _load(resolved, paths=paths, limits=limits)
+
+
+def _binary_piece(
+    args: ReadFileArgs,
+    resolved: ResolvedPath,
+    fd: int,
+    info: os.stat_result,
+    limits: LimitsConfig,
+    indexes: LineIndexes,
+) -> ToolResult | None:
+    """Binary mode on the file open at ``fd``: a piece of its bytes (``_binaryforms.binary_piece``),
+    or None for an image or PDF read whole (at most ``max_read_bytes``).
+
+    Raises:
+        TooLarge: an image or PDF asked for whole is larger than ``max_read_bytes``.
+    """
+    path = resolved.path
+    try:
+        head = pread(fd, HEAD_BYTES, 0)
+    except OSError as exc:
+        raise from_os_error(exc, str(path)) from exc
+    mime = detect_mime(path, head)
+    if is_whole_file_form(mime.base) and not args.offset and args.length is None:
+        if info.st_size > limits.max_read_bytes:
+            raise TooLarge(
+                f"{path} is {info.st_size} bytes, more than the {limits.max_read_bytes} an image or PDF is "
+                "read whole ([limits] max_read_bytes); pass offset and length to read its bytes in pieces"
+            )
+        return None
+    index = indexes.index(fd, info, str(path))
+    base = ReadFileResult(
+        path=str(path), encoding="binary", mime_type=mime.base, size_bytes=index.size, sha256=index.sha256
+    )
+    return binary_piece(
+        base,
+        fd,
+        info,
+        path=path,
+        summary=f"{path}: {index.size} bytes, {mime.base}, sha256 {index.sha256}",
+        offset=args.offset,
+        length=args.length,
+        budget=limits.max_result_chars,
+    )
 
 
 def _read_text(
@@ -229,9 +303,9 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         description=(
             f"Read a file. Text: UTF-8 verbatim, {limits.read_max_lines} lines unless limit, at most "
             f"{limits.max_result_chars} characters per call, any file size; nextOffset continues. PDF: "
-            "text per page. Binary: images as image content (upright, fitted to 1568 px and 1 MB), PDFs as "
-            "an embedded resource, others as size, type, hash and base64 if it fits. Binary and PDF: up to "
-            f"{limits.max_read_bytes} bytes."
+            "text per page. Binary: images as image content (upright, fitted to 1568 px and 1 MB) and PDFs "
+            f"as an embedded resource, up to {size_text(limits.max_read_bytes)}; other files, or any with "
+            "offset/length, as base64 bytes, any size; nextOffset continues."
         ),
         args_model=ReadFileArgs,
         result_model=ReadFileResult,
