@@ -28,6 +28,7 @@ from typing import Any
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
 from mcp_localtools.policy.scanner import Dialect, Invocation, ScanError, scan
+from mcp_localtools.regexes import RegexError, compile_re2
 from mcp_localtools.spec import served_text
 
 __all__ = [
@@ -281,18 +282,12 @@ class ExecutionPolicy:
             for name, source in (() if config.allow_dangerous else DESTRUCTIVE_PATTERNS)
             + (STRICT_PATTERNS if config.preset == "strict" else ())
         ]
-        if config.denied_patterns:
-            import re2  # imported here: start-up time is measured, and most calls never need it
-
-            options = re2.Options()
-            options.log_errors = False  # the ConfigError says it; RE2 would also log to stderr
-            for index, source in enumerate(config.denied_patterns):
-                key = f"exec.denied_patterns[{index}]"
-                try:
-                    patterns.append(_Pattern(key, source, re2.compile(source, options)))
-                except re2.error as exc:
-                    reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-                    raise ConfigError(f"{key}: not a valid RE2 regex: {source!r} ({reason})") from exc
+        for index, source in enumerate(config.denied_patterns):
+            key = f"exec.denied_patterns[{index}]"
+            try:
+                patterns.append(_Pattern(key, source, compile_re2(source)))
+            except RegexError as exc:
+                raise ConfigError(f"{key}: not a valid RE2 regex: {source!r} ({exc.reason})") from exc
         return cls(
             timeout_seconds=config.timeout_seconds,
             max_timeout_seconds=config.max_timeout_seconds,

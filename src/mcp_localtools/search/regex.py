@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.regexes import RegexError, compile_re2
 from mcp_localtools.search.line import LINE_WIDTH, Line
 
 __all__ = ["ContentRegex", "check_pattern", "compile_path_regex"]
@@ -51,29 +52,15 @@ def check_pattern(pattern: str, *, fixed_strings: bool = False) -> None:
         raise InvalidArguments("the pattern contains a NUL byte")
 
 
-def _options(case_sensitive: bool, fixed_strings: bool) -> Any:
-    import re2  # imported here: start-up time is measured, and most calls never need it
-
-    options = re2.Options()
-    options.log_errors = False
-    options.never_nl = True
-    options.max_mem = _MAX_MEM
-    options.case_sensitive = case_sensitive
-    options.literal = fixed_strings
-    return options
-
-
 def _compile(source: str | bytes, pattern: str, case_sensitive: bool, fixed_strings: bool) -> Any:
-    import re2
-
     try:
-        return re2.compile(source, _options(case_sensitive, fixed_strings))
-    except re2.error as exc:
-        raw = exc.args[0] if exc.args else exc
-        reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        return compile_re2(
+            source, case_sensitive=case_sensitive, literal=fixed_strings, never_nl=True, max_mem=_MAX_MEM
+        )
+    except RegexError as exc:
         raise InvalidArguments(
-            f"invalid regex {pattern!r}: {reason}; the syntax is RE2's (no backreferences or look-around); "
-            "pass fixedStrings=true to search for the text literally"
+            f"invalid regex {pattern!r}: {exc.reason}; the syntax is RE2's "
+            "(no backreferences or look-around); pass fixedStrings=true to search for the text literally"
         ) from exc
 
 

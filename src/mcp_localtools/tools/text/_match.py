@@ -29,6 +29,7 @@ from itertools import islice, pairwise
 from typing import Any, Literal
 
 from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
+from mcp_localtools.regexes import RegexError, compile_re2
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
 from mcp_localtools.tools.text._similar import closest_hint
@@ -152,18 +153,12 @@ def compile_regex(pattern: str, what: str) -> Any:
     Raises:
         InvalidArguments: not a valid RE2 regex.
     """
-    import re2  # imported here: start-up time is measured, and most calls never need it
-
-    options = re2.Options()
-    options.log_errors = False
     try:
-        return re2.compile(f"(?m){pattern}", options)
-    except re2.error as exc:
-        reason = (
-            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
-        )
+        return compile_re2(f"(?m){pattern}")
+    except RegexError as exc:
         raise InvalidArguments(
-            f"{what} is not a valid regex {pattern!r}: {reason} (RE2 syntax: no backreferences or lookaround)"
+            f"{what} is not a valid regex {pattern!r}: {exc.reason} "
+            "(RE2 syntax: no backreferences or lookaround)"
         ) from exc
 
 

@@ -25,6 +25,7 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.regexes import RegexError, compile_re2
 from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.tools.text._lines import block_starts, check_no_overlap, line_list, trimmed
@@ -98,18 +99,11 @@ class FindTextResult(ToolOutput):
 
 
 def _regex(pattern: str) -> Any:
-    import re2  # imported here: start-up time is measured, and most calls never need it
-
-    options = re2.Options()
-    options.log_errors = False
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = (
-            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
-        )
+        return compile_re2(pattern)
+    except RegexError as exc:
         raise InvalidArguments(
-            f"invalid regex {pattern!r}: {reason} (RE2 syntax: no backreferences or lookaround)"
+            f"invalid regex {pattern!r}: {exc.reason} (RE2 syntax: no backreferences or lookaround)"
         ) from exc
 
 
