@@ -40,29 +40,39 @@ _RETRIES = 3
 _Key = tuple[int, int, int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LineIndex:
-    """What one scan of a file version learned.
+    """What the scans of a file version learned.
 
     Attributes:
         size: the file's size in bytes.
-        sha256: SHA-256 of the whole file, 64 lowercase hex digits.
         head: the first ``HEAD_BYTES`` bytes (for MIME and text sniffing).
         newlines: ``newlines[k]`` is the number of ``\\n`` bytes in ``[0, k * BLOCK)``; the last
             entry is the count for the whole file.
         ends_with_newline: the last byte is ``\\n`` (false for an empty file).
+        last_block: digest of the bytes of the block that holds the last byte (from
+            ``last_block_start`` to ``size``): a grown file whose old last block still matches
+            (and whose head does) is indexed from there on only (``LineIndexes.index``).
+        sha256: SHA-256 of the whole file (64 lowercase hex digits), or None until someone asks
+            (``LineIndexes.sha256``): hashing is 7 x the cost of counting lines.
     """
 
     size: int
-    sha256: str
     head: bytes
     newlines: array[int]
     ends_with_newline: bool
+    last_block: bytes = b""
+    sha256: str | None = None
 
     @property
     def total_lines(self) -> int:
         """Lines in the file; a final line without newline counts, an empty file has none."""
         return self.newlines[-1] + (1 if self.size and not self.ends_with_newline else 0)
+
+    @property
+    def last_block_start(self) -> int:
+        """Byte offset of the block that holds the file's last byte (0 for an empty file)."""
+        return max(0, (self.size - 1) // BLOCK * BLOCK)
 
     def line_start(self, fd: int, line: int) -> int:
         """Byte offset where the 0-based ``line`` starts (``size`` for ``line >= total_lines``).
@@ -110,9 +120,14 @@ def _version(info: os.stat_result) -> _Key:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def line_index(fd: int, info: os.stat_result, display: str, *, sha256: bool = True) -> LineIndex:
     """The index of the regular file open at ``fd`` whose ``fstat`` is ``info``, by one scan
-    (hashing and counting lines; O(file), in the calling thread); ``LineIndexes.index`` keeps it.
+    (counting lines, and hashing the file when ``sha256``; O(file), in the calling thread);
+    ``LineIndexes.index`` keeps it.
 
     Args:
         display: the file's name for error messages.
@@ -120,14 +135,22 @@ def line_index(fd: int, info: os.stat_result, display: str) -> LineIndex:
     Raises:
         FileSystemError: reading failed, or the file kept changing while it was scanned.
     """
-    return _scan_stable(fd, info, display)[1]
+    return _scan_stable(fd, info, display, None, sha256=sha256)[1]
 
 
-def _scan_stable(fd: int, info: os.stat_result, display: str) -> tuple[_Key, LineIndex]:
-    """``(version, index)`` of a scan during which the file did not change."""
+def _scan_stable(
+    fd: int, info: os.stat_result, display: str, grown: LineIndex | None, *, sha256: bool
+) -> tuple[_Key, LineIndex]:
+    """``(version, index)`` of a scan during which the file did not change: from ``grown``'s
+    last block on when it is an index of an earlier, shorter version that is still a prefix of
+    the file, else from the start."""
     key = _version(info)
     for _ in range(_RETRIES):
-        index = _scan(fd, info.st_size)
+        index = None
+        if grown is not None and not sha256 and grown.size < info.st_size:
+            index = _extend(fd, grown)
+        if index is None:
+            index = _scan(fd, sha256=sha256)
         try:
             after = os.fstat(fd)
         except OSError as exc:
@@ -140,7 +163,14 @@ def _scan_stable(fd: int, info: os.stat_result, display: str) -> tuple[_Key, Lin
 
 class LineIndexes:
     """The line indexes of recently read file versions: an LRU cache bounded by entries and by
-    the bytes of their newline counts, safe across threads. The ``Workspace`` owns one."""
+    the bytes of their newline counts, safe across threads. The ``Workspace`` owns one.
+
+    A version not in the cache whose file (same device and inode) has an index of a shorter
+    version is taken to have grown (a log being appended to): when the old head and last block
+    are unchanged, only the bytes from that block on are scanned. A file rewritten in place
+    with other bytes before its old last block is not detected this way: the same cost/trust
+    trade-off as ``tail -f``; the SHA-256, when asked for, is always of the whole file.
+    """
 
     def __init__(self, max_entries: int = _CACHE_ENTRIES, max_bytes: int = _CACHE_BYTES) -> None:
         self._max_entries = max_entries
@@ -158,18 +188,27 @@ class LineIndexes:
             self._cache.clear()
             self._bytes = 0
 
-    def index(self, fd: int, info: os.stat_result, display: str) -> LineIndex:
-        """The index of the file open at ``fd`` (``fstat``: ``info``): cached, or ``line_index``.
+    def index(self, fd: int, info: os.stat_result, display: str, *, sha256: bool = False) -> LineIndex:
+        """The index of the file open at ``fd`` (``fstat``: ``info``): cached, extended from the
+        index of an earlier version the file grew from, or built by one scan.
+
+        Args:
+            sha256: the index's ``sha256`` is wanted too (computed now when it is not known).
 
         Raises:
             FileSystemError: as ``line_index``.
         """
+        version = _version(info)
         with self._lock:
-            found = self._cache.get(_version(info))
+            found = self._cache.get(version)
             if found is not None:
-                self._cache.move_to_end(_version(info))
-                return found
-        key, index = _scan_stable(fd, info, display)
+                self._cache.move_to_end(version)
+            grown = None if found is not None else self._shorter(version)
+        if found is not None:
+            if sha256 and found.sha256 is None:
+                self.sha256(fd, found, display)
+            return found
+        key, index = _scan_stable(fd, info, display, grown, sha256=sha256)
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = index
@@ -179,40 +218,100 @@ class LineIndexes:
             ):
                 _, old = self._cache.popitem(last=False)
                 self._bytes -= old.newlines.itemsize * len(old.newlines)
+        if sha256 and index.sha256 is None:
+            self.sha256(fd, index, display)
         return index
 
+    def _shorter(self, version: _Key) -> LineIndex | None:
+        """The cached index of the longest shorter version of the same file (device, inode)."""
+        best: LineIndex | None = None
+        for key, index in self._cache.items():
+            if (
+                key[:2] == version[:2]
+                and index.size < version[2]
+                and (best is None or index.size > best.size)
+            ):
+                best = index
+        return best
 
-def _scan(fd: int, size: int) -> LineIndex:
-    """Hash the file and count its newlines per block, reading ``_SCAN`` bytes at a time."""
-    digest = hashlib.sha256()
-    newlines = array("q", [0])
-    count = 0
-    head = b""
+    def sha256(self, fd: int, index: LineIndex, display: str) -> str:
+        """``index.sha256``, computed now by one read of the file open at ``fd`` when it is not
+        known yet (O(file), in the calling thread), and kept in ``index``.
+
+        Raises:
+            FileSystemError: reading failed, or the file changed (another version) meanwhile.
+        """
+        if index.sha256 is not None:
+            return index.sha256
+        try:
+            before = os.fstat(fd)
+        except OSError as exc:
+            raise from_os_error(exc, display) from exc
+        digest = hashlib.sha256()
+        position = 0
+        while chunk := _pread(fd, _SCAN, position):
+            digest.update(chunk)
+            position += len(chunk)
+        try:
+            after = os.fstat(fd)
+        except OSError as exc:
+            raise from_os_error(exc, display) from exc
+        if _version(after) != _version(before) or position != index.size:
+            raise FileSystemError(f"{display} changed while it was being read; read it again")
+        index.sha256 = digest.hexdigest()
+        return index.sha256
+
+
+def _extend(fd: int, old: LineIndex) -> LineIndex | None:
+    """``old`` extended over what was appended to its file since, or None when the file's head
+    or its old last block changed (then it must be scanned again)."""
+    head = _pread(fd, HEAD_BYTES, 0)
+    if head[: len(old.head)] != old.head:
+        return None
+    start = old.last_block_start
+    if _digest(_pread(fd, old.size - start, start)) != old.last_block:
+        return None
+    return _scan(fd, sha256=False, start=start, prefix=old.newlines[: start // BLOCK + 1], head=head)
+
+
+def _scan(
+    fd: int, *, sha256: bool, start: int = 0, prefix: array[int] | None = None, head: bytes | None = None
+) -> LineIndex:
+    """Count the file's newlines per block from ``start`` (a block boundary; ``prefix``: the
+    counts before it), hashing the file when ``sha256`` (then ``start`` is 0), reading
+    ``_SCAN`` bytes at a time."""
+    digest = hashlib.sha256() if sha256 else None
+    newlines = array("q", [0]) if prefix is None else array("q", prefix)
+    count = newlines[-1]
     last = b""
-    position = 0
+    position = start
     while True:
         chunk = _pread(fd, _SCAN, position)
         if not chunk:
             break
-        if position == 0:
+        if head is None:
             head = chunk[:HEAD_BYTES]
-        digest.update(chunk)
+        if digest is not None:
+            digest.update(chunk)
         # chunk starts on a block boundary (_SCAN is a multiple of BLOCK, and only the last
         # read can be short), so its blocks are the file's.
-        for start in range(0, len(chunk), BLOCK):
-            count += chunk.count(b"\n", start, start + BLOCK)
+        for offset in range(0, len(chunk), BLOCK):
+            count += chunk.count(b"\n", offset, offset + BLOCK)
             newlines.append(count)
         position += len(chunk)
-        last = chunk[-1:]
+        last = chunk[-BLOCK:]
         if len(chunk) < _SCAN:
             break
-    return LineIndex(
+    index = LineIndex(
         size=position,
-        sha256=digest.hexdigest(),
-        head=head,
+        head=head or b"",
         newlines=newlines,
-        ends_with_newline=last == b"\n",
+        ends_with_newline=last[-1:] == b"\n",
+        sha256=digest.hexdigest() if digest is not None else None,
     )
+    if position > start:
+        index.last_block = _digest(_pread(fd, position - index.last_block_start, index.last_block_start))
+    return index
 
 
 def utf8_prefix(data: bytes) -> bytes:

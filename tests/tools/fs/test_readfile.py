@@ -17,8 +17,9 @@ from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
 from PIL import Image
 
+from mcp_localtools.files.lineindex import BLOCK, HEAD_BYTES, LineIndex, LineIndexes
 from mcp_localtools.parsers.pdf import parse_page_spec
-from mcp_localtools.tools.fs.readfile import text_window
+from mcp_localtools.tools.fs.readfile import HASH_UP_TO, text_window
 from tests.helpers import (
     config_for,
     connect,
@@ -694,7 +695,7 @@ async def test_a_changed_file_is_indexed_again_same_size_new_mtime(client: Clien
 
 
 def test_the_line_index_finds_every_line_start_across_blocks(tmp_path: Path) -> None:
-    from mcp_localtools.files.lineindex import BLOCK, line_index
+    from mcp_localtools.files.lineindex import line_index
 
     lengths = [0, 1, BLOCK - 1, 5, BLOCK, 2 * BLOCK + 3, 0, 7]  # lines ending on and across blocks
     raw = b"".join(b"x" * n + b"\n" for n in lengths) + b"tail"
@@ -708,3 +709,113 @@ def test_the_line_index_finds_every_line_start_across_blocks(tmp_path: Path) -> 
         assert index.sha256 == hashlib.sha256(raw).hexdigest()
     finally:
         os.close(fd)
+
+
+# A growing file is indexed from its old last block on; other changes are indexed again.
+
+
+def _indexed(indexes: LineIndexes, path: Path, *, sha256: bool = False) -> LineIndex:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return indexes.index(fd, os.fstat(fd), path.name, sha256=sha256)
+    finally:
+        os.close(fd)
+
+
+def _starts(raw: bytes) -> list[int]:
+    return [0, *(k + 1 for k, byte in enumerate(raw) if byte == 10)]
+
+
+def _check(index: LineIndex, path: Path) -> None:
+    raw = path.read_bytes()
+    starts = _starts(raw)
+    assert (index.size, index.total_lines) == (len(raw), len(starts) - (raw.endswith(b"\n") or not raw))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert [index.line_start(fd, n) for n in range(0, len(starts), 97)] == starts[::97]
+    finally:
+        os.close(fd)
+
+
+def test_a_grown_file_is_indexed_from_its_old_last_block_on(tmp_path: Path) -> None:
+    target = tmp_path / "grow.log"
+    raw = _numbered_lines(20_000)  # ~250 KB: several blocks, the last one partial
+    target.write_bytes(raw)
+    indexes = LineIndexes()
+    first = _indexed(indexes, target)
+    assert first.sha256 is None  # not asked for
+    with target.open("ab") as handle:
+        handle.write(b"appended line\nand a partial one")
+    grown = _indexed(indexes, target)
+    _check(grown, target)
+    assert (
+        grown.newlines[: first.last_block_start // BLOCK + 1]
+        == first.newlines[: first.last_block_start // BLOCK + 1]
+    )
+    assert _indexed(indexes, target, sha256=True).sha256 == hashlib.sha256(target.read_bytes()).hexdigest()
+    # Only the bytes from the old last block on were read: a newline blanked before it (in place,
+    # past the head) is not seen by the next extension, which a full scan would see.
+    with target.open("r+b") as handle:
+        handle.seek(HEAD_BYTES + 10)
+        at = HEAD_BYTES + 10 + handle.read(200).index(b"\n")
+        handle.seek(at)
+        handle.write(b" ")
+        handle.seek(0, os.SEEK_END)
+        handle.write(b"\n")
+    assert _indexed(indexes, target).total_lines == grown.total_lines
+
+
+@pytest.mark.parametrize("change", ["same size", "truncated", "replaced", "old last block rewritten"])
+def test_a_file_changed_otherwise_is_indexed_again(tmp_path: Path, change: str) -> None:
+    target = tmp_path / "f.log"
+    raw = _numbered_lines(20_000)
+    target.write_bytes(raw)
+    indexes = LineIndexes()
+    _indexed(indexes, target, sha256=True)
+    if change == "same size":
+        target.write_bytes(raw.replace(b"line", b"LINE"))
+        stat = target.stat()
+        os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    elif change == "truncated":
+        os.truncate(target, len(raw) // 3)
+    elif change == "replaced":  # a new inode, longer than the old file and starting like it
+        spare = tmp_path / "new.log"
+        spare.write_bytes(raw[:1000] + b"\n" * 5000 + raw)
+        os.replace(spare, target)
+    else:  # grown, but the block that held the old end is not what it was
+        target.write_bytes(raw[:-10] + b"\n\n\n\n\n\n\n\n\n\n" + b"more\n")
+    index = _indexed(indexes, target, sha256=True)
+    _check(index, target)
+    assert index.sha256 == hashlib.sha256(target.read_bytes()).hexdigest()
+
+
+async def test_readfile_hashes_a_large_text_file_only_when_asked(tmp_path: Path) -> None:
+    raw = b"x" * 99 + b"\n"
+    (tmp_path / "big.log").write_bytes(raw * (HASH_UP_TO // 100 + 1))
+    (tmp_path / "small.log").write_bytes(raw)
+    async with connect(config_for(tmp_path)) as client:
+        big = await client.call_tool("readfile", {"path": "big.log", "tail": 1})
+        asked = await client.call_tool("readfile", {"path": "big.log", "tail": 1, "sha256": True})
+        small = await client.call_tool("readfile", {"path": "small.log"})
+    assert "sha256" not in big.structured_content and big.structured_content["content"] == raw.decode()
+    whole = (tmp_path / "big.log").read_bytes()
+    assert asked.structured_content["sha256"] == hashlib.sha256(whole).hexdigest()
+    assert small.structured_content["sha256"] == hashlib.sha256(raw).hexdigest()
+
+
+async def test_the_tail_of_a_growing_large_file_is_right(tmp_path: Path) -> None:
+    target = tmp_path / "big.log"
+    with target.open("wb") as handle:  # 8 MiB of numbered lines
+        for start in range(0, 100_000, 10_000):
+            handle.write("".join(f"{n:08d} {'y' * 74}\n" for n in range(start, start + 10_000)).encode())
+    async with connect(config_for(tmp_path)) as client:
+        for more in range(3):
+            result = await client.call_tool("readfile", {"path": "big.log", "tail": 2})
+            data = result.structured_content
+            total = 100_000 + more
+            assert data["totalLines"] == total and (data["startLine"], data["endLine"]) == (total - 1, total)
+            assert (
+                data["content"].splitlines()[-1].startswith(f"{total - 1:08d} " if not more else "appended")
+            )
+            with target.open("ab") as handle:
+                handle.write(b"appended\n")

@@ -36,8 +36,13 @@ from mcp_localtools.tools.fs._textwindow import TextWindow, lines_wanted, read_l
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "spec", "text_window"]
+__all__ = ["HASH_UP_TO", "ReadFileArgs", "ReadFileResult", "TextWindow", "read_file", "spec", "text_window"]
 
+
+HASH_UP_TO = 1024 * 1024
+"""Text files up to this size (bytes) are hashed on every read (once per version, cached with
+their line index); larger ones only when the call sets ``sha256``: hashing costs about 7 x
+counting lines, and a tail of a growing log should cost what it appended, not its size."""
 
 _Encodings = Literal["text", "binary"]
 Encoding = Annotated[_Encodings, any_case(_Encodings)]
@@ -77,6 +82,7 @@ class ReadFileArgs(ToolArgs):
         False,
         description=("Binary images: the file's own bytes, not upright and fitted."),
     )
+    sha256: bool = Field(False, description=f"Text: hash files over {size_text(HASH_UP_TO)} too.")
 
 
 class ReadFileResult(ToolOutput):
@@ -84,7 +90,13 @@ class ReadFileResult(ToolOutput):
     encoding: Literal["text", "binary"] = Field(description="How the content was read.")
     mime_type: str = Field(description="Detected MIME type.")
     size_bytes: int = Field(description="File size in bytes.")
-    sha256: str = Field(description="SHA-256 of the whole file (pass it as expectedSha256 to later edits).")
+    sha256: str | None = Field(
+        None,
+        description=(
+            "SHA-256 of the whole file (pass it as expectedSha256 to later edits); absent when not "
+            f"computed: text over {size_text(HASH_UP_TO)} without sha256."
+        ),
+    )
     content: str | None = Field(None, description="Text mode: the text of the returned lines, verbatim.")
     total_lines: int | None = Field(None, description="Text mode: lines in the whole text.")
     start_line: int | None = Field(None, description="Text mode: 1-based number of the first returned line.")
@@ -196,7 +208,9 @@ def _load_or_read_text(
             if piece is not None:
                 return piece
         else:
-            index = indexes.index(fd, info, str(resolved.path))
+            index = indexes.index(
+                fd, info, str(resolved.path), sha256=args.sha256 or info.st_size <= HASH_UP_TO
+            )
             mime = detect_mime(resolved.path, index.head)
             # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
             if mime.base != "application/pdf":
@@ -231,7 +245,7 @@ def _binary_piece(
                 "read whole ([limits] max_read_bytes); pass offset and length to read its bytes in pieces"
             )
         return None
-    index = indexes.index(fd, info, str(path))
+    index = indexes.index(fd, info, str(path), sha256=True)
     base = ReadFileResult(
         path=str(path), encoding="binary", mime_type=mime.base, size_bytes=index.size, sha256=index.sha256
     )
