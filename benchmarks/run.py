@@ -21,6 +21,7 @@ from pathlib import Path
 
 import audit
 import codesearch
+import issue31
 import reads
 import suite
 
@@ -38,6 +39,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "audit": audit.run,
     "reads": reads.run,
     "codesearch": codesearch.run,
+    "issue31": issue31.run,
 }
 
 _PREAMBLE = (
@@ -99,11 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fallback-runs", type=int, default=5, help="timed runs of the slow pure-Python fallback (default 5)"
     )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=WORK,
+        help="generated data (default benchmarks/.work; big trees: a directory of your own in /tmp)",
+    )
     options = parser.parse_args(argv)
     unknown = sorted(set(options.sections) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s): {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
-    options.work = WORK
     options.machine = machine
     # A pip install byte-compiles the package; an editable checkout run with
     # PYTHONDONTWRITEBYTECODE=1 (as here) would compile ~70 modules on every server start.

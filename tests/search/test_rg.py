@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import sysconfig
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import pytest
 
 from mcp_localtools.search import RipgrepEngine
+from mcp_localtools.search.engine import ContentQuery, WalkFilters
 from mcp_localtools.search.rg import find_ripgrep, version_ok
 from tests.helpers import child_processes, config_for
 from tests.search.engines import make_engine, search_registry
+from tests.search.test_parity import listing, search
 from tests.tools.fs.conftest import search_client
 
 pytestmark = pytest.mark.anyio
@@ -84,3 +87,59 @@ async def test_a_cancelled_call_kills_rg(stuck_tree: Path) -> None:
                 await anyio.sleep(0.01)
         tree = await client.call_tool("directorytree", {})  # the session is still usable
         assert not tree.is_error and "a.txt" in str(tree.content)
+
+
+async def test_rg_follows_no_symlink_out_of_the_root_in_any_mode(tmp_path: Path) -> None:
+    """The tools check no reported path with realpath: rg must never walk through a symlink."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.py").write_text("class SecretError(Exception):\n", encoding="utf-8")
+    (root / "in.py").write_text("class InError(Exception):\n", encoding="utf-8")
+    (root / "to-dir").symlink_to(outside)
+    (root / "to-file.py").symlink_to(outside / "secret.py")
+    (root / "loop").symlink_to(root)
+    engine = make_engine("ripgrep")
+    outputs: list[Literal["files", "count", "occurrences", "lines"]] = ["files", "count", "occurrences"]
+    outputs.append("lines")
+    for output in outputs:
+        for filters in (WalkFilters(), WalkFilters(include_hidden=True, respect_ignore_files=False)):
+            query = ContentQuery(
+                directory=root,
+                pattern="Error",
+                case_sensitive=True,
+                fixed_strings=False,
+                filters=filters,
+                max_file_size=1 << 20,
+                output=output,
+            )
+            found, _, _ = await search(engine, query)
+            assert set(found) == {"in.py"}, output
+    files, _ = await listing(engine, root, WalkFilters(), None)
+    assert files == ["in.py"]
+
+
+async def test_records_split_across_chunks_parse_as_one_stream(tmp_path: Path) -> None:
+    """Plain chunks go through the one-pass parser, chunks holding a path with a newline or a
+    binary warning through the record parser: both engines still agree on every file."""
+    for index in range(400):
+        body = "".join(f"x{n} class E{n}Error(\n" if n % 7 == 0 else f"line {n}\n" for n in range(60))
+        (tmp_path / f"f{index:03d}.py").write_text(body, encoding="utf-8")
+    (tmp_path / "n\nFAKE.py").write_text("class NewlineError(\n", encoding="utf-8")
+    (tmp_path / "--\nDASH.py").write_text("class DashError(\n", encoding="utf-8")
+    (tmp_path / "late-binary.py").write_bytes(b"class BinaryError(\n" + b"x\n" * 20000 + b"\x00tail\n")
+    for output, context in (("lines", 0), ("lines", 2), ("count", 0), ("occurrences", 0), ("files", 0)):
+        query = ContentQuery(
+            directory=tmp_path,
+            pattern=r"class \w+Error\(",
+            case_sensitive=True,
+            fixed_strings=False,
+            filters=WalkFilters(),
+            max_file_size=1 << 20,
+            output=output,  # type: ignore[arg-type]
+            context_lines=context,
+            max_lines=50,
+        )
+        ours = await search(make_engine("ripgrep"), query)
+        assert ours == await search(make_engine("python"), query), (output, context)
+        assert "n\nFAKE.py" in ours[0] and "FAKE.py" not in ours[0]

@@ -27,7 +27,8 @@ import anyio.to_thread
 from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, ToolError
 from mcp_localtools.search.engine import ContentQuery, FileHits, ListingReport, Progress, Skipped, WalkFilters
-from mcp_localtools.search.line import LINE_WIDTH, CappedLines, Line
+from mcp_localtools.search.line import LINE_WIDTH
+from mcp_localtools.search.rgrecords import CountRecords, LineRecords, rel_path
 
 __all__ = ["MIN_VERSION", "RipgrepEngine", "find_ripgrep", "version_ok"]
 
@@ -35,6 +36,7 @@ MIN_VERSION = 14
 _PROGRESS_EVERY = 0.25  # seconds
 _MAX_RECORD = 1024 * 1024  # no record of ours comes near this: paths, counts and cut lines
 _MAX_ERRORS = 200
+_STDERR_CHUNK = 4 * 1024 * 1024
 
 _BASE = (
     "--no-config",
@@ -51,12 +53,8 @@ _BASE = (
 _VERSION = re.compile(rb"ripgrep (\d+)\.")
 _PATH_ERROR = re.compile(rb"^rg: (\.|\./.*): ([^:]*)$", re.DOTALL)
 _OS_ERROR_SUFFIX = re.compile(rb" \(os error \d+\)$")
-_DEBUG_SIZE = re.compile(rb": ignoring (\./.*): \d+ bytes$", re.DOTALL)
-_DEBUG_IGNORED = re.compile(rb": ignoring (\./.*): Ignore\(", re.DOTALL)
-_MATCH = re.compile(rb"(\d+):(\d+):(.*)", re.DOTALL)
-_IS_MATCH = re.compile(rb"\d+:")
-_CONTEXT = re.compile(rb"(\d+)-(\d+)-(.*)", re.DOTALL)
-_OMITTED = re.compile(rb"\[Omitted long (?:context |matching )?line(?: with \d+ matches)?\]")
+_DEBUG_SIZE = re.compile(rb"^rg: DEBUG\|[^\n]*?: ignoring (\./[^\n]*): \d+ bytes$", re.MULTILINE)
+_DEBUG_IGNORED = re.compile(rb"^rg: DEBUG\|[^\n]*?: ignoring (\./[^\n]*): Ignore\(", re.MULTILINE)
 
 
 def version_ok(executable: str) -> bool:
@@ -82,10 +80,6 @@ def find_ripgrep() -> str | None:
     return None
 
 
-def _rel(raw: bytes) -> str:
-    return os.fsdecode(raw[2:] if raw.startswith(b"./") else raw)
-
-
 def _filter_args(filters: WalkFilters) -> list[str]:
     args = [] if filters.respect_ignore_files else ["--no-ignore"]
     if filters.include_hidden:
@@ -96,17 +90,16 @@ def _filter_args(filters: WalkFilters) -> list[str]:
 
 class _SizeSkips:
     """Counts the files rg passed over for ``--max-filesize``, from its ``--debug`` lines (it
-    says so nowhere else); a file it also reports as ignored is not counted."""
+    says so nowhere else); a file it also reports as ignored is not counted. ``scan`` reads a
+    whole stderr text in one pass per kind of line."""
 
     def __init__(self) -> None:
         self._oversize: set[bytes] = set()
         self._ignored: set[bytes] = set()
 
-    def on_debug(self, line: bytes) -> None:
-        if (found := _DEBUG_SIZE.search(line)) is not None:
-            self._oversize.add(found.group(1))
-        elif (found := _DEBUG_IGNORED.search(line)) is not None:
-            self._ignored.add(found.group(1))
+    def scan(self, text: bytes) -> None:
+        self._oversize.update(_DEBUG_SIZE.findall(text))
+        self._ignored.update(_DEBUG_IGNORED.findall(text))
 
     @property
     def count(self) -> int:
@@ -114,22 +107,28 @@ class _SizeSkips:
 
 
 class _Stderr:
-    """Sorts ``rg``'s stderr lines into skipped entries, debug lines and real errors."""
+    """Sorts ``rg``'s stderr into skipped entries, the size report and real errors."""
 
-    def __init__(self, on_debug: Callable[[bytes], None] | None = None) -> None:
+    def __init__(self, sizes: _SizeSkips | None = None) -> None:
         self.skipped: list[Skipped] = []
         self.errors: list[str] = []
-        self._on_debug = on_debug
+        self._sizes = sizes
+
+    def read(self, text: bytes) -> None:
+        """Take in the whole of what rg wrote to stderr: its debug lines in one pass (one
+        regex per kind; with ``--debug`` there can be one per binary or ignored file), then the
+        lines that are not debug lines."""
+        if self._sizes is not None:
+            self._sizes.scan(text)
+        for line in text.split(b"\n"):
+            if not line.startswith(b"rg: DEBUG|"):
+                self.feed(line)
 
     def feed(self, line: bytes) -> None:
-        if line.startswith(b"rg: DEBUG|"):
-            if self._on_debug is not None:
-                self._on_debug(line)
-            return
         found = _PATH_ERROR.match(line)
         if found is not None:
             reason = _OS_ERROR_SUFFIX.sub(b"", found.group(2)).decode("utf-8", "replace")
-            self.skipped.append(Skipped(_rel(found.group(1)), reason))
+            self.skipped.append(Skipped(rel_path(found.group(1)), reason))
         elif line.strip() and len(self.errors) < _MAX_ERRORS:
             self.errors.append(line.decode("utf-8", "replace"))
 
@@ -144,92 +143,14 @@ class _Stderr:
             raise ToolError(f"ripgrep ended abnormally (exit status {returncode}) {message}".strip())
 
 
-class _JoinNewlinePaths:
-    """Puts back together the records of a file whose name holds newlines.
-
-    rg ends each record with a newline and puts a NUL after the path (``--null``), so a path with
-    newlines arrives as pieces without a NUL followed by the record that has one; those pieces
-    are the start of that record's path. Without this, ``n\\nFAKE.txt`` would be reported as a
-    match in ``FAKE.txt``. A piece that is a context separator (``--``) or rg's binary-file warning
-    is passed on as it is.
-    """
-
-    def __init__(self, feed: Callable[[bytes], None]) -> None:
-        self._feed = feed
-        self._pieces: list[bytes] = []
-
-    def feed(self, record: bytes) -> None:
-        if b"\x00" not in record:
-            if not self._pieces and (record == b"--" or b": WARNING: " in record):
-                self._feed(record)
-            else:
-                self._pieces.append(record)
-            return
-        if self._pieces:
-            record = b"\n".join([*self._pieces, record])
-            self._pieces = []
-        self._feed(record)
-
-
-class _LineRecords:
-    """Parses ``rg --null -n -b`` output into one ``FileHits`` per file.
-
-    (No ``--column``: rg leaves the column out when it cannot place the match again, as for
-    ``\\A``, which makes the record ambiguous; the tools find the column themselves when needed.)
-    """
-
-    def __init__(self, sink: Callable[[FileHits], None], max_lines: int | None, context: int) -> None:
-        self._sink = sink
-        self._path: bytes | None = None
-        self._max_lines = max_lines
-        self._context = context
-        self._lines = CappedLines(max_lines, context)
-        self.files = 0
-
-    def _flush(self) -> None:
-        if self._path is not None and self._lines.matches:
-            self._sink(FileHits(_rel(self._path), self._lines.matches, tuple(self._lines.lines)))
-            self.files += 1
-        self._path, self._lines = None, CappedLines(self._max_lines, self._context)
-
-    def feed(self, record: bytes) -> None:
-        path, nul, rest = record.partition(b"\x00")
-        if not nul:  # a "--" group separator, or the warning that a file turned out binary
-            if b": WARNING: " in record and record.rpartition(b": WARNING: ")[0] == self._path:
-                self._path, self._lines = None, CappedLines(self._max_lines, self._context)
-            return
-        if path != self._path:
-            self._flush()
-            self._path = path
-        if self._lines.closed:  # past the kept lines: only count the matches, build nothing
-            if _IS_MATCH.match(rest):
-                self._lines.count_match()
-            return
-        found = _MATCH.fullmatch(rest)
-        if found is not None:
-            number, offset, text = found.groups()
-            self._lines.add(Line(int(number), int(offset), True, self._text(text)))
-            return
-        found = _CONTEXT.fullmatch(rest)
-        if found is not None:
-            number, offset, text = found.groups()
-            self._lines.add(Line(int(number), int(offset), False, self._text(text)))
-
-    @staticmethod
-    def _text(text: bytes) -> bytes | None:
-        return None if _OMITTED.fullmatch(text) else text
-
-    def close(self) -> None:
-        self._flush()
-
-
 def _drain(
     process: subprocess.Popen[bytes],
-    feed: Callable[[bytes], None],
+    feed_chunk: Callable[[bytes], None],
     separator: bytes,
     report: Callable[[], None],
 ) -> int:
-    """Feed each record rg prints, then reap it (in a worker thread); returns its exit status.
+    """Feed what rg prints, in chunks of whole records (each ending with ``separator``), then
+    reap it (in a worker thread); returns its exit status.
 
     Reading ends at end of file, which comes when rg exits or is killed.
     """
@@ -238,16 +159,16 @@ def _drain(
     next_report = time.monotonic() + _PROGRESS_EVERY
     try:
         while chunk := os.read(process.stdout.fileno(), 1024 * 1024):
-            *complete, pending = (pending + chunk).split(separator)
-            for record in complete:
-                feed(record)
+            whole, found, pending = (pending + chunk).rpartition(separator)
+            if found:
+                feed_chunk(whole + found)
             if len(pending) > _MAX_RECORD:
                 raise ToolError("ripgrep printed a record longer than 1 MiB; narrow the search")
             if time.monotonic() >= next_report:
                 next_report = time.monotonic() + _PROGRESS_EVERY
                 report()
         if pending:
-            feed(pending)
+            feed_chunk(pending + separator)
     finally:
         process.stdout.close()
     return process.wait()
@@ -279,9 +200,10 @@ class RipgrepEngine:
         if query.fixed_strings:
             args.append("--fixed-strings")
         sizes = _SizeSkips()
-        stderr = _Stderr(sizes.on_debug)
+        stderr = _Stderr(sizes)
+        records: LineRecords | CountRecords
         if query.output == "lines":
-            records = _LineRecords(sink, query.max_lines, query.context_lines)
+            records = LineRecords(sink, query.max_lines, query.context_lines)
             args += [
                 "--line-number",
                 "--byte-offset",
@@ -289,41 +211,25 @@ class RipgrepEngine:
                 f"--max-columns={LINE_WIDTH}",
             ]
             args.append(f"--context={query.context_lines}")
-            feed: Callable[[bytes], None] = records.feed
         else:
             # Files mode counts too: ``--files-with-matches`` stops at a file's first match, before
             # a NUL further on can make the file binary (ripgrep documents this inconsistency of
             # ``-l`` and ``--count`` and keeps it), and reading each listed file again to find
             # one costs more than ``-l`` saves when many files match.
             args.append("--count-matches" if query.output == "occurrences" else "--count")
-            files_only = query.output == "files"
-
-            def feed(record: bytes) -> None:
-                path, _, count = record.rpartition(b"\x00")
-                if path and count.strip().isdigit() and int(count):
-                    sink(FileHits(_rel(path), 1 if files_only else int(count)))
-
+            records = CountRecords(sink, files_only=query.output == "files")
         args += ["--regexp", query.pattern, "--", "."]
-        counted = 0
-
-        joined = _JoinNewlinePaths(feed)
-
-        def feed_counting(record: bytes) -> None:
-            nonlocal counted
-            joined.feed(record)
-            counted = records.files if query.output == "lines" else counted + 1
-
         returncode = await self._run(
             args,
             query.directory,
-            feed_counting,
+            records.feed_chunk,
             b"\n",
             stderr,
-            lambda: counted,
+            lambda: records.files,
             progress,
             "files with matches",
         )
-        if query.output == "lines":
+        if isinstance(records, LineRecords):
             records.close()
         stderr.check(returncode)
         return ListingReport(skipped=stderr.skipped, oversize=sizes.count)
@@ -341,16 +247,17 @@ class RipgrepEngine:
         sizes = _SizeSkips()
         if max_file_size is not None:
             args += [f"--max-filesize={max_file_size}", "--debug"]
-        stderr = _Stderr(sizes.on_debug)
+        stderr = _Stderr(sizes)
         args += ["--", "."]
 
         found = 0
 
-        def feed(record: bytes) -> None:
+        def feed(chunk: bytes) -> None:
             nonlocal found
-            if record:
-                found += 1
-                sink(_rel(record))
+            for record in chunk[:-1].split(b"\x00"):
+                if record:
+                    found += 1
+                    sink(rel_path(record))
 
         returncode = await self._run(
             args, directory, feed, b"\x00", stderr, lambda: found, progress, "files found"
@@ -369,7 +276,8 @@ class RipgrepEngine:
         progress: Progress,
         what: str,
     ) -> int:
-        """Run ``rg`` with ``args`` in ``cwd``, feed each stdout record, return the exit status.
+        """Run ``rg`` with ``args`` in ``cwd``, feed its stdout in chunks of whole records (see
+        ``_drain``), return the exit status.
         The process is killed if this is cancelled (or times out) before it ends."""
         # Spawned directly and read and reaped in a worker thread: per chunk (rg writes once per
         # file) a thread wakes far more cheaply than the event loop, and asyncio's child watcher
@@ -406,6 +314,9 @@ class RipgrepEngine:
                     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                         await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
             errors.seek(0)
-            for line in errors:
-                stderr.feed(line.rstrip(b"\n"))
+            pending = b""
+            while chunk := errors.read(_STDERR_CHUNK):  # whole lines, a few MiB at a time
+                whole, _, pending = (pending + chunk).rpartition(b"\n")
+                stderr.read(whole)
+            stderr.read(pending)
         return returncode

@@ -22,12 +22,36 @@ def test_a_reported_file_reached_through_a_swapped_in_symlink_is_not_contained(t
     (root / "swapped").symlink_to(outside)
     (root / "link.txt").symlink_to(outside / "a.txt")
     (root / "inner.txt").symlink_to(root / "dir" / "a.txt")
-    check = Containment(PathPolicy.create([root])).check
-    assert check(f"{root}/dir/a.txt")
-    assert not check(f"{root}/swapped/a.txt")
-    assert not check(f"{root}/link.txt")
-    assert check(f"{root}/inner.txt")
-    assert check(f"{root}/dir/gone.txt")
+    for base in (None, root):
+        check = Containment(PathPolicy.create([root]), base).check
+        assert check(f"{root}/dir/a.txt")
+        assert not check(f"{root}/swapped/a.txt")
+        assert not check(f"{root}/link.txt")
+        assert check(f"{root}/inner.txt")
+        assert check(f"{root}/dir/gone.txt")
+
+
+def test_files_below_the_walk_root_are_checked_without_resolving_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    for index in range(20):
+        (root / f"d{index}" / "sub").mkdir(parents=True)
+        (root / f"d{index}" / "sub" / "a.txt").write_text("x", encoding="utf-8")
+    check = Containment(PathPolicy.create([root]), root).check
+    resolved: list[str] = []
+    realpath = os.path.realpath
+
+    def counting(path: str, **options: bool) -> str:
+        resolved.append(path)
+        return realpath(path, **options)
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    assert all(check(f"{root}/d{index}/sub/a.txt") for index in range(20))
+    assert resolved == [str(root)], "only the walk root is resolved, once a call"
+    (root / "d0" / "sub" / "a.txt").unlink()
+    (root / "d0" / "sub" / "a.txt").symlink_to(tmp_path)
+    assert not check(f"{root}/d0/sub/a.txt"), "a file swapped for a symlink out is still caught"
 
 
 def test_a_long_line_is_read_back_and_cut_around_its_first_match(tmp_path: Path) -> None:

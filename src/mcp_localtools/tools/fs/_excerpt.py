@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp_localtools import compat
@@ -55,24 +56,48 @@ class Containment:
 
     Engines follow no symlink, so a reported file is normally its walk root joined with its
     relative path; this catches a directory or file swapped for a symlink while the engine ran.
-    Directories are checked once per call.
+    With ``base`` (the walk root's real path) a directory below it is checked with one ``lstat``
+    per path component, each once per call (a real directory, not a symlink, keeps everything
+    under it inside); the base itself, and any path not below it or through a symlink, is
+    resolved (``realpath``) and checked against the roots. A file is ``lstat``-ed: one that is a
+    symlink is resolved too.
+
+    Args:
+        paths: the policy whose roots bound the result.
+        base: the walk root's real path, when the paths checked are below it.
     """
 
-    def __init__(self, paths: PathPolicy) -> None:
+    def __init__(self, paths: PathPolicy, base: Path | str | None = None) -> None:
         self._paths = paths
         self._directories: dict[str, bool] = {}
+        self._base = str(base).rstrip("/") if base is not None else None
 
     def _inside(self, path: str) -> bool:
         real = os.path.realpath(path)
         return real == path or self._paths.root_of(Path(real)) is not None
 
+    def _directory_inside(self, directory: str) -> bool:
+        base = self._base
+        if base is None or directory == (base or "/") or not directory.startswith(base + "/"):
+            return self._inside(directory)
+        if not self._known(base or "/", self._inside):
+            return False
+        current = base
+        for part in directory[len(base) + 1 :].split("/"):
+            current = f"{current}/{part}"
+            if not self._known(current, _plain_directory):
+                return self._inside(directory)  # through a symlink: where does it lead?
+        return True
+
+    def _known(self, directory: str, check: Callable[[str], bool]) -> bool:
+        found = self._directories.get(directory)
+        if found is None:
+            found = self._directories[directory] = check(directory)
+        return found
+
     def check(self, path: str) -> bool:
         """Whether the file at the absolute, normalised ``path`` resolves inside the roots."""
-        directory = path.rpartition("/")[0] or "/"
-        inside = self._directories.get(directory)
-        if inside is None:
-            inside = self._directories[directory] = self._inside(directory)
-        if not inside:
+        if not self._known(path.rpartition("/")[0] or "/", self._directory_inside):
             return False
         try:
             if not stat.S_ISLNK(os.lstat(path).st_mode):
@@ -80,6 +105,14 @@ class Containment:
         except OSError:
             return True  # gone: nothing of it is shown but its name, inside a checked directory
         return self._inside(path)
+
+
+def _plain_directory(path: str) -> bool:
+    """Whether ``path`` is a directory itself, not a symlink (one ``lstat``)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 class FileReader:

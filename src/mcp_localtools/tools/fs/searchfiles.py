@@ -267,7 +267,7 @@ def _result(
     mode = args.output_mode
     root = prepared.root
     skipped = skipped_paths(root, skipped_entries)
-    containment = Containment(paths)
+    containment = Containment(paths, root.real)
     candidates = []
     for hits in top.results()[: args.max_results]:
         path = f"{root.real}/{hits.path}" if str(root.real) != "/" else f"/{hits.path}"
