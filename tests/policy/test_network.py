@@ -3,11 +3,23 @@ addresses, public or not, with the special IPv6 ranges that embed or stand for o
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 
 from mcp_localtools.config import WebConfig
 from mcp_localtools.errors import PolicyViolation
-from mcp_localtools.policy.network import NetworkPolicy, is_public, parse_ip
+from mcp_localtools.policy.network import (
+    METADATA_ADDRESSES,
+    NOT_PUBLIC_IPV4,
+    NOT_PUBLIC_IPV6,
+    SPECIAL_IPV6,
+    IPNetwork,
+    NetworkPolicy,
+    is_public,
+    parse_ip,
+    special_range,
+)
 
 REFUSED = [
     ("127.0.0.1", "loopback"),
@@ -70,3 +82,77 @@ def test_the_refusal_names_the_special_range() -> None:
     assert ip is not None
     with pytest.raises(PolicyViolation, match="NAT64"):
         NetworkPolicy.from_config(WebConfig()).check_address("example.test", ip)
+
+
+# The address rules as a table: every range of NOT_PUBLIC_IPV4, NOT_PUBLIC_IPV6 and SPECIAL_IPV6,
+# its first and last address refused and named in the refusal, and the public address just outside.
+def _ranges() -> list[tuple[IPNetwork, str]]:
+    return [*NOT_PUBLIC_IPV4, *NOT_PUBLIC_IPV6, *SPECIAL_IPV6]
+
+
+@pytest.mark.parametrize(("network", "name"), _ranges(), ids=[str(network) for network, _ in _ranges()])
+def test_every_range_of_the_tables_is_refused_from_its_first_to_its_last_address_and_named(
+    network: IPNetwork, name: str
+) -> None:
+    policy = NetworkPolicy.from_config(WebConfig())
+    for ip in (network.network_address, network.broadcast_address, network.network_address + 1):
+        assert not is_public(ip), (ip, name)
+        named = special_range(ip)
+        assert named is not None, ip
+        if ip in METADATA_ADDRESSES:
+            continue
+        with pytest.raises(PolicyViolation, match="refusing host") as refused:
+            policy.check_address("example.test", ip)
+        assert named in str(refused.value)
+
+
+NEIGHBOURS = [  # the first public address past (or before) a range
+    ("1.0.0.0", "0.0.0.0/8"),
+    ("9.255.255.255", "10.0.0.0/8"),
+    ("11.0.0.0", "10.0.0.0/8"),
+    ("100.63.255.255", "100.64.0.0/10"),
+    ("100.128.0.0", "100.64.0.0/10"),
+    ("126.255.255.255", "127.0.0.0/8"),
+    ("128.0.0.0", "127.0.0.0/8"),
+    ("169.253.255.255", "169.254.0.0/16"),
+    ("169.255.0.0", "169.254.0.0/16"),
+    ("172.15.255.255", "172.16.0.0/12"),
+    ("172.32.0.0", "172.16.0.0/12"),
+    ("191.255.255.255", "192.0.0.0/24"),
+    ("192.0.1.0", "192.0.0.0/24"),
+    ("192.0.3.0", "192.0.2.0/24"),
+    ("192.88.98.255", "192.88.99.0/24"),
+    ("192.88.100.0", "192.88.99.0/24"),
+    ("192.167.255.255", "192.168.0.0/16"),
+    ("192.169.0.0", "192.168.0.0/16"),
+    ("198.17.255.255", "198.18.0.0/15"),
+    ("198.20.0.0", "198.18.0.0/15"),
+    ("198.51.99.255", "198.51.100.0/24"),
+    ("198.51.101.0", "198.51.100.0/24"),
+    ("203.0.112.255", "203.0.113.0/24"),
+    ("203.0.114.0", "203.0.113.0/24"),
+    ("223.255.255.255", "224.0.0.0/4"),
+    ("::ffff:8.8.8.8", "::ffff:0:0/96, judged by its IPv4 address"),
+    ("64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", "64:ff9b::/96"),
+    ("2001:db9::1", "2001:db8::/32"),
+    ("2003::1", "2002::/16"),
+    ("2001:4860:4860::8888", "a public IPv6 address"),
+    ("3000::1", "3fff::/20"),
+    ("4000::1", "3fff::/20"),
+    ("5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "5f00::/16"),
+    ("5f01::1", "5f00::/16"),
+    ("fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fc00::/7"),
+]
+
+
+@pytest.mark.parametrize(("address", "beside"), NEIGHBOURS)
+def test_the_address_just_outside_a_range_is_public(address: str, beside: str) -> None:
+    ip = parse_ip(address)
+    assert ip is not None
+    assert special_range(ip) is None and is_public(ip), beside
+    NetworkPolicy.from_config(WebConfig()).check_address("example.test", ip)
+
+
+def test_loopback_is_named_loopback_though_it_lies_in_the_ipv4_compatible_range_too() -> None:
+    assert special_range(ipaddress.ip_address("::1")) == "loopback (RFC 4291)"
+    assert special_range(ipaddress.ip_address("::ffff:127.0.0.1")) == "loopback (RFC 1122)"

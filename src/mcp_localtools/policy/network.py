@@ -2,10 +2,11 @@
 
 A URL passes two checks. ``check_url`` looks at the URL alone (scheme, ``blocked_hosts``,
 ``allowed_hosts``) before anything is resolved. ``check_address`` looks at each address the host
-name resolved to: an address that is not public (loopback, private, link-local, shared,
-reserved, multicast, unspecified, the ``SPECIAL_IPV6`` ranges such as NAT64 and 6to4 that stand
-for an IPv4 address; IPv4-mapped IPv6 is judged by its IPv4 address) is refused
-unless the host or the address is listed in ``allowed_hosts`` by name, address or network (a
+name resolved to: an address that is not public (one of the tables below: ``NOT_PUBLIC_IPV4``
+and ``NOT_PUBLIC_IPV6`` — loopback, private, link-local, shared, documentation, multicast,
+reserved, unspecified — and ``SPECIAL_IPV6``, ranges such as NAT64 and 6to4 that stand for an
+IPv4 address; IPv4-mapped IPv6 is judged by its IPv4 address; the refusal names the range) is
+refused unless the host or the address is listed in ``allowed_hosts`` by name, address or network (a
 bare ``"*"`` does not count), and a cloud metadata address unless that very address is listed.
 The fetch then connects to the address that was checked (``tools/web/_fetch.py``), so a second
 DNS answer cannot slip another address in between.
@@ -20,7 +21,16 @@ from fnmatch import fnmatchcase
 from mcp_localtools.config import WebConfig
 from mcp_localtools.errors import ConfigError, PolicyViolation
 
-__all__ = ["METADATA_ADDRESSES", "SPECIAL_IPV6", "NetworkPolicy", "is_public", "parse_ip", "special_range"]
+__all__ = [
+    "METADATA_ADDRESSES",
+    "NOT_PUBLIC_IPV4",
+    "NOT_PUBLIC_IPV6",
+    "SPECIAL_IPV6",
+    "NetworkPolicy",
+    "is_public",
+    "parse_ip",
+    "special_range",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -35,6 +45,46 @@ METADATA_ADDRESSES = frozenset(
     )
 )
 """Cloud instance metadata services: reached only when the address itself is allowlisted."""
+
+NOT_PUBLIC_IPV4: tuple[tuple[ipaddress.IPv4Network, str], ...] = tuple(
+    (ipaddress.IPv4Network(network), name)
+    for network, name in (
+        ("0.0.0.0/8", "this network (RFC 791)"),
+        ("10.0.0.0/8", "private (RFC 1918)"),
+        ("100.64.0.0/10", "shared address space (RFC 6598)"),
+        ("127.0.0.0/8", "loopback (RFC 1122)"),
+        ("169.254.0.0/16", "link-local (RFC 3927)"),
+        ("172.16.0.0/12", "private (RFC 1918)"),
+        ("192.0.0.0/24", "IETF protocol assignments (RFC 6890)"),
+        ("192.0.2.0/24", "documentation (RFC 5737)"),
+        ("192.88.99.0/24", "6to4 relay anycast (deprecated, RFC 7526)"),
+        ("192.168.0.0/16", "private (RFC 1918)"),
+        ("198.18.0.0/15", "benchmarking (RFC 2544)"),
+        ("198.51.100.0/24", "documentation (RFC 5737)"),
+        ("203.0.113.0/24", "documentation (RFC 5737)"),
+        ("224.0.0.0/4", "multicast (RFC 5771)"),
+        ("240.0.0.0/4", "reserved, and the broadcast address (RFC 1112, RFC 919)"),
+    )
+)
+"""The IPv4 ranges that are never public (IANA's IPv4 special-purpose registry, RFC 6890, less
+the few single addresses it calls globally reachable, plus multicast): the rule does not depend on
+what a Python version's ``is_global`` says. ``192.0.0.0/24`` is refused whole (its anycast
+``192.0.0.9``/``.10`` serve no web pages)."""
+
+NOT_PUBLIC_IPV6: tuple[tuple[ipaddress.IPv6Network, str], ...] = tuple(
+    (ipaddress.IPv6Network(network), name)
+    for network, name in (
+        ("::1/128", "loopback (RFC 4291)"),
+        ("::/128", "unspecified (RFC 4291)"),
+        ("100::/64", "discard-only (RFC 6666)"),
+        ("2001:db8::/32", "documentation (RFC 3849)"),
+        ("fc00::/7", "unique local (RFC 4193)"),
+        ("fe80::/10", "link-local (RFC 4291)"),
+        ("ff00::/8", "multicast (RFC 4291)"),
+    )
+)
+"""The IPv6 ranges every resolver knows are not public (loopback, unique local, link-local, ...);
+looked up before ``SPECIAL_IPV6``, so ``::1`` is named loopback, not IPv4-compatible."""
 
 SPECIAL_IPV6: tuple[tuple[ipaddress.IPv6Network, str], ...] = tuple(
     (ipaddress.IPv6Network(network), name)
@@ -73,17 +123,21 @@ def _unmapped(ip: IPAddress) -> IPAddress:
 
 
 def special_range(ip: IPAddress) -> str | None:
-    """The name of the ``SPECIAL_IPV6`` range ``ip`` lies in, or None."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
-        return next((name for network, name in SPECIAL_IPV6 if ip in network), None)
-    return None
+    """The name of the range of ``NOT_PUBLIC_IPV4``, ``NOT_PUBLIC_IPV6`` or ``SPECIAL_IPV6`` that
+    ``ip`` lies in (the first that holds it; an IPv4-mapped address by its IPv4 address), or None."""
+    ip = _unmapped(ip)
+    if isinstance(ip, ipaddress.IPv4Address):
+        return next((name for network, name in NOT_PUBLIC_IPV4 if ip in network), None)
+    return next((name for network, name in (*NOT_PUBLIC_IPV6, *SPECIAL_IPV6) if ip in network), None)
 
 
 def is_public(ip: IPAddress) -> bool:
-    """True when ``ip`` is a globally reachable unicast address: not loopback, private,
-    link-local, shared, reserved, documentation, multicast or unspecified, nor in a
-    ``SPECIAL_IPV6`` range; an IPv4-mapped address (``::ffff:a.b.c.d``) is judged by its IPv4
-    address. httpget and the command proxy reach only such addresses unless one is listed."""
+    """True when ``ip`` is a globally reachable unicast address: in no range of
+    ``NOT_PUBLIC_IPV4``, ``NOT_PUBLIC_IPV6`` or ``SPECIAL_IPV6`` (loopback, private, link-local,
+    shared, reserved, documentation, multicast, unspecified, NAT64, 6to4, ...), and global for
+    Python's ``is_global`` too (which knows a few more, such as most of ``2001::/23``); an
+    IPv4-mapped address (``::ffff:a.b.c.d``) is judged by its IPv4 address. httpget and the
+    command proxy reach only such addresses unless one is listed."""
     ip = _unmapped(ip)
     return ip.is_global and not ip.is_multicast and special_range(ip) is None
 
@@ -196,9 +250,9 @@ class NetworkPolicy:
             return
         if self.allowed.address(ip) or self.allowed.names(name, bare_star=False):
             return
-        special = special_range(ip) if _unmapped(ip).is_global else None  # ::1 is loopback first
+        special = special_range(ip)
         what = (
-            f"an address in the {special} range" if special else "a loopback, private or link-local address"
+            f"an address in the {special} range" if special else "an address that is not globally reachable"
         )
         raise PolicyViolation(
             f"refusing host {host}: it resolves to {ip}, {what}; "
