@@ -146,6 +146,10 @@ class ToolsConfig(_Section):
     rename: dict[str, str] = {}
     """``[tools.rename]``: wire names for tools (``shellcommand = "bash"``); ``enabled`` and
     ``disabled`` keep using the built-in names."""
+    custom: dict[str, dict[str, Any]] = {}
+    """``[tools.custom.NAME]``: declared command tools and recipes (``description``,
+    ``input_schema``, ``command`` or ``steps``, ...), checked when the registry is built
+    (``tools/exec/_declared``)."""
 
 
 class LimitsConfig(_Section):

@@ -145,11 +145,14 @@ class Registry:
         renamed: ``[tools] rename`` (own name -> served name): registered descriptions (the tool's
             and every field's) name tools as served (``spec.render_names``), and each call runs
             with it in place for ``spec.served``, so refusals and hints do too.
+        declare: ``(name, table) -> spec`` of a declared tool (``register_map``), bound to a
+            workspace by ``build_registry``; None: this registry cannot declare tools.
     """
 
     default_timeout: float = DEFAULT_CALL_TIMEOUT_SECONDS
     max_result_chars: int | None = None
     renamed: Mapping[str, str] = field(default_factory=dict)
+    declare: Callable[[str, Mapping[str, Any]], ToolSpec[Any]] | None = field(default=None, repr=False)
     _specs: dict[str, ToolSpec[Any]] = field(default_factory=dict, init=False, repr=False)
     _built: set[str] = field(default_factory=set, init=False, repr=False)
     _schemas: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(
@@ -227,6 +230,19 @@ class Registry:
             self.on_session_end(spec.on_session_end)
         if spec.resources is not None and all(spec.resources is not r for r in self._resources):
             self._resources.append(spec.resources)
+
+    def register_map(self, name: str, table: Mapping[str, Any]) -> ToolSpec[Any]:
+        """Declare a command tool from a plain map shaped as a ``[tools.custom.NAME]`` table
+        (``tools/exec/_declared``), register it and return its spec. Raises ``ConfigError``: the
+        registry has no ``declare`` (not built by ``build_registry``), the name is taken, or the
+        table is refused (the message names the key)."""
+        if self.declare is None:
+            raise ConfigError("register_map: this registry cannot run commands; build it with build_registry")
+        spec = self.declare(name, table)
+        if spec.name in self._specs:
+            raise ConfigError(f"register_map({name!r}): a tool named {name!r} is already registered")
+        self.register(spec)
+        return self._specs[spec.name]
 
     def _rendered(self, schema: dict[str, Any]) -> dict[str, Any]:
         """``schema`` (a fresh copy) with its descriptions naming tools as served."""

@@ -230,6 +230,7 @@ def build_server(
         default, [spaces.get(name, workspace) for name in (profile_tokens or {}).values()]
     )
     known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
+    known += list(config.tools.custom)  # declared tools (approval.require may name them)
     return create_server(
         routes,
         instructions=instructions_for(default.paths, per_profile=roots_vary),

@@ -25,6 +25,7 @@ from mcp_localtools.registry import CallContext, Registry, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.tools import code, fs, image, text, web
 from mcp_localtools.tools import exec as exec_tools
+from mcp_localtools.tools.exec._declared import declared_spec, declared_specs
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["GROUPS", "all_specs", "build_registry", "profile_specs", "profile_tools", "select_tools"]
@@ -41,13 +42,19 @@ INDEX_TOOLS = frozenset({"findsymbol", "repomap", "semanticsearch"})
 
 
 def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
-    """Every tool this server knows, enabled or not, bound to ``workspace``.
+    """Every tool this server knows, enabled or not, bound to ``workspace``: the built-in tools,
+    then the declared ones (``[tools.custom]``).
 
     Raises:
         ConfigError: a ``[exec]`` setting is invalid (a ``denied_patterns`` regex, an
-            ``[exec.scripts]`` entry).
+            ``[exec.scripts]`` entry), or a ``[tools.custom]`` table is (its key path named).
     """
-    return [module.spec(workspace) for group in GROUPS for module in group.MODULES]
+    builtin = [module.spec(workspace) for group in GROUPS for module in group.MODULES]
+    return [*builtin, *declared_specs(workspace, _builtin_names())]
+
+
+def _builtin_names() -> frozenset[str]:
+    return frozenset(module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES)
 
 
 def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
@@ -106,7 +113,14 @@ def build_registry(
         config, paths=paths, environ=environ, command_rule=command_rule
     )
     rename = config.tools.rename
-    registry = Registry(max_result_chars=config.limits.max_result_chars, renamed=rename)
+    registry = Registry(
+        max_result_chars=config.limits.max_result_chars,
+        renamed=rename,
+        declare=lambda name, table: _telling_changes(
+            declared_spec(workspace, name, table, taken=_builtin_names(), where=f"register_map({name!r})"),
+            workspace,
+        ),
+    )
     left_out: dict[str, list[str]] = {}
     catalog = all_specs(workspace)
     unknown = sorted(set(rename) - {spec.name for spec in catalog})

@@ -1,0 +1,303 @@
+"""A declared tool's command template: a list of words, each argument substituted as words of
+its own, never through a shell string.
+
+A template is what ``command`` (or one entry of ``steps``) of ``[tools.custom.NAME]`` says::
+
+    command = ["python3", "-m", "pytest", "-q", ["-k", "{expr}"], ["-x", "{failFast}"], "--", "{paths}"]
+
+* ``"{name}"`` as a whole word is the argument ``name``: a string or number is one word, an array
+  one word per item, an absent argument no word at all.
+* ``"--out={name}"``: a placeholder inside a word puts a string or number into that word; the word
+  is left out when the argument is absent. ``{{`` and ``}}`` are literal braces.
+* A nested list is an optional group: it is left out when an argument it names is absent, an
+  empty array, or a false boolean. A boolean argument is only a switch of its group (``["-x",
+  "{failFast}"]`` gives ``-x`` when true); it is never a word itself.
+* The first word is the program, always literal.
+
+Option injection: a word whose first character comes from an argument may not start with ``-``
+(``--delete``, ``-rf``) unless a literal ``--`` word (end of options) came before it, or the
+argument has an ``enum`` (every value was written by the config's author). Shell injection has no
+way in: no shell reads the words (``; rm -rf /`` is one literal argument), and a placeholder may not
+be the code that an interpreter runs (the word after ``sh -c``, ``python3 -c``, ``node -e``,
+``pwsh -Command``): pass such values as positional words instead (``["sh", "-c", "echo \\"$1\\"",
+"sh", "{text}"]``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from mcp_localtools.errors import ConfigError, InvalidArguments
+from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+
+__all__ = ["INTERPRETERS", "Kind", "Slot", "Template", "Word", "parse_template"]
+
+Kind = str
+"""An argument's JSON Schema type: ``string``, ``integer``, ``number``, ``boolean`` or ``array``."""
+
+INTERPRETERS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd", "python", "python3", "node",
+     "perl", "ruby", "php", "lua", "deno", "bun", "osascript"}
+)  # fmt: skip
+"""Programs that run code given as an argument (``-c``, ``-e``, ``-Command``)."""
+
+_CODE_FLAG = re.compile(r"^(-[A-Za-z]*[ce]|--(command|eval|exec|execute)|-Command|-EncodedCommand|/[cCkK])$")
+"""A flag after which such a program reads code (``-c``, ``-ec``, ``-e``, ``--eval``, ``/c``)."""
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([a-z][A-Za-z0-9]*)\}|[{}]")
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A placeholder: the argument's wire name."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a template: literal text and placeholders, in order."""
+
+    pieces: tuple[str | Slot, ...]
+
+    @property
+    def whole(self) -> str | None:
+        """The argument this word is exactly (``"{paths}"``), or None."""
+        if len(self.pieces) == 1 and isinstance(self.pieces[0], Slot):
+            return self.pieces[0].name
+        return None
+
+    @property
+    def slots(self) -> list[str]:
+        """The arguments the word names."""
+        return [piece.name for piece in self.pieces if isinstance(piece, Slot)]
+
+    @property
+    def literal(self) -> str | None:
+        """The word's text when it names no argument, else None."""
+        if self.slots:
+            return None
+        return "".join(piece for piece in self.pieces if isinstance(piece, str))
+
+    def shown(self) -> str:
+        """The word as a description shows it (``<name>`` for a placeholder; a literal word
+        POSIX-quoted when it needs quotes)."""
+        literal = self.literal
+        if literal is not None:
+            return shlex.quote(literal)
+        return "".join(f"<{piece.name}>" if isinstance(piece, Slot) else piece for piece in self.pieces)
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A parsed command template: the program and the items after it (a word, or an optional
+    group of words)."""
+
+    program: str
+    items: tuple[Word | tuple[Word, ...], ...]
+
+    def slots(self) -> set[str]:
+        """Every argument the template names."""
+        return {name for item in self.items for word in _words(item) for name in word.slots}
+
+    def shown(self) -> str:
+        """The template as a description shows it: ``pytest -q [-k <expr>] -- <paths>``."""
+        parts = [shlex.quote(self.program)]
+        for item in self.items:
+            if isinstance(item, Word):
+                parts.append(item.shown())
+            else:
+                parts.append("[" + " ".join(word.shown() for word in item) + "]")
+        return " ".join(parts)
+
+    def render(self, values: Mapping[str, Any], fixed: frozenset[str]) -> list[str]:
+        """The argv for the call's ``values`` (wire name → value, None when absent).
+
+        Args:
+            values: the validated arguments.
+            fixed: arguments whose values the config's author wrote (``enum``): they may start
+                with ``-``.
+
+        Raises:
+            InvalidArguments: a word would start with ``-`` from an argument before any ``--``,
+                holds a NUL byte, is too long, or there are too many words.
+        """
+        argv = [self.program]
+        ended = False  # a literal "--" came before: later words are operands, not options
+        for item in self.items:
+            words = [item] if isinstance(item, Word) else list(item)
+            if not isinstance(item, Word) and not all(
+                _present(values.get(n)) for w in words for n in w.slots
+            ):
+                continue
+            for word in words:
+                produced = _fill(word, values)
+                if produced is None:
+                    continue
+                for text in produced:
+                    _check_word(word, text, ended=ended, fixed=fixed)
+                argv.extend(produced)
+                ended = ended or word.literal == "--"
+        if len(argv) - 1 > MAX_SCRIPT_ARGS:
+            raise InvalidArguments(
+                f"the command would have {len(argv) - 1} arguments (max {MAX_SCRIPT_ARGS})"
+            )
+        return argv
+
+
+def _words(item: Word | tuple[Word, ...]) -> tuple[Word, ...]:
+    return (item,) if isinstance(item, Word) else item
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not False and value != []
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _fill(word: Word, values: Mapping[str, Any]) -> list[str] | None:
+    """The words ``word`` gives for ``values``; None when it gives none (an absent argument, or
+    a boolean switch)."""
+    whole = word.whole
+    if whole is not None:
+        value = values.get(whole)
+        if value is None or isinstance(value, bool):
+            return None
+        return [_text(item) for item in value] if isinstance(value, list) else [_text(value)]
+    if any(values.get(name) is None for name in word.slots):
+        return None
+    return ["".join(_text(values[p.name]) if isinstance(p, Slot) else p for p in word.pieces)]
+
+
+def _check_word(word: Word, text: str, *, ended: bool, fixed: frozenset[str]) -> None:
+    first = word.pieces[0] if word.pieces else ""
+    if isinstance(first, Slot) and text.startswith("-") and not ended and first.name not in fixed:
+        raise InvalidArguments(
+            f"{first.name}: {_cut(text)!r} starts with '-' and would be read as an option; "
+            "pass a value that does not start with '-' (for a file, write ./-name)"
+        )
+    if "\x00" in text:
+        raise InvalidArguments(f"{word.slots[0]}: contains a NUL byte, which no command argument can hold")
+    if len(text.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_ARG_BYTES:
+        raise InvalidArguments(f"{word.slots[0]}: one word is over {MAX_SCRIPT_ARG_BYTES} bytes")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_template(raw: Any, kinds: Mapping[str, Kind], where: str) -> Template:
+    """Read a template (``command``, or one of ``steps``) against the arguments' types.
+
+    Args:
+        raw: the configured value: a list of strings and lists of strings.
+        kinds: each argument's type (wire name → ``string``, ``integer``, ``number``,
+            ``boolean``, ``array``).
+        where: the key path for messages (``tools.custom.tests.command``).
+
+    Raises:
+        ConfigError: not a list of words, an empty program or a placeholder in it, a malformed
+            placeholder or an unknown argument, a boolean outside a group, an array inside a
+            word, or a placeholder where an interpreter reads code.
+    """
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{where}: a command is a non-empty list of words (the program first)")
+    literal = isinstance(raw[0], str) and _TOKEN.search(raw[0].replace("{{", "").replace("}}", "")) is None
+    program = _word(raw[0], kinds, f"{where}[0]") if literal else None
+    if program is None or program.literal is None or not program.literal.strip():
+        raise ConfigError(f"{where}[0]: the program must be a literal word, not a placeholder or a group")
+    items: list[Word | tuple[Word, ...]] = []
+    for index, entry in enumerate(raw[1:], start=1):
+        here = f"{where}[{index}]"
+        if isinstance(entry, str):
+            word = _word(entry, kinds, here)
+            if word.whole is not None and kinds[word.whole] == "boolean":
+                raise ConfigError(
+                    f"{here}: the boolean {word.whole} switches a group: write a list such as "
+                    f'["--flag", "{{{word.whole}}}"]'
+                )
+            items.append(word)
+        elif isinstance(entry, list) and entry and all(isinstance(part, str) for part in entry):
+            items.append(tuple(_word(part, kinds, f"{here}[{n}]") for n, part in enumerate(entry)))
+        else:
+            raise ConfigError(f"{here}: a word is a string, a group a non-empty list of strings")
+    template = Template(program.literal, tuple(items))
+    _refuse_code_slots(template, where)
+    return template
+
+
+def _word(text: str, kinds: Mapping[str, Kind], where: str) -> Word:
+    pieces: list[str | Slot] = []
+    at = 0
+    for found in _TOKEN.finditer(text):
+        if found.start() > at:
+            pieces.append(text[at : found.start()])
+        token = found.group(0)
+        if token in ("{{", "}}"):
+            pieces.append(token[0])
+        elif found.group(1) is None:
+            raise ConfigError(
+                f"{where}: {text!r}: a lone {token!r} or a malformed placeholder; write {{name}} for an "
+                "argument (camelCase), {{{{ and }}}} for literal braces"
+            )
+        else:
+            name = found.group(1)
+            if name not in kinds:
+                known = ", ".join(sorted(kinds)) or "none"
+                raise ConfigError(
+                    f"{where}: {{{name}}} is not an argument of input_schema (arguments: {known})"
+                )
+            pieces.append(Slot(name))
+        at = found.end()
+    if at < len(text):
+        pieces.append(text[at:])
+    word = Word(_joined(pieces))
+    if word.whole is None:
+        for name in word.slots:
+            if kinds[name] in ("array", "boolean"):
+                raise ConfigError(
+                    f"{where}: {{{name}}} is {'an' if kinds[name] == 'array' else 'a'} {kinds[name]}: "
+                    "it must be a word of its own"
+                )
+    return word
+
+
+def _joined(pieces: Sequence[str | Slot]) -> tuple[str | Slot, ...]:
+    """``pieces`` with neighbouring literal texts merged."""
+    out: list[str | Slot] = []
+    for piece in pieces:
+        if isinstance(piece, str) and out and isinstance(out[-1], str):
+            out[-1] = out[-1] + piece
+        else:
+            out.append(piece)
+    return tuple(out)
+
+
+def _refuse_code_slots(template: Template, where: str) -> None:
+    """Refuse a placeholder in the word after an interpreter's code flag (``sh -c {x}``).
+
+    Raises:
+        ConfigError: such a word names an argument.
+    """
+    name = PurePath(template.program.replace("\\", "/")).name.lower().removesuffix(".exe")
+    if name not in INTERPRETERS and not re.fullmatch(r"python3(\.\d+)?", name):
+        return
+    flat = [word for item in template.items for word in _words(item)]
+    for previous, word in itertools.pairwise(flat):
+        literal = previous.literal
+        if literal is not None and _CODE_FLAG.match(literal) and word.slots:
+            raise ConfigError(
+                f"{where}: {template.program} {literal} would run {word.shown()!r} as code; pass the "
+                "argument as a word of its own after the code instead "
+                '(["sh", "-c", "echo \\"$1\\"", "sh", "{name}"])'
+            )

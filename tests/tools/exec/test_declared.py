@@ -1,0 +1,485 @@
+"""Declared tools (``[tools.custom.NAME]``, ``Registry.register_map``) through the SDK's client:
+arguments as words of their own (shell and option injection stay literal or are refused), recipes
+stopping at the failed step, the execution policy, the sandbox, approval, audit and ``[tools]``.
+
+Every command is harmless (python3 printing its argv, ``true``/``false``) and runs in ``tmp_path``;
+an injection attempt names a canary there that must not appear.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_localtools.config import Config
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.registry import Registry
+from mcp_localtools.server import build_server
+from mcp_localtools.tools import build_registry
+from tests.helpers import config_for, error_code, text_of
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client
+
+pytestmark = pytest.mark.anyio
+
+ARGV = "import json, sys; print(json.dumps(sys.argv[1:]))"
+"""python3 -c ARGV prints the words it was given, as JSON."""
+
+ECHO: dict[str, Any] = {
+    "description": "Print the words it is given.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "words": {"type": "array", "items": {"type": "string"}, "description": "Words to print."},
+            "label": {"type": "string", "description": "A label, passed as --label=LABEL."},
+            "loud": {"type": "boolean", "description": "Pass --loud."},
+            "count": {"type": "integer", "minimum": 0, "maximum": 9, "description": "Passed after -n."},
+        },
+        "required": ["words"],
+    },
+    "command": [
+        "python3",
+        "-c",
+        ARGV,
+        ["--loud", "{loud}"],
+        ["-n", "{count}"],
+        ["--label={label}"],
+        "{words}",
+    ],
+}
+
+
+def only(*names: str) -> dict[str, Any]:
+    """ECHO's schema with only the properties ``names``."""
+    schema = ECHO["input_schema"]
+    return {**schema, "properties": {name: schema["properties"][name] for name in names}}
+
+
+INJECTIONS = [
+    "; touch {canary}",
+    "$(touch {canary})",
+    "`touch {canary}`",
+    "a && touch {canary}",
+    "| touch {canary}",
+    "x\ntouch {canary}",
+    "' ; touch {canary} ; '",
+]
+
+
+def declared(**tables: dict[str, Any]) -> dict[str, Any]:
+    return {"custom": tables}
+
+
+async def words_of(client: Client, tool: str, arguments: dict[str, Any]) -> list[str]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    data: dict[str, Any] = result.structured_content or {}
+    assert data["results"][0]["exitCode"] == 0, data
+    printed: list[str] = json.loads(data["results"][0]["stdout"])
+    return printed
+
+
+async def test_a_declared_tool_is_listed_with_its_schema_and_runs_with_its_words(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, tools=declared(echo=ECHO)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "echo" in listed and "shellcommand" in listed
+        schema = listed["echo"].input_schema
+        assert schema["required"] == ["words"] and set(schema["properties"]) == {
+            "words",
+            "label",
+            "loud",
+            "count",
+        }
+        assert "Print the words it is given." in (listed["echo"].description or "")
+        assert "[-n <count>]" in (listed["echo"].description or "")
+        assert await words_of(client, "echo", {"words": ["a b", "c"]}) == ["a b", "c"]
+        full = {"words": ["x"], "label": "two words", "loud": True, "count": 3}
+        assert await words_of(client, "echo", full) == ["--loud", "-n", "3", "--label=two words", "x"]
+        off = {"words": [], "loud": False, "label": None, "count": None}
+        assert await words_of(client, "echo", off) == []
+
+
+@pytest.mark.parametrize("attempt", INJECTIONS)
+async def test_a_shell_word_in_an_argument_stays_one_literal_argument(tmp_path: Path, attempt: str) -> None:
+    canary = tmp_path / "pwned"
+    value = attempt.format(canary=canary)
+    async with exec_client(tmp_path, tools=declared(echo=ECHO)) as client:
+        assert await words_of(client, "echo", {"words": [value], "label": value}) == [
+            f"--label={value}",
+            value,
+        ]
+    assert not canary.exists()
+
+
+@pytest.mark.parametrize("value", ["-rf", "--help", "-", "--"])
+async def test_an_argument_that_would_be_read_as_an_option_is_refused(tmp_path: Path, value: str) -> None:
+    canary = tmp_path / "ran"
+    tool = {
+        **ECHO,
+        "input_schema": only("words"),
+        "command": ["python3", "-c", f"open({str(canary)!r}, 'w')", "{words}"],
+    }
+    async with exec_client(tmp_path, tools=declared(echo=tool)) as client:
+        result = await client.call_tool("echo", {"words": ["ok", value]})
+    assert error_code(result) == "invalid_arguments"
+    assert "starts with '-' and would be read as an option" in text_of(result)
+    assert not canary.exists(), "nothing runs when an argument is refused"
+
+
+async def test_after_a_literal_double_dash_or_inside_a_word_a_dash_is_data(tmp_path: Path) -> None:
+    tool = {
+        **ECHO,
+        "input_schema": only("words", "label"),
+        "command": ["python3", "-c", ARGV, ["--label={label}"], "--", "{words}"],
+    }
+    async with exec_client(tmp_path, tools=declared(echo=tool)) as client:
+        got = await words_of(client, "echo", {"words": ["-rf", "--help"], "label": "-x"})
+    assert got == ["--label=-x", "--", "-rf", "--help"]
+
+
+async def test_an_enum_value_written_by_the_author_may_be_an_option(tmp_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"level": {"type": "string", "enum": ["-q", "-v"], "description": "Verbosity."}},
+        "required": ["level"],
+    }
+    tool = {"description": "d", "input_schema": schema, "command": ["python3", "-c", ARGV, "{level}"]}
+    async with exec_client(tmp_path, tools=declared(verbosity=tool)) as client:
+        assert await words_of(client, "verbosity", {"level": "-v"}) == ["-v"]
+        wrong = await client.call_tool("verbosity", {"level": "-rf"})
+    assert error_code(wrong) == "invalid_arguments" and "level" in text_of(wrong)
+
+
+async def test_arguments_are_validated_by_the_schema(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, tools=declared(echo=ECHO)) as client:
+        cases: list[tuple[dict[str, Any], str]] = [
+            ({}, "words: required"),
+            ({"words": "a"}, "words"),
+            ({"words": [], "count": 10}, "count"),
+            ({"words": [], "count": "3"}, "count"),
+            ({"words": [], "other": 1}, "unknown argument 'other'"),
+        ]
+        for arguments, expected in cases:
+            result = await client.call_tool("echo", arguments)
+            assert error_code(result) == "invalid_arguments", arguments
+            assert expected in text_of(result), (arguments, text_of(result))
+
+
+RECIPE: dict[str, Any] = {
+    "description": "Check, then build.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"target": {"type": "string", "description": "What to build."}},
+        "required": ["target"],
+    },
+    "steps": [
+        ["python3", "-c", "import sys; open('one', 'w'); print('step one', sys.argv[1])", "{target}"],
+        ["python3", "-c", "import sys; print('step two'); sys.exit(int(sys.argv[1] == 'bad'))", "{target}"],
+        ["python3", "-c", "open('three', 'w')"],
+    ],
+}
+
+
+async def test_a_recipe_runs_its_steps_in_order_and_stops_at_the_failed_one(tmp_path: Path) -> None:
+    async with exec_client(tmp_path, tools=declared(build=RECIPE)) as client:
+        good = await client.call_tool("build", {"target": "app"})
+        assert not good.is_error, text_of(good)
+        data: dict[str, Any] = good.structured_content or {}
+        assert [step["exitCode"] for step in data["results"]] == [0, 0, 0]
+        assert "failedStep" not in data and data["skipped"] == 0
+        assert data["results"][0]["stdout"] == "step one app\n"
+        assert (tmp_path / "three").exists()
+        (tmp_path / "three").unlink()
+        bad = await client.call_tool("build", {"target": "bad"})
+    assert not bad.is_error
+    failed: dict[str, Any] = bad.structured_content or {}
+    assert failed["failedStep"] == 2 and failed["skipped"] == 1
+    assert [step["exitCode"] for step in failed["results"]] == [0, 1]
+    assert "step 2 failed; 1 later step(s) not run" in text_of(bad)
+    assert not (tmp_path / "three").exists()
+
+
+async def test_a_step_the_policy_refuses_means_no_step_runs(tmp_path: Path) -> None:
+    recipe = {**RECIPE, "steps": [RECIPE["steps"][0], ["rm", "-r", "{target}"]]}
+    async with exec_client(tmp_path, tools=declared(build=recipe)) as client:
+        result = await client.call_tool("build", {"target": "app"})
+    assert error_code(result) == "command_refused" and "step 2" in text_of(result)
+    assert not (tmp_path / "one").exists()
+
+
+async def test_work_dir_timeout_env_and_a_missing_program(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    tools = declared(
+        where={
+            "description": "d",
+            "command": ["python3", "-c", "import os; print(os.getcwd(), os.environ['GREETING'])"],
+            "work_dir": "sub",
+            "env": {"GREETING": "hello"},
+        },
+        slow={"description": "d", "command": ["sleep", "5"], "timeout_seconds": 1},
+        missing={"description": "d", "command": ["no-such-program-here"]},
+        escape={"description": "d", "command": ["true"], "work_dir": "/etc"},
+    )
+    async with exec_client(tmp_path, tools=tools) as client:
+        where = await client.call_tool("where", {})
+        slow = await client.call_tool("slow", {})
+        missing = await client.call_tool("missing", {})
+        escape = await client.call_tool("escape", {})
+    assert (where.structured_content or {})["results"][0]["stdout"] == f"{tmp_path / 'sub'} hello\n"
+    timed: dict[str, Any] = slow.structured_content or {}
+    assert timed["results"][0]["timedOut"] and timed["failedStep"] == 1
+    assert error_code(missing) == "not_found" and "no-such-program-here not found on PATH" in text_of(missing)
+    assert error_code(escape) == "outside_roots"
+
+
+@NEEDS_BWRAP
+async def test_a_declared_tool_runs_in_the_session_sandbox(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside.txt"
+    tool = {
+        "description": "Write a file.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Where."}},
+            "required": ["path"],
+        },
+        "command": ["python3", "-c", "import sys; open(sys.argv[1], 'w').write('x')", "{path}"],
+    }
+    async with exec_client(root, tools=declared(touch=tool), exec={"sandbox": "bwrap"}) as client:
+        inside = await client.call_tool("touch", {"path": str(root / "in.txt")})
+        escaped = await client.call_tool("touch", {"path": str(outside)})
+    assert (inside.structured_content or {})["sandbox"] == "bwrap"
+    assert (root / "in.txt").read_text(encoding="utf-8") == "x"
+    assert not escaped.is_error and not outside.exists()
+
+
+def _registry(root: Path, **sections: dict[str, Any]) -> Registry:
+    return build_registry(config_for(root, **sections), environ=dict(os.environ))
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ({"command": ["true"]}, "tools.custom.bad.description: Field required"),
+        ({"description": "d"}, "tools.custom.bad: give either command"),
+        ({"description": "d", "command": ["true"], "steps": [["true"]]}, "not both"),
+        ({"description": "d", "command": ["true"], "shell": "bash"}, "tools.custom.bad.shell: unknown key"),
+        ({"description": "d", "command": []}, "tools.custom.bad.command: a command is a non-empty list"),
+        (
+            {"description": "d", "command": ["{x}"]},
+            "tools.custom.bad.command[0]: the program must be a literal",
+        ),
+        ({"description": "d", "command": ["echo", "{x}"]}, "command[1]: {x} is not an argument"),
+        ({"description": "d", "command": ["echo", "{X-1}"]}, "command[1]: '{X-1}': a lone '{'"),
+        ({"description": "d", "command": ["echo", 3]}, "command[1]: a word is a string"),
+        (
+            {
+                "description": "d",
+                "steps": [["true"], ["sh", "-c", "{code}"]],
+                "input_schema": {"properties": {"code": {"type": "string", "description": "c"}}},
+            },
+            "tools.custom.bad.steps[1]: sh -c would run '<code>' as code",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["python3", "-c", "x={code}"],
+                "input_schema": {"properties": {"code": {"type": "string", "description": "c"}}},
+            },
+            "would run 'x=<code>' as code",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["echo", "{on}"],
+                "input_schema": {"properties": {"on": {"type": "boolean", "description": "c"}}},
+            },
+            "the boolean on switches a group",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["echo", "--x={xs}"],
+                "input_schema": {
+                    "properties": {"xs": {"type": "array", "items": {"type": "string"}, "description": "c"}}
+                },
+            },
+            "{xs} is an array: it must be a word of its own",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["true"],
+                "input_schema": {"properties": {"unused": {"type": "string", "description": "c"}}},
+            },
+            "input_schema.properties.unused: no command uses it",
+        ),
+    ],
+)
+def test_a_bad_table_is_refused_at_start_up_naming_its_key(
+    tmp_path: Path, table: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _registry(tmp_path, tools=declared(bad=table))
+    assert expected in caught.value.message
+
+
+def _schema(**prop: Any) -> dict[str, Any]:
+    return {"description": "d", "command": ["echo", "{x}"], "input_schema": {"properties": {"x": prop}}}
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        (_schema(type="string"), "input_schema.properties.x.description: every argument needs one"),
+        (_schema(type="object", description="d"), "input_schema.properties.x.type: one of string"),
+        (_schema(type=["string", "null"], description="d"), "input_schema.properties.x.type"),
+        (
+            _schema(type="integer", description="d", exclusiveMinimum=0),
+            "properties.x.exclusiveMinimum: not taken by every client's schema converter; use minimum",
+        ),
+        (_schema(type="string", description="d", anyOf=[]), "properties.x.anyOf: not taken"),
+        (_schema(type="string", description="d", pattern="(unclosed"), "input_schema.properties.x"),
+        (
+            _schema(type="string", description="d", enum=[]),
+            "input_schema.properties.x.enum: a non-empty list",
+        ),
+        (_schema(type="integer", description="d", enum=["a"]), "input_schema.properties.x.enum[0]: 'a'"),
+        (_schema(type="integer", description="d", default="3"), "input_schema.properties.x.default: '3'"),
+        (_schema(type="string", description="d", minLength=-1), "properties.x.minLength: at least 0"),
+        (_schema(type="array", description="d", items={"type": "object"}), "properties.x.items: a string"),
+        (
+            {"description": "d", "command": ["echo", "{x}"], "input_schema": {"type": "array"}},
+            "input_schema.type: the arguments are an object",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["echo", "{x}"],
+                "input_schema": {
+                    "properties": {"x": {"type": "string", "description": "d"}},
+                    "required": ["y"],
+                },
+            },
+            "input_schema.required",
+        ),
+        (
+            {
+                "description": "d",
+                "command": ["echo", "{x_y}"],
+                "input_schema": {"properties": {"x_y": {"type": "string", "description": "d"}}},
+            },
+            "input_schema.properties.x_y: an argument name is camelCase",
+        ),
+        (
+            {"description": "d", "command": ["echo"], "input_schema": {"$defs": {}}},
+            "input_schema.$defs: not taken",
+        ),
+    ],
+)
+def test_a_schema_outside_what_every_provider_takes_is_refused(
+    tmp_path: Path, table: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _registry(tmp_path, tools=declared(bad=table))
+    assert expected in caught.value.message, caught.value.message
+
+
+@pytest.mark.parametrize("name", ["readfile", "shellcommand"])
+def test_a_declared_name_that_a_built_in_tool_has_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _registry(tmp_path, tools=declared(**{name: {"description": "d", "command": ["true"]}}))
+    assert f"tools.custom.{name}: '{name}' is the name of a built-in tool" in caught.value.message
+
+
+@pytest.mark.parametrize("name", ["RunTests", "run-tests", "run_tests", "2fast"])
+def test_a_declared_name_follows_the_tool_name_rule(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _registry(tmp_path, tools=declared(**{name: {"description": "d", "command": ["true"]}}))
+    assert "a tool name is lowercase letters and digits, no separators" in caught.value.message
+
+
+def test_tools_enabled_disabled_rename_and_profiles_apply_to_declared_tools(tmp_path: Path) -> None:
+    tools = {
+        "one": {"description": "d", "command": ["true"]},
+        "two": {"description": "d", "command": ["true"]},
+    }
+    assert {"one", "two"} <= set(_registry(tmp_path, tools={"custom": tools}).names())
+    assert "one" not in _registry(tmp_path, tools={"custom": tools, "disabled": ["one"]}).names()
+    assert _registry(tmp_path, tools={"custom": tools, "enabled": ["two"]}).names() == ["two"]
+    assert "one" not in _registry(tmp_path, tools={"custom": tools, "disabled": ["exec"]}).names()
+    renamed = _registry(tmp_path, tools={"custom": tools, "rename": {"one": "first"}})
+    assert "first" in renamed.names() and "one" not in renamed.names()
+    with pytest.raises(ConfigError, match="would serve two tools as two"):
+        _registry(tmp_path, tools={"custom": tools, "rename": {"one": "two"}})
+    read_only = _registry(tmp_path, tools={"custom": tools, "read_only": True})
+    assert "one" not in read_only.names()
+    assert "one" not in _registry(tmp_path, tools={"custom": tools}, exec={"enabled": False}).names()
+
+
+async def test_a_profile_and_approval_name_a_declared_tool(tmp_path: Path) -> None:
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import ElicitRequestParams, ElicitResult
+
+    asked: list[str] = []
+
+    async def deny(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(str(getattr(params, "message", "")))
+        return ElicitResult(action="accept", content={"decision": "deny"})
+
+    canary = tmp_path / "ran"
+    tools = declared(mark={"description": "d", "command": ["python3", "-c", f"open({str(canary)!r}, 'w')"]})
+    config = config_for(tmp_path, tools=tools, approval={"require": ["mark"]}, exec={"sandbox": "off"})
+    async with Client(build_server(config), elicitation_callback=deny, raise_exceptions=True) as client:
+        result = await client.call_tool("mark", {})
+    assert error_code(result) == "approval_denied" and asked and "(mark)" in asked[0]
+    assert not canary.exists()
+    profiles = {"reader": {"enabled": ["mark"]}}
+    server = build_server(config_for(tmp_path, tools=tools, profiles=profiles), profile="reader")
+    async with Client(server, raise_exceptions=True) as client:
+        assert [tool.name for tool in (await client.list_tools()).tools] == ["mark"]
+
+
+async def test_a_declared_call_is_audited_with_its_exit_codes(tmp_path: Path) -> None:
+    root, log = tmp_path / "root", tmp_path / "audit.jsonl"
+    root.mkdir()
+    config = config_for(
+        root,
+        tools=declared(build=RECIPE),
+        audit={"enabled": True, "path": str(log)},
+        exec={"sandbox": "off"},
+    )
+    async with Client(build_server(config), raise_exceptions=True) as client:
+        await client.call_tool("build", {"target": "bad"})
+    (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert record["tool"] == "build" and record["exit_codes"] == [0, 1] and record["sandbox"] == "off"
+    assert record["arguments"] == {"target": "bad"}
+
+
+async def test_register_map_declares_a_tool_from_python(tmp_path: Path) -> None:
+    registry = _registry(tmp_path)
+    spec = registry.register_map("echo", ECHO)
+    assert spec.name == "echo" and spec.group == "exec"
+    result = await registry.call("echo", {"words": ["; touch pwned"], "loud": True})
+    assert not result.is_error
+    assert json.loads((result.structured or {})["results"][0]["stdout"]) == ["--loud", "; touch pwned"]
+    assert not (tmp_path / "pwned").exists()
+    with pytest.raises(ConfigError, match="already registered"):
+        registry.register_map("echo", ECHO)
+    with pytest.raises(ConfigError, match="'readfile' is the name of a built-in tool"):
+        registry.register_map("readfile", ECHO)
+    with pytest.raises(ConfigError, match=r"register_map\('other'\)\.description"):
+        registry.register_map("other", {"command": ["true"]})
+    with pytest.raises(ConfigError, match="cannot run commands; build it with build_registry"):
+        Registry().register_map("echo", ECHO)
+
+
+def test_the_declared_keys_are_checked_like_the_rest_of_the_config() -> None:
+    assert Config().tools.custom == {}
+    assert sys.platform  # the tables themselves are checked when the registry is built (above)
