@@ -95,3 +95,30 @@ def test_every_client_json_of_the_readme_parses_and_holds_only_literal_values() 
     for block in blocks:
         json.loads(block)
         assert not re.search(r"\$\(|\$PWD|\$\{?HOME|\"~", block), block
+
+
+def _toml_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```toml\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+
+
+def test_every_toml_block_of_the_readme_parses() -> None:
+    import tomllib
+
+    for block in _toml_blocks():
+        tomllib.loads(block)
+
+
+def test_the_declared_tools_of_the_readme_are_served(tmp_path: Path) -> None:
+    import tomllib
+
+    from mcp_localtools.config import parse_config
+    from mcp_localtools.tools import build_registry
+
+    (block,) = [block for block in _toml_blocks() if "[tools.custom." in block]
+    data = tomllib.loads(block)
+    registry = build_registry(parse_config({**data, "paths": {"allowed_roots": [str(tmp_path)]}}))
+    assert {"tests", "release"} <= set(registry.names())
+    release = registry.manifest("release")
+    assert release["inputSchema"]["required"] == ["outdir"]
+    assert "stopping at the first that fails" in release["description"]

@@ -60,9 +60,38 @@ def sample(schema: dict[str, Any]) -> Any:
     raise AssertionError(f"no sample for {schema}")
 
 
+DECLARED: dict[str, Any] = {
+    "tests": {
+        "description": "Run the tests.",
+        "command": ["python3", "-m", "pytest", ["-k", "{match}"], ["-x", "{failFast}"], ["-n", "{workers}"],
+                    ["--level={level}"], ["--ratio={ratio}"], "--", "{paths}"],
+        "input_schema": {
+            "type": "object",
+            "required": ["paths"],
+            "properties": {
+                "match": {"type": "string", "pattern": "^[a-z_ ]+$", "maxLength": 100, "description": "-k."},
+                "failFast": {"type": "boolean", "default": False, "description": "Stop early."},
+                "workers": {"type": "integer", "minimum": 1, "maximum": 64, "description": "Processes."},
+                "level": {"type": "string", "enum": ["quiet", "verbose"], "description": "Output."},
+                "ratio": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5, "description": "S."},
+                "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                          "description": "Test files."},
+            },
+        },
+    },
+    "release": {"description": "Lint, then test.", "steps": [["ruff", "check"], ["python3", "-m", "pytest"]]},
+}  # fmt: skip
+"""Declared tools (``[tools.custom]``) with every schema feature a declared tool may use: each must
+convert for every provider like a built-in tool (what none could take is refused at start-up)."""
+
+
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    return build_registry(config_for(tmp_path_factory.mktemp("compat")))
+    return build_registry(config_for(tmp_path_factory.mktemp("compat"), tools={"custom": DECLARED}))
+
+
+def test_the_declared_tools_are_among_the_converted(converted: dict[str, Any]) -> None:
+    assert set(DECLARED) <= set(converted["tools"])
 
 
 SAMPLE_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
