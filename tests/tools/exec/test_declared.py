@@ -437,7 +437,9 @@ async def test_a_profile_and_approval_name_a_declared_tool(tmp_path: Path) -> No
     tools = declared(mark={"description": "d", "command": ["python3", "-c", f"open({str(canary)!r}, 'w')"]})
     config = config_for(tmp_path, tools=tools, approval={"require": ["mark"]}, exec={"sandbox": "off"})
     async with Client(build_server(config), elicitation_callback=deny, raise_exceptions=True) as client:
+        (listed,) = [tool for tool in (await client.list_tools()).tools if tool.name == "mark"]
         result = await client.call_tool("mark", {})
+    assert (listed.description or "").endswith("Asks the user first.")
     assert error_code(result) == "approval_denied" and asked and "(mark)" in asked[0]
     assert not canary.exists()
     profiles = {"reader": {"enabled": ["mark"]}}

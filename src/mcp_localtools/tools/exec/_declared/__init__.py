@@ -21,6 +21,7 @@ from mcp_localtools.errors import ConfigError
 from mcp_localtools.registry import ToolSpec
 from mcp_localtools.tools.exec._declared.run import DeclaredResult, check_declared, describe, run_declared
 from mcp_localtools.tools.exec._declared.table import DeclaredTool, read_table
+from mcp_localtools.tools.exec._described import with_approval_note
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.workspace import Workspace
 
@@ -52,7 +53,7 @@ def declared_spec(
     tool = read_table(name, table, where)
     group = workspace.shared(ExecGroup.create)
     text = describe(tool)
-    return ToolSpec(
+    spec = ToolSpec(
         name=tool.name,
         group="exec",
         title=text["title"],
@@ -68,6 +69,7 @@ def declared_spec(
         on_session_end=group.outputs.end_session,
         resources=group.outputs,
     )
+    return with_approval_note(spec, workspace.config.approval)
 
 
 def declared_specs(workspace: Workspace, taken: Collection[str]) -> list[ToolSpec[Any]]:
