@@ -158,10 +158,25 @@ def test_every_tool_converts_strictly_for_openai_anthropic_langchain_and_gemini(
         f"{tool}/{converter}": result[converter]["error"]
         for tool, result in converted["tools"].items()
         for converter in CONVERTERS
-        if not result[converter]["ok"]
+        if not result[converter]["ok"] and not _open_object(tool, converter, result, converted)
     }
     assert failures == {}
     assert len(converted["tools"]) >= 22
+
+
+def _open_object(tool: str, converter: str, result: dict[str, Any], converted: dict[str, Any]) -> bool:
+    """openai-agents' strict mode refuses an object with no properties unless it says
+    ``additionalProperties: false``, which google-genai's MCP converter crashes on: a declared tool
+    without arguments (``release``) is published as ``{"type": "object", "properties": {}}``, and
+    openai-agents' MCP path then uses it non-strict (``agents/mcp/util.py`` falls back). Only that
+    refusal, of a tool without arguments, is expected."""
+    return (
+        converter == "openai"
+        and not converted["required"][tool]
+        and "permits undeclared properties" in result[converter]["error"]
+        and tool in DECLARED
+        and not DECLARED[tool].get("input_schema")
+    )
 
 
 def test_gemini_keeps_the_description_of_every_property(converted: dict[str, Any]) -> None:
@@ -196,7 +211,7 @@ def test_env_stays_usable_after_every_strict_transform(converted: dict[str, Any]
     with_env = [
         tool
         for tool, result in converted["tools"].items()
-        if "env" in result["openai"]["schema"]["properties"]
+        if "env" in result["openai"].get("schema", {}).get("properties", {})
     ]
     assert {"shellcommand", "runscript"} <= set(with_env)
     for tool in with_env:
