@@ -325,9 +325,14 @@ def _registry(root: Path, **sections: dict[str, Any]) -> Registry:
 def test_a_bad_table_is_refused_at_start_up_naming_its_key(
     tmp_path: Path, table: dict[str, Any], expected: str
 ) -> None:
+    assert expected in _refusal(tmp_path, table)
+
+
+def _refusal(root: Path, table: dict[str, Any]) -> str:
+    """The message of the ConfigError that declaring ``table`` as tool ``bad`` raises."""
     with pytest.raises(ConfigError) as caught:
-        _registry(tmp_path, tools=declared(bad=table))
-    assert expected in caught.value.message
+        _registry(root, tools=declared(bad=table))
+    return caught.value.message
 
 
 def _schema(**prop: Any) -> dict[str, Any]:
@@ -386,9 +391,8 @@ def _schema(**prop: Any) -> dict[str, Any]:
 def test_a_schema_outside_what_every_provider_takes_is_refused(
     tmp_path: Path, table: dict[str, Any], expected: str
 ) -> None:
-    with pytest.raises(ConfigError) as caught:
-        _registry(tmp_path, tools=declared(bad=table))
-    assert expected in caught.value.message, caught.value.message
+    message = _refusal(tmp_path, table)
+    assert expected in message, message
 
 
 @pytest.mark.parametrize("name", ["readfile", "shellcommand"])
