@@ -328,6 +328,30 @@ def test_a_bad_table_is_refused_at_start_up_naming_its_key(
     assert expected in _refusal(tmp_path, table)
 
 
+CODE = {"properties": {"code": {"type": "string", "description": "c"}}}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["env", "sh", "-c", "{code}"],
+        ["timeout", "5", "bash", "-ec", "{code}"],
+        ["nice", "/usr/bin/python3", "-c", "{code}"],
+        ["uv", "run", "node", "-e", "x; {code}"],
+    ],
+)
+def test_an_interpreter_behind_a_wrapper_may_not_run_an_argument_as_code(
+    tmp_path: Path, command: list[str]
+) -> None:
+    message = _refusal(tmp_path, {"description": "d", "command": command, "input_schema": CODE})
+    assert "as code; pass the argument as a word of its own" in message, message
+
+
+def test_a_code_flag_of_a_program_that_is_no_interpreter_takes_an_argument(tmp_path: Path) -> None:
+    table = {"description": "d", "command": ["git", "-c", "{code}", "status"], "input_schema": CODE}
+    assert "gitc" in _registry(tmp_path, tools=declared(gitc=table)).names()
+
+
 def _refusal(root: Path, table: dict[str, Any]) -> str:
     """The message of the ConfigError that declaring ``table`` as tool ``bad`` raises."""
     with pytest.raises(ConfigError) as caught:
@@ -489,3 +513,21 @@ async def test_register_map_declares_a_tool_from_python(tmp_path: Path) -> None:
 def test_the_declared_keys_are_checked_like_the_rest_of_the_config() -> None:
     assert Config().tools.custom == {}
     assert sys.platform  # the tables themselves are checked when the registry is built (above)
+
+
+def test_the_commented_example_of_the_example_config_is_a_valid_declared_tool(tmp_path: Path) -> None:
+    import tomllib
+
+    from mcp_localtools.config import parse_config
+
+    example = Path(__file__).resolve().parents[3] / "src" / "mcp_localtools" / "config.example.toml"
+    lines = example.read_text(encoding="utf-8").splitlines()
+    start = lines.index("# [tools.custom.tests]")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("#"):
+            break
+        block.append(line.removeprefix("#").removeprefix(" "))
+    data = tomllib.loads("\n".join(block))
+    registry = build_registry(parse_config({**data, "paths": {"allowed_roots": [str(tmp_path)]}}))
+    assert {"tests", "release"} <= set(registry.names())

@@ -19,7 +19,7 @@ Option injection: a word whose first character comes from an argument may not st
 argument has an ``enum`` (every value was written by the config's author). Shell injection has no
 way in: no shell reads the words (``; rm -rf /`` is one literal argument), and a placeholder may not
 be the code that an interpreter runs (the word after ``sh -c``, ``python3 -c``, ``node -e``,
-``pwsh -Command``): pass such values as positional words instead (``["sh", "-c", "echo \\"$1\\"",
+``pwsh -Command``, also behind a wrapper: ``env sh -c``): pass such values as positional words instead (``["sh", "-c", "echo \\"$1\\"",
 "sh", "{text}"]``).
 """
 
@@ -284,20 +284,28 @@ def _joined(pieces: Sequence[str | Slot]) -> tuple[str | Slot, ...]:
 
 
 def _refuse_code_slots(template: Template, where: str) -> None:
-    """Refuse a placeholder in the word after an interpreter's code flag (``sh -c {x}``).
+    """Refuse a placeholder in the word after an interpreter's code flag (``sh -c {x}``), also
+    when a wrapper runs the interpreter (``env sh -c``, ``timeout 5 bash -ec``, ``uv run python -c``).
 
     Raises:
         ConfigError: such a word names an argument.
     """
-    name = PurePath(template.program.replace("\\", "/")).name.lower().removesuffix(".exe")
-    if name not in INTERPRETERS and not re.fullmatch(r"python3(\.\d+)?", name):
-        return
     flat = [word for item in template.items for word in _words(item)]
-    for previous, word in itertools.pairwise(flat):
+    interpreter: str | None = None
+    for previous, word in itertools.pairwise([Word((template.program,)), *flat]):
         literal = previous.literal
-        if literal is not None and _CODE_FLAG.match(literal) and word.slots:
+        if interpreter is None and literal is not None and _is_interpreter(literal):
+            interpreter = literal
+        if interpreter and literal is not None and _CODE_FLAG.match(literal) and word.slots:
             raise ConfigError(
-                f"{where}: {template.program} {literal} would run {word.shown()!r} as code; pass the "
+                f"{where}: {interpreter} {literal} would run {word.shown()!r} as code; pass the "
                 "argument as a word of its own after the code instead "
                 '(["sh", "-c", "echo \\"$1\\"", "sh", "{name}"])'
             )
+
+
+def _is_interpreter(word: str) -> bool:
+    """Whether ``word`` names a program that runs code given as an argument (``INTERPRETERS``,
+    ``python3.12``), by its base name."""
+    name = PurePath(word.replace("\\", "/")).name.lower().removesuffix(".exe")
+    return name in INTERPRETERS or re.fullmatch(r"python3?(\.\d+)?", name) is not None
