@@ -19,8 +19,8 @@ Option injection: a word whose first character comes from an argument may not st
 argument has an ``enum`` (every value was written by the config's author). Shell injection has no
 way in: no shell reads the words (``; rm -rf /`` is one literal argument), and a placeholder may not
 be the code that an interpreter runs (the word after ``sh -c``, ``python3 -c``, ``node -e``,
-``pwsh -Command``, also behind a wrapper: ``env sh -c``): pass such values as positional words instead (``["sh", "-c", "echo \\"$1\\"",
-"sh", "{text}"]``).
+``pwsh -Command``, also behind a wrapper: ``env sh -c``): pass such values as positional words
+instead (``["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]``).
 """
 
 from __future__ import annotations
