@@ -66,7 +66,11 @@ class _Handler(BaseHTTPRequestHandler):
             ),
             "/to-localhost": (302, b"", "text/plain", {"Location": f"http://localhost:{port}/page.html"}),
             "/loop": (302, b"", "text/plain", {"Location": "/loop"}),
+            "/huge.png": (200, b"\x89PNG\r\n\x1a\n" + bytes(20_000), "image/png", {}),
         }
+        if self.path == "/slow":
+            time.sleep(2.5)  # past a 1 s [web] timeout_seconds: the client is gone by then
+            return
         status, body, content_type, headers = routes.get(self.path, (404, b"?", "text/plain", {}))
         self._send(status, body, content_type, **headers)
 
@@ -166,6 +170,24 @@ async def test_a_body_over_the_cap_is_cut_and_says_so(tmp_path: Path, site: Thre
     data = result.structured_content or {}
     assert data["bytesRead"] == 4096 and data["truncated"] is True
     assert "4096 bytes" in data["note"]
+
+
+async def test_a_fetch_past_the_time_budget_is_a_timeout(tmp_path: Path, site: ThreadingHTTPServer) -> None:
+    async with connect(_allowing(tmp_path, "127.0.0.1", timeout_seconds=1)) as client:
+        result = await client.call_tool("httpget", {"url": _url(site, "/slow")})
+    assert error_code(result) == "timeout"
+    assert "took longer than 1 s" in text_of(result)
+
+
+async def test_an_image_over_the_byte_budget_is_described_not_decoded(
+    tmp_path: Path, site: ThreadingHTTPServer
+) -> None:
+    async with connect(_allowing(tmp_path, "127.0.0.1")) as client:
+        result = await client.call_tool("httpget", {"url": _url(site, "/huge.png"), "maxBytes": 4096})
+    data: dict[str, Any] = result.structured_content or {}
+    assert not result.is_error and data["kind"] == "binary" and data["truncated"] is True
+    assert data["bytesRead"] == 4096 and "image larger than 4096 bytes" in text_of(result)
+    assert not [block for block in result.content if isinstance(block, ImageContent)]
 
 
 async def test_too_many_redirects_is_a_network_error(tmp_path: Path, site: ThreadingHTTPServer) -> None:

@@ -10,6 +10,9 @@ the content type and the final URL are always in the result; a 404 is a result, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -28,7 +31,7 @@ from mcp_localtools.parsers.images import (
 )
 from mcp_localtools.policy.network import NetworkPolicy
 from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
-from mcp_localtools.results import Content, ImageContent, ToolResult, cut_text
+from mcp_localtools.results import ImageContent, ToolResult, cut_text
 from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
 from mcp_localtools.tools.web._proxies import proxies_from
 from mcp_localtools.workspace import Workspace
@@ -158,64 +161,88 @@ async def _fetch(
     return response, history
 
 
-async def http_get(  # noqa: PLR0915 - its steps (check, fetch, decode, render) to split: issue 29.6
-    args: HttpGetArgs,
-    ctx: CallContext,
-    *,
-    web: WebConfig,
-    policy: NetworkPolicy,
-    proxies: dict[str, str],
-    parsers: ParserRunner,
-    max_chars: int,
-) -> ToolResult:
-    """The httpget tool body.
+@dataclass(frozen=True)
+class _Fetched:
+    """What one fetch brought back: the final response (closed; its status, headers and URL
+    remain), the redirects before it, and at most ``cap`` bytes of its decoded body."""
+
+    response: httpx.Response
+    history: list[httpx.Response]
+    body: bytes
+    cut: bool
+    cap: int
+
+
+@contextmanager
+def _fetch_errors(url: str, web: WebConfig) -> Iterator[None]:
+    """Turn what a fetch of ``url`` can raise into the tool's errors.
+
+    Raises:
+        ToolTimeout: the fetch took longer than ``[web] timeout_seconds``, or httpx timed out.
+        NetworkError: too many redirects, an invalid URL or protocol, or any other httpx failure.
+    """
+    import httpx
+
+    try:
+        yield
+    except TimeoutError as exc:
+        raise ToolTimeout(
+            f"fetching {url} took longer than {web.timeout_seconds} s; try again or a smaller resource"
+        ) from exc
+    except httpx.TooManyRedirects as exc:
+        raise NetworkError(f"more than {web.max_redirects} redirects fetching {url}") from exc
+    except httpx.InvalidURL as exc:
+        raise NetworkError(f"not a valid URL: {url}: {exc}") from exc
+    except httpx.UnsupportedProtocol as exc:
+        raise NetworkError(f"cannot fetch {url}: {exc}; only http and https URLs work") from exc
+    except httpx.TimeoutException as exc:
+        raise ToolTimeout(f"fetching {url} timed out: {exc or type(exc).__name__}") from exc
+    except httpx.HTTPError as exc:
+        raise NetworkError(f"fetching {url} failed: {exc or type(exc).__name__}") from exc
+
+
+async def _download(
+    args: HttpGetArgs, *, web: WebConfig, policy: NetworkPolicy, proxies: dict[str, str]
+) -> _Fetched:
+    """The first step of httpget: the request (and each redirect) sent through the checking
+    transport within ``[web] timeout_seconds``, and the body read within the byte budget.
 
     Raises:
         PolicyViolation: the URL, a redirect or an address is refused by ``[web]``.
-        NetworkError: DNS, connection, TLS or protocol failure, or too many redirects.
-        ToolTimeout: the fetch took longer than ``[web] timeout_seconds``.
-        UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
+        NetworkError, ToolTimeout: as ``_fetch_errors`` says.
+        UnsupportedContent: stacked or unknown content encodings, or a corrupt compressed body.
     """
     import httpx  # on the first fetch: it costs ~35 ms of start-up
 
     from mcp_localtools.tools.web._fetch import PinnedTransport
 
     cap = min(args.max_bytes or web.max_bytes, web.max_bytes)
-    transport = PinnedTransport(policy, proxies)
     headers = {
         "User-Agent": f"mcp-localtools/{__version__} (httpget)",
         "Accept": "*/*",
         "Accept-Encoding": ACCEPT_ENCODING,
     }
-    try:
-        with anyio.fail_after(web.timeout_seconds):
-            async with httpx.AsyncClient(
-                transport=transport,
-                timeout=httpx.Timeout(web.timeout_seconds),
-                headers=headers,
-                trust_env=False,
-            ) as client:
-                response, history = await _fetch(client, args.method, args.url, web.max_redirects)
-                try:
-                    body, cut = (
-                        (b"", False) if args.method == "HEAD" else await _read_body(response, cap, args.url)
-                    )
-                finally:
-                    await response.aclose()
-    except TimeoutError as exc:
-        raise ToolTimeout(
-            f"fetching {args.url} took longer than {web.timeout_seconds} s; try again or a smaller resource"
-        ) from exc
-    except httpx.TooManyRedirects as exc:
-        raise NetworkError(f"more than {web.max_redirects} redirects fetching {args.url}") from exc
-    except httpx.InvalidURL as exc:
-        raise NetworkError(f"not a valid URL: {args.url}: {exc}") from exc
-    except httpx.UnsupportedProtocol as exc:
-        raise NetworkError(f"cannot fetch {args.url}: {exc}; only http and https URLs work") from exc
-    except httpx.TimeoutException as exc:
-        raise ToolTimeout(f"fetching {args.url} timed out: {exc or type(exc).__name__}") from exc
-    except httpx.HTTPError as exc:
-        raise NetworkError(f"fetching {args.url} failed: {exc or type(exc).__name__}") from exc
+    with _fetch_errors(args.url, web), anyio.fail_after(web.timeout_seconds):
+        async with httpx.AsyncClient(
+            transport=PinnedTransport(policy, proxies),
+            timeout=httpx.Timeout(web.timeout_seconds),
+            headers=headers,
+            trust_env=False,
+        ) as client:
+            response, history = await _fetch(client, args.method, args.url, web.max_redirects)
+            try:
+                body, cut = (
+                    (b"", False) if args.method == "HEAD" else await _read_body(response, cap, args.url)
+                )
+            finally:
+                await response.aclose()
+    return _Fetched(response, history, body, cut, cap)
+
+
+def _common(args: HttpGetArgs, fetched: _Fetched) -> tuple[dict[str, Any], str]:
+    """The result fields every kind of content shares, and the head of the text (status line,
+    content type, final URL)."""
+    response = fetched.response
     content_type = response.headers.get("content-type")
     length = response.headers.get("content-length")
     common: dict[str, Any] = {
@@ -225,48 +252,85 @@ async def http_get(  # noqa: PLR0915 - its steps (check, fetch, decode, render) 
         "reason": response.reason_phrase,
         "content_type": content_type,
         "content_length": int(length) if length and length.isdigit() else None,
-        "redirects": [str(r.url) for r in history],
-        "bytes_read": len(body),
+        "redirects": [str(r.url) for r in fetched.history],
+        "bytes_read": len(fetched.body),
     }
     head = f"HTTP {response.status_code} {response.reason_phrase} {content_type or '(no content type)'}"
     head += f"\nfinal URL: {response.url}"
-    cut_note = f"the body was cut at {cap} bytes (decoded)" if cut else None
-    media = _media_type(content_type)
-    extra: list[Content] = []
+    return common, head
+
+
+async def _image(fetched: _Fetched, common: dict[str, Any], head: str, parsers: ParserRunner) -> ToolResult:
+    """An image body as image content fitted like readimage's (or, cut at the budget, described).
+
+    Raises:
+        UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
+    """
+    if fetched.cut:
+        note = f"image larger than {fetched.cap} bytes: not returned; raise maxBytes or fetch a smaller one"
+        result = HttpGetResult(**common, kind="binary", truncated=True, note=note)
+        return ToolResult.of(result, text=f"{head}\n{note}")
+    fitted = await fit_image(
+        parsers,
+        fetched.body,
+        failure=f"cannot read the image at {fetched.response.url}",
+        max_dimension=DEFAULT_MAX_DIMENSION,
+        max_bytes=DEFAULT_MAX_IMAGE_BYTES,
+    )
+    result = HttpGetResult(**common, kind="image", returned=fitted.returned)
+    return ToolResult.of(result, ImageContent(fitted.data, fitted.returned.mime_type), text=head)
+
+
+async def _text(
+    args: HttpGetArgs, fetched: _Fetched, common: dict[str, Any], head: str, media: str, max_chars: int
+) -> ToolResult:
+    """A text body decoded by its charset (HTML converted to Markdown unless ``raw``), cut to
+    ``max_chars`` characters; the note says what was cut."""
+    text = fetched.body.decode(fetched.response.charset_encoding or "utf-8", errors="replace")
+    kind: Literal["markdown", "text"] = "text"
+    if media in _HTML and not args.raw:
+        text = await anyio.to_thread.run_sync(_to_markdown, text, abandon_on_cancel=True)
+        kind = "markdown"
+    text, over = cut_text(text, max_chars)
+    cut_note = f"the body was cut at {fetched.cap} bytes (decoded)" if fetched.cut else None
+    notes = [n for n in (cut_note, f"text cut to {max_chars} characters" if over else None) if n]
+    result = HttpGetResult(**common, kind=kind, truncated=fetched.cut or over, note="; ".join(notes) or None)
+    return ToolResult.of(result, text=f"{head}\n\n{text}")
+
+
+async def http_get(
+    args: HttpGetArgs,
+    ctx: CallContext,
+    *,
+    web: WebConfig,
+    policy: NetworkPolicy,
+    proxies: dict[str, str],
+    parsers: ParserRunner,
+    max_chars: int,
+) -> ToolResult:
+    """The httpget tool body, in its steps: download (checked, within the time and byte
+    budgets), then render by media type (none, image, text or Markdown, or described).
+
+    Raises:
+        PolicyViolation: the URL, a redirect or an address is refused by ``[web]``.
+        NetworkError: DNS, connection, TLS or protocol failure, or too many redirects.
+        ToolTimeout: the fetch took longer than ``[web] timeout_seconds``.
+        UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
+    """
+    fetched = await _download(args, web=web, policy=policy, proxies=proxies)
+    common, head = _common(args, fetched)
+    media = _media_type(fetched.response.headers.get("content-type"))
+    body = fetched.body
     if not body:
-        result = HttpGetResult(**common, kind="none")
-        return ToolResult.of(result, text=head)
+        return ToolResult.of(HttpGetResult(**common, kind="none"), text=head)
     if media.startswith("image/") and media != "image/svg+xml":
-        if cut:
-            result = HttpGetResult(
-                **common,
-                kind="binary",
-                truncated=True,
-                note=f"image larger than {cap} bytes: not returned; raise maxBytes or fetch a smaller one",
-            )
-            return ToolResult.of(result, text=head + "\n" + (result.note or ""))
-        fitted = await fit_image(
-            parsers,
-            body,
-            failure=f"cannot read the image at {response.url}",
-            max_dimension=DEFAULT_MAX_DIMENSION,
-            max_bytes=DEFAULT_MAX_IMAGE_BYTES,
-        )
-        extra.append(ImageContent(fitted.data, fitted.returned.mime_type))
-        result = HttpGetResult(**common, kind="image", returned=fitted.returned)
-        return ToolResult.of(result, *extra, text=head)
+        return await _image(fetched, common, head, parsers)
     if media in _HTML or _is_text(media) or (not media and b"\x00" not in body[:8192]):
-        text = body.decode(response.charset_encoding or "utf-8", errors="replace")
-        kind: Literal["markdown", "text"] = "text"
-        if media in _HTML and not args.raw:
-            text = await anyio.to_thread.run_sync(_to_markdown, text, abandon_on_cancel=True)
-            kind = "markdown"
-        text, over = cut_text(text, max_chars)
-        notes = [n for n in (cut_note, f"text cut to {max_chars} characters" if over else None) if n]
-        result = HttpGetResult(**common, kind=kind, truncated=cut or over, note="; ".join(notes) or None)
-        return ToolResult.of(result, text=f"{head}\n\n{text}")
-    note = f"{media or 'unknown'} content of {len(body)}{'+' if cut else ''} bytes: not returned as text"
-    result = HttpGetResult(**common, kind="binary", truncated=cut, note=note)
+        return await _text(args, fetched, common, head, media, max_chars)
+    note = (
+        f"{media or 'unknown'} content of {len(body)}{'+' if fetched.cut else ''} bytes: not returned as text"
+    )
+    result = HttpGetResult(**common, kind="binary", truncated=fetched.cut, note=note)
     return ToolResult.of(result, text=f"{head}\n{note}")
 
 
