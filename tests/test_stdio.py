@@ -47,7 +47,8 @@ class _Server:
             for line in stdout:
                 self.lines.put(line)
 
-        threading.Thread(target=feed, daemon=True).start()
+        self.reader = threading.Thread(target=feed, daemon=True)
+        self.reader.start()
         self.send(_line(INITIALIZE) + _line(INITIALIZED))
         assert self.reply()["id"] == 1
         self.base_kib = _vmhwm_kib(self.proc.pid) if sys.platform == "linux" else 0
@@ -68,9 +69,17 @@ class _Server:
         return (_vmhwm_kib(self.proc.pid) - self.base_kib) / 1024
 
     def close(self) -> None:
+        """Kill the server and close both pipes (the reader ends at the end of stdout)."""
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
+        self.reader.join(timeout=10)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:  # unflushed bytes to a dead server: nothing left to deliver
+            pass
+        self.proc.stdout.close()
 
 
 @pytest.fixture
