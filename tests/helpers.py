@@ -54,12 +54,12 @@ def error_code(result: CallToolResult) -> str | None:
 
 
 def wire_chars(result: CallToolResult) -> int:
-    """What a result costs against ``max_result_chars``: its text items plus the compact JSON of
-    its structuredContent (characters)."""
+    """What a result costs against ``max_result_chars``: the larger of its two copies, its text
+    items and the compact JSON of its structuredContent (characters; ``results.wire_chars``)."""
     text = sum(len(item.text) for item in result.content if isinstance(item, TextContent))
     structured = result.structured_content
-    return text + (
-        len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0
+    return max(
+        text, len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0
     )
 
 

@@ -99,11 +99,15 @@ class ToolResult:
         content: what the model reads, in order.
         structured: the typed result as JSON-ready data (camelCase keys), or None for errors.
         error: set when the call failed; ``content`` then holds the message as text.
+        structured_chars: characters of the compact JSON of ``structured`` when known (it is
+            the text of a result whose text is that JSON), so the budget need not serialize it
+            again only to count it; None: counted when needed.
     """
 
     content: tuple[Content, ...]
     structured: dict[str, Any] | None = None
     error: ErrorInfo | None = field(default=None)
+    structured_chars: int | None = field(default=None, compare=False)
 
     @property
     def is_error(self) -> bool:
@@ -115,7 +119,8 @@ class ToolResult:
         as the first content item, then ``extra`` items."""
         data = dump_model(result)
         rendered = text if text is not None else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return cls(content=(TextContent(rendered), *extra), structured=data)
+        known = len(rendered) if text is None else None
+        return cls(content=(TextContent(rendered), *extra), structured=data, structured_chars=known)
 
     @classmethod
     def failure(cls, code: str, message: str, *, policy: bool = False) -> ToolResult:
@@ -147,10 +152,11 @@ def cut_text(text: str, budget: int) -> tuple[str, bool]:
 
 # -- The result budget ---------------------------------------------------------------------------
 #
-# A result reaches the model as text (most clients), as structuredContent (pydantic-ai), or as
-# both (llama-index, google-genai; measured per client in docs/clients.md). So the payload is in
-# both places, cut the same way, and one budget bounds the two together: the characters of the
-# text items plus those of the compact JSON of structuredContent (``wire_chars``).
+# A result reaches the model as text (most clients) or as structuredContent (pydantic-ai, Claude
+# Code); llama-index and google-genai pass on both (measured per client in docs/clients.md). So
+# the payload is in both places, cut the same way, and the budget bounds each copy: it counts
+# the payload once, as the larger of the text items and the compact JSON of structuredContent
+# (``wire_chars``). A client that shows the model both copies shows it up to twice the budget.
 
 
 def json_chars(data: Any) -> int:
@@ -159,16 +165,20 @@ def json_chars(data: Any) -> int:
 
 
 def wire_chars(result: ToolResult) -> int:
-    """What ``result`` costs against the budget: characters of its text items and of the
-    compact JSON of its structured content (links count their URI, name and description;
-    images and embedded files are bounded by their own limits and not counted)."""
-    size = json_chars(result.structured) if result.structured is not None else 0
+    """What ``result`` costs against the budget: the larger of its two copies, the characters
+    of its text items (links count their URI, name and description; images and embedded files
+    are bounded by their own limits and not counted) and those of the compact JSON of its
+    structured content (``structured_chars`` when known, else serialized once here)."""
+    text = 0
     for item in result.content:
         if isinstance(item, TextContent):
-            size += len(item.text)
+            text += len(item.text)
         elif isinstance(item, LinkContent):
-            size += len(item.uri) + len(item.name) + len(item.description)
-    return size
+            text += len(item.uri) + len(item.name) + len(item.description)
+    if result.structured is None:
+        return text
+    known = result.structured_chars
+    return max(text, known if known is not None else json_chars(result.structured))
 
 
 def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> ToolResult:
@@ -178,7 +188,7 @@ def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> T
         build: ``(payload_chars) -> ToolResult``: the tool's own result with its payload (lines,
             entries, output) cut to at most ``payload_chars`` characters of text.
         budget: the result budget (``wire_chars``).
-        start: the first payload limit tried (about half the budget: the payload goes twice).
+        start: the first payload limit tried (the budget less what goes around the payload).
 
     Returns:
         The first result that fits, or the last one tried (``enforce_budget`` then cuts it).
@@ -237,17 +247,17 @@ def enforce_budget(result: ToolResult, budget: int) -> ToolResult:
     """``result`` within ``budget`` characters (``wire_chars``): the last guard, applied to
     every result. Tools cut their payload themselves (``fit_within``), so this seldom acts;
     when it does, it halves the longest strings and lists of the structured content until that
-    takes at most half the budget, cuts the text items to the rest, sets a top-level
-    ``truncated`` flag and adds a note."""
+    fits the budget, cuts the text items to it, sets a top-level ``truncated`` flag and adds a
+    note."""
     if wire_chars(result) <= budget:
         return result
     note = f"[result cut to the {budget}-character budget; narrow the request]"
     structured = result.structured
     if structured is not None:
-        structured = _shrink(structured, max(budget // 2, 0))
+        structured = _shrink(structured, max(budget - 20, 0))
         if isinstance(structured.get("truncated"), bool):
             structured["truncated"] = True
-    room = budget - (json_chars(structured) if structured is not None else 0) - len(note) - 1
+    room = budget - len(note) - 1
     content: list[Content] = []
     for item in result.content:
         if isinstance(item, TextContent):
@@ -261,7 +271,7 @@ def enforce_budget(result: ToolResult, budget: int) -> ToolResult:
         else:
             content.append(item)
     content.append(TextContent(note))
-    return replace(result, content=tuple(content), structured=structured)
+    return replace(result, content=tuple(content), structured=structured, structured_chars=None)
 
 
 def _shrink(data: dict[str, Any], target: int) -> dict[str, Any]:

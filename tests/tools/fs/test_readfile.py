@@ -245,7 +245,7 @@ async def test_a_500_page_pdf_read_whole_is_cut_to_the_budget_with_a_continuatio
             first = await client.call_tool("readfile", {"path": "book.pdf"})
         data = first.structured_content
         assert data["pageCount"] == 500 and len(data["pages"]) == 500 and data["totalLines"] == 1000
-        assert len(data["content"]) <= 2500 and data["truncated"] is True
+        assert wire_chars(first) <= 5000 and data["truncated"] is True  # each copy in the budget
         assert data["content"].startswith("--- page 1 ---\nText of page 1 ends here\n")
         later = await client.call_tool("readfile", {"path": "book.pdf", "offset": data["nextOffset"]})
     assert later.structured_content["startLine"] == data["nextOffset"] + 1
@@ -461,7 +461,7 @@ async def test_a_single_line_over_the_budget_is_cut_and_says_so(tmp_path: Path) 
     (tmp_path / "min.js").write_text("z" * 5000, encoding="utf-8")
     async with connect(config_for(tmp_path, limits={"max_result_chars": 3000})) as client:
         result = await client.call_tool("readfile", {"path": "min.js"})
-    assert 500 < len(result.structured_content["content"]) <= 1500 and wire_chars(result) <= 3000
+    assert 1500 < len(result.structured_content["content"]) <= 3000 and wire_chars(result) <= 3000
     assert result.structured_content["truncated"] is True
     assert "line 1 is longer than the result budget" in text_of(result)
 
@@ -613,12 +613,12 @@ async def test_tail_keeps_the_last_lines_that_fit_the_budget_and_points_at_the_r
     raw = ("w" * 99 + "\n").encode() * 100
     (tmp_path / "wide.log").write_bytes(raw)
     async with connect(config_for(tmp_path, limits=CAPPED)) as client:
-        result = await client.call_tool("readfile", {"path": "wide.log", "tail": 30})
+        result = await client.call_tool("readfile", {"path": "wide.log", "tail": 80})
     data = result.structured_content
     start = data["startLine"]
-    assert 71 < start < 100 and (data["endLine"], data["truncated"]) == (100, True)
+    assert 21 < start < 100 and (data["endLine"], data["truncated"]) == (100, True)
     assert data["content"] == ("w" * 99 + "\n") * (101 - start)  # the last lines, whole
-    assert f"offset=70, limit={start - 71}" in text_of(result)
+    assert f"offset=20, limit={start - 21}" in text_of(result)
 
 
 async def test_tail_of_a_short_file_is_the_whole_file(client: Client, tmp_path: Path) -> None:
@@ -645,14 +645,14 @@ async def test_line_numbers_use_the_cat_n_format(client: Client, tmp_path: Path)
 
 
 async def test_numbered_lines_count_against_the_budget(tmp_path: Path) -> None:
-    (tmp_path / "wide.txt").write_bytes(("y" * 63 + "\n").encode() * 100)  # 64 characters a line
+    (tmp_path / "wide.txt").write_bytes(("y" * 99 + "\n").encode() * 100)  # 100 characters a line
     async with connect(config_for(tmp_path, limits=CAPPED)) as client:
         plain = await client.call_tool("readfile", {"path": "wide.txt"})
         numbered = await client.call_tool("readfile", {"path": "wide.txt", "lineNumbers": True})
     shown = numbered.structured_content["endLine"]
-    assert 0 < shown < plain.structured_content["endLine"] < 50  # 71 characters a line with the number
+    assert 0 < shown < plain.structured_content["endLine"] < 50  # 107 characters a line with the number
     assert numbered.structured_content["content"] == "".join(
-        f"{n:>6}\t{'y' * 63}\n" for n in range(1, shown + 1)
+        f"{n:>6}\t{'y' * 99}\n" for n in range(1, shown + 1)
     )
     assert numbered.structured_content["nextOffset"] == shown
 
@@ -819,3 +819,15 @@ async def test_the_tail_of_a_growing_large_file_is_right(tmp_path: Path) -> None
             )
             with target.open("ab") as handle:
                 handle.write(b"appended\n")
+
+
+async def test_the_budget_counts_the_text_once(tmp_path: Path) -> None:
+    """Each copy of the window (the text item, structuredContent) may use the whole budget: the
+    window of an explicit limit is cut at the budget, not at half of it (issue 31)."""
+    (tmp_path / "wide.txt").write_bytes(("z" * 99 + "\n").encode() * 200)  # 20,000 characters
+    async with connect(config_for(tmp_path, limits={"max_result_chars": 10_000})) as client:
+        result = await client.call_tool("readfile", {"path": "wide.txt", "limit": 200})
+    data = result.structured_content
+    assert wire_chars(result) <= 10_000
+    assert 9000 <= len(data["content"]) <= 10_000 and data["truncated"] is True
+    assert text_of(result).startswith(data["content"])

@@ -101,9 +101,10 @@ def binary_piece(
     budget: int,
 ) -> ToolResult:
     """Bytes ``offset`` .. ``offset + length - 1`` of the regular file open at ``fd`` (``fstat``:
-    ``info``) in base64, as much of them as ``budget`` characters carry (twice: the text and the
-    structured content); ``nextOffset`` is set when bytes remain. Not an embedded resource:
-    anthropic's MCP helper raises on one of a type other than image or PDF (``docs/clients.md``).
+    ``info``) in base64, as much of them as ``budget`` characters carry (in the text and in the
+    structured content, each within the budget); ``nextOffset`` is set when bytes remain. Not an
+    embedded resource: anthropic's MCP helper raises on one of a type other than image or PDF
+    (``docs/clients.md``).
     Only the piece is read (O(piece)); runs in a worker thread.
 
     Args:
@@ -120,7 +121,7 @@ def binary_piece(
         raise InvalidArguments(
             f"offset {offset} is past the end of {path} ({size} bytes); use a smaller offset"
         )
-    room = max(4, (budget - 2 * (len(summary) + 100) - _ROOM_FOR_FIELDS) // 2)
+    room = max(4, budget - (len(summary) + 100) - _ROOM_FOR_FIELDS)
     count = min(size - offset, room // 4 * 3 or 3, length if length is not None else size)
     data = _read_piece(fd, info, path, offset, count)
     end = offset + len(data)

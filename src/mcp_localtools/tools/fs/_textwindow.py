@@ -223,9 +223,10 @@ def text_result(
         notes: further notes for the caller, after the window's.
     """
     request = _Request(text, first, total, tail, line_numbers, cut, notes)
-    # The text goes twice (the text content and structuredContent.content): half the budget each,
-    # less while the whole result (metadata, notes, JSON escapes) is over it.
-    return fit_within(partial(_window_result, base, request), budget, budget // 2 - 500)
+    # The text goes twice (the text content and structuredContent.content), each copy within the
+    # budget (results.wire_chars): the whole budget less the metadata, less while a copy (notes,
+    # JSON escapes) is over it.
+    return fit_within(partial(_window_result, base, request), budget, budget - 500)
 
 
 def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolResult:
