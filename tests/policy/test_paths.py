@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_localtools import compat
 from mcp_localtools.errors import ConfigError, InvalidPath, OutsideAllowedRoots, SymlinkRefused
 from mcp_localtools.policy.paths import PathPolicy
 
@@ -211,3 +212,28 @@ def test_is_root_marks_an_allowed_root_itself(root: Path) -> None:
     policy = PathPolicy.create([root])
     assert policy.resolve(".").is_root
     assert not policy.resolve("sub").is_root
+
+
+@pytest.mark.skipif(not compat.O_PATH, reason="O_PATH is Linux's")
+def test_an_existing_path_is_resolved_by_the_kernel_in_one_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "f.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    policy = PathPolicy.create([tmp_path])
+    resolved: list[str] = []
+    realpath = os.path.realpath
+
+    def counting(path: str, **options: bool) -> str:
+        resolved.append(os.fspath(path))
+        return realpath(path, **options)
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    found = policy.resolve("link/f.txt")
+    assert (found.path, found.real) == (tmp_path / "link" / "f.txt", tmp_path / "dir" / "f.txt")
+    kept = policy.resolve("link", follow_final=False)
+    assert (kept.path, kept.real) == (tmp_path / "link", tmp_path / "link")
+    assert resolved == [], "an existing path costs one O_PATH open, not a realpath"
+    missing = policy.resolve("link/new.txt")
+    assert missing.real == tmp_path / "dir" / "new.txt" and resolved, "a missing path is resolved by name"

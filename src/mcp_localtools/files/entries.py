@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import stat
 from datetime import UTC, datetime
 from typing import Literal
@@ -40,5 +42,12 @@ def entry_type(mode: int) -> EntryType:
 
 
 def rfc3339(timestamp: float) -> str:
-    """A POSIX timestamp as RFC 3339 UTC with second precision: ``2026-11-21T17:26:00Z``."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A POSIX timestamp as RFC 3339 UTC with second precision: ``2026-11-21T17:26:00Z``
+    (the fraction dropped toward the past). A file's time is asked again on every call about
+    it, so the text of each second is remembered (the last 4,096)."""
+    return _second_text(math.floor(timestamp))
+
+
+@functools.lru_cache(maxsize=4096)
+def _second_text(second: int) -> str:
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

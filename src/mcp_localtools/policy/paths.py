@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp_localtools import compat
@@ -80,16 +80,41 @@ class ResolvedPath:
 
 
 def _normalise(path: Path) -> Path:
+    return Path(_normal_text(os.fspath(path)))
+
+
+def _normal_text(path: str) -> str:
+    """``path`` with ``.``, ``..`` and repeated separators collapsed lexically."""
     text = os.path.normpath(path)
     if text.startswith("//"):  # POSIX keeps a leading "//"; we do not treat it specially
         text = "/" + text.lstrip("/")
-    return Path(text)
+    return text
 
 
-def _fd_location(fd: int) -> Path | None:
-    """The path of the object behind ``fd`` as the kernel sees it, or None where unknown."""
-    location = compat.fd_path(fd)
-    return None if location is None else Path(location)
+def _split(path: str) -> tuple[str, str]:
+    """``(parent, name)`` of a normalised absolute path (``/`` is its own parent)."""
+    if compat.IS_WINDOWS:  # pragma: no cover - Windows
+        return str(Path(path).parent), Path(path).name
+    parent, _, name = path.rpartition("/")
+    return parent or "/", name
+
+
+def _walk(lexical: str, follow_final: bool) -> str | None:
+    """The real path of an existing path, resolved by the kernel in one walk: opened with
+    ``O_PATH`` (``O_NOFOLLOW`` for the final component unless ``follow_final``) and read back
+    from ``/proc/self/fd`` (Linux). None when the path does not exist (or is unreachable), or
+    where there is no ``O_PATH``: the caller resolves it with ``realpath``."""
+    if not compat.O_PATH:  # pragma: no cover - not Linux
+        return None
+    flags = compat.O_PATH | compat.O_CLOEXEC | (0 if follow_final else compat.O_NOFOLLOW)
+    try:
+        fd = os.open(lexical, flags)
+    except OSError:
+        return None
+    try:
+        return compat.fd_path(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +136,7 @@ class PathPolicy:
     block_symlinks: bool = False
     protected: tuple[Path, ...] = ()
     unprotected: tuple[Path, ...] = ()
+    _prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False, default=())
 
     @classmethod
     def from_config(cls, paths: PathsConfig) -> PathPolicy:
@@ -191,10 +217,24 @@ class PathPolicy:
                     )
         return real
 
-    def root_of(self, real: Path) -> Path | None:
-        """The allowed root containing the canonical path ``real`` (the deepest one), or None."""
-        inside = [root for root in self.roots if real.is_relative_to(root)]
-        return max(inside, key=lambda root: len(root.parts)) if inside else None
+    def __post_init__(self) -> None:
+        prefixes = tuple(os.fspath(root).rstrip(os.sep) + os.sep for root in self.roots)
+        object.__setattr__(self, "_prefixes", prefixes)
+
+    def root_of(self, real: Path | str) -> Path | None:
+        """The allowed root containing the canonical path ``real`` (the deepest one), or None.
+
+        On POSIX compared as text, component by component (a sibling such as ``<root>_evil`` is
+        outside); on Windows with ``Path.is_relative_to`` (case-insensitive)."""
+        if compat.IS_WINDOWS:  # pragma: no cover - Windows
+            inside = [root for root in self.roots if Path(real).is_relative_to(root)]
+            return max(inside, key=lambda root: len(root.parts)) if inside else None
+        text = os.fspath(real)
+        found, longest = None, -1
+        for root, prefix in zip(self.roots, self._prefixes, strict=True):
+            if len(prefix) > longest and (text.startswith(prefix) or text == prefix[:-1]):
+                found, longest = root, len(prefix)
+        return found
 
     def check_writable(self, resolved: ResolvedPath, action: str) -> None:
         """Refuse to ``action`` (``"write"``, ``"delete"``, ``"move"``, ...) a protected path, a
@@ -260,28 +300,32 @@ class PathPolicy:
             )
         if "\x00" in given:
             raise InvalidPath(f"invalid path: {field} contains a NUL byte: {printable(given)}")
-        candidate = Path(given)
-        lexical = _normalise(candidate if candidate.is_absolute() else self.base_dir / candidate)
-        try:
-            if follow_final or lexical == lexical.parent:
-                real = Path(os.path.realpath(lexical))
-            else:
-                real = Path(os.path.realpath(lexical.parent)) / lexical.name
+        absolute = Path(given).is_absolute() if compat.IS_WINDOWS else given.startswith("/")
+        lexical = _normal_text(given if absolute else f"{self.base_dir}{os.sep}{given}")
+        try:  # as text: pathlib's parsing costs more than the walk itself
+            real = _walk(lexical, follow_final)
+            if real is None:
+                parent, name = _split(lexical)
+                if follow_final or parent == lexical:
+                    real = os.path.realpath(lexical)
+                else:
+                    real = f"{os.path.realpath(parent).rstrip(os.sep)}{os.sep}{name}"
         except OSError as exc:  # a component vanished or changed while it was being resolved
             raise from_os_error(exc, given) from exc
         root = self.root_of(real)
         if root is None:
             raise OutsideAllowedRoots(
-                f"path is outside allowed roots: {printable(given)}{self._where_it_leaves(lexical)}; "
+                f"path is outside allowed roots: {printable(given)}{self._where_it_leaves(Path(lexical))}; "
                 f"allowed roots: {', '.join(map(str, self.roots))}"
             )
         lexical_root = self.root_of(lexical)
         if self.block_symlinks:
-            self._refuse_symlinks(given, lexical, lexical_root)
+            self._refuse_symlinks(given, Path(lexical), lexical_root)
         # Work on the lexical form (so a later lstat still sees a final symlink) unless
         # the caller came in through a symlink outside the roots: then use where it lands.
-        used = real if lexical_root is None else lexical
-        return ResolvedPath(given=given, path=used, real=real, root=root)
+        real_path = Path(real)
+        used = real_path if lexical_root is None or lexical == real else Path(lexical)
+        return ResolvedPath(given=given, path=used, real=real_path, root=root)
 
     def _where_it_leaves(self, lexical: Path) -> str:
         """For a path inside a root that resolves outside every root: which of its components
@@ -331,7 +375,7 @@ class PathPolicy:
         Raises:
             OutsideAllowedRoots: the opened object is outside every root.
         """
-        location = _fd_location(fd)
+        location = compat.fd_path(fd)
         if location is not None:
             if self.root_of(location) is None:
                 raise OutsideAllowedRoots(

@@ -99,14 +99,15 @@ class Sessions:
         if context is None:
             return Session(stateless_key(profile))
         session = context.session
-        params = session.client_params
-        client_name = params.client_info.name if params is not None else None
         connection = connection_of(session)
-        if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return Session(stateless_key(profile), client_name)
-        found = connection.state.get(_SESSION_KEY)
+        # A handshake-era connection keeps its Session: found first, nothing else looked up.
+        found = connection.state.get(_SESSION_KEY) if connection is not None else None
         if isinstance(found, Session):
             return found
+        params = session.client_params
+        client_name = params.client_info.name if params is not None else None
+        if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return Session(stateless_key(profile), client_name)
         self._minted += 1
         made = Session(f"mcp-{self._minted}", client_name)
         connection.state[_SESSION_KEY] = made
