@@ -3,16 +3,21 @@ roots, sandbox, search), written only once the server listens."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import socket
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from mcp_localtools._version import __version__
-from mcp_localtools.cli.startup import startup_line
+from mcp_localtools.cli.serve import _quiet
+from mcp_localtools.cli.startup import announce, startup_line
 from mcp_localtools.search import NativeEngine
 from mcp_localtools.server import create_server
+from mcp_localtools.server.adapter import RegistryServer
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.tools import build_registry
 from mcp_localtools.workspace import Workspace
@@ -65,19 +70,32 @@ def test_a_server_without_roots_says_they_come_from_the_client(tmp_path: Path) -
     assert "never served by default" in err
 
 
-def test_log_level_error_hides_the_line(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [installed_command(), "--root", str(tmp_path), "--log-level", "ERROR"],
-        env=_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(2)  # the line would be written within milliseconds
-    proc.terminate()
-    _, err = proc.communicate(timeout=10)
-    assert "serving" not in err
+def _no_exec_server(root: Path) -> RegistryServer:
+    config = config_for(root, exec={"enabled": False})
+    workspace = Workspace.from_config(config, search=NativeEngine())
+    registry = build_registry(config, workspace=workspace)
+    return create_server(Routes(Route.of(registry, base_dir=str(root), workspace=workspace)))
+
+
+def test_quiet_writes_no_line_but_keeps_the_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = _no_exec_server(tmp_path)
+    announce(server, "stdio", quiet=True).join(30)
+    assert "serving" not in capsys.readouterr().err
+    assert any("ripgrep" in record.getMessage() for record in caplog.records)  # the python engine
+    announce(server, "stdio", quiet=False).join(30)
+    assert "serving stdio" in capsys.readouterr().err
+
+
+def test_the_quiet_level_is_error() -> None:
+    assert _quiet(argparse.Namespace(log_level="ERROR")) and not _quiet(argparse.Namespace(log_level=None))
+
+
+def test_a_root_that_is_the_whole_filesystem_is_a_warning() -> None:
+    line, warnings = startup_line(_no_exec_server(Path("/")), "stdio")
+    assert "; roots / " in line
+    assert any("the filesystem root /: every file below it is served" in warning for warning in warnings)
 
 
 def test_http_says_serving_only_after_a_successful_bind(tmp_path: Path) -> None:
@@ -102,10 +120,6 @@ def test_http_says_serving_only_after_a_successful_bind(tmp_path: Path) -> None:
 
 
 def test_the_python_engine_and_a_server_without_command_tools_are_named(tmp_path: Path) -> None:
-    config = config_for(tmp_path, exec={"enabled": False})
-    workspace = Workspace.from_config(config, search=NativeEngine())
-    registry = build_registry(config, workspace=workspace)
-    server = create_server(Routes(Route.of(registry, base_dir=str(tmp_path), workspace=workspace)))
-    line, warnings = startup_line(server, "stdio")
+    line, warnings = startup_line(_no_exec_server(tmp_path), "stdio")
     assert "; no command tools; search python (slower: no ripgrep 14+ found)" in line
     assert len(warnings) == 1 and "ripgrep" in warnings[0]

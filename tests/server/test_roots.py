@@ -17,24 +17,27 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, MCPDeprecationWarning, StdioServerParameters
-from mcp.types import ListRootsResult, Root
+from mcp.types import INTERNAL_ERROR, ErrorData, ListRootsResult, Root
 
 from mcp_localtools.server import build_server
 from mcp_localtools.server.roots import decode_file_uri, session_roots
-from tests.helpers import config_for, error_code, installed_command, text_of
+from tests.helpers import config_for, error_code, installed_command, processes_with, text_of, wait_until_gone
 
 pytestmark = pytest.mark.anyio
 
 
 class SharedRoots:
-    """A client's roots callback whose answer a test can change."""
+    """A client's roots callback whose answer a test can change (``failing``: an error instead)."""
 
     def __init__(self, *paths: Path) -> None:
         self.paths = list(paths)
         self.asked = 0
+        self.failing = False
 
-    async def __call__(self, context: Any) -> ListRootsResult:
+    async def __call__(self, context: Any) -> ListRootsResult | ErrorData:
         self.asked += 1
+        if self.failing:
+            return ErrorData(code=INTERNAL_ERROR, message="the client cannot list its roots now")
         return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name) for path in self.paths])
 
 
@@ -71,6 +74,8 @@ async def read(client: Client, path: Path) -> tuple[str | None, str]:
         ("file://other-host/x", None),
         ("file:relative/x", None),
         ("file:///a%00b", None),
+        ("file:////host/share/x", None),  # UNC: resolving it would contact the host
+        ("file://localhost//host/share", None),
     ],
 )
 def test_file_uris_are_decoded_per_rfc_8089(uri: str, path: str | None) -> None:
@@ -153,9 +158,42 @@ async def test_a_client_root_outside_the_configured_roots_is_refused_and_logged(
             build_server(config_for(tree)), mode="legacy", list_roots_callback=shared
         ) as client:
             code, text = await read(client, outside / "secret.txt")
-            assert code == "outside_roots" and "canary" not in text
-            assert (await read(client, tree / "a" / "a.txt"))[0] is None  # the configured root stays
+            assert code == "no_roots" and "canary" not in text
+            assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"  # never widened
     assert any("outside the configured roots" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_client_that_stops_sharing_gets_no_roots_not_the_configured_ones(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[0] is None
+        shared.paths = []
+        await roots_changed(client)
+        await anyio.sleep(0)
+        assert (await read(client, tree / "top.txt"))[0] == "no_roots"
+        assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"
+
+
+async def test_an_unanswered_change_fails_closed_until_the_client_answers(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[0] is None
+        shared.paths, shared.failing = [tree / "b"], True
+        await roots_changed(client)
+        await anyio.sleep(0)
+        assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"  # not the old roots
+        shared.failing = False  # answers again, without a new notification: asked at the next call
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+        assert (await read(client, tree / "a" / "a.txt"))[0] == "outside_roots"
+
+
+async def test_a_client_that_never_answers_keeps_the_configured_roots(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    shared.failing = True
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "b" / "b.txt"))[0] is None
+        assert (await read(client, tree / "top.txt"))[0] is None
+    assert shared.asked == 1  # not asked again until it announces a change
 
 
 async def test_ignore_client_roots_keeps_the_configured_roots(tree: Path) -> None:
@@ -169,17 +207,18 @@ async def test_ignore_client_roots_keeps_the_configured_roots(tree: Path) -> Non
 async def test_processes_of_a_root_taken_away_are_stopped(tree: Path) -> None:
     shared = SharedRoots(tree / "a")
     async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
-        started = await client.call_tool("startprocess", {"command": "sleep 300"})
+        marker = f"3{os.getpid() % 1000}.{time.monotonic_ns() % 9973}"  # sleep's argument
+        started = await client.call_tool("startprocess", {"command": f"sleep {marker}"})
         assert not started.is_error, text_of(started)
         listed = await client.call_tool("listprocesses", {})
         assert listed.structured_content is not None and len(listed.structured_content["processes"]) == 1
+        assert processes_with(marker)
         shared.paths = [tree / "b"]
         await roots_changed(client)
         await anyio.sleep(0)
         after = await client.call_tool("listprocesses", {})
         assert after.structured_content is not None and after.structured_content["processes"] == []
-        back = await client.call_tool("processoutput", {"processID": started.structured_content["processID"]})
-        assert back.is_error
+        await wait_until_gone(marker, seconds=15)  # stopped, not only out of the new route's list
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -219,15 +258,15 @@ def http_server(tree: Path) -> Iterator[str]:
         stderr=subprocess.PIPE,
         env=_env(tree),
     )
+    assert proc.stderr is not None
     try:
-        for _ in range(200):
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "server exited")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+        seen: list[bytes] = []
+        for line in proc.stderr:  # the start-up line comes once the server listens
+            seen.append(line)
+            if line.startswith(b"mcp-localtools "):
                 break
-            except OSError:
-                time.sleep(0.05)
+        else:
+            raise AssertionError(b"".join(seen).decode(errors="replace") or "the server exited")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.policy.implicit_root import implicit_root_refusal
+from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
 
 __all__ = [
     "EXIT_ERROR",
@@ -159,8 +159,7 @@ def profile_config(config: Config, name: str | None) -> Config:
 def _cwd_refusal() -> str | None:
     """Why the working directory may not be the default root (the filesystem root, the home
     directory or above it, a system directory), or None."""
-    home = os.environ.get("HOME") or os.environ.get("USERPROFILE")
-    return implicit_root_refusal(Path.cwd(), Path(home) if home else None)
+    return implicit_root_refusal(Path.cwd(), user_home())
 
 
 def no_roots_message(ns: argparse.Namespace, lead: str = "no root to work in") -> str:

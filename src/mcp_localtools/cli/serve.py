@@ -156,7 +156,8 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
         profile=ns.profile,
     )
     path = "/sse" if transport == "sse" else "/mcp"
-    where = f"{transport} on http://{settings.host}:{settings.port}{path}"
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host  # IPv6, as in a URL
+    where = f"{transport} on http://{host}:{settings.port}{path}"
     serve_network(server, settings, on_listening=lambda: announce(server, where, quiet=_quiet(ns)))
     return EXIT_OK
 

@@ -2,7 +2,7 @@
 
 ::
 
-    mcp-localtools 0.1.0: serving stdio; roots /home/a/proj (narrowed to the client's roots);
+    mcp-localtools 0.1.0: serving stdio; roots /home/a/proj (a client may narrow them);
     sandbox bwrap; search ripgrep
 
 It is written once the server listens (over HTTP: after a successful bind) and the command
@@ -18,6 +18,7 @@ import sys
 import threading
 
 from mcp_localtools._version import __version__
+from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
 from mcp_localtools.server.adapter import RegistryServer
 from mcp_localtools.tools.exec import command_sandbox
 from mcp_localtools.workspace import Workspace
@@ -30,15 +31,22 @@ _PROBE_SECONDS = 30.0
 """How long the line waits for the sandbox probe (it takes about 10 ms)."""
 
 
-def _roots(server: RegistryServer) -> str:
+def _roots(server: RegistryServer) -> tuple[str, list[str]]:
+    """The roots part of the line, and a warning per root that serves more than a project (the
+    filesystem, a home or a system directory, given explicitly: ``--root /``)."""
     workspace = server.routes.default.workspace
     if workspace is None:
-        return "roots unknown"
+        return "roots unknown", []
     roots = ", ".join(str(root) for root in workspace.paths.roots)
     client = workspace.config.paths.client_roots
     if not roots:
-        return "roots from the client (none of its own)" if client else "no roots: every file tool is refused"
-    return f"roots {roots}" + (" (narrowed to the client's roots)" if client else "")
+        if client:
+            return "roots from the client (none of its own)", []
+        return "no roots: every file tool is refused", []
+    home = user_home()
+    broad = [phrase for root in workspace.paths.roots if (phrase := implicit_root_refusal(root, home))]
+    warnings = [f"a root is {phrase}: every file below it is served" for phrase in broad]
+    return f"roots {roots}" + (" (a client may narrow them)" if client else ""), warnings
 
 
 def _sandbox(workspace: Workspace) -> tuple[str, str | None]:
@@ -76,8 +84,8 @@ def startup_line(server: RegistryServer, where: str) -> tuple[str, list[str]]:
     Blocking: waits for the sandbox probe and picks the search engine."""
     route = server.routes.default
     workspace = route.workspace
-    parts = [f"mcp-localtools {__version__}: serving {where}", _roots(server)]
-    warnings: list[str] = []
+    roots, warnings = _roots(server)
+    parts = [f"mcp-localtools {__version__}: serving {where}", roots]
     if workspace is not None:
         commands = any(spec.group == "exec" for spec in route.registry.specs())
         sandbox = _sandbox(workspace) if commands else ("no command tools", None)

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path, PurePath
 
-__all__ = ["implicit_root_refusal"]
+__all__ = ["implicit_root_refusal", "user_home"]
 
 _SYSTEM_DIRS = frozenset(
     """/bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root /run /sbin
@@ -40,6 +40,15 @@ def _windows_reason(cwd: PurePath) -> str | None:
         if cwd == anchor / name:
             return f"the system directory {cwd}"
     return None
+
+
+def user_home() -> Path | None:
+    """The user's home directory: ``HOME`` (``USERPROFILE`` on Windows), else the account's
+    (``pwd``), as ``Path.expanduser`` finds it; None when there is none."""
+    try:
+        return Path("~").expanduser()
+    except RuntimeError:  # no HOME and no account entry
+        return None
 
 
 def implicit_root_refusal(cwd: Path, home: Path | None) -> str | None:

@@ -104,7 +104,11 @@ class RegistryServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        return await self.pipeline(await self._call(name, arguments, context))
+        call = await self._call(name, arguments, context)
+        try:
+            return await self.pipeline(call)
+        finally:
+            await self.roots.settle(call.route, call.session)
 
     async def _call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Call:
         """The call of this request, on its session's route (the client's roots, ``roots.py``).

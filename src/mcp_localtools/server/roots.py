@@ -8,21 +8,35 @@ a change applies to the next call. What the session then works in:
 - no configured roots (the server was started without a root): the client's roots;
 - configured roots: their intersection with the client's (a client root inside a configured root
   narrows to it; a configured root inside a client root stays whole); a client root outside every
-  configured root is refused and logged. When nothing is left, the configured roots stay, and the
-  log says so.
+  configured root is refused and logged. When nothing is left (the client shares no root, or only
+  roots outside), the session has no roots: a client can narrow, never widen, and closing its
+  folders does not give it the configured ones back.
+
+It fails closed: when the client does not answer after announcing a change (an error, an invalid
+answer, no answer within 10 s), the session has no roots until it does, and it is asked again at
+the next call; a root set whose route cannot be built (a root vanished meanwhile) also gives no
+roots. A client that never answered the first question keeps the configured roots (the ones the
+user chose), and is not asked again until it announces a change.
 
 The session's roots make a ``Route`` of their own: a workspace (``Workspace.sibling``) whose path
 policy, command sandbox and search defaults are those roots, and its registry; routes are shared
 by every session with the same roots (tools key their state by session). When a session's roots
 change, what it kept under the old ones ends (its processes are stopped, their kept output
-dropped): nothing keeps running in a folder the user took away.
+dropped): nothing keeps running in a folder the user took away. A call still running on the old
+roots when they change ends what it started there when it returns (``settle``).
 
 Roots are asked for on handshake-era sessions only. The 2026-07-28 revision deprecates the roots
 capability (SEP-2577) and has no ``list_changed``: its requests work in the configured roots.
 ``[paths] client_roots = false`` (``--ignore-client-roots``) turns all of this off.
 
 File URIs are decoded per RFC 8089: ``file:///abs/path`` or ``file://localhost/abs/path``,
-percent-decoded; any other scheme or host is refused.
+percent-decoded; any other scheme or host is refused, and so is a UNC path (``file:////host/share``:
+resolving it would contact that host). A client root that is the whole filesystem, a home directory
+or a system directory is served when nothing is configured (the client chose it) but logged as a
+warning.
+
+The question travels with the call that needs it (``related_request_id``), so over Streamable HTTP
+it reaches a client on that call's response stream, without the optional GET stream.
 """
 
 from __future__ import annotations
@@ -42,9 +56,13 @@ import anyio
 import anyio.to_thread
 from mcp import MCPDeprecationWarning, MCPError
 from mcp.server.mcpserver import Context
+from mcp.shared.message import ServerMessageMetadata
+from mcp.types import ListRootsRequest, ListRootsResult
+from pydantic import ValidationError
 
 from mcp_localtools._sdk import connection_of
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
 from mcp_localtools.server.routes import Route
 from mcp_localtools.server.sessions import Session
 from mcp_localtools.tools import build_registry
@@ -73,7 +91,9 @@ def decode_file_uri(uri: str) -> Path | None:
     path = unquote(parts.path)
     if sys.platform == "win32" and len(path) >= 3 and path[0] == "/" and path[2] == ":":
         path = path[1:]  # /C:/work → C:/work
-    if "\x00" in path or not Path(path).is_absolute():
+    if "\x00" in path or path.startswith(("//", "\\")) or not Path(path).is_absolute():
+        return None  # a UNC path (//host/share) would reach out to that host
+    if sys.platform == "win32" and Path(path).drive.startswith("\\"):  # pragma: no cover - Windows
         return None
     return Path(path)
 
@@ -119,15 +139,22 @@ def _canonical_dirs(uris: Iterable[str]) -> tuple[list[Path], list[str]]:
     return found, refused
 
 
+def _broad(roots: Iterable[Path]) -> list[str]:
+    """What each root among ``roots`` that is the filesystem, a home or a system directory is
+    (``implicit_root_refusal``'s phrase). Blocking: run it in a worker thread."""
+    home = user_home()
+    return [phrase for root in roots if (phrase := implicit_root_refusal(root, home)) is not None]
+
+
 @dataclass(eq=False)
 class _SessionRoots:
-    """What one session's roots are, as last asked."""
+    """What one session's roots are, as last asked (``route`` None: the base route, never moved)."""
 
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     stale: bool = True
     roots: tuple[Path, ...] | None = None
     route: Route | None = None
-    ended: set[int] = field(default_factory=set)  # registries whose end is already scheduled
+    ending: bool = False  # the end of the current route's state is scheduled with the connection
 
 
 def _declares_roots(context: Context[Any, Any]) -> bool:
@@ -170,13 +197,27 @@ class ClientRoots:
                 await self._refresh(state, route, session, context)
         return state.route or route
 
+    async def settle(self, used: Route, session: Session) -> None:
+        """After a call that ran on ``used``: when the session's roots changed meanwhile, end what
+        the call started there (a background process started during the change), as the change
+        itself ended everything else kept there."""
+        state = session.state.get(_STATE_KEY)
+        if not isinstance(state, _SessionRoots) or state.route is None:
+            return
+        if used.registry is not state.route.registry:
+            with anyio.CancelScope(shield=True):
+                await used.registry.end_session(session.id)
+
     async def _refresh(
         self, state: _SessionRoots, route: Route, session: Session, context: Context[Any, Any]
     ) -> None:
-        state.stale = False
+        state.stale = False  # a change announced while asking makes it stale again
         shared = await self._ask(context)
         if shared is None:
-            return  # no answer: keep what the session had
+            if state.roots is not None:  # a change went unanswered: no roots until it is
+                state.stale = True
+                await self._move(state, route, session, context, ())
+            return
         assert route.workspace is not None
         configured = route.workspace.paths.roots
         dirs, refused = await anyio.to_thread.run_sync(_canonical_dirs, shared)
@@ -184,31 +225,58 @@ class ClientRoots:
         refused += outside
         if refused:
             logger.warning("client roots refused for session %s: %s", session.id, "; ".join(refused))
-        if not roots and configured:
-            logger.warning(
-                "none of the client's roots lies in the configured roots; session %s keeps them", session.id
-            )
-            roots = configured
+        if not configured:
+            for broad in await anyio.to_thread.run_sync(_broad, roots):
+                logger.warning("session %s: a client root is %s; all below it is served", session.id, broad)
+        if not roots:
+            logger.warning("session %s shares no root inside the served ones: it works in none", session.id)
+        await self._move(state, route, session, context, roots)
+
+    async def _move(
+        self,
+        state: _SessionRoots,
+        route: Route,
+        session: Session,
+        context: Context[Any, Any],
+        roots: tuple[Path, ...],
+    ) -> None:
+        """Make ``roots`` the session's, on ``route`` (the base) or a route of their own, and end
+        what the session kept on the route it leaves."""
         if roots == state.roots:
             return
+        assert route.workspace is not None
         previous = state.route
         state.roots = roots
-        state.route = route if roots == configured else await self._route_for(route, roots)
+        state.route = route if roots == route.workspace.paths.roots else await self._route_for(route, roots)
         logger.info("session %s works in %s", session.id, ", ".join(map(str, roots)) or "no roots")
         if previous is not None and previous.registry is not state.route.registry:
             await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
-        if state.route is not route:  # the base route's registries end with the session already
-            self._end_with(session, state, state.route, context)
+        if not state.ending:  # once per session: ends whichever route is current at the end
+            connection = connection_of(context.session)
+            if connection is not None:
+                state.ending = True
+                connection.exit_stack.push_async_callback(_end_current, state, route, session.id)
 
     async def _ask(self, context: Context[Any, Any]) -> list[str] | None:
-        """The URIs of the client's roots, or None when it did not answer in time."""
+        """The URIs of the client's roots, or None when it did not answer in time or answered
+        with something that is not a list of roots (logged)."""
         try:
             with anyio.fail_after(_ASK_SECONDS), warnings.catch_warnings():
                 # roots are deprecated in 2026-07-28 (SEP-2577); handshake-era clients use them
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                answer = await context.session.list_roots()
-        except (MCPError, TimeoutError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-            logger.warning("the client did not list its roots (%s); keeping the session's roots", exc)
+                answer = await context.session.send_request(
+                    ListRootsRequest(),
+                    ListRootsResult,
+                    metadata=ServerMessageMetadata(related_request_id=context.request_id),
+                )
+        except (
+            MCPError,
+            ValidationError,
+            TimeoutError,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+        ) as exc:
+            logger.warning("the client did not list its roots (%s: %s)", type(exc).__name__, exc)
             return None
         return [str(root.uri) for root in answer.roots]
 
@@ -221,35 +289,37 @@ class ClientRoots:
             return found
         assert base.workspace is not None
 
-        def build() -> Route:
+        def build() -> tuple[Route, bool]:
             workspace = base.workspace
             assert workspace is not None
             config = workspace.config.with_roots([str(root) for root in roots])
+            built = True
             try:
                 space = workspace.sibling(config)
-            except ConfigError as exc:  # a root vanished between the check and the build
-                logger.warning("cannot serve the client's roots: %s", exc.message)
-                return base
-            return Route.of(
+            except ConfigError as exc:  # a root vanished between the check and the build: none
+                logger.warning("cannot serve the client's roots, so none: %s", exc.message)
+                config, built = workspace.config.with_roots([]), False
+                space = workspace.sibling(config)
+            route = Route.of(
                 build_registry(config, workspace=space),
                 base_dir=str(space.paths.base_dir),
                 profile=base.profile,
                 visible=base.visible,
                 workspace=space,
             )
+            return route, built
 
-        made = await anyio.to_thread.run_sync(build)
+        made, built = await anyio.to_thread.run_sync(build)
+        if not built:
+            return made  # not kept: the roots may exist at the next ask
         self._routes[key] = made
         while len(self._routes) > _MAX_ROUTES:
             self._routes.popitem(last=False)
         return made
 
-    @staticmethod
-    def _end_with(session: Session, state: _SessionRoots, route: Route, context: Context[Any, Any]) -> None:
-        """End the session's state in ``route``'s registry when the connection ends (once)."""
-        if id(route.registry) in state.ended:
-            return
-        connection = connection_of(context.session)
-        if connection is not None:
-            state.ended.add(id(route.registry))
-            connection.exit_stack.push_async_callback(route.registry.end_session, session.id)
+
+async def _end_current(state: _SessionRoots, base: Route, session_id: str) -> None:
+    """The connection ended: end the session's state on the route it works on last (the routes
+    it left were ended when it left them; the base route's ends with the session anyway)."""
+    if state.route is not None and state.route.registry is not base.registry:
+        await state.route.registry.end_session(session_id)
