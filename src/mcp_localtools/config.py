@@ -331,6 +331,9 @@ class ServerConfig(_Section):
     max_sessions: Annotated[int, Field(ge=1, le=100_000)] = 100
     max_stdio_line_bytes: Annotated[int, Field(ge=0, le=HARD_MAX_WRITE_BYTES * 2)] = 0
     """stdio: longest message line in bytes; longer ones are refused unread. 0: 2 x ``max_write_bytes``."""
+    select_tools: bool = False
+    """Serve ``selecttools``: a client narrows its own session's tool set (to a profile's, or to
+    named tools and groups) and is sent ``notifications/tools/list_changed``."""
 
 
 APPROVAL_CLASSES: tuple[str, ...] = ("destructive", "writes", "exec", "all")

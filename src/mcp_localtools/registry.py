@@ -302,8 +302,7 @@ class Registry:
 
     def manifest(self, name: str) -> dict[str, Any]:
         """The MCP ``tools/list`` entry of a registered tool as wire JSON: ``name``, ``title``,
-        ``description``, ``inputSchema``, ``outputSchema`` and ``annotations`` (the four hints
-        and the title)."""
+        ``description``, both schemas, ``annotations`` (hints, title), ``_meta`` (``ToolSpec.meta``)."""
         spec = self.get(name)
         schema_in, schema_out = self._schemas[name]
         hints = spec.annotations
@@ -320,6 +319,7 @@ class Registry:
                 "idempotentHint": hints.idempotent,
                 "openWorldHint": hints.open_world,
             },
+            "_meta": spec.meta,
         }
 
     def __iter__(self) -> Iterator[ToolSpec[Any]]:

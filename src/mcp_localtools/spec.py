@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar, get_args
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
+from mcp_localtools._version import __version__
 from mcp_localtools.results import ResourcePage, ToolResult
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "served",
     "served_text",
     "serving",
+    "tool_meta",
 ]
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -138,6 +140,21 @@ READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 """A tool that changes nothing."""
 DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
 """A tool that may replace or remove what is there (writes, edits, moves, deletes)."""
+
+
+def tool_meta(group: str, hints: ToolAnnotations) -> dict[str, Any]:
+    """A tool's ``_meta`` in ``tools/list`` (llm_toolkit's tool metadata): the server version
+    (``mcp-localtools/version``) and the tool's tags (``mcp-localtools/tags``: its group first,
+    then ``read-only``, ``destructive``, ``open-world`` as ``hints`` say)."""
+    flags = (
+        ("read-only", hints.read_only),
+        ("destructive", hints.destructive),
+        ("open-world", hints.open_world),
+    )
+    return {
+        "mcp-localtools/version": __version__,
+        "mcp-localtools/tags": [group, *(t for t, on in flags if on)],
+    }
 
 
 def any_case(choices: Any) -> BeforeValidator:
@@ -288,6 +305,11 @@ class ToolSpec(Generic[ArgsT]):
     check: CheckFn | None = None
     locate: LocateFn | None = None
     preview: Preview | None = None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The tool's ``_meta`` in ``tools/list``: version and tags (``tool_meta``)."""
+        return tool_meta(self.group, self.annotations)
 
 
 _SERVED_NAMES: ContextVar[Mapping[str, str]] = ContextVar("served_names", default=MappingProxyType({}))

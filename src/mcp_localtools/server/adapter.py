@@ -4,8 +4,9 @@
 through the pipeline (``pipeline.py``: audit gate, approval, run, audit line) and an unknown or
 hidden tool is a protocol error (-32602); ``resources/templates/list`` and ``resources/read`` come
 from the route's registry, read as the request's session (``sessions.py``); a second
-``initialize`` on a connection is refused (``refuse_second_initialize``). Over stdio the server
-runs on our bounded transport (``stdio.serve_stdio``).
+``initialize`` on a connection is refused (``refuse_second_initialize``). A session may narrow its
+own tool set (``toolsets.py``: ``selecttools``, then ``notifications/tools/list_changed``). Over
+stdio the server runs on our bounded transport (``stdio.serve_stdio``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -23,18 +25,22 @@ from mcp.types import (
     INVALID_REQUEST,
     CallToolResult,
     InputRequiredResult,
+    ListToolsResult,
     NotificationParams,
+    PaginatedRequestParams,
     ResourceTemplate,
     Tool,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_localtools._sdk import connection_of, lowlevel_server
 from mcp_localtools.errors import NotFound
 from mcp_localtools.server.call import Call
 from mcp_localtools.server.pipeline import Pipeline
 from mcp_localtools.server.roots import ClientRoots
-from mcp_localtools.server.routes import Routes
-from mcp_localtools.server.sessions import Sessions
+from mcp_localtools.server.routes import Route, Routes
+from mcp_localtools.server.sessions import Session, Sessions
+from mcp_localtools.server.toolsets import ToolSets
 from mcp_localtools.spec import render_names
 from mcp_localtools.stdio import serve_stdio
 
@@ -64,6 +70,8 @@ class RegistryServer(MCPServer[Any]):
         pipeline: what a call goes through.
         sessions: session identity (made from ``routes``' registries when omitted).
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
+        roots: the sessions' client roots (``roots.py``).
+        tool_sets: the sessions' own tool sets (``toolsets.py``); None: off.
         kwargs: ``MCPServer``'s own (name, instructions, auth, ...).
     """
 
@@ -75,6 +83,7 @@ class RegistryServer(MCPServer[Any]):
         sessions: Sessions,
         max_stdio_line_bytes: int,
         roots: ClientRoots | None = None,
+        tool_sets: ToolSets | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -82,10 +91,22 @@ class RegistryServer(MCPServer[Any]):
         self.pipeline = pipeline
         self.sessions = sessions
         self.roots = roots or ClientRoots(enabled=False)
+        self.tool_sets = tool_sets or ToolSets(routes, enabled=False)
         self.max_stdio_line_bytes = max_stdio_line_bytes
-        lowlevel_server(self).add_notification_handler(
+        lowlevel = lowlevel_server(self)
+        lowlevel.add_notification_handler(
             "notifications/roots/list_changed", NotificationParams, self._roots_changed
         )
+        lowlevel.add_request_handler("tools/list", PaginatedRequestParams, self._tools_of_session)
+        if self.tool_sets.enabled:  # handshake-era clients learn that tools/list may change
+            plain = lowlevel.create_initialization_options
+
+            def announcing(
+                notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+            ) -> Any:
+                return plain(notification_options or NotificationOptions(tools_changed=True), *args, **kwargs)
+
+            lowlevel.create_initialization_options = announcing  # type: ignore[method-assign]
 
     async def _roots_changed(self, ctx: ServerRequestContext[Any, Any], params: NotificationParams) -> None:
         """The client's roots changed: its session asks for them again at its next call."""
@@ -99,27 +120,59 @@ class RegistryServer(MCPServer[Any]):
         await serve_stdio(lowlevel_server(self), max_line_bytes=self.max_stdio_line_bytes)
 
     async def list_tools(self) -> list[Tool]:
+        """The tools of the request's route (what a session that selected nothing lists)."""
         return list(self.routes.current().tools)
+
+    async def _tools_of_session(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+    ) -> ListToolsResult:
+        """``tools/list``: the route's tools as the request's session kept them (``toolsets.py``)."""
+        session = self.sessions.existing(connection_of(ctx.session))
+        has_sessions = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        tools = self.tool_sets.listed(self.routes.current(), session, has_sessions=has_sessions)
+        return ListToolsResult(tools=tools)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        call = await self._call(name, arguments, context)
+        route = self.routes.current()
+        session = self.sessions.of(context, route.profile)
+        if self.tool_sets.is_select(name, session):
+            return await self._select(route, session, arguments, context)
+        call = await self._call(name, arguments, context, route, session)
         try:
             return await self.pipeline(call)
         finally:
             await self.roots.settle(call.route, call.session)
 
-    async def _call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Call:
+    async def _select(
+        self, route: Route, session: Session, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult:
+        """``selecttools`` (``toolsets.py``); a change is told on the request's own stream, so a
+        Streamable HTTP client without the GET stream gets it too."""
+        result, changed = self.tool_sets.select(route, session, arguments)
+        if changed and context is not None:
+            await context.session.send_notification(
+                self.tool_sets.notification(), related_request_id=context.request_context.request_id
+            )
+        return result
+
+    async def _call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[Any, Any] | None,
+        route: Route,
+        session: Session,
+    ) -> Call:
         """The call of this request, on its session's route (the client's roots, ``roots.py``).
 
         Raises:
-            MCPError: -32602 for a tool the request's route does not serve.
+            MCPError: -32602 for a tool the request's route does not serve, or that the session
+                left out of its tool set (``toolsets.py``).
         """
-        route = self.routes.current()
-        if not route.serves(name):
+        if not self.tool_sets.serves(route, session, name):
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
-        session = self.sessions.of(context, route.profile)
         return Call(name, arguments, await self.roots.route(route, session, context), session, context)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:

@@ -30,6 +30,7 @@ from mcp_localtools.server.pipeline import Pipeline
 from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Sessions
+from mcp_localtools.server.toolsets import ToolSets
 from mcp_localtools.tools import GROUPS, build_registry, profile_tools
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
@@ -94,6 +95,7 @@ def create_server(
     audit: AuditLog | None = None,
     max_stdio_line_bytes: int = DEFAULT_STDIO_LINE_BYTES,
     client_roots: bool = True,
+    select_tools: bool = False,
 ) -> RegistryServer:
     """An ``MCPServer`` that serves ``tools``; run it with ``run()`` or a transport of
     ``transports.py``, or connect to it in memory with the SDK's ``Client(server)``.
@@ -113,6 +115,8 @@ def create_server(
         audit: the ``[audit]`` log: one line per call.
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
         client_roots: use the roots a client shares (``roots.py``; needs routes with workspaces).
+        select_tools: serve ``selecttools``, with which a session narrows its tool set
+            (``toolsets.py``).
     """
     routes = tools if isinstance(tools, Routes) else Routes(Route.of(tools, base_dir=""))
     policy = approval if approval is not None and approval.active else None
@@ -124,6 +128,7 @@ def create_server(
         sessions=Sessions([*on_end, policy.forget] if policy is not None else on_end),
         max_stdio_line_bytes=max_stdio_line_bytes,
         roots=ClientRoots(enabled=client_roots),
+        tool_sets=ToolSets(routes, enabled=select_tools),
         name=SERVER_NAME,
         title="mcp-localtools",
         version=__version__,
@@ -241,4 +246,5 @@ def build_server(
         audit=audit,
         max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * default.config.limits.max_write_bytes,
         client_roots=config.paths.client_roots,
+        select_tools=config.server.select_tools,
     )
