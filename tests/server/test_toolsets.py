@@ -10,13 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import INVALID_PARAMS, ToolListChangedNotification
 
 from mcp_localtools._version import __version__
 from mcp_localtools.server import build_server
 from tests.helpers import config_for, connect, error_code, text_of
+from tests.test_transports import start, stop
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +146,34 @@ async def test_over_stdio_the_notification_arrives_and_the_list_follows(tmp_path
         await client.call_tool("selecttools", {"profile": "editor"})
         assert told.changed == 1
         assert await _names(client) == {"editfile", "readfile", "selecttools"}
+
+
+async def test_over_streamable_http_a_profile_token_narrows_its_session_and_is_told(tmp_path: Path) -> None:
+    """The notification travels on the call's own stream, so a client without the GET stream gets
+    it; a profile token's selection stays within its profile."""
+    reader_token = "reader-" + "r" * 40
+    token_file = tmp_path / "reader.token"
+    token_file.write_text(reader_token + "\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "c.toml").write_text(
+        '[server]\nselect_tools = true\n[profiles.reader]\nenabled = ["fs"]\nread_only = true\n'
+        f'token_file = "{token_file}"\n[profiles.editor]\nenabled = ["readfile", "editfile"]\n',
+        encoding="utf-8",
+    )
+    served = start("streamable-http", work, "--config", str(tmp_path / "c.toml"))
+    told = Notifications()
+    try:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {reader_token}"}, timeout=30)
+        target = streamable_http_client(served.url, http_client=http)
+        async with Client(target, mode="legacy", message_handler=told, raise_exceptions=True) as client:
+            assert "writefile" not in await _names(client) and "selecttools" in await _names(client)
+            narrowed = await client.call_tool("selecttools", {"profile": "editor"})  # editor ∩ reader
+            assert (narrowed.structured_content or {})["tools"] == ["readfile"], text_of(narrowed)
+            assert told.changed == 1
+            assert await _names(client) == {"readfile", "selecttools"}
+            with pytest.raises(MCPError):
+                await client.call_tool("editfile", {"path": "a.txt", "edits": []})
+    finally:
+        stop(served)
