@@ -281,7 +281,7 @@ def test_a_profiles_unusable_token_file_is_named_by_its_key(project: Path) -> No
     (project / "c.toml").write_text(PROFILES_TOML + 'token_file = "reader.token"\n', encoding="utf-8")
     done = run("--config", "c.toml", "--transport", "streamable-http", "--port", "1", cwd=project)
     assert done.returncode == 1
-    assert "[profiles.reader] token_file: refusing the auth token file" in done.stderr
+    assert "profiles.reader.token_file: refusing the auth token file" in done.stderr
 
 
 def test_mcp_localtools_allowed_commands_runs_only_the_listed_commands(project: Path) -> None:

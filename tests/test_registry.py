@@ -11,7 +11,7 @@ import anyio
 import pytest
 from pydantic import Field
 
-from mcp_localtools.errors import ConfigError, OutsideAllowedRoots, ToolError, UnknownToolError
+from mcp_localtools.errors import ConfigError, OutsideAllowedRoots, SpecError, ToolError, UnknownToolError
 from mcp_localtools.registry import READ_ONLY, CallContext, Registry, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, wire_chars
 from mcp_localtools.tools import build_registry
@@ -49,7 +49,7 @@ def spec(name: str = "echo", handler=None, args_model: type[ToolArgs] = EchoArgs
 def test_registering_a_name_twice_fails() -> None:
     registry = Registry()
     registry.register(spec())
-    with pytest.raises(ConfigError, match="registered twice"):
+    with pytest.raises(SpecError, match="registered twice"):
         registry.register(spec())
 
 
@@ -57,12 +57,12 @@ def test_a_field_without_a_description_fails_at_registration() -> None:
     class Undocumented(ToolArgs):
         path: str
 
-    with pytest.raises(ConfigError, match="without a description: path"):
+    with pytest.raises(SpecError, match="without a description: path"):
         Registry().register(spec(args_model=Undocumented))
 
 
 def test_an_uppercase_tool_name_fails_at_registration() -> None:
-    with pytest.raises(ConfigError, match="lowercase"):
+    with pytest.raises(SpecError, match="lowercase"):
         Registry().register(spec(name="ReadFile"))
 
 
@@ -247,7 +247,7 @@ def test_a_result_over_the_registry_budget_is_cut_with_its_truncated_flag_set() 
 
 async def test_replace_puts_a_new_tool_in_place_of_a_built_in_one_on_purpose(tmp_path: Path) -> None:
     registry = build_registry(config_for(tmp_path))
-    with pytest.raises(ConfigError, match="registered twice"):
+    with pytest.raises(SpecError, match="registered twice"):
         registry.register(spec("readfile"))
 
     async def shout(args: EchoArgs, ctx: CallContext) -> ToolResult:
@@ -261,14 +261,14 @@ async def test_replace_puts_a_new_tool_in_place_of_a_built_in_one_on_purpose(tmp
 
 def test_replace_of_an_unknown_name_fails_and_a_bad_replacement_keeps_the_old_tool() -> None:
     registry = Registry()
-    with pytest.raises(ConfigError, match="no tool has that name"):
+    with pytest.raises(SpecError, match="no tool has that name"):
         registry.replace(spec("echo"))
     registry.register(spec("echo"))
 
     class Undocumented(ToolArgs):
         text: str = "x"
 
-    with pytest.raises(ConfigError, match="without a description"):
+    with pytest.raises(SpecError, match="without a description"):
         registry.replace(spec("echo", args_model=Undocumented))
     assert registry.get("echo").args_model is EchoArgs
 

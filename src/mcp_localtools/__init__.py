@@ -18,12 +18,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_localtools._version import __version__
+from mcp_localtools.checks import ConfigProblems, Problem
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import (
     ConfigError,
     LocalToolsError,
     OutsideAllowedRoots,
     PolicyViolation,
+    SpecError,
     ToolError,
     UnknownToolError,
 )
@@ -39,12 +41,15 @@ if TYPE_CHECKING:
 __all__ = [
     "Config",
     "ConfigError",
+    "ConfigProblems",
     "LocalToolsError",
     "OutsideAllowedRoots",
     "PathPolicy",
     "PolicyViolation",
+    "Problem",
     "Registry",
     "ResolvedPath",
+    "SpecError",
     "ToolAnnotations",
     "ToolError",
     "ToolResult",

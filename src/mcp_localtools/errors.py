@@ -69,6 +69,7 @@ __all__ = [
     "PolicyViolation",
     "ProtectedPath",
     "SandboxUnavailable",
+    "SpecError",
     "SymlinkRefused",
     "TooLarge",
     "ToolError",
@@ -122,6 +123,14 @@ class ConfigError(LocalToolsError):
     """
 
     code = "config_error"
+
+
+class SpecError(LocalToolsError):
+    """A tool's ``ToolSpec`` cannot be registered (a malformed or taken name, no title or
+    description, an undocumented field, a self-referring output model): a bug in the tool or in
+    the code that composes the registry, not in the config (that is ``ConfigError``)."""
+
+    code = "spec_error"
 
 
 class UnknownToolError(LocalToolsError):

@@ -28,6 +28,7 @@ from mcp_localtools.errors import (
     InvalidArguments,
     NotFound,
     PolicyViolation,
+    SpecError,
     ToolError,
     ToolTimeout,
     UnknownToolError,
@@ -196,25 +197,24 @@ class Registry:
         """Add a tool.
 
         Raises:
-            ConfigError: the name is taken or malformed, the description is empty, or a field
-                of the arguments model has no description.
+            SpecError: a taken or malformed name, no title or description, an undocumented field.
         """
         if not _NAME.match(spec.name):
-            raise ConfigError(f"tool name {spec.name!r} must be lowercase letters and digits")
+            raise SpecError(f"tool name {spec.name!r} must be lowercase letters and digits")
         if spec.name in self._specs:
-            raise ConfigError(f"tool {spec.name!r} is registered twice")
+            raise SpecError(f"tool {spec.name!r} is registered twice")
         if not spec.description.strip() or not spec.title.strip():
-            raise ConfigError(f"tool {spec.name!r} needs a title and a description")
+            raise SpecError(f"tool {spec.name!r} needs a title and a description")
         for model in (spec.args_model, spec.result_model):
             undocumented = [n for n, f in model.model_fields.items() if not f.description]
             if undocumented:
-                raise ConfigError(
+                raise SpecError(
                     f"tool {spec.name!r}: {model.__name__} fields without a description: "
                     + ", ".join(undocumented)
                 )
         wire_names = {field.alias or name for name, field in spec.args_model.model_fields.items()}
         if spec.preview is not None and spec.preview.argument not in wire_names:
-            raise ConfigError(
+            raise SpecError(
                 f"tool {spec.name!r}: its preview argument {spec.preview.argument!r} is not an argument"
             )
         self._schemas[spec.name] = (
@@ -261,15 +261,15 @@ class Registry:
             the spec that was replaced.
 
         Raises:
-            ConfigError: no tool has that name (use ``register``), or ``spec`` fails the checks
+            SpecError: no tool has that name (use ``register``), or ``spec`` fails the checks
                 of ``register``; the old tool stays registered then.
         """
         if spec.name not in self._specs:
-            raise ConfigError(f"cannot replace tool {spec.name!r}: no tool has that name; register it")
+            raise SpecError(f"cannot replace tool {spec.name!r}: no tool has that name; register it")
         old, schemas = self._specs.pop(spec.name), self._schemas.pop(spec.name)
         try:
             self.register(spec)
-        except ConfigError:
+        except SpecError:
             self._specs[spec.name], self._schemas[spec.name] = old, schemas
             raise
         return old

@@ -29,7 +29,7 @@ import pydantic_core
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import SpecError
 
 __all__ = [
     "CACHE_FILE",
@@ -307,7 +307,7 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     Output models are not recursive; a recursive reference is refused at registration.
 
     Raises:
-        ConfigError: a definition refers to itself.
+        SpecError: a definition refers to itself.
     """
     definitions = schema.get("$defs", {})
 
@@ -320,7 +320,7 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             name = ref.removeprefix("#/$defs/")
             if name in seen:
-                raise ConfigError(f"output schema: {name} refers to itself; use a flat model")
+                raise SpecError(f"output schema: {name} refers to itself; use a flat model")
             rest = {key: value for key, value in node.items() if key != "$ref"}
             return {**inline(definitions[name], (*seen, name)), **inline(rest, seen)}
         return {key: inline(value, seen) for key, value in node.items() if key != "$defs"}

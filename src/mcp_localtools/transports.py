@@ -33,18 +33,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
-import os
 import socket
-import stat
 import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -59,7 +55,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_localtools import jsonrpc
 from mcp_localtools._sdk import h11_protocol, idle_http_sessions, requests_in_flight, token_verifier
 from mcp_localtools._version import __version__
+from mcp_localtools.checks import bind_problems, is_loopback, raise_problems
 from mcp_localtools.errors import ConfigError
+from mcp_localtools.tokens import MIN_TOKEN_CHARS, read_token_file
 
 __all__ = [
     "MIN_TOKEN_CHARS",
@@ -74,65 +72,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MIN_TOKEN_CHARS = 32
-"""Shortest token accepted; ``mcp-localtools token`` makes 43 characters (256 bits)."""
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def read_token_file(path: str | Path) -> str:
-    """Read a bearer token from a file that only its owner can read.
-
-    Raises:
-        ConfigError: the file is missing or unreadable (permission denied names the fix: run as
-            the file's owner, in a container ``--user``), not a regular file, readable or writable
-            by group or others, empty, or shorter than ``MIN_TOKEN_CHARS``.
-    """
-    file = Path(path).expanduser()
-    try:
-        info = file.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"the auth token file {file} is not a regular file")
-        if info.st_mode & 0o077:
-            raise ConfigError(
-                f"refusing the auth token file {file}: others can access it "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}); run: chmod 600 {file}"
-            )
-        text = file.read_text(encoding="utf-8")
-    except PermissionError:
-        getuid = getattr(os, "getuid", None)
-        who = f" as uid {getuid()}" if getuid is not None else ""
-        raise ConfigError(
-            f"cannot read the auth token file {file}: permission denied to the server running{who}; "
-            'run the server as the file\'s owner (in a container: --user "$(id -u):$(id -g)")'
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(f"cannot read the auth token file {file}: {reason}") from None
-    return check_token(text.strip(), f"the auth token file {file}")
-
-
-def check_token(token: str, source: str) -> str:
-    """Refuse an empty or short token.
-
-    Raises:
-        ConfigError: fewer than ``MIN_TOKEN_CHARS`` characters, or whitespace inside.
-    """
-    if len(token) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in token):
-        raise ConfigError(
-            f"{source} holds no usable token: it needs at least {MIN_TOKEN_CHARS} characters and no spaces; "
-            "make one with: mcp-localtools token --file PATH"
-        )
-    return token
 
 
 PROFILE_SCOPE = "mcp-localtools-profile:"
@@ -202,28 +142,21 @@ class NetworkSettings:
     max_sessions: int = 100
 
     def check(self) -> list[str]:
-        """Refuse unsafe combinations; return the warnings to log at start-up.
+        """Refuse unsafe combinations (``checks.bind_problems``, which the start-up check ran
+        already); return the warnings to log at start-up.
 
         Raises:
-            ConfigError: unauthenticated on a non-loopback address, or a non-loopback address
+            ConfigProblems: unauthenticated on a non-loopback address, or a non-loopback address
                 without ``allowed_hosts``.
         """
+        raise_problems(bind_problems(self.host, self.allowed_hosts, authenticated=self.authenticated))
         warnings: list[str] = []
         if not self.authenticated:
-            if not is_loopback(self.host):
-                raise ConfigError(
-                    f"--allow-unauthenticated-loopback works on loopback addresses only, not {self.host}"
-                )
             warnings.append(
                 "AUTHENTICATION IS OFF (--allow-unauthenticated-loopback): any local process or user can "
                 "run tools, including commands, through this server"
             )
         if not is_loopback(self.host):
-            if not self.allowed_hosts:
-                raise ConfigError(
-                    f"binding {self.host} makes the server reachable from the network; name the host names "
-                    "clients use in [server] allowed_hosts (or --allowed-host), e.g. myhost.lan"
-                )
             warnings.append(
                 f"listening on {self.host}:{self.port}: the server is reachable from the network, and "
                 "without TLS the bearer token travels in clear text; put a TLS-terminating proxy in "

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from mcp_localtools._version import __version__
 from mcp_localtools.cli import audit, call, example, index, serve, token, tools
 from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, Parser, configure_logging, log_level
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, SpecError
 
 __all__ = ["main", "parser"]
 
@@ -103,5 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = ns.run(ns)
     except ConfigError as exc:
         sys.stderr.write(f"mcp-localtools: {exc.message}\n")
+        return EXIT_ERROR
+    except SpecError as exc:  # a bug in a tool, not in the config: say so, without a traceback
+        sys.stderr.write(
+            f"mcp-localtools: a tool cannot be registered (a bug, not the config): {exc.message}\n"
+        )
         return EXIT_ERROR
     return status

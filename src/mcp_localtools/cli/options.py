@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import NoReturn
 
+from mcp_localtools.checks import TOKEN_ENV
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
@@ -37,7 +38,6 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_POLICY = 2
 LOG_LEVEL_ENV = "MCP_LOCALTOOLS_LOG_LEVEL"
-TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
 ROOTS_ENV = "MCP_LOCALTOOLS_ROOTS"
 ALLOWED_COMMANDS_ENV = "MCP_LOCALTOOLS_ALLOWED_COMMANDS"
 """Colon-separated commands (``"git:make:pytest -q"``), the only ones that run: sets ``[exec]

@@ -10,7 +10,6 @@ from typing import Any
 from mcp_localtools.cli.options import (
     EXIT_OK,
     LOG_LEVEL_ENV,
-    TOKEN_ENV,
     add_config_options,
     add_log_option,
     add_profile_option,
@@ -20,7 +19,6 @@ from mcp_localtools.cli.options import (
     own_files,
 )
 from mcp_localtools.config import Config
-from mcp_localtools.errors import ConfigError
 
 __all__ = ["add_options", "add_parser", "run"]
 
@@ -119,6 +117,8 @@ def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
 
 
 def _serve_network(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools._sdk import token_verifier
+    from mcp_localtools.checks import Network
     from mcp_localtools.cli.startup import announce
     from mcp_localtools.server import build_server
     from mcp_localtools.transports import NetworkSettings, serve_network
@@ -126,34 +126,25 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
     server_config = config.server
     transport = server_config.transport
     assert transport != "stdio", "stdio is served by _serve_stdio"
-    token = bearer_token(config)
-    profile_tokens = read_profile_tokens(config)
-    if token is None and not profile_tokens and not ns.allow_unauthenticated_loopback:
-        raise ConfigError(
-            f"no auth token for the {transport} transport: make one with "
-            "'mcp-localtools token --file PATH' and set [server] auth_token_file = PATH, "
-            f"or set {TOKEN_ENV}"
-        )
+    # The tokens and the bind rules are part of the one start-up check (checks.check).
+    server = build_server(
+        config,
+        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
+        environ=os.environ,
+        own_files=own_files(ns),
+        profile=ns.profile,
+        network=Network(unauthenticated_loopback=ns.allow_unauthenticated_loopback),
+    )
     settings = NetworkSettings(
         transport=transport,
         host=server_config.host,
         port=server_config.port,
-        authenticated=token is not None or bool(profile_tokens),
+        authenticated=token_verifier(server) is not None,
         allowed_hosts=tuple(server_config.allowed_hosts),
         allowed_origins=tuple(server_config.allowed_origins),
         max_request_body_bytes=server_config.max_request_body_bytes,
         session_idle_timeout_seconds=server_config.session_idle_timeout_seconds,
         max_sessions=server_config.max_sessions,
-    )
-    settings.check()  # refuse unsafe binds before building anything
-    server = build_server(
-        config,
-        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
-        bearer_token=token,
-        environ=os.environ,
-        own_files=own_files(ns),
-        profile_tokens=profile_tokens,
-        profile=ns.profile,
     )
     path = "/sse" if transport == "sse" else "/mcp"
     host = f"[{settings.host}]" if ":" in settings.host else settings.host  # IPv6, as in a URL
@@ -165,42 +156,3 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
 def _quiet(ns: argparse.Namespace) -> bool:
     """True when the log level hides the start-up line (ERROR)."""
     return log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)) == "ERROR"
-
-
-def bearer_token(config: Config) -> str | None:
-    """The network token: ``[server] auth_token_file`` if set, else ``MCP_LOCALTOOLS_TOKEN``.
-
-    Raises:
-        ConfigError: the file or the variable holds no usable token.
-    """
-    from mcp_localtools.transports import check_token, read_token_file
-
-    if config.server.auth_token_file:
-        return read_token_file(config.server.auth_token_file)
-    env = os.environ.get(TOKEN_ENV)
-    return check_token(env.strip(), TOKEN_ENV) if env else None
-
-
-def read_profile_tokens(config: Config) -> dict[str, str]:
-    """Each ``[profiles.NAME] token_file``'s token → NAME.
-
-    Raises:
-        ConfigError: a token file is unreadable, readable by others, too short (the message names
-            ``[profiles.NAME] token_file``), or holds the token of another profile.
-    """
-    from mcp_localtools.transports import read_token_file
-
-    tokens: dict[str, str] = {}
-    for name, profile in config.profiles.items():
-        if not profile.token_file:
-            continue
-        try:
-            token = read_token_file(profile.token_file)
-        except ConfigError as exc:
-            raise ConfigError(f"[profiles.{name}] token_file: {exc.message}") from exc
-        if token in tokens:
-            raise ConfigError(
-                f"profiles {tokens[token]!r} and {name!r} have the same token; give each its own"
-            )
-        tokens[token] = name
-    return tokens

@@ -19,6 +19,7 @@ from pydantic import AnyHttpUrl
 from mcp_localtools._version import __version__
 from mcp_localtools.approval import ApprovalPolicy
 from mcp_localtools.audit import AuditLog, Scrubber
+from mcp_localtools.checks import Catalog, Network, Problem, check, raise_problems, read_tokens
 from mcp_localtools.config import Config, LimitsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.execution import CommandRule
@@ -31,7 +32,7 @@ from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Sessions
 from mcp_localtools.server.toolsets import ToolSets
-from mcp_localtools.tools import GROUPS, build_registry, profile_tools
+from mcp_localtools.tools import catalog, profile_tools, registry_of
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
@@ -140,27 +141,25 @@ def create_server(
     )
 
 
-def _check_profile_names(config: Config, names: Sequence[str]) -> None:
-    for name in names:
-        if name not in config.profiles:
-            raise ConfigError(
-                f"no profile {name!r}: [profiles] defines {', '.join(sorted(config.profiles)) or 'none'}"
-            )
-
-
-def _profile_registries(
-    config: Config, workspace: Workspace, protected: Sequence[str | Path]
-) -> dict[str, tuple[Registry, Workspace]]:
-    """The registry and workspace of each profile with policies of its own."""
-    own: dict[str, tuple[Registry, Workspace]] = {}
+def _profile_workspaces(
+    config: Config, workspace: Workspace, protected: Sequence[str | Path], problems: list[Problem]
+) -> dict[str, tuple[Workspace, Catalog]]:
+    """The workspace and catalog of each profile with policies of its own; what they find goes
+    to ``problems`` under ``profiles.NAME``."""
+    own: dict[str, tuple[Workspace, Catalog]] = {}
+    found = set(problems)  # the server's own: a profile inheriting them is not told again
     for name, settings in config.profiles.items():
-        if settings.overrides:
-            try:
-                profile_config = config.for_profile(name)
-                space = workspace.sibling(profile_config, own_files=protected)
-                own[name] = (build_registry(profile_config, workspace=space), space)
-            except ConfigError as exc:
-                raise ConfigError(f"profiles.{name}: {exc.message}") from exc
+        if not settings.overrides:
+            continue
+        try:
+            space = workspace.sibling(config.for_profile(name), own_files=protected)
+        except ConfigError as exc:  # an override check() reports itself, or a bad root
+            if not exc.message.startswith(f"profiles.{name}."):
+                problems.append(Problem.of(exc, under=f"profiles.{name}"))
+            continue
+        known = catalog(space)
+        problems += [p.under(f"profiles.{name}") for p in known.problems if p not in found]
+        own[name] = (space, known)
     return own
 
 
@@ -207,6 +206,7 @@ def build_server(
     profile_tokens: Mapping[str, str] | None = None,
     profile: str | None = None,
     command_rule: CommandRule | None = None,
+    network: Network | None = None,
 ) -> RegistryServer:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
@@ -222,27 +222,41 @@ def build_server(
             directory for the default audit log, ...).
     """
     config = config or Config()
-    _check_profile_names(config, [*(profile_tokens or {}).values(), *([profile] if profile else [])])
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
     protected = [*own_files, *(audit.files if audit is not None else ())]
     workspace = Workspace.from_config(config, environ=environ, own_files=protected, command_rule=command_rule)
-    registry = build_registry(config, workspace=workspace)
-    own = _profile_registries(config, workspace, protected)
+    known = catalog(workspace)
+    problems = check(
+        config,
+        known,
+        environ=environ or {},
+        profiles=[*(profile_tokens or {}).values(), *([profile] if profile else [])],
+        network=network,
+    )
+    profile_spaces = _profile_workspaces(config, workspace, protected, problems)
+    raise_problems(problems)
+    if network is not None and bearer_token is None and profile_tokens is None:
+        tokens = read_tokens(config, environ or {})
+        bearer_token, profile_tokens = tokens.server, tokens.profiles
+    registry = registry_of(config, workspace, known)
+    own = {
+        name: (registry_of(config.for_profile(name), space, own_known), space)
+        for name, (space, own_known) in profile_spaces.items()
+    }
     routes = _routes(registry, workspace, config, own, profile)
     spaces = {name: space for name, (_, space) in own.items()}
     default = spaces.get(profile, workspace) if profile is not None else workspace
     roots_vary = _roots_vary(
         default, [spaces.get(name, workspace) for name in (profile_tokens or {}).values()]
     )
-    known = [module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES]
-    known += list(config.tools.custom)  # declared tools (approval.require may name them)
+    tool_names = [name for _, name in known.names]  # declared tools too (approval.require may name them)
     return create_server(
         routes,
         instructions=instructions_for(default.paths, per_profile=roots_vary),
         log_level=log_level,
         bearer_token=bearer_token,
         profile_tokens=profile_tokens,
-        approval=ApprovalPolicy.create(config.approval, known, scrubber=Scrubber.of(config.audit)),
+        approval=ApprovalPolicy.create(config.approval, tool_names, scrubber=Scrubber.of(config.audit)),
         audit=audit,
         max_stdio_line_bytes=config.server.max_stdio_line_bytes or 2 * default.config.limits.max_write_bytes,
         client_roots=config.paths.client_roots,

@@ -11,12 +11,20 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from mcp_localtools.checks import (
+    INDEX_TOOLS,
+    Catalog,
+    Problem,
+    check,
+    chosen,
+    matches,
+    raise_problems,
+    unmatched,
+)
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.execution import CommandRule
@@ -28,16 +36,21 @@ from mcp_localtools.tools import exec as exec_tools
 from mcp_localtools.tools.exec._declared import declared_spec, declared_specs
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["GROUPS", "all_specs", "build_registry", "profile_specs", "profile_tools", "select_tools"]
+__all__ = [
+    "GROUPS",
+    "INDEX_TOOLS",
+    "all_specs",
+    "build_registry",
+    "catalog",
+    "profile_specs",
+    "profile_tools",
+    "registry_of",
+    "select_tools",
+]
 
 logger = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^[a-z][a-z0-9]*$")
-"""A tool name: lowercase letters and digits (``Registry.register`` refuses others too)."""
-
 GROUPS = (fs, text, exec_tools, image, web, code)
-INDEX_TOOLS = frozenset({"findsymbol", "repomap", "semanticsearch"})
-"""The tools that need the code index (``[index] enabled``)."""
 """The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
 
 
@@ -47,7 +60,8 @@ def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
 
     Raises:
         ConfigError: a ``[exec]`` setting is invalid (a ``denied_patterns`` regex, an
-            ``[exec.scripts]`` entry), or a ``[tools.custom]`` table is (its key path named).
+            ``[exec.scripts]`` entry), ``[index] languages`` names a language without a grammar, or a
+            ``[tools.custom]`` table is invalid (its key path named).
     """
     builtin = [module.spec(workspace) for group in GROUPS for module in group.MODULES]
     return [*builtin, *declared_specs(workspace, _builtin_names())]
@@ -57,31 +71,56 @@ def _builtin_names() -> frozenset[str]:
     return frozenset(module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES)
 
 
-def _matches(spec: ToolSpec[Any], pattern: str) -> bool:
-    return any(fnmatchcase(name, pattern) for name in (spec.name, spec.group, f"{spec.group}.{spec.name}"))
+def catalog(workspace: Workspace) -> Catalog:
+    """Every tool this server knows, bound to ``workspace``, for ``checks.check``: a spec that
+    cannot be built (its group's settings are invalid) is left out and its ``ConfigError`` kept
+    as a problem, so every problem of the config is reported at once."""
+    specs: list[ToolSpec[Any]] = []
+    names: list[tuple[str, str]] = []
+    problems: list[Problem] = []
+    for group in GROUPS:
+        for module in group.MODULES:
+            names.append((group.__name__.rpartition(".")[2], module.__name__.rpartition(".")[2]))
+            try:
+                specs.append(module.spec(workspace))
+            except ConfigError as exc:
+                problems.append(Problem.of(exc))
+    try:
+        declared = declared_specs(workspace, _builtin_names())
+    except ConfigError as exc:  # the first table refused; the others are checked once it is mended
+        problems.append(Problem.of(exc))
+    else:
+        specs += declared
+        names += [(spec.group, spec.name) for spec in declared]
+    return Catalog(tuple(specs), tuple(names), tuple(dict.fromkeys(problems)))
 
 
 def select_tools(specs: Iterable[ToolSpec[Any]], tools: ToolsConfig) -> list[ToolSpec[Any]]:
-    """Apply ``[tools]`` to ``specs``.
+    """Apply ``[tools]`` (or a profile's ``enabled``/``disabled``/``read_only``) to ``specs``.
 
     Raises:
-        ConfigError: an ``enabled`` or ``disabled`` entry matches no tool or group.
+        ConfigProblems: an ``enabled`` or ``disabled`` entry matches no tool or group.
     """
-    catalog = list(specs)
-    for key, patterns in (("enabled", tools.enabled), ("disabled", tools.disabled)):
-        for pattern in patterns:
-            if not any(_matches(spec, pattern) for spec in catalog):
-                known = sorted({s.group for s in catalog} | {s.name for s in catalog})
-                raise ConfigError(
-                    f"tools.{key}: {pattern!r} matches no tool or group; known: {', '.join(known)}"
-                )
+    known = list(specs)
+    names = [(spec.group, spec.name) for spec in known]
+    raise_problems(
+        [
+            Problem(f"tools.{key}", f"{pattern!r} matches no tool or group; known: {_known(names)}")
+            for key, patterns in (("enabled", tools.enabled), ("disabled", tools.disabled))
+            for pattern in unmatched(patterns, names)
+        ]
+    )
     return [
         spec
-        for spec in catalog
-        if any(_matches(spec, p) for p in tools.enabled)
-        and not any(_matches(spec, p) for p in tools.disabled)
+        for spec in known
+        if any(matches(spec, p) for p in tools.enabled)
+        and not any(matches(spec, p) for p in tools.disabled)
         and (spec.annotations.read_only or not tools.read_only)
     ]
+
+
+def _known(names: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(sorted({group for group, _ in names} | {name for _, name in names}))
 
 
 def build_registry(
@@ -107,11 +146,21 @@ def build_registry(
             policy (``ExecutionPolicy.host_rule``; jeevesagent's ``allow_pattern``).
 
     Raises:
-        ConfigError: a bad root, a ``[tools]`` entry that matches nothing, or a duplicate tool.
+        ConfigError: a bad root (found first: the tools are built in the workspace).
+        ConfigProblems: what ``checks.check`` finds (a ``[tools]`` entry that matches nothing, a
+            bad rename, an unknown ``[approval] require`` entry, a bad profile ...), all at once.
     """
     workspace = workspace or Workspace.from_config(
         config, paths=paths, environ=environ, command_rule=command_rule
     )
+    known = catalog(workspace)
+    raise_problems(check(config, known, environ=workspace.environ))
+    return registry_of(config, workspace, known)
+
+
+def registry_of(config: Config, workspace: Workspace, known: Catalog) -> Registry:
+    """The registry of the tools ``config`` serves out of ``known`` (built in ``workspace``),
+    for a config ``checks.check`` passed (``build_registry`` and ``build_server`` check first)."""
     rename = config.tools.rename
     registry = Registry(
         max_result_chars=config.limits.max_result_chars,
@@ -122,66 +171,16 @@ def build_registry(
         ),
     )
     left_out: dict[str, list[str]] = {}
-    catalog = all_specs(workspace)
-    unknown = sorted(set(rename) - {spec.name for spec in catalog})
-    if unknown:
-        raise ConfigError(f"tools.rename: no tool named {', '.join(unknown)}")
-    served: list[ToolSpec[Any]] = []
-    for spec in select_tools(catalog, config.tools):
-        if not _served_here(spec, config):
-            continue
+    for spec in chosen(known, config):
         if spec.unsupported is not None:
             left_out.setdefault(spec.unsupported, []).append(spec.name)
             continue
-        served.append(spec)
-    for spec in _renamed(served, rename):
+        if spec.name in rename:
+            spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
         registry.register(_telling_changes(spec, workspace))
     for reason, names in left_out.items():
         logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry
-
-
-def _served_here(spec: ToolSpec[Any], config: Config) -> bool:
-    """False for a tool the config switches off outside ``[tools] enabled``/``disabled``."""
-    if spec.group == "exec" and not config.exec.enabled:
-        return False
-    if spec.name in INDEX_TOOLS and not config.index.enabled:
-        return False  # symbols stays: it outlines single files without the index
-    # read-only: no fetches to any host (a way out for file contents) unless allowlisted
-    return not (spec.annotations.open_world and config.tools.read_only and not config.web.allowed_hosts)
-
-
-def _renamed(specs: Sequence[ToolSpec[Any]], rename: Mapping[str, str]) -> list[ToolSpec[Any]]:
-    """``specs`` under the names ``[tools] rename`` gives them (``builtin_name`` keeps the own name).
-
-    Raises:
-        ConfigError: a new name is malformed, or two served tools would share a name (two renamed
-            to one name, or one renamed to the name of a tool still served under it); two tools
-            may swap names, and a tool left out frees its name.
-    """
-    for old, new in rename.items():
-        if not _NAME.match(new):
-            raise ConfigError(f"tools.rename: {old} = {new!r}: a tool name is lowercase letters and digits")
-    by_name: dict[str, str] = {}
-    for spec in specs:
-        name = rename.get(spec.name, spec.name)
-        other = by_name.setdefault(name, spec.name)
-        if other == spec.name:
-            continue
-        if other in rename and spec.name in rename:
-            first, second = sorted((other, spec.name))
-            raise ConfigError(f"tools.rename: {first} and {second} are both renamed to {name!r}")
-        renamed = other if other in rename else spec.name
-        raise ConfigError(
-            f"tools.rename: {renamed} = {name!r} would serve two tools as {name}: {name} is served under "
-            f"its own name; rename {name} too, disable it, or pick another name"
-        )
-    return [
-        dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
-        if spec.name in rename
-        else spec
-        for spec in specs
-    ]
 
 
 _PATH_FIELDS = ("path", "source", "destination", "root")
