@@ -831,3 +831,24 @@ async def test_the_budget_counts_the_text_once(tmp_path: Path) -> None:
     assert wire_chars(result) <= 10_000
     assert 9000 <= len(data["content"]) <= 10_000 and data["truncated"] is True
     assert text_of(result).startswith(data["content"])
+
+
+async def test_the_server_keeps_the_line_index_between_calls(tmp_path: Path) -> None:
+    """The workspace's index cache is used from the first call on (an empty cache once read as
+    false, so every call scanned the whole file): a newline blanked in place before the old last
+    block, then a line appended, is not seen, because only the appended part is read."""
+    target = tmp_path / "grow.log"
+    target.write_bytes(_numbered_lines(100_000))  # over HASH_UP_TO: not hashed, so extended
+    assert target.stat().st_size > HASH_UP_TO
+    async with connect(config_for(tmp_path)) as client:
+        first = await client.call_tool("readfile", {"path": "grow.log", "tail": 1})
+        with target.open("r+b") as handle:
+            handle.seek(HEAD_BYTES + 10)
+            at = HEAD_BYTES + 10 + handle.read(200).index(b"\n")
+            handle.seek(at)
+            handle.write(b" ")
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"appended\n")
+        second = await client.call_tool("readfile", {"path": "grow.log", "tail": 1})
+    assert second.structured_content["totalLines"] == first.structured_content["totalLines"] + 1
+    assert second.structured_content["content"] == "appended\n"

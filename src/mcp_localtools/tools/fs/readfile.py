@@ -146,7 +146,13 @@ async def read_file(
     ``indexes`` keeps the line indexes of the files read (the workspace's; None: none kept)."""
     _check_arguments(args)
     loaded = await anyio.to_thread.run_sync(
-        partial(_load_or_read_text, args, paths=paths, limits=limits, indexes=indexes or LineIndexes()),
+        partial(
+            _load_or_read_text,
+            args,
+            paths=paths,
+            limits=limits,
+            indexes=indexes if indexes is not None else LineIndexes(),
+        ),
         abandon_on_cancel=True,
     )
     if isinstance(loaded, ToolResult):
