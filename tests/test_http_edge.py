@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_localtools.transports import (
+from mcp_localtools.transports import NetworkSettings
+from mcp_localtools.transports.serve import (
     ACCEPT_ERROR_LOG_SECONDS,
     HEAD_TIMEOUT_SECONDS,
-    NetworkSettings,
     _RateLimitedAcceptErrors,
     raise_open_file_limit,
 )

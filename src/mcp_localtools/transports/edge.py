@@ -1,120 +1,30 @@
-"""Network transports: SSE and Streamable HTTP with a bearer token and DNS-rebinding protection.
-
-What every HTTP request passes before a tool can run:
-
-1. the bearer token (the SDK's ``BearerAuthBackend`` + ``RequireAuthMiddleware`` with a
-   constant-time static-token verifier): missing or wrong → 401. The token is read only from the
-   ``Authorization`` header, never from the URL, and never logged;
-2. the Host and Origin checks (the SDK's ``TransportSecuritySettings``, always enabled and given
-   explicitly, because the SDK turns them off for a non-loopback ``host``): foreign Host → 421,
-   foreign Origin → 403;
-3. the request-body cap (413), and for Streamable HTTP the session idle timeout and the session cap.
-
-In front of those, ``_EdgeGuard`` answers 400 to a request with two ``Host`` or two
-``Authorization`` headers or with both ``Transfer-Encoding`` and ``Content-Length``; 403 to an
-``Origin`` whose scheme, host and numeric port do not exactly match an allowed one (no prefix
-match); 401 "invalid bearer token" to a wrong token (a missing one keeps the SDK's "Authentication
-required"); 400 with a JSON-RPC error (its id recovered where it can be) to a POST body that
-``jsonrpc.parse`` refuses (nesting past ``jsonrpc.MAX_NESTING``, an integer too long to convert,
-broken JSON) or whose request id is neither a string nor an integer; and a JSON-RPC error to a
-second request whose id is still in flight on the same Streamable HTTP session (the first is
-still answered); at ``max_sessions`` a new session evicts the
-least recently used idle one instead of getting 503. uvicorn closes a connection that sends no
-complete request head within ``HEAD_TIMEOUT_SECONDS``, answers 503 beyond ``limit_concurrency``
-connections, and runs with the soft ``RLIMIT_NOFILE`` raised to the hard limit; repeated accept
-errors are logged once per ``ACCEPT_ERROR_LOG_SECONDS``.
-
-``/healthz`` answers ``{"status": "ok", "version": ...}`` without authentication and says nothing
-else. The one way to run without a token is ``--allow-unauthenticated-loopback``, accepted only
-when the server binds a loopback address.
-"""
+"""The HTTP edge: ``NetworkSettings`` (what is served where, and the Host/Origin rules) and
+``EdgeGuard``, the ASGI middleware in front of the SDK's app (see the package docstring for every
+check it makes)."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import socket
-import sys
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from mcp.server import MCPServer
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_localtools import jsonrpc
-from mcp_localtools._sdk import h11_protocol, idle_http_sessions, requests_in_flight, token_verifier
-from mcp_localtools._version import __version__
+from mcp_localtools._sdk import idle_http_sessions, requests_in_flight
 from mcp_localtools.checks import bind_problems, is_loopback, raise_problems
-from mcp_localtools.errors import ConfigError
-from mcp_localtools.tokens import MIN_TOKEN_CHARS, read_token_file
 
-__all__ = [
-    "MIN_TOKEN_CHARS",
-    "PROFILE_SCOPE",
-    "NetworkSettings",
-    "StaticTokenVerifier",
-    "http_app",
-    "is_loopback",
-    "read_token_file",
-    "serve_network",
-]
+__all__ = ["EdgeGuard", "NetworkSettings"]
 
 logger = logging.getLogger(__name__)
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
-PROFILE_SCOPE = "mcp-localtools-profile:"
-"""Scope prefix of a profile token's ``AccessToken``: the profile's name follows it."""
-
-
-class StaticTokenVerifier(TokenVerifier):
-    """Accepts the server's bearer token and each profile's token, compared in constant time.
-
-    Args:
-        token: the server's token (every tool), or None.
-        profile_tokens: more tokens, each mapped to a ``[profiles]`` name; the access token of
-            one carries the scope ``PROFILE_SCOPE + name``.
-
-    Raises:
-        ConfigError: the same token is given twice.
-    """
-
-    def __init__(self, token: str | None, profile_tokens: Mapping[str, str] | None = None) -> None:
-        self._tokens: list[tuple[bytes, str | None]] = []
-        if token is not None:
-            self._tokens.append((token.encode("utf-8"), None))
-        for secret, profile in (profile_tokens or {}).items():
-            if secret == token:
-                raise ConfigError(f"profile {profile!r} uses the server's own bearer token; give it its own")
-            self._tokens.append((secret.encode("utf-8"), profile))
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        given = token.encode("utf-8")
-        found: AccessToken | None = None
-        for secret, profile in self._tokens:  # every comparison runs: no early exit to time
-            if hmac.compare_digest(given, secret) and found is None:
-                scopes = [] if profile is None else [PROFILE_SCOPE + profile]
-                found = AccessToken(token="<redacted>", client_id=token_principal(secret), scopes=scopes)  # noqa: S106
-        return found
-
-
-def token_principal(secret: bytes) -> str:
-    """Who presented a bearer token, as the owner of what its requests keep (exec sessions,
-    processes, kept outputs): ``token-`` and 16 hex digits of the token's SHA-256, which names the
-    token without revealing it (audit lines carry it)."""
-    return "token-" + hashlib.sha256(secret).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,13 +126,7 @@ def _parse_origin(origin: str) -> tuple[str, str, int] | None:
     )
 
 
-HEAD_TIMEOUT_SECONDS = 10.0
-"""A connection that sends no complete request head within this is closed."""
-ACCEPT_ERROR_LOG_SECONDS = 10.0
-"""Repeated accept errors (no descriptors left) are logged at most once per this many seconds."""
-
-
-class _EdgeGuard:
+class EdgeGuard:
     """ASGI middleware in front of the SDK's app: the header, Origin, token and in-flight-id
     checks of the module docstring."""
 
@@ -425,155 +329,5 @@ async def _invalid_token(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class _RateLimitedAcceptErrors(logging.Filter):
-    """Lets one accept-error record through per ``ACCEPT_ERROR_LOG_SECONDS`` and counts the rest."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.last = -ACCEPT_ERROR_LOG_SECONDS
-        self.dropped = 0
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if "accept" not in str(record.msg):
-            return True
-        now = time.monotonic()
-        if now - self.last < ACCEPT_ERROR_LOG_SECONDS:
-            self.dropped += 1
-            return False
-        self.last = now
-        if self.dropped:
-            record.msg = (
-                f"{record.msg} ({self.dropped} more like it in the last {ACCEPT_ERROR_LOG_SECONDS:.0f} s)"
-            )
-            self.dropped = 0
-        record.exc_info = None  # one line, not a traceback per refused connection
-        return True
-
-
-if sys.platform == "win32":  # pragma: no cover - Windows
-
-    def raise_open_file_limit() -> tuple[int, int] | None:
-        """None: Windows has no ``RLIMIT_NOFILE``."""
-        return None
-
-else:
-    import resource
-
-    def raise_open_file_limit() -> tuple[int, int] | None:
-        """Raise the soft ``RLIMIT_NOFILE`` to the hard limit; returns ``(before, after)``, None
-        when it cannot be changed."""
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
-        if soft != resource.RLIM_INFINITY and soft >= target:
-            return soft, soft
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        except (ValueError, OSError):
-            return None
-        return soft, target
-
-
 def _has_port(host: str) -> bool:
     return host.rsplit(":", 1)[-1].isdigit() and not host.endswith("]")
-
-
-async def _healthz(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "version": __version__})
-
-
-def http_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
-    """The Starlette app of ``server`` for ``settings.transport``, with ``/healthz`` and the
-    ``_EdgeGuard`` checks in front.
-
-    The endpoint is ``/mcp`` for Streamable HTTP; ``/sse`` and ``/messages/`` for SSE.
-    """
-    app = _bare_app(server, settings)
-    verifier = token_verifier(server)
-    verifier = verifier if isinstance(verifier, StaticTokenVerifier) else None
-    sessions = server.session_manager if settings.transport == "streamable-http" else None
-    app.add_middleware(_EdgeGuard, settings=settings, verifier=verifier, sessions=sessions)
-    return app
-
-
-def _bare_app(server: MCPServer[Any], settings: NetworkSettings) -> Starlette:
-    server.custom_route("/healthz", methods=["GET"])(_healthz)
-    if settings.transport == "sse":
-        return server.sse_app(
-            max_request_body_size=settings.max_request_body_bytes,
-            transport_security=settings.security(),
-            host=settings.host,
-        )
-    return server.streamable_http_app(
-        max_request_body_size=settings.max_request_body_bytes,
-        session_idle_timeout=settings.session_idle_timeout_seconds,
-        max_sessions=settings.max_sessions,
-        transport_security=settings.security(),
-        host=settings.host,
-    )
-
-
-def serve_network(
-    server: MCPServer[Any], settings: NetworkSettings, *, on_listening: Callable[[], object] | None = None
-) -> None:
-    """Serve ``server`` over HTTP until interrupted (blocks). The address is bound first, then
-    ``on_listening`` is called (the start-up line), then uvicorn serves on the bound socket.
-
-    Raises:
-        ConfigError: the settings are unsafe (see ``NetworkSettings.check``), or the address cannot
-            be bound (in use, not an address of this host, a privileged port).
-    """
-    import uvicorn
-
-    for warning in settings.check():
-        logger.warning(warning)
-    limits = raise_open_file_limit()
-    if limits is not None and limits[0] != limits[1]:
-        logger.info("raised the open-file limit from %d to %d", *limits)
-    logging.getLogger("asyncio").addFilter(_RateLimitedAcceptErrors())
-    app = http_app(server, settings)
-    listener = _bind(settings.host.strip("[]"), settings.port)
-    if on_listening is not None:
-        on_listening()
-    config = uvicorn.Config(
-        app,
-        host=settings.host.strip("[]"),
-        port=settings.port,
-        log_config=None,  # our handlers: stderr only
-        access_log=False,  # URLs carry session ids
-        server_header=False,
-        timeout_graceful_shutdown=5,
-        http=_head_timeout_protocol(),
-        timeout_keep_alive=5,
-        limit_concurrency=min(4096, max(64, (limits[1] if limits else 1024) // 2)),
-    )
-    uvicorn.Server(config).run(sockets=[listener])
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (IPv6 when ``host`` is an IPv6 address).
-
-    Raises:
-        ConfigError: the address cannot be bound; the message names it and the reason.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family, backlog=2048)
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-
-
-def _head_timeout_protocol() -> type[Any]:
-    """uvicorn's h11 protocol that closes a connection whose first request head has not arrived
-    within ``HEAD_TIMEOUT_SECONDS`` (uvicorn's own keep-alive timeout starts only after a first
-    response, and any byte cancels it, so a slow client could hold a descriptor for ever)."""
-
-    class HeadTimeoutProtocol(h11_protocol()):  # type: ignore[misc]
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timeout)
-
-        def _head_timeout(self) -> None:
-            if getattr(self, "cycle", None) is None and not self.transport.is_closing():
-                self.transport.close()
-
-    return HeadTimeoutProtocol
