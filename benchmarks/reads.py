@@ -47,12 +47,14 @@ NPM_PACKAGES = ("@modelcontextprotocol/server-filesystem", "@wonderwhy-er/deskto
 BIG_LINE = 80  # bytes per line of the 50 MiB file
 BIG_LINES = 50 * 1024 * 1024 // BIG_LINE
 LOG_BYTES = 1024 * 1024 * 1024
+LARGE_BYTES = 500 * 1024 * 1024
 
 Call = Callable[[], Awaitable[Any]]
 
 
 def _prepare(work: Path) -> Path:
-    """The data files: 1 KiB, 50 MiB (80-byte numbered lines) and a 1 GiB log."""
+    """The data files: 1 KiB, 50 MiB (80-byte numbered lines), a 500 MiB file (the 50 MiB one ten
+    times) and a 1 GiB log."""
     data = work / "reads"
     data.mkdir(parents=True, exist_ok=True)
     (data / "one-kib.txt").write_text(("k" * 63 + "\n") * 16, encoding="utf-8")
@@ -66,8 +68,14 @@ def _prepare(work: Path) -> Path:
                         for n in range(start, min(start + 65536, BIG_LINES))
                     )
                 )
+    large = data / "five-hundred-mib.txt"
+    if not large.exists() or large.stat().st_size != 10 * BIG_LINES * BIG_LINE:
+        with large.open("wb") as out:
+            for _ in range(10):
+                with big.open("rb") as source:
+                    shutil.copyfileobj(source, out, 16 * 1024 * 1024)
     log = data / "one-gib.log"
-    if not log.exists() or log.stat().st_size != LOG_BYTES:
+    if not log.exists() or log.stat().st_size < LOG_BYTES:
         line = "2026-11-23T00:00:00.000Z INFO request id={:08d} path=/api/v1/items status=200 took=12ms\n"
         block = "".join(line.format(n) for n in range(1024 * 1024 // len(line.format(0)) + 1))
         chunk = block.encode()[: 1024 * 1024]
@@ -207,9 +215,54 @@ async def _rounds(table: Table, operation: str, contenders: dict[str, Call], cou
                 table.notes[f"{operation}/{name}"] = f"{type(exc).__name__}: {str(exc)[:200]}"
 
 
+async def _appended(path: str, call: Call) -> Any:
+    """``call()`` timed after one log line was appended to ``path`` (the append not timed)."""
+    with open(path, "ab") as handle:
+        handle.write(b"2026-11-27T00:00:00.000Z INFO appended by the benchmark\n")
+    return await call()
+
+
+async def _touched(path: str, call: Call) -> Any:
+    """``call()`` on a new version of ``path`` (its mtime moved; the same bytes)."""
+    os.utime(path, ns=(time.time_ns(), time.time_ns()))
+    return await call()
+
+
 async def _cold(argv: list[str]) -> None:
     async with Client(linear_stdio(argv), mode="legacy") as client:
         await client.list_tools()
+
+
+async def _new_versions(table: Table, clients: dict[str, Client], log: str, large: str) -> None:
+    """Calls on file versions not read before: the tail of a growing log, the first window of a
+    500 MiB file whose mtime moved."""
+    # A log being written: one line appended before every tail (every call a new version).
+    grow = {
+        "ours": lambda: _appended(log, lambda: _ok(clients["ours"], "readfile", {"path": log, "tail": 100}))
+    }
+    if "before" in clients:
+        grow["before"] = lambda: _appended(
+            log, lambda: _ok(clients["before"], "readfile", {"path": log, "tail": 100})
+        )
+    if "reference" in clients:
+        grow["reference"] = lambda: _appended(
+            log, lambda: _ok(clients["reference"], "read_text_file", {"path": log, "tail": 100})
+        )
+    for call in grow.values():
+        await call()
+    await _rounds(table, "tail of a growing 1 GiB log (one line appended before each call)", grow, 5)
+
+    # The first window of a file version nobody read yet (its mtime moved before each call).
+    first = {
+        name: (lambda client=client: _touched(large, lambda: _ok(client, "readfile", {"path": large})))
+        for name, client in clients.items()
+        if name in ("ours", "before")
+    }
+    if "reference" in clients:
+        first["reference"] = lambda: _touched(
+            large, lambda: _ok(clients["reference"], "read_text_file", {"path": large, "head": 2000})
+        )
+    await _rounds(table, "first window of a new 500 MiB file version", first, 3)
 
 
 async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[str]], str]:  # noqa: PLR0915 - one measurement script, step by step
@@ -223,6 +276,7 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
     peers = _npm_peers(work, data)
     table = Table()
     small, big, log = str(data / "one-kib.txt"), str(data / "fifty-mib.txt"), str(data / "one-gib.log")
+    large = str(data / "five-hundred-mib.txt")
     middle = BIG_LINES // 2
 
     starters = {"ours": ours_argv, "floor": FLOOR}
@@ -278,6 +332,8 @@ async def measure(options: argparse.Namespace) -> tuple[Table, dict[str, list[st
         await _rounds(table, "statpath (a trivial call)", stat, 50)
         await _rounds(table, "read a 1 KiB file", read, 50)
 
+        await _new_versions(table, clients, log, large)
+
         # The first call on a file version pays the index (one scan: SHA-256 and line counts).
         for run in range(RUNS):
             for path, operation, args in (
@@ -323,6 +379,8 @@ TARGETS = {
     "cold start: spawn → initialized → tools/list": ("floor", 1.10),
 }
 ABSOLUTE = {
+    "tail of a growing 1 GiB log (one line appended before each call)": 0.010,
+    "first window of a new 500 MiB file version": 0.050,
     "window of 100 lines in the middle of 50 MiB (after the first call)": 0.010,
     "tail: last 100 lines of a 1 GiB log (after the first call)": 0.050,
     "whole 50 MiB file (continuations; the reference server: one call)": 15.0,
