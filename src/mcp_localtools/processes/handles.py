@@ -152,13 +152,11 @@ class SupervisedHandle:
         return self._state.code if self._state.code is not None else -compat.SIGKILL
 
     def signal(self, signum: int) -> bool:
-        if self._state.exited.is_set():
-            return False
-        try:
+        try:  # also after its first process ended: the supervisor reaches what it left behind
             self._sandbox.signal(self._state, signum)
         except SandboxGone:
             return False
-        return True
+        return not self._state.exited.is_set()
 
     def alive(self) -> bool:
         return not self._state.exited.is_set() and not self._sandbox.closed

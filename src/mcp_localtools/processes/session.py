@@ -66,6 +66,7 @@ class RunState:
     """
 
     id: str
+    keep: bool = False
     pid: int = 0
     error: str | None = None
     code: int | None = None
@@ -236,7 +237,7 @@ class SessionSandbox:
             state.code = int(str(message.get("code", 0)))
             state.exited.set()
             if not state.stop_requested:
-                self._forget(state)
+                self._forget(state)  # a background run's leftovers: ``stop`` registers it again
         elif op == "stopped":
             state.stopped.set()
             self._forget(state)
@@ -288,7 +289,7 @@ class SessionSandbox:
         """
         with self._lock:
             self._counter += 1
-            state = RunState(f"r{self._counter}")
+            state = RunState(f"r{self._counter}", keep=keep)
             self._runs[state.id] = state
         message = {
             "op": "spawn",
@@ -308,11 +309,15 @@ class SessionSandbox:
 
     def stop(self, state: RunState, grace: float) -> None:
         """SIGTERM to every process of the run, SIGKILL after ``grace`` seconds; ``stopped`` is set
-        when none is left (at once when the run has ended or the sandbox has)."""
-        if state.exited.is_set():
+        when none is left (at once when the run has ended or the sandbox has). A background run
+        (``keep``) whose first process has ended may have left processes behind: they are
+        stopped too."""
+        if state.exited.is_set() and not state.keep:
             state.stopped.set()
             return
         state.stop_requested = True
+        with self._lock:
+            self._runs[state.id] = state  # for the "stopped" answer (it may have been forgotten)
         try:
             self._send({"op": "stop", "id": state.id, "grace": grace})
         except SandboxGone:
@@ -416,6 +421,20 @@ class FdReader(ByteReceiveStream):
             if not data:
                 raise anyio.EndOfStream
             return data
+
+    def read_ready(self, max_bytes: int) -> bytes:
+        """What the pipe holds now, at most ``max_bytes``, without waiting (b"" when empty)."""
+        chunks: list[bytes] = []
+        while self.fd >= 0 and max_bytes > 0:
+            try:
+                data = os.read(self.fd, min(max_bytes, 65536))
+            except OSError:  # empty (EAGAIN), or a pty's EIO
+                break
+            if not data:
+                break
+            chunks.append(data)
+            max_bytes -= len(data)
+        return b"".join(chunks)
 
     async def aclose(self) -> None:
         if self.fd >= 0:

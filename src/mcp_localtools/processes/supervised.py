@@ -4,8 +4,9 @@ The same contract as ``ProcessRunner.run`` (``runner.py``): output read as it co
 ``HeadTail`` buffers and handed to ``on_output``; on timeout (exit 124), too much output or
 cancellation every process of the run gets SIGTERM, then SIGKILL after the grace period; after a
 normal exit the supervisor stops what the command left behind before it reports the exit; the
-pipes are then drained for a bounded time. The pipes are made here and their far ends passed to the
-supervisor, which forks the command inside the sandbox: the server starts no process per command.
+pipes are then drained for a bounded time, and what they still hold then is taken without
+waiting (never lost). The pipes are made here and their far ends passed to the supervisor, which
+forks the command inside the sandbox: the server starts no process per command.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mcp_localtools.processes.session import FdReader, FdWriter, RunState, Sandb
 __all__ = ["run_supervised"]
 
 _STOP_WAIT_SECONDS = 10.0
+_PIPE_REST_BYTES = 1 << 20
 
 
 async def run_supervised(
@@ -79,6 +81,9 @@ async def run_supervised(
                 for event in finished:
                     await event.wait()
             pumps.cancel_scope.cancel()
+        if overflow.stream is None:  # what was written before the drain ran out is never lost
+            for reader, sink, name in ((readers[0], out, "stdout"), (readers[1], err, "stderr")):
+                _take_rest(reader, sink, name, on_output, _PIPE_REST_BYTES)
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(sandbox, state, grace_seconds)
@@ -95,6 +100,15 @@ async def run_supervised(
         stderr=err.render(),
         output_stopped=overflow.stream,
     )
+
+
+def _take_rest(reader: FdReader, sink: HeadTail, name: str, on_output: OutputFn | None, limit: int) -> None:
+    """Add to ``sink`` what ``reader``'s pipe still holds (a pump cancelled before it read the
+    last chunk), at most ``limit`` bytes: a process that escaped every stop cannot keep it busy."""
+    if rest := reader.read_ready(limit):
+        sink.write(rest)
+        if on_output is not None:
+            on_output(name, rest)
 
 
 async def _stop(sandbox: SessionSandbox, state: RunState, grace_seconds: float) -> None:

@@ -22,7 +22,8 @@ Supervisor to server: ``{"op": "ready", "listeners": N}`` once (carrying N liste
 (with ``error``) for each spawn, and ``exited`` (with ``code``: the exit code, or minus the signal
 number) once a run's first process has ended and, for a run without ``keep`` (a command; a
 background process has ``keep``), the processes it left behind are gone too (SIGTERM, SIGKILL
-after 0.5 s).
+after 0.5 s). A ``keep`` run's leftovers live on (a ``stop`` or ``signal`` still reaches them);
+a ``stop`` of a run the supervisor no longer knows is answered ``stopped`` at once.
 
 A run's processes are its first process, everything in its session or process group, everything
 whose environment carries ``MCP_LOCALTOOLS_RUN=ID``, and their descendants, found below the
@@ -72,6 +73,7 @@ _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_LINGER_LOOK_SECONDS = 1.0
 
 
 def _take_terminal() -> None:
@@ -94,6 +96,8 @@ class Run:
         self.kill_at: float | None = None  # when a stop turns to SIGKILL
         self.stopping = False
         self.requested = False  # a stop the server asked for (answered with "stopped")
+        self.reported = False  # "exited" sent while what it left behind lives on (keep)
+        self.looked_at = 0.0  # when a reported run's leftovers were last looked for
         self.marker = f"{MARKER}={run_id}\0".encode()
 
 
@@ -255,12 +259,19 @@ class Supervisor:
                     self._stop(run.id, 0.5)  # what it left behind goes too
 
     def tick(self) -> None:
-        """Finish the runs whose processes are all gone; SIGKILL what outlived a stop's grace."""
+        """Finish the runs whose processes are all gone; SIGKILL what outlived a stop's grace.
+
+        A background run (``keep``) whose first process has ended is reported ``exited`` at once,
+        but kept while what it left behind lives, so a later ``stop`` still reaches it (looked
+        for once a second, not every tick)."""
         now = time.monotonic()
         for run in list(self.runs.values()):
             if run.code is None and not run.stopping:
                 continue
-            left = self.members(run) if (run.stopping or not run.keep) else []
+            if run.reported and not run.stopping and now - run.looked_at < _LINGER_LOOK_SECONDS:
+                continue
+            run.looked_at = now
+            left = self.members(run)
             if left and run.kill_at is not None and now >= run.kill_at:
                 for pid in left:
                     try:
@@ -268,12 +279,16 @@ class Supervisor:
                     except OSError:
                         pass
                 continue
-            if left:
-                continue
             if run.code is None:  # stopped, but its first process is not reaped yet
                 continue
+            if left and run.keep and not run.reported:
+                run.reported = True
+                self.send({"op": "exited", "id": run.id, "code": run.code})
+            if left:
+                continue
             del self.runs[run.id]
-            self.send({"op": "exited", "id": run.id, "code": run.code})
+            if not run.reported:
+                self.send({"op": "exited", "id": run.id, "code": run.code})
             if run.requested:
                 self.send({"op": "stopped", "id": run.id})
 
@@ -286,8 +301,10 @@ class Supervisor:
         for listener in self.listeners:
             listener.close()  # the server accepts on them now
         while True:
-            busy = any(run.code is not None or run.stopping for run in self.runs.values())
-            for key, _ in self.selector.select(0.02 if busy else None):
+            runs = self.runs.values()
+            busy = any((run.code is not None and not run.reported) or run.stopping for run in runs)
+            lingering = any(run.reported for run in runs)
+            for key, _ in self.selector.select(0.02 if busy else _LINGER_LOOK_SECONDS if lingering else None):
                 key.data(key.fileobj)
             self.reap()
             self.tick()

@@ -43,6 +43,8 @@ from mcp_localtools.spec import served_text
 __all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
 
 _CHUNK = 65536
+DRAIN_SECONDS = 2.0
+"""Longest an exit waits for the readers to reach the end of the process's output."""
 _POLL_SECONDS = 0.02
 
 
@@ -266,8 +268,7 @@ class ProcessTable:
         grace = self.grace_seconds if grace is None else grace
         handle = process.popen
         if handle.stop(grace):
-            for thread in process.threads:
-                thread.join(timeout=1)
+            self._join(process)
             return process.exit_code
         pgid = handle.pid
         for signum, wait in ((signal.SIGTERM, grace), (compat.SIGKILL, 5.0)):
@@ -281,9 +282,15 @@ class ProcessTable:
             else:
                 continue
             break
-        for thread in process.threads:
-            thread.join(timeout=1)
+        self._join(process)
         return process.exit_code
+
+    @staticmethod
+    def _join(process: Background) -> None:
+        """Wait until the stopped process's exit is recorded (its readers get a second first)."""
+        for thread in process.threads[:2]:
+            thread.join(timeout=1)
+        process.threads[2].join(timeout=DRAIN_SECONDS + 1)
 
     @staticmethod
     def _signal_group(pgid: int, signum: int) -> bool:
@@ -343,10 +350,13 @@ def _pump(process: Background, name: str, pipe: IO[bytes]) -> None:
 
 
 def _reap(process: Background) -> None:
-    """Waiter thread: record the exit code once the process ends."""
+    """Waiter thread: record the exit code once the process ends and its readers have reached
+    the end of its output, or ``DRAIN_SECONDS`` after the exit when something it left behind
+    holds its pipes (their output keeps arriving after the exit is reported)."""
     code = process.popen.wait()
-    for thread in process.threads[:2]:  # let the readers drain what the process wrote last
-        thread.join(timeout=2)
+    deadline = time.monotonic() + DRAIN_SECONDS
+    for thread in process.threads[:2]:  # "exited" is never seen before the output written before it
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
     with process.lock:
         process.exit_code = _exit_code(code)
         process.ended = time.time()

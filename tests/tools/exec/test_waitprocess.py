@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import error_code, text_of
-from tests.tools.exec.conftest import exec_client
+from tests.tools.exec.conftest import exec_client, processes_with, wait_until_gone
 from tests.tools.exec.test_startprocess import call
 
 pytestmark = pytest.mark.anyio
@@ -39,9 +40,43 @@ async def test_the_timeout_ends_the_wait_and_the_process_keeps_running(tmp_path:
 
 async def test_without_wait_for_it_waits_for_the_exit(tmp_path: Path) -> None:
     async with exec_client(tmp_path) as client:
-        process = (await call(client, "startprocess", command="echo done; exit 3"))["processID"]
-        data = await call(client, "waitprocess", processID=process, timeoutSeconds=10)
-        assert data["status"] == "exited" and data["exitCode"] == 3 and data["stdout"] == "done\n"
+        started = await call(client, "startprocess", command="echo done; exit 3")
+        data = await call(client, "waitprocess", processID=started["processID"], timeoutSeconds=10)
+        assert data["status"] == "exited" and data["exitCode"] == 3
+        # "the output since the last read": startprocess's result already read what came before
+        # it returned (most of the time, all of it), so the two results together hold it once
+        assert started["stdout"] + data["stdout"] == "done\n"
+
+
+async def test_the_exit_is_reported_with_all_the_output_written_before_it(tmp_path: Path) -> None:
+    script = "head -c 300000 /dev/zero | tr '\\0' x; echo; echo END; exit 3"
+    async with exec_client(tmp_path, exec={"process_output_bytes": 1 << 20}) as client:
+        for _ in range(3):
+            started = await call(client, "startprocess", command=script)
+            data = await call(client, "waitprocess", processID=started["processID"], timeoutSeconds=20)
+            assert data["status"] == "exited" and data["exitCode"] == 3
+            assert data["stdoutBytes"] == 300005
+            tail = await call(client, "processoutput", processID=started["processID"], stdoutOffset=299990)
+            assert tail["stdout"] == "xxxxxxxxxx\nEND\n"
+
+
+async def test_what_a_process_left_behind_delays_its_exit_a_bounded_time_and_stopprocess_ends_it(
+    tmp_path: Path,
+) -> None:
+    marker = f"{uuid.uuid4().hex[:8]}"
+    script = f"(exec -a {marker} sleep 60) &\necho done\nexit 3\n"  # the sleep keeps the pipes
+    (tmp_path / "linger.sh").write_text(script, encoding="utf-8")
+    async with exec_client(tmp_path) as client:
+        started = await call(client, "startprocess", command="bash linger.sh")
+        begun = time.monotonic()
+        data = await call(client, "waitprocess", processID=started["processID"], timeoutSeconds=30)
+        # the leftover holds the pipes open: the exit is reported after a bounded wait for them
+        assert data["status"] == "exited" and data["exitCode"] == 3 and time.monotonic() - begun < 10
+        assert started["stdout"] + data["stdout"] == "done\n"
+        assert processes_with(marker)
+        stopped = await call(client, "stopprocess", processID=started["processID"], graceSeconds=1)
+        assert stopped["status"] == "exited"
+        await wait_until_gone(marker)  # "everything it started", even after its first process ended
 
 
 async def test_an_invalid_regex_and_an_unknown_id_are_clear_errors(tmp_path: Path) -> None:
