@@ -206,7 +206,7 @@ async def test_each_handshake_era_connection_is_a_session_whose_end_is_announced
     assert all(name for _, name in seen)
 
 
-async def test_2026_era_requests_share_one_stateless_session_per_principal_and_end_nothing() -> None:
+async def test_2026_era_requests_share_one_stateless_session_per_principal_ended_with_the_server() -> None:
     from dataclasses import replace
 
     from mcp import Client
@@ -231,8 +231,9 @@ async def test_2026_era_requests_share_one_stateless_session_per_principal_and_e
     async with Client(create_server(registry), mode="2026-07-28") as client:
         await client.call_tool("echo", {})
         await client.call_tool("echo", {})
+        assert ended == []  # a request ends nothing
     assert seen == [f"{STATELESS_SESSION}/stdio/-", f"{STATELESS_SESSION}/stdio/-"]
-    assert ended == []
+    assert ended == [f"{STATELESS_SESSION}/stdio/-"]  # the server's last connection closed
 
 
 @pytest.mark.parametrize(

@@ -356,3 +356,17 @@ async def test_under_landlock_a_root_servers_commands_have_no_capability(tmp_pat
         data = await run_commands(client, "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status")
     lines = data["results"][0]["stdout"].splitlines()
     assert len(lines) == 4 and all(line.endswith("0000000000000000") for line in lines), lines
+
+
+async def test_an_in_memory_clients_sandbox_and_processes_end_when_it_closes(tmp_path: Path) -> None:
+    """The SDK's in-memory ``Client`` speaks the 2026-07-28 revision (no MCP session to end): the
+    server ends what it served when its last connection closes (its lifespan ends)."""
+    before = set(_children(defunct=False))
+    async with exec_client(tmp_path) as client:
+        await run_commands(client, "echo hi")
+        await call(client, "startprocess", command="sleep 60")
+        mine = [child for child in _children(defunct=False) if child not in before and child[1] == "bwrap"]
+        assert len(mine) == 2  # two exec sessions: the command's and the process's
+    with anyio.fail_after(15):
+        while set(mine) & set(_children(defunct=False)):
+            await anyio.sleep(0.05)

@@ -86,7 +86,7 @@ class RegistryServer(MCPServer[Any]):
         tool_sets: ToolSets | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(lifespan=lambda _server: sessions.serving(), **kwargs)
         self.routes = routes
         self.pipeline = pipeline
         self.sessions = sessions

@@ -5,18 +5,21 @@ HTTP ``Mcp-Session-Id``, one SSE stream, one in-memory ``Client``) is one ``Sess
 connection's first request that needs it, kept in the SDK's per-connection state, and ended (the
 ``on_end`` callbacks awaited with its id) when the SDK unwinds the connection's exit stack (stdio
 EOF, Streamable HTTP DELETE or idle timeout, SSE disconnect, an in-memory client closing). The
-2026-07-28 revision has no sessions: each of its requests gets a fresh ``Session`` that never
-ends, keyed by who sent it: ``STATELESS_SESSION/<principal>/<profile>``, the principal being the
-bearer token's (``transports.token_principal``; ``stdio`` without one), so one client never sees
-another's processes (``is_stateless`` tells such a key).
+2026-07-28 revision has no sessions: each of its requests gets a fresh ``Session`` keyed by who
+sent it, ``STATELESS_SESSION/<principal>/<profile>``, which ends only when the server stops being
+served (``Sessions.serving``: its last lifespan ends, e.g. an in-memory ``Client`` closes); the
+principal is the bearer token's (``transports.token_principal``; ``stdio`` without one), so one
+client never sees another's processes (``is_stateless`` tells such a key).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.connection import Connection
 from mcp.server.mcpserver import Context
@@ -86,6 +89,30 @@ class Sessions:
     def __init__(self, on_end: Sequence[SessionEndFn] = ()) -> None:
         self._on_end = list(on_end)
         self._minted = 0
+        self._stateless: set[str] = set()
+        self._serving = 0
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Around each time the server is served (its lifespan: a stdio process, an HTTP
+        server's run, an in-memory ``Client``): when the last one ends, the 2026-07-28 keys it
+        served end too, since nothing else ever ends them (an in-memory client speaks that
+        revision, so its processes and sandboxes would outlive it)."""
+        self._serving += 1
+        try:
+            yield
+        finally:
+            self._serving -= 1
+            if not self._serving:
+                with anyio.CancelScope(shield=True):
+                    await self.end_stateless()
+
+    async def end_stateless(self) -> None:
+        """End every 2026-07-28 key handed out so far (``on_end`` with each)."""
+        keys, self._stateless = sorted(self._stateless), set()
+        for key in keys:
+            for callback in self._on_end:
+                await callback(key)
 
     @staticmethod
     def existing(connection: Connection | None) -> Session | None:
@@ -97,7 +124,7 @@ class Sessions:
         """The session of the request ``context`` belongs to, served under ``profile`` (a
         stateless one for None)."""
         if context is None:
-            return Session(stateless_key(profile))
+            return self._stateless_session(profile, None)
         session = context.session
         connection = connection_of(session)
         # A handshake-era connection keeps its Session: found first, nothing else looked up.
@@ -107,10 +134,15 @@ class Sessions:
         params = session.client_params
         client_name = params.client_info.name if params is not None else None
         if connection is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return Session(stateless_key(profile), client_name)
+            return self._stateless_session(profile, client_name)
         self._minted += 1
         made = Session(f"mcp-{self._minted}", client_name)
         connection.state[_SESSION_KEY] = made
         for callback in self._on_end:
             connection.exit_stack.push_async_callback(callback, made.id)
+        return made
+
+    def _stateless_session(self, profile: str | None, client_name: str | None) -> Session:
+        made = Session(stateless_key(profile), client_name)
+        self._stateless.add(made.id)
         return made
