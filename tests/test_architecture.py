@@ -49,7 +49,6 @@ LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
     "mcp_localtools.policy.execution": "the command policy; sbx-policy is reworking it (issue 25)",
-    "mcp_localtools.processes.session": "sbx-runtime's exec session, being reworked (issue 25)",
 }
 """Modules allowed over ``MAX_MODULE_LINES``, each with the reason (shrink this list, never grow it
 without one)."""

@@ -19,6 +19,7 @@ import anyio
 
 from mcp_localtools import compat
 from mcp_localtools.processes.output import HeadTail
+from mcp_localtools.processes.pipes import FdReader, FdWriter
 from mcp_localtools.processes.runner import (
     EXIT_TIMEOUT,
     OUTPUT_STOP_FACTOR,
@@ -31,7 +32,7 @@ from mcp_localtools.processes.runner import (
     spawn_failure,
     until_exit,
 )
-from mcp_localtools.processes.session import FdReader, FdWriter, RunState, SandboxGone, SessionSandbox
+from mcp_localtools.processes.session import RunState, SandboxGone, SessionSandbox
 
 __all__ = ["run_supervised"]
 
