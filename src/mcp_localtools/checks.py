@@ -191,7 +191,9 @@ def _known(names: Iterable[tuple[str, str]]) -> str:
     return ", ".join(sorted({group for group, _ in pairs} | {name for _, name in pairs}))
 
 
-def _pattern_problems(tools: ToolsConfig, names: Sequence[tuple[str, str]], where: str) -> list[Problem]:
+def pattern_problems(tools: ToolsConfig, names: Sequence[tuple[str, str]], where: str) -> list[Problem]:
+    """A problem (under ``where`` + ``enabled``/``disabled``) for each pattern of ``tools`` that
+    names none of ``names`` (``(group, name)`` pairs)."""
     return [
         Problem(f"{where}{key}", f"{pattern!r} matches no tool or group; known: {_known(names)}")
         for key, patterns in (("enabled", tools.enabled), ("disabled", tools.disabled))
@@ -200,7 +202,7 @@ def _pattern_problems(tools: ToolsConfig, names: Sequence[tuple[str, str]], wher
 
 
 def _tools_problems(tools: ToolsConfig, catalog: Catalog) -> list[Problem]:
-    return _pattern_problems(tools, catalog.names, "tools.")
+    return pattern_problems(tools, catalog.names, "tools.")
 
 
 def served(catalog: Catalog | Iterable[ToolSpec[Any]], config: Config) -> list[ToolSpec[Any]]:
@@ -214,14 +216,16 @@ def chosen(catalog: Catalog | Iterable[ToolSpec[Any]], config: Config) -> list[T
     enabled``, ``[index] enabled``, no fetching in read-only mode without a ``[web]`` allowlist)."""
     specs = catalog.specs if isinstance(catalog, Catalog) else tuple(catalog)
     tools = config.tools
-    return [
-        spec
-        for spec in specs
-        if any(matches(spec, p) for p in tools.enabled)
+    return [spec for spec in specs if selected(spec, tools) and _switched_on(spec, config)]
+
+
+def selected(spec: ToolSpec[Any], tools: ToolsConfig) -> bool:
+    """True when ``[tools]`` (or a profile's ``enabled``/``disabled``/``read_only``) takes ``spec``."""
+    return (
+        any(matches(spec, p) for p in tools.enabled)
         and not any(matches(spec, p) for p in tools.disabled)
         and (spec.annotations.read_only or not tools.read_only)
-        and _switched_on(spec, config)
-    ]
+    )
 
 
 def _switched_on(spec: ToolSpec[Any], config: Config) -> bool:
@@ -297,7 +301,7 @@ def _profile_problems(config: Config, catalog: Catalog, asked: Iterable[str]) ->
             problems += [Problem.of(ConfigError(part)) for part in exc.message.split("; ")]
             continue
         names = [(spec.group, rename.get(spec.name, spec.name)) for spec in served(catalog, own)]
-        problems += _pattern_problems(_as_tools(profile), names, f"{where}.")
+        problems += pattern_problems(_as_tools(profile), names, f"{where}.")
     return problems
 
 

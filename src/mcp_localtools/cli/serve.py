@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_localtools.cli.options import (
     EXIT_OK,
@@ -19,6 +19,10 @@ from mcp_localtools.cli.options import (
     own_files,
 )
 from mcp_localtools.config import Config
+
+if TYPE_CHECKING:  # imported when a server is built, not when the CLI starts
+    from mcp_localtools.checks import Network
+    from mcp_localtools.server.adapter import RegistryServer
 
 __all__ = ["add_options", "add_parser", "run"]
 
@@ -97,17 +101,25 @@ def run(ns: argparse.Namespace) -> int:
     return _serve_network(ns, config)
 
 
-def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
-    from mcp_localtools.cli.startup import announce
+def _build(ns: argparse.Namespace, config: Config, network: Network | None = None) -> RegistryServer:
+    """The server of ``config`` as the command line asks for it (log level, own files, profile;
+    ``network``: the tokens and bind rules, checked with the rest)."""
     from mcp_localtools.server import build_server
 
-    server = build_server(
+    return build_server(
         config,
         log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
         environ=os.environ,
         own_files=own_files(ns),
         profile=ns.profile,
+        network=network,
     )
+
+
+def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
+    from mcp_localtools.cli.startup import announce
+
+    server = _build(ns, config)
     announce(server, "stdio", quiet=_quiet(ns))
     try:
         server.run()
@@ -120,21 +132,13 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
     from mcp_localtools._sdk import token_verifier
     from mcp_localtools.checks import Network
     from mcp_localtools.cli.startup import announce
-    from mcp_localtools.server import build_server
     from mcp_localtools.transports import NetworkSettings, serve_network
 
     server_config = config.server
     transport = server_config.transport
     assert transport != "stdio", "stdio is served by _serve_stdio"
     # The tokens and the bind rules are part of the one start-up check (checks.check).
-    server = build_server(
-        config,
-        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
-        environ=os.environ,
-        own_files=own_files(ns),
-        profile=ns.profile,
-        network=Network(unauthenticated_loopback=ns.allow_unauthenticated_loopback),
-    )
+    server = _build(ns, config, Network(unauthenticated_loopback=ns.allow_unauthenticated_loopback))
     settings = NetworkSettings(
         transport=transport,
         host=server_config.host,

@@ -21,9 +21,9 @@ from mcp_localtools.checks import (
     Problem,
     check,
     chosen,
-    matches,
+    pattern_problems,
     raise_problems,
-    unmatched,
+    selected,
 )
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
@@ -102,25 +102,8 @@ def select_tools(specs: Iterable[ToolSpec[Any]], tools: ToolsConfig) -> list[Too
         ConfigProblems: an ``enabled`` or ``disabled`` entry matches no tool or group.
     """
     known = list(specs)
-    names = [(spec.group, spec.name) for spec in known]
-    raise_problems(
-        [
-            Problem(f"tools.{key}", f"{pattern!r} matches no tool or group; known: {_known(names)}")
-            for key, patterns in (("enabled", tools.enabled), ("disabled", tools.disabled))
-            for pattern in unmatched(patterns, names)
-        ]
-    )
-    return [
-        spec
-        for spec in known
-        if any(matches(spec, p) for p in tools.enabled)
-        and not any(matches(spec, p) for p in tools.disabled)
-        and (spec.annotations.read_only or not tools.read_only)
-    ]
-
-
-def _known(names: Sequence[tuple[str, str]]) -> str:
-    return ", ".join(sorted({group for group, _ in names} | {name for _, name in names}))
+    raise_problems(pattern_problems(tools, [(spec.group, spec.name) for spec in known], "tools."))
+    return [spec for spec in known if selected(spec, tools)]
 
 
 def build_registry(
