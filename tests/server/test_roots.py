@@ -158,20 +158,28 @@ async def test_a_client_root_outside_the_configured_roots_is_refused_and_logged(
             build_server(config_for(tree)), mode="legacy", list_roots_callback=shared
         ) as client:
             code, text = await read(client, outside / "secret.txt")
-            assert code == "no_roots" and "canary" not in text
-            assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"  # never widened
+            assert code == "outside_roots" and "canary" not in text
+            assert (await read(client, tree / "a" / "a.txt"))[0] is None  # the configured roots
     assert any("outside the configured roots" in record.getMessage() for record in caplog.records)
 
 
-async def test_a_client_that_stops_sharing_gets_no_roots_not_the_configured_ones(tree: Path) -> None:
-    shared = SharedRoots(tree / "a")
+async def test_a_client_that_shares_no_root_works_in_the_configured_ones(tree: Path) -> None:
+    shared = SharedRoots()  # the MCP Inspector declares roots and lists none
     async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
-        assert (await read(client, tree / "a" / "a.txt"))[0] is None
-        shared.paths = []
+        assert (await read(client, tree / "top.txt"))[1] == "top\n"
+        shared.paths = [tree / "a"]
         await roots_changed(client)
         await anyio.sleep(0)
-        assert (await read(client, tree / "top.txt"))[0] == "no_roots"
-        assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"
+        assert (await read(client, tree / "top.txt"))[0] == "outside_roots"
+
+
+async def test_a_server_without_roots_serves_nothing_to_a_client_that_shares_none(
+    tmp_path: Path,
+) -> None:
+    shared = SharedRoots()
+    config = config_for(tmp_path, paths={"allowed_roots": []})
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tmp_path / "x.txt"))[0] == "no_roots"
 
 
 async def test_an_unanswered_change_fails_closed_until_the_client_answers(tree: Path) -> None:

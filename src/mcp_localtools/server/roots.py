@@ -9,8 +9,10 @@ a change applies to the next call. What the session then works in:
 - configured roots: their intersection with the client's (a client root inside a configured root
   narrows to it; a configured root inside a client root stays whole); a client root outside every
   configured root is refused and logged. When nothing is left (the client shares no root, or only
-  roots outside), the session has no roots: a client can narrow, never widen, and closing its
-  folders does not give it the configured ones back.
+  roots outside), the session works in the configured roots, and the log says so: they are the
+  operator's bound, which a client reaches anyway by sharing a folder above them, so this widens
+  nothing the configuration did not grant. The reference filesystem server keeps its directories
+  when a client sends none, and the MCP Inspector declares roots and sends an empty list.
 
 It fails closed: when the client does not answer after announcing a change (an error, an invalid
 answer, no answer within 10 s), the session has no roots until it does, and it is asked again at
@@ -228,8 +230,11 @@ class ClientRoots:
         if not configured:
             for broad in await anyio.to_thread.run_sync(_broad, roots):
                 logger.warning("session %s: a client root is %s; all below it is served", session.id, broad)
-        if not roots:
-            logger.warning("session %s shares no root inside the served ones: it works in none", session.id)
+        if not roots and configured:
+            logger.warning(
+                "session %s shares no root inside the configured ones: it works in all of them", session.id
+            )
+            roots = configured
         await self._move(state, route, session, context, roots)
 
     async def _move(
