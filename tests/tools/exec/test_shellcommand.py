@@ -383,8 +383,10 @@ def test_the_arguments_schema_uses_the_seeds_wire_names() -> None:
 
 
 def _wire_chars(data: Any) -> int:
+    """What a result costs against the budget: the larger of its two copies (``results.wire_chars``:
+    the budget bounds each copy, since a client reads one or the other)."""
     text = sum(len(item.text) for item in data.content if getattr(item, "type", "") == "text")
-    return text + len(json.dumps(data.structured_content, ensure_ascii=False, separators=(",", ":")))
+    return max(text, len(json.dumps(data.structured_content, ensure_ascii=False, separators=(",", ":"))))
 
 
 async def _read_all(client: Client, first: str) -> bytes:
