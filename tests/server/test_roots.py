@@ -195,6 +195,21 @@ async def test_an_unanswered_change_fails_closed_until_the_client_answers(tree: 
         assert (await read(client, tree / "a" / "a.txt"))[0] == "outside_roots"
 
 
+async def test_processes_started_before_a_late_first_answer_are_stopped(tree: Path) -> None:
+    shared = SharedRoots(tree / "a")
+    shared.failing = True  # the first question goes unanswered: the configured roots
+    async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:
+        marker = f"4{os.getpid() % 1000}.{time.monotonic_ns() % 9973}"  # sleep's argument
+        started = await client.call_tool("startprocess", {"command": f"sleep {marker}"})
+        assert not started.is_error, text_of(started)
+        assert processes_with(marker)
+        shared.failing = False
+        await roots_changed(client)
+        await anyio.sleep(0)
+        assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"  # narrowed to a
+        await wait_until_gone(marker, seconds=15)
+
+
 async def test_a_client_that_never_answers_keeps_the_configured_roots(tree: Path) -> None:
     shared = SharedRoots(tree / "a")
     shared.failing = True

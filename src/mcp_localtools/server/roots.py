@@ -250,11 +250,11 @@ class ClientRoots:
         if roots == state.roots:
             return
         assert route.workspace is not None
-        previous = state.route
+        previous = state.route or route  # before any move: the base route (configured roots)
         state.roots = roots
         state.route = route if roots == route.workspace.paths.roots else await self._route_for(route, roots)
         logger.info("session %s works in %s", session.id, ", ".join(map(str, roots)) or "no roots")
-        if previous is not None and previous.registry is not state.route.registry:
+        if previous.registry is not state.route.registry:
             await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
         if not state.ending:  # once per session: ends whichever route is current at the end
             connection = connection_of(context.session)
