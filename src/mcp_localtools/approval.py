@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, ToolError
 from mcp_localtools.policy.execution import REFUSED_ENV
 from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
@@ -200,14 +202,14 @@ class ApprovalPolicy:
         lines = [self.config.prompt.strip()] if self.config.prompt.strip() else []
         lines.append(f"Allow {spec.title} ({spec.name})?")
         if spec.group == "exec":
-            commands = shown.pop("commands", None)
-            if isinstance(commands, list):
+            commands, fixed_dir = self._commands(spec, arguments, shown)
+            if commands:
                 lines.append("Commands:")
-                lines += [f"  $ {_cut(str(command))}" for command in commands]
+                lines += [f"  $ {_cut(command)}" for command in commands]
             if "path" in shown:
                 lines.append(f"Script: {shown.pop('path')}")
             work_dir = shown.pop("workDir", None)
-            lines.append(f"In: {work_dir or base_dir}")
+            lines.append(f"In: {fixed_dir or work_dir or base_dir}")
         elif "path" in shown:
             lines.append(f"Path: {shown.pop('path')}")
         for key in ("source", "destination"):
@@ -228,6 +230,21 @@ class ApprovalPolicy:
         if len(text) > MAX_PROMPT_CHARS:
             text = text[: MAX_PROMPT_CHARS - 40] + "\n[... cut: the call shows more ...]"
         return text
+
+    def _commands(
+        self, spec: ToolSpec[Any], arguments: Mapping[str, Any], shown: dict[str, Any]
+    ) -> tuple[list[str], str | None]:
+        """The command lines of an exec call as the question shows them (secrets masked) and the
+        working directory its tool fixes: the ``commands`` argument (taken out of ``shown``), or
+        what ``ToolSpec.commands`` renders for a declared tool (its arguments stay in ``shown``)."""
+        given = shown.pop("commands", None)
+        if spec.commands is None:
+            return ([str(command) for command in given] if isinstance(given, list) else []), None
+        try:
+            rendered, work_dir = spec.commands(arguments)
+        except (ToolError, ValidationError):  # the call's own checks refuse it; nothing to show
+            return [], None
+        return [self.scrubber.text(line) for line in rendered], work_dir
 
     def choices(self, *, sessions: bool) -> list[str]:
         """The answers offered: approve, approve for this session (only where a session exists

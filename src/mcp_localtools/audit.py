@@ -10,7 +10,8 @@ client cannot ask), ``allowed_unsupported`` (ran unasked: ``on_unsupported = "al
 (``ok`` / ``error``) and ``error_code``, ``duration_ms`` (approval wait included), ``bytes_in``
 (the arguments as JSON), ``bytes_out`` and ``output_sha256`` (the result's content; the content
 itself is never logged), and, when the tool reports them, ``exit_codes`` and ``sandbox``
-(commands) and ``paths`` (resolved paths touched). A call the client cancels is logged with
+(commands), ``commands`` (the command lines a declared tool ran, which its arguments do not show;
+scrubbed like them) and ``paths`` (resolved paths touched). A call the client cancels is logged with
 ``error_code`` ``cancelled``; a 2026-07-28 round that only asks the approval question is not a
 call (the answered round is).
 
@@ -97,18 +98,24 @@ _PATH_KEYS = ("path", "source", "destination", "workDir", "root", "trashPath")
 
 def result_facts(result: ToolResult) -> dict[str, Any]:
     """What a successful result says about the call: ``paths`` (resolved paths it names at its
-    top level), ``exit_codes`` and ``sandbox`` of commands. Empty for an error."""
+    top level), ``exit_codes``, ``commands`` (unscrubbed) and ``sandbox`` of commands. Empty for
+    an error."""
     data = result.structured or {}
     facts: dict[str, Any] = {}
     paths = [data[key] for key in _PATH_KEYS if isinstance(data.get(key), str)]
     if paths:
         facts["paths"] = list(dict.fromkeys(paths))
     codes = [data["exitCode"]] if "exitCode" in data else []
+    commands: list[str] = []
     for item in data.get("results", ()) if isinstance(data.get("results"), list) else ():
         if isinstance(item, Mapping) and "exitCode" in item:
             codes.append(item["exitCode"])
+        if isinstance(item, Mapping) and isinstance(item.get("command"), str):
+            commands.append(item["command"])
     if codes:
         facts["exit_codes"] = codes
+    if commands:
+        facts["commands"] = commands
     if isinstance(data.get("sandbox"), str):
         facts["sandbox"] = data["sandbox"]
     return facts
@@ -374,5 +381,10 @@ class AuditLog:
         }
         if profile is not None:
             line["profile"] = profile
-        line.update(result_facts(result))
+        facts = result_facts(result)
+        if "commands" in facts and "commands" not in arguments:
+            facts["commands"] = [self.scrubber.text(command) for command in facts["commands"]]
+        else:
+            facts.pop("commands", None)  # shellcommand's: already in the arguments
+        line.update(facts)
         return line

@@ -58,6 +58,11 @@ LocateFn = Callable[[Any, "CallContext", str], Awaitable[str | None]]
 """``(args, ctx, name)``: where the call would run the bare program ``name`` from, when it lies
 outside every root (``ToolSpec.locate``); None when it does not, or is not found."""
 
+CommandsFn = Callable[[Mapping[str, Any]], tuple[list[str], str | None]]
+"""``(arguments) -> (lines, work_dir)``: the command lines a call with these wire arguments would
+run, and the working directory the tool fixes (None: the call's ``workDir`` or the base
+directory) (``ToolSpec.commands``)."""
+
 CheckFn = Callable[[Any, "CallContext"], Awaitable[None]]
 """``(args, ctx)``: the policy checks of a call without its effects (``ToolSpec.check``); raises
 the ``ToolError`` the handler would raise for a refused call, returns None when it would run."""
@@ -286,6 +291,11 @@ class ToolSpec(Generic[ArgsT]):
             both the ``PATH`` directory and the program's real path lie outside every root
             (``[approval] trusted_commands`` trusts only such programs); None: no command tool.
         preview: how a call of the tool previews what it would do (``DRY_RUN``), or None.
+        commands: for a command tool whose arguments are not its command lines (a declared
+            tool), the command lines a call would run and where (``CommandsFn``), shown in the
+            approval question; raises
+            ``ToolError`` or pydantic's ``ValidationError`` for arguments the call would refuse.
+            None: the question shows the ``commands`` argument, if any.
     """
 
     name: str
@@ -305,6 +315,7 @@ class ToolSpec(Generic[ArgsT]):
     check: CheckFn | None = None
     locate: LocateFn | None = None
     preview: Preview | None = None
+    commands: CommandsFn | None = None
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -476,6 +476,33 @@ async def test_a_profile_and_approval_name_a_declared_tool(tmp_path: Path) -> No
         assert [tool.name for tool in (await client.list_tools()).tools] == ["mark"]
 
 
+async def test_the_question_shows_the_command_lines_the_call_would_run(tmp_path: Path) -> None:
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import ElicitRequestParams, ElicitResult
+
+    asked: list[str] = []
+
+    async def deny(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(str(getattr(params, "message", "")))
+        return ElicitResult(action="accept", content={"decision": "deny"})
+
+    (tmp_path / "sub").mkdir()
+    tools = declared(build=RECIPE, there={**RECIPE, "work_dir": "sub"})
+    config = config_for(tmp_path, tools=tools, approval={"require": ["exec"]}, exec={"sandbox": "off"})
+    async with Client(build_server(config), elicitation_callback=deny, raise_exceptions=True) as client:
+        result = await client.call_tool("build", {"target": "web app; token=s3cr3t-value"})
+        await client.call_tool("there", {"target": "x"})
+    assert error_code(result) == "approval_denied" and len(asked) == 2
+    assert f"In: {tmp_path / 'sub'}" in asked[1].splitlines()
+    lines = asked[0].splitlines()
+    steps = [line for line in lines if line.startswith("  $ ")]
+    assert len(steps) == 3, asked[0]
+    assert steps[0].startswith("  $ python3 -c ") and steps[0].endswith("'web app; token=***'")
+    assert steps[2] == "  $ python3 -c 'open('\"'\"'three'\"'\"', '\"'\"'w'\"'\"')'"
+    assert "s3cr3t" not in asked[0]
+    assert not (tmp_path / "one").exists()
+
+
 async def test_a_declared_call_is_audited_with_its_exit_codes(tmp_path: Path) -> None:
     root, log = tmp_path / "root", tmp_path / "audit.jsonl"
     root.mkdir()
@@ -490,6 +517,7 @@ async def test_a_declared_call_is_audited_with_its_exit_codes(tmp_path: Path) ->
     (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert record["tool"] == "build" and record["exit_codes"] == [0, 1] and record["sandbox"] == "off"
     assert record["arguments"] == {"target": "bad"}
+    assert [command.split()[-1] for command in record["commands"]] == ["bad", "bad"]
 
 
 async def test_register_map_declares_a_tool_from_python(tmp_path: Path) -> None:

@@ -19,7 +19,13 @@ from typing import Any
 from mcp_localtools import compat
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.registry import ToolSpec
-from mcp_localtools.tools.exec._declared.run import DeclaredResult, check_declared, describe, run_declared
+from mcp_localtools.tools.exec._declared.run import (
+    DeclaredResult,
+    check_declared,
+    command_lines,
+    describe,
+    run_declared,
+)
 from mcp_localtools.tools.exec._declared.table import DeclaredTool, read_table
 from mcp_localtools.tools.exec._described import with_approval_note
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -62,6 +68,7 @@ def declared_spec(
         result_model=DeclaredResult,
         handler=partial(run_declared, tool=tool, group=group),
         check=partial(check_declared, tool=tool, group=group),
+        commands=partial(command_lines, tool=tool, group=group),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(len(tool.steps)),
         unsupported=compat.why_unsupported(process_groups=True),

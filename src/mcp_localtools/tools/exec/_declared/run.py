@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 
-__all__ = ["DeclaredResult", "StepResult", "check_declared", "run_declared"]
+__all__ = ["DeclaredResult", "StepResult", "check_declared", "command_lines", "run_declared"]
 
 
 class StepResult(RunReport):
@@ -86,8 +87,7 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     Raises:
         ToolError: the first check that fails.
     """
-    values = args.model_dump(by_alias=True)
-    argvs = [step.render(values, tool.arguments.fixed) for step in tool.steps]
+    argvs = _argvs(args.model_dump(by_alias=True), tool)
     lines = [shlex.join(argv) for argv in argvs]
     await group.sandbox.ready()
     call_env = group.policy.check_env(tool.env, writable=group.paths.roots)
@@ -107,9 +107,35 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     return _Plan(resolved, lines, env, work, group.policy.timeout_for(tool.timeout_seconds))
 
 
+def _argvs(values: dict[str, Any], tool: DeclaredTool) -> list[list[str]]:
+    """Each step's argv for the validated wire ``values``.
+
+    Raises:
+        InvalidArguments: a word is refused (``Template.render``).
+    """
+    return [step.render(values, tool.arguments.fixed) for step in tool.steps]
+
+
 def _under(group: ExecGroup, work_dir: str) -> str:
     """``work_dir`` taken against the base directory when relative."""
     return str(group.paths.base_dir / Path(work_dir))
+
+
+def command_lines(
+    arguments: Mapping[str, Any], *, tool: DeclaredTool, group: ExecGroup
+) -> tuple[list[str], str | None]:
+    """What a call with the wire ``arguments`` would run (``ToolSpec.commands``, for the approval
+    question): each step's command line, POSIX-quoted, and the tool's working directory (None
+    when it has none: the base directory).
+
+    Raises:
+        pydantic.ValidationError: the arguments do not fit the tool's schema.
+        ToolError: a step's words are refused (``render``).
+    """
+    values = tool.arguments.model.model_validate(dict(arguments)).model_dump(by_alias=True)
+    return [shlex.join(argv) for argv in _argvs(values, tool)], None if tool.work_dir is None else _under(
+        group, tool.work_dir
+    )
 
 
 async def check_declared(args: ToolArgs, ctx: CallContext, *, tool: DeclaredTool, group: ExecGroup) -> None:
