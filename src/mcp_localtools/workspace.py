@@ -28,9 +28,43 @@ from mcp_localtools.policy.protected import protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
 
-__all__ = ["Workspace"]
+__all__ = ["ServedRoots", "Workspace"]
 
 T = TypeVar("T")
+
+MAX_SERVED_ROOTS = 4096
+"""Distinct roots ``ServedRoots`` remembers; past it, every path counts as in a root."""
+
+
+class ServedRoots:
+    """Every root the server has served to any session: its own, each profile's and each set a
+    client shared (MCP roots), shared by a workspace and its siblings and never forgotten while
+    the server runs. The file tools of some session could have written anywhere under them, so
+    the exec tools distrust programs and ``PATH`` entries there (``[approval] trusted_commands``,
+    ``ExecutionPolicy.check_env``) even in a session whose own roots are narrower. Thread-safe.
+
+    Args:
+        roots: the first roots (absolute, resolved).
+    """
+
+    def __init__(self, roots: Iterable[Path] = ()) -> None:
+        self._roots: dict[Path, None] = {}
+        self._lock = threading.Lock()
+        self.add(roots)
+
+    def add(self, roots: Iterable[Path]) -> None:
+        """Remember ``roots`` as served (beyond ``MAX_SERVED_ROOTS`` distinct ones, ``all`` gives
+        their anchors, ``/``: everything is suspect, which fails closed)."""
+        with self._lock:
+            for root in roots:
+                self._roots[root] = None
+
+    def all(self) -> tuple[Path, ...]:
+        """The roots served so far, in the order first served."""
+        with self._lock:
+            if len(self._roots) > MAX_SERVED_ROOTS:
+                return tuple(dict.fromkeys(Path(root.anchor) for root in self._roots))
+            return tuple(self._roots)
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +87,7 @@ class Workspace:
             in a root; a sibling protects them too.
         command_rule: a host's rule for commands, asked before the execution policy
             (``ExecutionPolicy.host_rule``); only the Python API sets it; a sibling keeps it.
+        served_roots: every root this workspace and its siblings serve (``ServedRoots``).
     """
 
     config: Config
@@ -66,6 +101,7 @@ class Workspace:
     line_indexes: LineIndexes = field(default_factory=LineIndexes)
     own_files: tuple[Path, ...] = ()
     command_rule: CommandRule | None = None
+    served_roots: ServedRoots = field(default_factory=ServedRoots)
     _shared: dict[Callable[..., Any], Any] = field(default_factory=dict, init=False, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -111,14 +147,16 @@ class Workspace:
             environ=dict(environ or {}),
             own_files=tuple(files),
             command_rule=command_rule,
+            served_roots=ServedRoots(policy.roots),
             **extra,
         )
 
     def sibling(self, config: Config, *, own_files: Iterable[str | Path] | None = None) -> Workspace:
         """A workspace for ``config`` (a profile's, ``Config.for_profile``) with this one's
-        environment, and sharing its per-file locks, line indexes, parser runner and search engine:
-        calls under different profiles on one file still take turns, parser processes stay bounded
-        for the whole server, and a change made under one profile reaches every listener. Group
+        environment, and sharing its per-file locks, line indexes, parser runner, search engine and
+        served roots (to which it adds its own): calls under different profiles on one file still
+        take turns, parser processes stay bounded for the whole server, a change made under one
+        profile reaches every listener, and a program in any served root stays suspect. Group
         state (``shared``) is its own. ``own_files`` default to this workspace's.
 
         Raises:
@@ -140,7 +178,12 @@ class Workspace:
             line_indexes=self.line_indexes,
             foreign_roots=foreign,
             command_rule=self.command_rule,
+            served_roots=self._served_with(mine),
         )
+
+    def _served_with(self, roots: Iterable[Path]) -> ServedRoots:
+        self.served_roots.add(roots)
+        return self.served_roots
 
     @property
     def limits(self) -> LimitsConfig:

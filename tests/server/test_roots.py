@@ -316,3 +316,54 @@ def test_the_ignore_client_roots_flag_is_accepted() -> None:
         check=False,
     )
     assert done.returncode == 0 and "--ignore-client-roots" in done.stdout
+
+
+@pytest.mark.parametrize("configured", [True, False], ids=["configured-root", "client-roots-only"])
+async def test_a_program_in_a_root_the_client_left_is_neither_trusted_nor_on_path(
+    tree: Path, configured: bool
+) -> None:
+    """A program the file tools could write stays suspect after the client narrows its roots away
+    from it: every root the server serves to any session counts, not only the session's."""
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import ElicitRequestParams, ElicitResult
+
+    asked: list[str] = []
+
+    async def deny(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        asked.append(str(getattr(params, "message", "")))
+        return ElicitResult(action="accept", content={"decision": "deny"})
+
+    canary = tree / "planted.txt"
+    (tree / "b" / "bin").mkdir()
+    program = tree / "b" / "bin" / "mytool"
+    program.write_text(f"#!/bin/sh\necho planted > {canary}\n", encoding="utf-8")
+    program.chmod(0o755)
+    config = config_for(
+        tree,
+        paths={} if configured else {"allowed_roots": []},
+        approval={"require": ["exec"], "trusted_commands": ["mytool"]},
+        exec={"sandbox": "off"},
+    )
+    shared = SharedRoots(tree / "b")
+    env = [{"name": "PATH", "value": f"{tree / 'b' / 'bin'}:/usr/bin:/bin"}]
+    async with Client(
+        build_server(config), mode="legacy", list_roots_callback=shared, elicitation_callback=deny
+    ) as client:
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+        shared.paths = [tree / "a"]
+        await roots_changed(client)
+        result = await client.call_tool(
+            "shellcommand", {"commands": ["mytool"], "env": env, "workDir": str(tree / "a")}
+        )
+    assert error_code(result) in ("command_refused", "approval_denied"), text_of(result)
+    assert not canary.exists()
+
+
+def test_served_roots_are_remembered_and_fail_closed_past_their_bound() -> None:
+    from mcp_localtools.workspace import MAX_SERVED_ROOTS, ServedRoots
+
+    served = ServedRoots([Path("/srv/a")])
+    served.add([Path("/srv/b"), Path("/srv/a")])
+    assert served.all() == (Path("/srv/a"), Path("/srv/b"))
+    served.add(Path(f"/srv/many/{number}") for number in range(MAX_SERVED_ROOTS))
+    assert served.all() == (Path("/"),)  # every path counts as in a root: nothing is trusted

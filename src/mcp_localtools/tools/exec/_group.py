@@ -41,7 +41,7 @@ from mcp_localtools.sandbox.command import CommandSandbox
 from mcp_localtools.sandbox.launch import SANDBOX_TMP
 from mcp_localtools.sandbox.runtime_notes import runtime_note
 from mcp_localtools.tools.exec._described import containment_sentence
-from mcp_localtools.workspace import Workspace
+from mcp_localtools.workspace import ServedRoots, Workspace
 
 __all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
 
@@ -72,6 +72,7 @@ class ExecGroup:
         sandbox: what contains every command, and the sessions' private temp dirs.
         outputs: full outputs of cut runs, kept for the MCP session as resources.
         processes: the background processes of startprocess and the other process tools.
+        served_roots: every root the server serves to any session (``Workspace.served_roots``).
     """
 
     config: ExecConfig
@@ -84,6 +85,7 @@ class ExecGroup:
     sandbox: CommandSandbox
     outputs: OutputStore
     processes: ProcessTable
+    served_roots: ServedRoots
     by_backend: dict[str, ExecutionPolicy] = field(default_factory=dict)
     """The execution policy for each sandbox backend (``check_command``), built on first use."""
 
@@ -138,6 +140,7 @@ class ExecGroup:
                 idle_seconds=config.process_idle_seconds,
                 grace_seconds=KILL_GRACE_SECONDS,
             ),
+            served_roots=workspace.served_roots,
         )
 
     def containment(self) -> str:
@@ -170,12 +173,19 @@ class ExecGroup:
             raise NotADirectory(f"{field} is not a directory: {resolved.path}")
         return resolved
 
+    def writable_roots(self) -> tuple[Path, ...]:
+        """Where the file tools of some session could have written: this group's roots and every
+        other root the server serves (another profile's, a client's earlier roots). Programs and
+        ``PATH`` entries under them are not trusted (``program_outside_roots``, ``check_env``)."""
+        return tuple(dict.fromkeys([*self.paths.roots, *self.served_roots.all()]))
+
     def program_outside_roots(self, name: str, search_path: str | None) -> str | None:
         """The real path of the program a command would run for the bare word ``name`` (the
         first executable ``name`` in a ``search_path`` directory), when both that directory and
-        the program's real path lie outside every root; None when it is not found, or is found
-        first in a relative (working-directory) entry or inside a root: a program the file tools
-        could have written. Blocking (stats): call it from a worker thread."""
+        the program's real path lie outside every served root (``writable_roots``); None when
+        it is not found, or is found first in a relative (working-directory) entry or inside such
+        a root: a program the file tools could have written. Blocking (stats): call it from a
+        worker thread."""
         if not name or "/" in name or "\\" in name:
             return None
         for entry in (search_path or "").split(os.pathsep):
@@ -189,7 +199,7 @@ class ExecGroup:
                 places = (directory.resolve(), candidate.resolve())
             except OSError:  # an unreadable PATH entry: the shell would pass over it too
                 continue
-            if any(place.is_relative_to(root) for place in places for root in self.paths.roots):
+            if any(place.is_relative_to(root) for place in places for root in self.writable_roots()):
                 return None
             return str(places[1])
         return None

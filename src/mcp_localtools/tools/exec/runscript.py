@@ -205,7 +205,7 @@ async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) ->
         raise InvalidArguments("path is required")
     _check_args(args.args)
     await group.sandbox.ready()
-    call_env = group.policy.check_env(args.env, writable=group.paths.roots)
+    call_env = group.policy.check_env(args.env, writable=group.writable_roots())
     env = merged_env(await group.environment.base(), call_env)
     work, script, program = await anyio.to_thread.run_sync(
         _find_target, args, group, scripts, env.get("PATH")

@@ -124,7 +124,7 @@ async def _plan(args: ShellCommandArgs, ctx: CallContext, group: ExecGroup) -> _
             "omit sessionID to start a new session"
         )
     await group.sandbox.ready()
-    call_env = policy.check_env(args.env, writable=group.paths.roots)
+    call_env = policy.check_env(args.env, writable=group.writable_roots())
     stored = session.work_dir if session is not None else None
     defaults = await group.environment.defaults()
     env = merged_env(group.environment.base_of(defaults), session.env if session else {}, call_env)

@@ -99,7 +99,7 @@ async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _
     if args.session_id and session is None:
         raise NotFound(f"unknown sessionID: {args.session_id} (expired or evicted); omit sessionID")
     await group.sandbox.ready()
-    call_env = policy.check_env(args.env, writable=group.paths.roots)
+    call_env = policy.check_env(args.env, writable=group.writable_roots())
     defaults = await group.environment.defaults()
     env = merged_env(group.environment.base_of(defaults), session.env if session else {}, call_env)
     stored = session.work_dir if session is not None else None

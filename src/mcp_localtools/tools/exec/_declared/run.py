@@ -90,7 +90,7 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     argvs = _argvs(args.model_dump(by_alias=True), tool)
     lines = [shlex.join(argv) for argv in argvs]
     await group.sandbox.ready()
-    call_env = group.policy.check_env(tool.env, writable=group.paths.roots)
+    call_env = group.policy.check_env(tool.env, writable=group.writable_roots())
     env = merged_env(await group.environment.base(), call_env)
 
     def preflight() -> tuple[ResolvedPath, list[list[str]]]:  # file system and PATH: a thread
