@@ -142,6 +142,9 @@ SECRETS = [
     # (string as a tool argument, the secret that must not survive, text that must survive)
     ("mysql -u root -pS3cretPass1 db", "S3cretPass1", "mysql -u root"),
     ("mysqldump -pS3cretPass2", "S3cretPass2", "mysqldump"),
+    ("mysql -p'S3cret Quoted1' db", "S3cret Quoted1", "mysql"),
+    ('mariadb -u app -p"S3cretQuoted2" -h db', "S3cretQuoted2", "-h db"),
+    ("tool -p'S3cretQuoted3'", "S3cretQuoted3", "tool"),
     ("psql --password=S3cretPass3 -h db", "S3cretPass3", "-h db"),
     ("tool --password S3cretPass4", "S3cretPass4", "tool --password"),
     ("tool -password S3cretPass5", "S3cretPass5", "tool"),

@@ -50,9 +50,9 @@ _USER_FLAG = re.compile(
     r"(?P<flag>(?<![\w-])(?:-u|--user)(?:[ \t]+|=))(?P<user>[^\s:'\"]+):(?P<password>[^\s'\"]+)"
 )
 """curl's ``-u user:password`` / ``--user user:password``."""
-_ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>[^\s'\"-][^\s'\"]*)")
-"""The MySQL/MariaDB client's ``-pPASSWORD`` (attached: ``-p 22`` and ``mkdir -p`` are left alone);
-see ``_attached_password``."""
+_ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)")
+"""The MySQL/MariaDB client's ``-pPASSWORD``, also quoted (``-p'pass word'``; attached: ``-p 22``
+and ``mkdir -p`` are left alone); see ``_attached_password``."""
 _MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
 _FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
 _JSON_PAIR = re.compile(
@@ -145,9 +145,11 @@ class Scrubber:
 
 
 def _attached_password(match: re.Match[str], *, mysql: bool) -> str:
-    """``-pVALUE`` masked when the command runs a MySQL-family client, or when VALUE does not
-    read as more short flags (``-pr``, ``-pv``) or a long option (``-password``)."""
+    """``-pVALUE`` masked when it is quoted, when the command runs a MySQL-family client, or when
+    VALUE does not read as more short flags (``-pr``, ``-pv``) or a long option (``-password``)."""
     value = match["value"]
+    if value[:1] in ("'", '"'):  # quoted: a value, never more short flags
+        return f"{match['flag']}{value[0]}{MASK}{value[0]}"
     if mysql or not _FLAG_LETTERS.fullmatch(value):
         return match["flag"] + MASK
     return match[0]
