@@ -70,6 +70,16 @@ def test_a_good_config_has_no_problem(tmp_path: Path) -> None:
     assert check(config, catalog(Workspace.from_config(config)), environ={}, profiles=["dev"]) == []
 
 
+def test_audit_required_without_enabled_is_refused_not_ignored(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    config = config_for(tmp_path, audit={"required": True, "path": str(log)})
+    with pytest.raises(ConfigProblems, match=r"audit\.required: required = true needs enabled = true"):
+        build_server(config)
+    assert not log.exists()
+    enabled = config_for(tmp_path, audit={"required": True, "enabled": True, "path": str(log)})
+    assert check(enabled, catalog(Workspace.from_config(enabled)), environ={}) == []
+
+
 def test_build_registry_and_build_server_raise_every_problem_at_once(tmp_path: Path) -> None:
     config = _bad_config(tmp_path)
     for build in (build_registry, build_server):

@@ -151,8 +151,8 @@ def check(
     network: Network | None = None,
 ) -> list[Problem]:
     """Every problem of ``config`` that spans keys or needs ``catalog`` (what building the
-    catalog found first, then ``[tools]``, ``[approval]``, ``[profiles]``, ``[server]``); an
-    empty list when the config can be served.
+    catalog found first, then ``[tools]``, ``[approval]``, ``[audit]``, ``[profiles]``,
+    ``[server]``); an empty list when the config can be served.
 
     Args:
         config: the whole configuration.
@@ -165,6 +165,7 @@ def check(
     problems += _tools_problems(config.tools, catalog)
     problems += _rename_problems(config, catalog)
     problems += _approval_problems(config, catalog)
+    problems += _audit_problems(config)
     problems += _profile_problems(config, catalog, profiles)
     if network is not None:
         problems += _network_problems(config, environ, network)
@@ -279,6 +280,19 @@ def _approval_problems(config: Config, catalog: Catalog) -> list[Problem]:
         for entry in config.approval.require
         if entry not in known and entry not in APPROVAL_CLASSES
     ]
+
+
+def _audit_problems(config: Config) -> list[Problem]:
+    """``[audit] required`` without ``enabled`` would promise a log that is never written."""
+    if config.audit.required and not config.audit.enabled:
+        return [
+            Problem(
+                "audit.required",
+                "required = true needs enabled = true (no log is written without it); "
+                "set [audit] enabled = true",
+            )
+        ]
+    return []
 
 
 def _profile_problems(config: Config, catalog: Catalog, asked: Iterable[str]) -> list[Problem]:

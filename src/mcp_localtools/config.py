@@ -391,7 +391,8 @@ class AuditConfig(_Section):
     """The log file; default ``$XDG_STATE_HOME/mcp-localtools/audit.jsonl`` (else
     ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root."""
     required: bool = False
-    """Fail closed: refuse every call while the log cannot be written (and refuse to start)."""
+    """Fail closed: refuse every call while the log cannot be written (the server still starts
+    and says so at ERROR). Needs ``enabled`` (``checks.check`` refuses it alone)."""
     max_bytes: Annotated[int, Field(ge=4096)] = 10 * MiB
     """Rotate when the file would grow past this size (bytes)."""
     keep: Annotated[int, Field(ge=1, le=100)] = 5
