@@ -160,6 +160,16 @@ async def test_a_disabled_tool_is_unknown(tmp_path: Path) -> None:
 async def test_the_server_instructions_name_the_roots(tmp_path: Path) -> None:
     async with connect(config_for(tmp_path), mode="legacy") as client:
         assert str(tmp_path) in (client.instructions or "")
+        assert "narrowed to the folders your client shares" in (client.instructions or "")
+
+
+@pytest.mark.parametrize("roots", [True, False], ids=["configured-roots", "no-roots"])
+async def test_the_instructions_follow_client_roots_off(tmp_path: Path, roots: bool) -> None:
+    paths: dict[str, Any] = {"client_roots": False} | ({} if roots else {"allowed_roots": []})
+    async with connect(config_for(tmp_path, paths=paths), mode="legacy") as client:
+        instructions = client.instructions or ""
+    assert "client shares" not in instructions
+    assert (str(tmp_path) in instructions) if roots else ("--root DIR" in instructions)
 
 
 async def test_null_optional_arguments_are_accepted_over_mcp(tmp_path: Path) -> None:

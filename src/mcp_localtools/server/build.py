@@ -43,14 +43,23 @@ DEFAULT_STDIO_LINE_BYTES = 2 * LimitsConfig().max_write_bytes
 """Longest stdio message line when the config says nothing: twice the default largest write."""
 
 
-def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
+def instructions_for(paths: PathPolicy, *, per_profile: bool = False, client_roots: bool = True) -> str:
     """Server instructions for the model: where the tools may work and how paths resolve.
     ``per_profile``: some profiles have roots of their own, so the roots are not named (the
-    instructions are the same for every client; a refusal names the roots that apply)."""
+    instructions are the same for every client; a refusal names the roots that apply).
+    ``client_roots``: the folders a client shares (MCP roots) become or narrow the roots
+    (``[paths] client_roots``); they go out at initialization, before any client roots are
+    known, so they state the rule rather than the session's roots."""
     if per_profile:
         return (
             "Local file, search, edit and command tools. Every path must lie inside the allowed roots of "
             "this client's profile; a path outside is refused with the roots named. "
+            "Failed calls say what went wrong and what to do."
+        )
+    if not paths.roots and not client_roots:
+        return (
+            "Local file, search, edit and command tools. No folder is shared with them: every file and "
+            "command tool is refused (no_roots) until the user restarts the server with --root DIR. "
             "Failed calls say what went wrong and what to do."
         )
     if not paths.roots:
@@ -61,10 +70,11 @@ def instructions_for(paths: PathPolicy, *, per_profile: bool = False) -> str:
             "Failed calls say what went wrong and what to do."
         )
     roots = ", ".join(str(root) for root in paths.roots)
+    narrowed = " (narrowed to the folders your client shares, when it shares some)" if client_roots else ""
     return (
-        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots} "
-        "(narrowed to the folders your client shares, when it shares some). "
-        f"Relative paths resolve against {paths.base_dir}. Failed calls say what went wrong and what to do."
+        f"Local file, search, edit and command tools. Every path must lie inside the allowed roots: {roots}"
+        f"{narrowed}. Relative paths resolve against {paths.base_dir}. "
+        "Failed calls say what went wrong and what to do."
     )
 
 
@@ -252,7 +262,9 @@ def build_server(
     tool_names = [name for _, name in known.names]  # declared tools too (approval.require may name them)
     return create_server(
         routes,
-        instructions=instructions_for(default.paths, per_profile=roots_vary),
+        instructions=instructions_for(
+            default.paths, per_profile=roots_vary, client_roots=config.paths.client_roots
+        ),
         log_level=log_level,
         bearer_token=bearer_token,
         profile_tokens=profile_tokens,
