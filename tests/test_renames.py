@@ -51,6 +51,10 @@ async def test_refusals_and_hints_name_the_tools_as_they_are_served(tmp_path: Pa
     ) as client:
         window = await client.call_tool("lines", {"path": "big.txt"})
         assert "call lines with startLine=11" in text_of(window), text_of(window)
+        head = await client.call_tool("read", {"path": "big.txt", "limit": 5})
+        assert "call read with offset=5 to continue" in text_of(head), text_of(head)
+        tail = await client.call_tool("read", {"path": "big.txt", "tail": 3})
+        grep = await client.call_tool("grep", {"pattern": "x", "path": "f.txt"})
         rm = await client.call_tool("sh", {"commands": ["rm f.txt"]})
         assert "use the trash tool" in text_of(rm), text_of(rm)
         background = await client.call_tool("sh", {"commands": ["sleep 100 &"]})
@@ -61,7 +65,7 @@ async def test_refusals_and_hints_name_the_tools_as_they_are_served(tmp_path: Pa
         assert 'read with encoding "binary"' in text_of(binary), text_of(binary)
         missing = await client.call_tool("write", {"path": "no/such/dir/f.txt", "content": "x"})
         assert "(mkdir, or createParents=true)" in text_of(missing), text_of(missing)
-    for result in (window, rm, background, empty, binary, missing):
+    for result in (window, head, tail, rm, background, empty, binary, missing, grep):
         assert not OLD.search(text_of(result)), text_of(result)
     assert error_code(missing) == "not_found"
 

@@ -14,7 +14,7 @@ from mcp_localtools.errors import ConfigError, NotADirectory, PolicyViolation, T
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import CallContext, ProgressFn
-from mcp_localtools.spec import served_text
+from mcp_localtools.spec import served, served_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = [
@@ -121,7 +121,7 @@ async def open_scope(indexes: CodeIndexes, given: str, ctx: CallContext, *, fiel
         resolved = paths.resolve(given, field=field)
         if not resolved.real.is_dir():
             raise NotADirectory(
-                f"{field} is not a directory: {given}; give a directory (for a file use symbols)"
+                f"{field} is not a directory: {given}; give a directory (for a file use {served('symbols')})"
             )
         return resolved.real
 

@@ -20,6 +20,7 @@ from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_
 from mcp_localtools.files.lineindex import LineIndex, pread, utf8_prefix
 from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import TextContent, ToolResult, fit_within
+from mcp_localtools.spec import served
 
 __all__ = [
     "TextWindow",
@@ -265,11 +266,13 @@ def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolRes
     if missing is not None and begin > missing:
         told.append(
             f"showing the last {used} lines ({begin + 1}-{begin + used} of {total}), what fits the result "
-            f"budget; call readfile with offset={missing}, limit={begin - missing} for the lines before"
+            f"budget; call {served('readfile')} with offset={missing}, limit={begin - missing} for the "
+            "lines before"
         )
     elif next_offset is not None:
         told.append(
-            f"showing lines {begin + 1}-{begin + used} of {total}; call readfile with offset={next_offset} "
+            f"showing lines {begin + 1}-{begin + used} of {total}; call {served('readfile')} with "
+            f"offset={next_offset} "
             "to continue"
         )
     notes = [f"[{'; '.join(told)}]", *request.notes] if told else request.notes

@@ -25,6 +25,7 @@ from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
+from mcp_localtools.spec import served
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._match import MatchMode, compile_regex, replace_every
@@ -104,7 +105,7 @@ def _apply(
                 )
             except ToolError as exc:
                 raise type(exc)(
-                    f"{exc.message}\nNo file was changed (replaceinfiles is all or nothing)."
+                    f"{exc.message}\nNo file was changed ({served('replaceinfiles')} is all or nothing)."
                 ) from exc
             new, count = _new_text(target, args)
             if count and new != target.file.text:
