@@ -48,11 +48,23 @@ async def test_a_file_changed_behind_the_servers_back_is_read_again(
         monkeypatch.setattr(indexes_module, "RESCAN_SECONDS", 0.0)
         monkeypatch.setattr(indexes_module, "RESCAN_FACTOR", 0.0)
         monkeypatch.setattr(indexes_module, "WAIT_SECONDS", 60.0)  # the rescan ends before the answer
+        monkeypatch.setattr(indexes_module, "QUICK_RESCAN_SECONDS", 60.0)  # however long it took
         assert await _defined(client, "renamed_tax") == ["tax.py"]
         (tmp_path / "new.py").write_text("def brand_new():\n    pass\n", encoding="utf-8")
         target.unlink()
         assert await _defined(client, "brand_new") == ["new.py"]
         assert await _defined(client, "renamed_tax") == []
+
+
+def test_only_a_first_build_a_command_or_a_small_projects_rescan_delays_an_answer() -> None:
+    patience = indexes_module.CodeIndexes._patience
+    assert patience(indexes_module.Freshness(building=True)) is None  # the first build: to its end
+    small = indexes_module.Freshness(rescan_seconds=0.02)
+    assert patience(small) == indexes_module.WAIT_SECONDS
+    large = indexes_module.Freshness(rescan_seconds=0.4)  # Django's 6,800 files
+    assert patience(large) == 0.0  # answered from the index as it stands
+    after_a_command = indexes_module.Freshness(rescan_seconds=0.4, urgent=True)
+    assert patience(after_a_command) == indexes_module.WAIT_SECONDS
 
 
 async def test_the_index_never_reads_outside_the_roots(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import posixpath
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -109,21 +110,34 @@ class CodeIndex:
         self._maps: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[tuple[str, str, float]]] = {}
         self._rebuilding = False
         self._graph_lock = threading.Lock()
+        self._blocked = self._blocked_prefixes()
 
     # --- what is stale -------------------------------------------------------------------
 
+    def _blocked_prefixes(self) -> tuple[str, ...] | None:
+        """The protected and hidden paths inside the directory, relative (POSIX, no trailing
+        ``/``); None when the whole directory is protected or hidden."""
+        out: list[str] = []
+        for path in (*self._paths.protected, *self.settings.hidden):
+            if self.directory == path or self.directory.is_relative_to(path):
+                return None
+            if path.is_relative_to(self.directory):
+                out.append(path.relative_to(self.directory).as_posix())
+        return tuple(out)
+
     def readable(self, rel: str) -> bool:
         """Whether the file at ``rel`` may be indexed: a known language or text, not protected,
-        not under a hidden path."""
+        not under a hidden path. Text operations only (a rescan asks it of every listed file)."""
         info = language_of(rel)
         if info is not None:
             if self.settings.languages and info.name not in self.settings.languages:
                 return False
-        elif Path(rel).suffix.lower() not in TEXT_EXTENSIONS:
+        elif posixpath.splitext(rel)[1].lower() not in TEXT_EXTENSIONS:
             return False
-        full = self.directory / rel
-        blocked = (*self._paths.protected, *self.settings.hidden)
-        return not any(full == path or full.is_relative_to(path) for path in blocked)
+        blocked = self._blocked
+        if blocked is None:
+            return False
+        return not any(rel == prefix or rel.startswith(prefix + "/") for prefix in blocked)
 
     def stale(self, listing: Iterable[str]) -> tuple[list[str], list[str]]:
         """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
@@ -131,10 +145,11 @@ class CodeIndex:
         known = self.store.files()
         wanted = sorted(rel for rel in set(listing) if self.readable(rel))[: self.settings.max_files]
         changed = []
+        base = os.fspath(self.directory) + os.sep
         for rel in wanted:
             record = known.pop(rel, None)
             try:
-                info = os.stat(self.directory / rel, follow_symlinks=False)
+                info = os.stat(base + rel, follow_symlinks=False)
             except OSError:
                 continue
             if record is None or (record.identity.size, record.identity.mtime_ns) != (
@@ -283,7 +298,8 @@ class CodeIndex:
         with self._lock:
             generation = self.store.generation()
             if self._vectors is None or self._vectors_generation != generation:
-                table = VectorTable()
+                self._vectors = None  # the old table goes before the new one is loaded
+                table = VectorTable(self.store.vector_count())
                 for rows in self.store.vectors():
                     table.add([chunk_id for chunk_id, _ in rows], [blob for _, blob in rows])
                 self._vectors, self._vectors_generation = table, generation
@@ -361,6 +377,19 @@ class CodeIndex:
     def query_terms(self, text: str) -> list[str]:
         """The index terms of a query (the tokenizer of the index)."""
         return self._tokenizer.terms(text).split()
+
+    def nearest(self, vector: Any, k: int, table: VectorTable | None = None) -> list[tuple[int, float]]:
+        """The ``k`` chunks whose vectors are closest to the normalised ``vector``, as (chunk id,
+        cosine), best first, from ``table`` (default: ``vectors()``); under the lock, so that an
+        update does not move rows meanwhile."""
+        if table is None:  # (an empty table is falsy)
+            table = self.vectors()
+        with self._lock:
+            return table.top(vector, k)
+
+    def can_embed(self) -> bool:
+        """Whether queries are embedded (WordLlama loaded)."""
+        return self._embedder.available()
 
     def embed_query(self, text: str) -> Any:
         """A query's normalised embedding, or None without a model."""

@@ -16,8 +16,7 @@ than BM25 on names; measured in benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
-import math
-from array import array
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -81,25 +80,24 @@ def pagerank(
     return rank
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+
+
 def _is_compound(name: str) -> bool:
-    snake = "_" in name.strip("_") and any(c.isalpha() for c in name)
-    camel = any(c.isupper() for c in name) and any(c.islower() for c in name)
+    snake = "_" in name.strip("_") and _LETTER.search(name) is not None
+    camel = name != name.lower() and name != name.upper()  # an upper and a lower case letter
     return (snake or camel) and len(name) >= 8
 
 
-def _weight(name: str, definers: int) -> float:
-    weight = 1.0
-    if _is_compound(name):
-        weight *= 10
-    if name.startswith("_"):
-        weight *= 0.1
-    if definers > 5:
-        weight *= 0.1
-    return weight
+def _name_weight(name: str) -> float:
+    """A name's edge weight before its definers are counted: 10 for a long compound identifier,
+    0.1 for a private one."""
+    return (10.0 if _is_compound(name) else 1.0) * (0.1 if name.startswith("_") else 1.0)
 
 
 class Graph:
-    """The definition/reference graph of an index, ready to rank (edges as numpy arrays).
+    """The definition/reference graph of an index, ready to rank (edges as numpy arrays, built
+    without a Python loop over the edges).
 
     Args:
         files: the files (node ids are indexes into it).
@@ -116,41 +114,41 @@ class Graph:
         import numpy as np
 
         self.files = tuple(files)
-        defines: dict[str, set[int]] = defaultdict(set)
-        for node, name in definitions:
-            defines[name].add(node)
-        self.names = sorted(defines)
+        pairs = set(definitions)
+        self.names = sorted({name for _, name in pairs})
         name_id = {name: index for index, name in enumerate(self.names)}
-        source, target, label = array("q"), array("q"), array("q")  # compact while they grow
-        weight = array("d")
-        used: set[str] = set()
-        for node, name, count in uses:
-            definers = defines.get(name)
-            if not definers:
-                continue
-            used.add(name)
-            base = _weight(name, len(definers)) * math.sqrt(count)
-            for definer in definers:
-                source.append(node)
-                target.append(definer)
-                weight.append(base)
-                label.append(name_id[name])
-        for name, definers in defines.items():
-            if name not in used:
-                for definer in definers:  # a small self-edge keeps unused definitions on the map
-                    source.append(definer)
-                    target.append(definer)
-                    weight.append(0.1)
-                    label.append(name_id[name])
-        self._source = np.frombuffer(source, dtype=np.int64)
-        self._target = np.frombuffer(target, dtype=np.int64)
-        self._weight = np.frombuffer(weight, dtype=np.float64)
-        self._label = np.frombuffer(label, dtype=np.int64)
+        def_node = np.fromiter((node for node, _ in pairs), dtype=np.int64, count=len(pairs))
+        def_name = np.fromiter((name_id[name] for _, name in pairs), dtype=np.int64, count=len(pairs))
+        order = np.lexsort((def_node, def_name))  # definers grouped by name
+        def_node, def_name = def_node[order], def_name[order]
+        definers = np.bincount(def_name, minlength=len(self.names))
+        first = np.concatenate(([0], np.cumsum(definers)[:-1])).astype(np.int64)
+        weight_of = np.fromiter(map(_name_weight, self.names), dtype=np.float64, count=len(self.names))
+        weight_of = np.where(definers > 5, weight_of * 0.1, weight_of)
+        kept = [(node, name_id[name], count) for node, name, count in uses if name in name_id]
+        use_node = np.fromiter((u[0] for u in kept), dtype=np.int64, count=len(kept))
+        use_name = np.fromiter((u[1] for u in kept), dtype=np.int64, count=len(kept))
+        use_count = np.fromiter((u[2] for u in kept), dtype=np.float64, count=len(kept))
+        # One edge from each use to each definer of its name.
+        fan = definers[use_name]
+        ends = np.cumsum(fan)
+        offset = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - fan, fan)
+        source = np.repeat(use_node, fan)
+        label = np.repeat(use_name, fan)
+        target = def_node[np.repeat(first[use_name], fan) + offset]
+        weight = np.repeat(weight_of[use_name] * np.sqrt(use_count), fan)
+        # A small self-edge keeps a definition that nothing uses on the map.
+        unused = np.bincount(use_name, minlength=len(self.names))[def_name] == 0
+        self._source = np.concatenate((source, def_node[unused]))
+        self._target = np.concatenate((target, def_node[unused]))
+        self._weight = np.concatenate((weight, np.full(int(unused.sum()), 0.1)))
+        self._label = np.concatenate((label, def_name[unused]))
 
     def _weights(self, mentioned: Iterable[str]) -> Any:
         import numpy as np
 
-        ids = [index for index, name in enumerate(self.names) if name in set(mentioned)]
+        wanted = set(mentioned)
+        ids = [index for index, name in enumerate(self.names) if name in wanted]
         if not ids:
             return self._weight
         return np.where(np.isin(self._label, ids), self._weight * 10, self._weight)

@@ -17,15 +17,14 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_localtools.codeintel.chunks import Chunk
-from mcp_localtools.codeintel.tags import FileTags, Reference, Symbol
+from mcp_localtools.codeintel.records import Entry, FileIdentity, FileRecord, StoredChunk, StoredSymbol
+from mcp_localtools.codeintel.tags import Reference, Symbol
 
 __all__ = ["SCHEMA", "Entry", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
-SCHEMA = "mcp-localtools code index 4; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 5; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 TITLE_WEIGHT = 10.0
@@ -42,12 +41,12 @@ CREATE TABLE IF NOT EXISTS symbols (
     kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT NOT NULL,
     doc TEXT NOT NULL, depth INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
-CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id);
+CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id, name);
 CREATE TABLE IF NOT EXISTS refs (
     file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
     scope TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_name ON refs (name);
-CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id);
+CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
+CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
@@ -56,50 +55,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
     title, body, tokenize = "unicode61 tokenchars '_'");
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocabulary USING fts5vocab(chunk_terms, 'row');
 """
-
-
-@dataclass(frozen=True, slots=True)
-class FileIdentity:
-    """What tells a file's versions apart: size in bytes, mtime in ns, SHA-256 of the content."""
-
-    size: int
-    mtime_ns: int
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    """An indexed file: its identity, language (``text`` without a grammar) and line count."""
-
-    path: str
-    identity: FileIdentity
-    language: str
-    lines: int
-
-
-Entry = tuple[FileRecord, FileTags | None, Sequence[Chunk], Sequence[tuple[str, str]], Sequence[bytes | None]]
-"""One file's version to store: record, tags, chunks, each chunk's (title, body) terms and vector."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSymbol:
-    """A symbol with the file it is in (path relative to the indexed directory)."""
-
-    path: str
-    symbol: Symbol
-
-
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A chunk's row: id, file, symbol, kind, line range, summary."""
-
-    id: int
-    path: str
-    symbol: str
-    kind: str
-    start_line: int
-    end_line: int
-    summary: str
 
 
 class Store:
@@ -337,15 +292,42 @@ class Store:
             ).fetchall()
         return [(row[0], Reference(*row[1:])) for row in rows]
 
-    def references_from(self, path: str, start_line: int, end_line: int) -> list[Reference]:
-        """The uses inside lines ``start_line``..``end_line`` of one file."""
+    def calls_to(self, names: Sequence[str], per_name: int) -> dict[str, list[tuple[str, Reference]]]:
+        """The calls of each of ``names`` (references of kind ``call``), at most ``per_name`` of
+        each in the order their files were indexed, then by line, as (path, reference); one query
+        whose parts stop after ``per_name`` rows (a name called 5,000 times costs 20 rows)."""
+        if not names:
+            return {}
+        part = (
+            "SELECT * FROM (SELECT f.path, r.name, r.kind, r.line, r.scope FROM refs r JOIN files f "
+            "ON f.id = r.file_id WHERE r.name = ? AND r.kind = 'call' ORDER BY r.file_id, r.line LIMIT ?)"
+        )
         with self._lock:
             rows = self._db.execute(
-                "SELECT r.name, r.kind, r.line, r.scope FROM refs r JOIN files f ON f.id = r.file_id "
-                "WHERE f.path = ? AND r.line BETWEEN ? AND ? ORDER BY r.line",
-                (path, start_line, end_line),
+                " UNION ALL ".join([part] * len(names)),
+                [value for name in names for value in (name, per_name)],
             ).fetchall()
-        return [Reference(*row) for row in rows]
+        out: dict[str, list[tuple[str, Reference]]] = {}
+        for row in rows:
+            out.setdefault(row[1], []).append((row[0], Reference(*row[1:])))
+        return out
+
+    def references_within(self, spans: Sequence[tuple[str, int, int]]) -> list[list[Reference]]:
+        """The uses inside each span (path, first line, last line), in line order; one query."""
+        if not spans:
+            return []
+        values = ",".join("(?, ?, ?, ?)" for _ in spans)
+        with self._lock:
+            rows = self._db.execute(
+                f"WITH spans (i, path, first, last) AS (VALUES {values}) "  # noqa: S608
+                "SELECT s.i, r.name, r.kind, r.line, r.scope FROM spans s JOIN files f ON f.path = s.path "
+                "JOIN refs r ON r.file_id = f.id AND r.line BETWEEN s.first AND s.last ORDER BY s.i, r.line",
+                [value for i, span in enumerate(spans) for value in (i, *span)],
+            ).fetchall()
+        out: list[list[Reference]] = [[] for _ in spans]
+        for row in rows:
+            out[row[0]].append(Reference(*row[1:]))
+        return out
 
     def graph_rows(self) -> tuple[list[str], list[tuple[int, str]], list[tuple[int, str, int]]]:
         """What the repository map ranks: the files (a file's node is its position), each
@@ -355,7 +337,7 @@ class Store:
             node = {file_id: index for index, (file_id, _) in enumerate(rows)}
             defined = self._db.execute("SELECT DISTINCT file_id, name FROM symbols").fetchall()
             used = self._db.execute(
-                "SELECT file_id, name, count(*) FROM refs GROUP BY file_id, name"
+                "SELECT file_id, name, count(*) FROM refs GROUP BY name, file_id"  # along refs_name
             ).fetchall()
         return (
             [path for _, path in rows],
@@ -429,6 +411,12 @@ class Store:
                 return
             yield rows
             last = rows[-1][0]
+
+    def vector_count(self) -> int:
+        """How many chunks have an embedding."""
+        with self._lock:
+            row = self._db.execute("SELECT count(*) FROM chunks WHERE vector IS NOT NULL").fetchone()
+        return int(row[0])
 
     def counts(self) -> tuple[int, int, int]:
         """``(files, symbols, chunks)`` in the index."""

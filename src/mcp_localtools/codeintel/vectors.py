@@ -124,15 +124,19 @@ class VectorTable:
 
     Rows of removed chunks are masked and reused only after a compaction (when more than half
     are dead). Not thread-safe: the index calls it under its lock.
+
+    Args:
+        capacity: rows to allocate at once (the count of a table about to be loaded: no
+            regrowth, so no second copy of the matrix while it loads).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int = 0) -> None:
         import numpy as np
 
         self._np = np
-        self._ids = np.zeros(0, dtype=np.int64)
-        self._matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
-        self._alive = np.zeros(0, dtype=bool)
+        self._ids = np.zeros(capacity, dtype=np.int64)
+        self._matrix = np.zeros((capacity, DIMENSIONS), dtype=np.float32)
+        self._alive = np.zeros(capacity, dtype=bool)
         self._row: dict[int, int] = {}
         self._size = 0
 
@@ -154,14 +158,14 @@ class VectorTable:
         self._alive = alive
 
     def add(self, ids: Sequence[int], vectors: Iterable[bytes]) -> None:
-        """Add chunks by id with their float16 vector bytes."""
+        """Add chunks by id with their float16 vector bytes (``DIMENSIONS`` x 2 bytes each)."""
         np = self._np
-        rows = [np.frombuffer(vector, dtype=np.float16) for vector in vectors]
-        if not rows:
+        rows = np.frombuffer(b"".join(vectors), dtype=np.float16).reshape(-1, DIMENSIONS)
+        if not len(rows):
             return
         self._grow(len(rows))
         start = self._size
-        self._matrix[start : start + len(rows)] = np.stack(rows)
+        self._matrix[start : start + len(rows)] = rows
         self._ids[start : start + len(rows)] = ids
         self._alive[start : start + len(rows)] = True
         for offset, chunk_id in enumerate(ids):

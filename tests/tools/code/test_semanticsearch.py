@@ -86,3 +86,22 @@ async def test_text_files_are_searched_as_windows(tmp_path: Path) -> None:
         result = await client.call_tool("semanticsearch", {"query": "what does the shop sell", "limit": 2})
     assert result.structured_content is not None
     assert ("README.md", "text") in [(h["path"], h["kind"]) for h in result.structured_content["results"]]
+
+
+async def test_a_much_called_function_shows_five_callers_and_not_its_own_recursion(tmp_path: Path) -> None:
+    (tmp_path / "walk.py").write_text(
+        "def walk_tree(node):\n    for child in node:\n        walk_tree(child)\n", encoding="utf-8"
+    )
+    for number in range(30):
+        source = f"from walk import walk_tree\n\n\ndef visit_{number}(root):\n    walk_tree(root)\n"
+        (tmp_path / f"user{number:02}.py").write_text(source, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "walk_tree", "limit": 50})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    hits = {hit["symbol"]: hit for hit in result.structured_content["results"]}
+    walk = hits["walk_tree"]
+    assert walk["callers"] == [f"user{number:02}.py:5 visit_{number}" for number in range(5)]
+    assert walk["callees"] == ["walk_tree"]  # what it calls, itself included
+    assert hits["visit_7"]["callees"] == ["walk_tree"]
+    assert hits["visit_7"]["callers"] == []

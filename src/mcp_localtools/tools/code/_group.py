@@ -4,7 +4,7 @@ and how paths and lines are shown."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
@@ -89,14 +89,25 @@ class Scope:
     index: CodeIndex
     prefix: str
     base: Path
+    _shown: str | None = field(init=False, default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The index's directory as shown (relative to the base, with a separator), when every
+        # path in it shows as that plus the path: the common case, then ``show`` is a string join.
+        directory = self.index.directory
+        if directory.is_relative_to(self.base):
+            shown = os.path.relpath(directory, self.base)
+            object.__setattr__(self, "_shown", "" if shown == "." else shown + os.sep)
 
     def covers(self, rel: str) -> bool:
         """Whether the index-relative path ``rel`` lies in the scope."""
         return rel.startswith(self.prefix)
 
     def show(self, rel: str) -> str:
-        """How a result names the file at the index-relative ``rel``: relative to the base
-        directory when it lies below it, else absolute."""
+        """How a result names the file at the index-relative ``rel`` (POSIX): relative to the
+        base directory when it lies below it, else absolute."""
+        if self._shown is not None:
+            return self._shown + (rel if os.sep == "/" else rel.replace("/", os.sep))
         full = self.index.directory / rel
         return os.path.relpath(full, self.base) if full.is_relative_to(self.base) else str(full)
 

@@ -2,15 +2,16 @@
 
 Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
 other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
-WordLlama embeddings, fused by reciprocal rank (k = 60). Each result is a symbol with its file,
-kind, line range, fused score, summary (signature and first doc line), its callers (uses of its
-name, with the symbol each is in) and callees (the names it calls), and with ``includeContent``
-its lines. Files of the results that changed since they were indexed are read again and the
-query run again before the answer.
+WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``). Each result is a symbol
+with its file, kind, line range, fused score, summary (signature and first doc line), its
+callers (calls of its name, with the symbol each is in) and callees (the names it calls), and
+with ``includeContent`` its lines. Files of the results that changed since they were indexed
+are read again and the query run again before the answer.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -18,6 +19,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
+from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
 from mcp_localtools.codeintel.store import StoredChunk
@@ -66,45 +68,63 @@ class SemanticSearchResult(ToolOutput):
 
 
 def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, float]]:
-    """The best ``limit`` chunks in ``scope`` for ``query``, with their fused scores (blocking)."""
+    """The best ``limit`` chunks in ``scope`` for ``query``, with their fused scores (blocking).
+
+    The BM25 query runs in a second thread while the query is embedded and scored against the
+    vectors (SQLite and numpy both release the GIL): the two rankings cost about the longer of
+    them, not their sum.
+    """
     index = scope.index
-    terms = list(dict.fromkeys(index.query_terms(query)))
-    rankings: list[list[int]] = []
-    weights: list[float] = []
+    terms = list(dict.fromkeys(index.query_terms(query)))[:64]
     want = CANDIDATES if not scope.prefix else CANDIDATES * 4
-    if terms:
-        frequency, total = index.store.frequencies(terms[:64])
-        # A term in more than a fifth of all chunks adds little to BM25 and costs a scan of all of
-        # them (FTS5 scores every matching row): left out while rarer terms remain.
-        rare = [term for term in terms[:64] if frequency.get(term, 0) <= max(total // 5, 50)]
-        match = " OR ".join(f'"{term}"' for term in (rare or terms[:64]))
-        rankings.append([chunk for chunk, _ in index.store.lexical(match, want)])
-        weights.append(1.0)
-    vector = index.embed_query(query)
-    if vector is not None:
-        rankings.append([chunk for chunk, _ in index.vectors().top(vector, want)])
+    table = index.vectors()  # before the BM25 query holds the database
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25") as pool:
+        lexical = pool.submit(_lexical, index, terms, want) if terms else None
+        vector = index.embed_query(query)
+        semantic = index.nearest(vector, want, table) if vector is not None else None
+        rankings = [[chunk for chunk, _ in lexical.result()]] if lexical is not None else []
+    weights = [1.0] * len(rankings)
+    if semantic is not None:
+        rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
     fused = fuse(rankings, weights)
-    rows = index.store.chunks([chunk for chunk, _ in fused[: want * 2]])
+    rows = index.store.chunks([chunk for chunk, _ in fused[: limit * 2 if not scope.prefix else want * 2]])
     hits = [
         (rows[chunk], score) for chunk, score in fused if chunk in rows and scope.covers(rows[chunk].path)
     ]
     return hits[:limit]
 
 
-def _relations(scope: Scope, chunk: StoredChunk) -> tuple[list[str], list[str]]:
+def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
+    """BM25's best ``want`` chunks for ``terms``. A term in more than a fifth of all chunks adds
+    little to BM25 and costs a scan of all of them (FTS5 scores every matching row): left out
+    while rarer terms remain."""
+    frequency, total = index.store.frequencies(terms)
+    rare = [term for term in terms if frequency.get(term, 0) <= max(total // 5, 50)]
+    return index.store.lexical(" OR ".join(f'"{term}"' for term in (rare or terms)), want)
+
+
+def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str], list[str]]]:
+    """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere) and
+    callees (the names it calls), in two queries for all of them."""
     store = scope.index.store
-    callers: list[str] = []
-    if chunk.symbol:
-        name = chunk.symbol.rpartition(".")[2]
-        for path, ref in store.references_to([name], MAX_RELATIONS * 4):
-            if ref.scope != chunk.symbol and ref.kind == "call":
-                callers.append(f"{scope.show(path)}:{ref.line} {ref.scope or '(top level)'}")
-            if len(callers) >= MAX_RELATIONS:
-                break
-    inside = store.references_from(chunk.path, chunk.start_line, chunk.end_line)
-    callees = list(dict.fromkeys(ref.name for ref in inside if ref.kind == "call"))[: MAX_RELATIONS * 2]
-    return callers, callees
+    names = {chunk.symbol: chunk.symbol.rpartition(".")[2] for chunk in chunks if chunk.symbol}
+    calls = store.calls_to(sorted(set(names.values())), MAX_RELATIONS * 4)
+    inside = store.references_within([(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks])
+    out: list[tuple[list[str], list[str]]] = []
+    for chunk, refs in zip(chunks, inside, strict=True):
+        others = [
+            (path, ref)
+            for path, ref in calls.get(names.get(chunk.symbol, ""), [])
+            if ref.scope != chunk.symbol
+        ]
+        callers = [
+            f"{scope.show(path)}:{ref.line} {ref.scope or '(top level)'}"
+            for path, ref in others[:MAX_RELATIONS]
+        ]
+        callees = list(dict.fromkeys(ref.name for ref in refs if ref.kind == "call"))[: MAX_RELATIONS * 2]
+        out.append((callers, callees))
+    return out
 
 
 def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, workspace: Workspace) -> ToolResult:
@@ -112,8 +132,8 @@ def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, worksp
     if indexes.check_files(scope.index, sorted({chunk.path for chunk, _ in hits})):
         hits = search(scope, args.query, args.limit)  # a result's file changed: answer from its new version
     results: list[SearchHit] = []
-    for chunk, score in hits:
-        callers, callees = _relations(scope, chunk)
+    relations = _relations(scope, [chunk for chunk, _ in hits])
+    for (chunk, score), (callers, callees) in zip(hits, relations, strict=True):
         content = None
         if args.include_content:
             full = scope.index.directory / chunk.path
@@ -128,7 +148,7 @@ def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, worksp
                 summary=chunk.summary, callers=callers, callees=callees, content=content,
             )
         )  # fmt: skip
-    lexical_only = True if scope.index.embed_query("x") is None else None
+    lexical_only = None if scope.index.can_embed() else True
     return _render(args, results, lexical_only, workspace.limits.max_result_chars)
 
 

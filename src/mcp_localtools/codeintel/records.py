@@ -1,0 +1,56 @@
+"""The rows of the code index (``store.Store``) as Python values: a file's identity and record,
+a stored symbol and chunk, and one file's entry to write."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcp_localtools.codeintel.chunks import Chunk
+from mcp_localtools.codeintel.tags import FileTags, Symbol
+
+__all__ = ["Entry", "FileIdentity", "FileRecord", "StoredChunk", "StoredSymbol"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileIdentity:
+    """What tells a file's versions apart: size in bytes, mtime in ns, SHA-256 of the content."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """An indexed file: its identity, language (``text`` without a grammar) and line count."""
+
+    path: str
+    identity: FileIdentity
+    language: str
+    lines: int
+
+
+Entry = tuple[FileRecord, FileTags | None, Sequence[Chunk], Sequence[tuple[str, str]], Sequence[bytes | None]]
+"""One file's version to store: record, tags, chunks, each chunk's (title, body) terms and vector."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSymbol:
+    """A symbol with the file it is in (path relative to the indexed directory)."""
+
+    path: str
+    symbol: Symbol
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk's row: id, file, symbol, kind, line range, summary."""
+
+    id: int
+    path: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+    summary: str
