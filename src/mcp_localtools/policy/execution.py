@@ -419,7 +419,7 @@ class ExecutionPolicy:
         listed = sorted(self.allowed) + sorted(" ".join(prefix) for prefix in self.allowed_prefixes)
         return ", ".join(listed) or "none"
 
-    def check_env(  # noqa: C901 - sbx-policy's (issue 25)
+    def check_env(  # noqa: C901 - one rule per kind of variable; splitting it hides the order
         self, env: Mapping[str, str | None] | None, *, writable: Sequence[Path] = ()
     ) -> dict[str, str | None]:
         """Validate per-call environment overrides; returns them as a plain dict (a None value

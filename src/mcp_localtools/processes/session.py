@@ -12,7 +12,7 @@ sandbox and a walk of the roots.
 The wrapper is started by a thread that lives exactly as long as the sandbox (it then reads the
 supervisor's messages): bubblewrap's ``--die-with-parent`` is ``PR_SET_PDEATHSIG``, which follows
 the *thread* that forked, so a sandbox started from a pooled worker thread was killed when the
-pool retired that thread (anyio retires idle workers after 10 s: the exit 137 of issue 25).
+pool retired that thread (anyio retires idle workers after 10 s, and the command died with exit 137).
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ class SessionSandbox:
             process.wait(timeout=_EXIT_SECONDS)
         except subprocess.TimeoutExpired:
             # Killed first, bwrap would leave its child to the nearest subreaper, the server,
-            # which would never collect it: the defunct bwrap of issue 25.
+            # which would never collect it: a defunct bwrap was left behind.
             process.kill()
             process.wait()
         _collect(self._inner)

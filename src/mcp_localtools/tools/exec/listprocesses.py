@@ -1,5 +1,5 @@
 """listprocesses: this MCP session's background processes with their command, status, runtime
-and output sizes. Issue 16."""
+and output sizes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """processoutput: a background process's output since the last read (or from a byte offset), in
 pages within the result budget, stdout and stderr apart, and its exit status once it has ended.
-Output of a finished process stays readable until stopprocess removes it. Issue 16."""
+Output of a finished process stays readable until stopprocess removes it."""
 
 from __future__ import annotations
 

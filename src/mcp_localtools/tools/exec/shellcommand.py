@@ -172,7 +172,7 @@ async def locate(args: ShellCommandArgs, ctx: CallContext, name: str, *, group: 
     return await anyio.to_thread.run_sync(group.program_outside_roots, name, plan.env.get("PATH"))
 
 
-async def shell_command(  # noqa: PLR0915 - split into steps after the sbx-* move (issue 29.6)
+async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet split into steps
     args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup
 ) -> ToolResult:
     """The shellcommand handler."""

@@ -5,7 +5,7 @@ It runs like a shellcommand command (same execution policy, sandbox, exec sessio
 but in the background: it outlives the call, its output is kept (the most recent
 ``[exec] process_output_bytes`` of each stream) for processoutput and waitprocess, and it is stopped
 by stopprocess, when the MCP session ends, when idle for ``process_idle_seconds``, or at server
-exit. Issue 16.
+exit.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """stopprocess: SIGTERM to a background process's whole process group, SIGKILL after a grace
-period; its output stays readable unless ``remove`` forgets it. Issue 16."""
+period; its output stays readable unless ``remove`` forgets it."""
 
 from __future__ import annotations
 

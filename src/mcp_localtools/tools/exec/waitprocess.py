@@ -1,6 +1,6 @@
 """waitprocess: block until a background process exits, a new line of its output matches
 ``waitFor`` (RE2), or a timeout; returns the matching line and the output since the last read.
-Progress notifications while waiting; cancellable. Issue 16."""
+Progress notifications while waiting; cancellable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""writeprocess: send text to a background process's stdin (a REPL, a prompt), or close it. Issue 16."""
+"""writeprocess: send text to a background process's stdin (a REPL, a prompt), or close it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Declared tools: command tools and recipes written as data, in ``[tools.custom.NAME]`` or
-given to ``Registry.register_map`` (issue 30, item 1).
+given to ``Registry.register_map``.
 
 A declared tool is an exec tool like runscript: it runs through the exec group's execution
 policy, sandbox and kept outputs (``ExecGroup``), is asked about under ``[approval] require =
