@@ -307,7 +307,7 @@ async def test_a_client_over_streamable_http_narrows_to_its_roots(tree: Path, ht
         assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
 
 
-def test_the_ignore_client_roots_flag_is_accepted() -> None:
+def test_the_ignore_client_roots_flag_is_in_the_help() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mcp_localtools", "--ignore-client-roots", "--help"],
         capture_output=True,
@@ -316,6 +316,19 @@ def test_the_ignore_client_roots_flag_is_accepted() -> None:
         check=False,
     )
     assert done.returncode == 0 and "--ignore-client-roots" in done.stdout
+
+
+async def test_the_ignore_client_roots_flag_keeps_the_configured_root_over_stdio(tree: Path) -> None:
+    params = StdioServerParameters(
+        command=installed_command(),
+        args=["--root", str(tree), "--ignore-client-roots"],
+        cwd="/",
+        env=_env(tree),
+    )
+    shared = SharedRoots(tree / "a")
+    async with Client(params, mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+    assert shared.asked == 0
 
 
 @pytest.mark.parametrize("configured", [True, False], ids=["configured-root", "client-roots-only"])
