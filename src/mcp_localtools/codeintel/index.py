@@ -110,6 +110,7 @@ class CodeIndex:
         self._maps: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[tuple[str, str, float]]] = {}
         self._rebuilding = False
         self._graph_lock = threading.Lock()
+        self._updating = threading.RLock()
         self._blocked = self._blocked_prefixes()
 
     # --- what is stale -------------------------------------------------------------------
@@ -247,43 +248,57 @@ class CodeIndex:
 
     def update(self, changed: Sequence[str], gone: Sequence[str], progress: Callable[[int], None]) -> int:
         """Index ``changed`` files again and forget ``gone`` ones; ``progress(done)`` after each
-        batch. Returns how many files were (re)indexed."""
+        batch. Returns how many files were (re)indexed. One batch is read and written at a time
+        across threads (``refresh``: a result's file waits for the batch that holds it, rather
+        than being read twice)."""
         if gone:
-            with self._lock:
+            with self._updating, self._lock:
                 ids = [chunk for rel in gone for chunk in self.store.chunk_ids(rel)]
                 self.store.remove(gone)
                 self._forget_vectors(ids, 1)
         done = indexed = 0
         for start in range(0, len(changed), _BATCH):
-            batch: list[Prepared] = []
-            for rel in changed[start : start + _BATCH]:
-                prepared = self._prepare(rel)
-                if isinstance(prepared, Prepared):
-                    batch.append(prepared)
-                elif prepared is None and self.store.file(rel) is not None:
-                    with self._lock:
-                        ids = self.store.chunk_ids(rel)
-                        self.store.remove([rel])
-                        self._forget_vectors(ids, 1)
-            self._embed(batch)
-            if not batch:
-                done += len(changed[start : start + _BATCH])
-                progress(done)
-                continue
-            with self._lock:
-                old = [chunk for item in batch for chunk in self.store.chunk_ids(item.record.path)]
-                new_ids = self.store.replace(
-                    [(item.record, item.tags, item.chunks, item.terms, item.vectors) for item in batch]
-                )
-                self._forget_vectors(old, 1)
-                if self._vectors is not None:
-                    for item, ids in zip(batch, new_ids, strict=True):
-                        kept = [(i, v) for i, v in zip(ids, item.vectors, strict=True) if v is not None]
-                        self._vectors.add([i for i, _ in kept], [v for _, v in kept])
-                indexed += len(batch)
+            with self._updating:
+                indexed += self._update_batch(changed[start : start + _BATCH])
             done += len(changed[start : start + _BATCH])
             progress(done)
         return indexed
+
+    def refresh(self, rels: Sequence[str]) -> bool:
+        """Index again those of ``rels`` that changed since they were indexed (after any batch
+        being written now). True when one did."""
+        with self._updating:
+            changed, gone = self.stale_of(rels)
+            if changed or gone:
+                self.update(changed, gone, lambda done: None)
+                return True
+        return False
+
+    def _update_batch(self, rels: Sequence[str]) -> int:
+        batch: list[Prepared] = []
+        for rel in rels:
+            prepared = self._prepare(rel)
+            if isinstance(prepared, Prepared):
+                batch.append(prepared)
+            elif prepared is None and self.store.file(rel) is not None:
+                with self._lock:
+                    ids = self.store.chunk_ids(rel)
+                    self.store.remove([rel])
+                    self._forget_vectors(ids, 1)
+        self._embed(batch)
+        if not batch:
+            return 0
+        with self._lock:
+            old = [chunk for item in batch for chunk in self.store.chunk_ids(item.record.path)]
+            new_ids = self.store.replace(
+                [(item.record, item.tags, item.chunks, item.terms, item.vectors) for item in batch]
+            )
+            self._forget_vectors(old, 1)
+            if self._vectors is not None:
+                for item, ids in zip(batch, new_ids, strict=True):
+                    kept = [(i, v) for i, v in zip(ids, item.vectors, strict=True) if v is not None]
+                    self._vectors.add([i for i, _ in kept], [v for _, v in kept])
+        return len(batch)
 
     def _forget_vectors(self, ids: Sequence[int], changes: int) -> None:
         if self._vectors is not None:

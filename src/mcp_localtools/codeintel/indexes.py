@@ -312,8 +312,4 @@ class CodeIndexes:
     def check_files(self, index: CodeIndex, rels: Sequence[str]) -> bool:
         """Index again any of ``rels`` that changed since they were indexed (blocking; for the
         files of a result, before it is returned). True when one did."""
-        changed, gone = index.stale_of(rels)
-        if changed or gone:
-            index.update(changed, gone, lambda done: None)
-            return True
-        return False
+        return index.refresh(rels)

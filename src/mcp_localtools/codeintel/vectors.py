@@ -28,9 +28,10 @@ MAX_TOKENS = 512
 """Tokens of a text that are pooled (the head of a chunk)."""
 MAX_WORDS = 300_000
 """Distinct words whose token ids are remembered (a few MiB)."""
-_BATCH = 256
-"""Texts tokenized and pooled together: at most 256 x 512 x 256 floats (128 MiB) at once, about
-256 x 150 x 256 (40 MiB) for typical chunks."""
+_BATCH = 64
+"""Texts tokenized and pooled together: their tokens' rows are gathered at once, at most
+64 x 512 x 256 float16 (16 MiB), about 64 x 150 x 256 (5 MiB) for typical chunks (256 texts
+at a time held 40 MiB of float32, which the allocator kept: +34 MiB peak while indexing)."""
 
 
 class Embedder:
@@ -62,6 +63,9 @@ class Embedder:
                     disable_download=True,
                 )  # fmt: skip
                 self._model.tokenizer.no_padding()  # WordLlama pads a batch to its longest text
+                # The token table as the wheel ships it (float16: 16 MiB, not the 31 MiB of float32
+                # WordLlama makes of it); pooled into float32 sums.
+                self._model.embedding = self._model.embedding.astype("float16")
             except (ImportError, OSError, ValueError) as exc:
                 self.error = f"WordLlama could not be loaded: {exc}"
                 logger.warning("%s; semantic search ranks by words only", self.error)
@@ -112,7 +116,7 @@ class Embedder:
             flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
             np.clip(flat, 0, table.shape[0] - 1, out=flat)
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
-            sums = np.add.reduceat(table[flat], starts, axis=0)
+            sums = np.add.reduceat(table[flat], starts, axis=0, dtype=np.float32)
             out[start : start + len(ids)][filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
