@@ -380,3 +380,51 @@ def test_served_roots_are_remembered_and_fail_closed_past_their_bound() -> None:
     assert served.all() == (Path("/srv/a"), Path("/srv/b"))
     served.add(Path(f"/srv/many/{number}") for number in range(MAX_SERVED_ROOTS))
     assert served.all() == (Path("/"),)  # every path counts as in a root: nothing is trusted
+
+
+def test_a_root_swapped_for_a_symlink_after_its_check_becomes_no_root(tmp_path: Path) -> None:
+    """The route of checked roots is built by resolving them again: a root swapped for a symlink
+    in between (a process in a root can rename anything there) must not make the symlink's target
+    a root. Deterministic stand-in for the race: the swap happens before ``build_route``."""
+    from mcp_localtools.server.roots import build_route
+    from mcp_localtools.server.routes import Route
+    from mcp_localtools.tools import build_registry
+    from mcp_localtools.workspace import Workspace
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "shared").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "canary.txt").write_text("outside\n", encoding="utf-8")
+    config = config_for(root)
+    workspace = Workspace.from_config(config)
+    base = Route.of(build_registry(config, workspace=workspace), base_dir=str(root), workspace=workspace)
+    checked = (root / "shared",)
+    good, built = build_route(base, checked)
+    assert built and good.workspace is not None and good.workspace.paths.roots == checked
+    (root / "shared").rename(root / "moved")
+    (root / "shared").symlink_to(outside)
+    route, built = build_route(base, checked)
+    assert not built and route.workspace is not None and route.workspace.paths.roots == ()
+    assert outside not in route.workspace.paths.roots
+
+
+async def test_only_the_first_roots_of_a_huge_answer_are_taken(
+    tree: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_localtools.server.roots import MAX_CLIENT_ROOTS
+
+    many = [tree / "many" / f"d{n}" for n in range(MAX_CLIENT_ROOTS + 10)]
+    for directory in many:
+        directory.mkdir(parents=True)
+    (many[-1] / "last.txt").write_text("last\n", encoding="utf-8")
+    (many[0] / "first.txt").write_text("first\n", encoding="utf-8")
+    config = config_for(tree, paths={"allowed_roots": []})
+    began = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="mcp_localtools.server.roots"):
+        async with Client(
+            build_server(config), mode="legacy", list_roots_callback=SharedRoots(*many)
+        ) as client:
+            assert (await read(client, many[0] / "first.txt"))[1] == "first\n"
+            assert (await read(client, many[-1] / "last.txt"))[0] == "outside_roots"
+    assert "10 roots past the first 256" in caplog.text
+    print(f"[roots] {MAX_CLIENT_ROOTS} client roots: first call after {time.monotonic() - began:.1f} s")

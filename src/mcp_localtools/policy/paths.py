@@ -178,11 +178,8 @@ class PathPolicy:
                 raise ConfigError("work_base_dir needs allowed roots: with no roots there is no base")
             # The base is never used: resolve() refuses every path before joining it.
             return cls(roots=(), base_dir=Path(os.sep), block_symlinks=block_symlinks)
-        canonical: list[Path] = []
-        for raw in roots:
-            root = cls._canonical_dir(raw, "allowed root", block_symlinks)
-            if root not in canonical:
-                canonical.append(root)
+        found = (cls._canonical_dir(raw, "allowed root", block_symlinks) for raw in roots)
+        canonical = list(dict.fromkeys(found))
         base = (
             canonical[0]
             if base_dir is None

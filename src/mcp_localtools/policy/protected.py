@@ -48,8 +48,15 @@ def protected_paths(
     found = [_entry(entry, root) for root in roots for entry in (*DEFAULT_PROTECTED, *config.protected_paths)]
     found += [_resolved(Path(path)) for path in own_files]
     lifted = set(unprotected_paths(config, roots))
-    inside = [path for path in dict.fromkeys(found) if any(path.is_relative_to(root) for root in roots)]
+    root_set = set(roots)
+    inside = [path for path in dict.fromkeys(found) if _below_any(path, root_set)]
     return tuple(path for path in inside if path not in lifted)
+
+
+def _below_any(path: Path, roots: set[Path]) -> bool:
+    """True when ``path`` is one of ``roots`` or lies below one (its depth in set lookups, not
+    one comparison per root: a client may share hundreds of roots)."""
+    return path in roots or any(parent in roots for parent in path.parents)
 
 
 def unprotected_paths(config: PathsConfig, roots: Sequence[Path]) -> tuple[Path, ...]:

@@ -16,9 +16,11 @@ a change applies to the next call. What the session then works in:
 
 It fails closed: when the client does not answer after announcing a change (an error, an invalid
 answer, no answer within 10 s), the session has no roots until it does, and it is asked again at
-the next call; a root set whose route cannot be built (a root vanished meanwhile) also gives no
-roots. A client that never answered the first question keeps the configured roots (the ones the
-user chose), and is not asked again until it announces a change.
+the next call; a root set whose route cannot be built as checked (a root vanished meanwhile, or
+was swapped for a symlink, whose target must never become a root) also gives no roots. At most
+``MAX_CLIENT_ROOTS`` roots of one answer are taken; the rest are refused and logged. A client
+that never answered the first question keeps the configured roots (the ones the user chose), and
+is not asked again until it announces a change.
 
 The session's roots make a ``Route`` of their own: a workspace (``Workspace.sibling``) whose path
 policy, command sandbox and search defaults are those roots, and its registry; routes are shared
@@ -69,7 +71,7 @@ from mcp_localtools.server.routes import Route
 from mcp_localtools.server.sessions import Session
 from mcp_localtools.tools import build_registry
 
-__all__ = ["ClientRoots", "decode_file_uri", "session_roots"]
+__all__ = ["MAX_CLIENT_ROOTS", "ClientRoots", "build_route", "decode_file_uri", "session_roots"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,9 @@ _ASK_SECONDS = 10.0
 """How long the server waits for a client's answer to ``roots/list``."""
 _MAX_ROUTES = 64
 """Most root sets whose route is kept for reuse (routes in use by a session stay alive anyway)."""
+MAX_CLIENT_ROOTS = 256
+"""Most roots taken from one ``roots/list`` answer; the rest are refused and logged (building a
+route costs time in the number of roots)."""
 
 
 def decode_file_uri(uri: str) -> Path | None:
@@ -222,7 +227,9 @@ class ClientRoots:
             return
         assert route.workspace is not None
         configured = route.workspace.paths.roots
-        dirs, refused = await anyio.to_thread.run_sync(_canonical_dirs, shared)
+        dirs, refused = await anyio.to_thread.run_sync(_canonical_dirs, shared[:MAX_CLIENT_ROOTS])
+        if len(shared) > MAX_CLIENT_ROOTS:
+            refused.append(f"{len(shared) - MAX_CLIENT_ROOTS} roots past the first {MAX_CLIENT_ROOTS}")
         roots, outside = session_roots(configured, dirs)
         refused += outside
         if refused:
@@ -292,35 +299,50 @@ class ClientRoots:
         if found is not None:
             self._routes.move_to_end(key)
             return found
-        assert base.workspace is not None
-
-        def build() -> tuple[Route, bool]:
-            workspace = base.workspace
-            assert workspace is not None
-            config = workspace.config.with_roots([str(root) for root in roots])
-            built = True
-            try:
-                space = workspace.sibling(config)
-            except ConfigError as exc:  # a root vanished between the check and the build: none
-                logger.warning("cannot serve the client's roots, so none: %s", exc.message)
-                config, built = workspace.config.with_roots([]), False
-                space = workspace.sibling(config)
-            route = Route.of(
-                build_registry(config, workspace=space),
-                base_dir=str(space.paths.base_dir),
-                profile=base.profile,
-                visible=base.visible,
-                workspace=space,
-            )
-            return route, built
-
-        made, built = await anyio.to_thread.run_sync(build)
+        made, built = await anyio.to_thread.run_sync(build_route, base, roots)
         if not built:
             return made  # not kept: the roots may exist at the next ask
         self._routes[key] = made
         while len(self._routes) > _MAX_ROUTES:
             self._routes.popitem(last=False)
         return made
+
+
+def build_route(base: Route, roots: tuple[Path, ...]) -> tuple[Route, bool]:
+    """The route of ``base`` (which has a workspace) over ``roots``, canonical directories already
+    checked against the configured roots; blocking (resolves every root): run it in a worker thread.
+
+    Building resolves each root again. A root that is no longer the directory that was checked
+    (it vanished, or was swapped for a symlink meanwhile, which would make the symlink's target
+    the root: anywhere, ``/`` included) gives a route with no roots instead.
+
+    Returns:
+        ``(route, built)``: ``built`` False when the route has no roots because ``roots`` could
+        not be served as checked (it must not be kept: the roots may be fine at the next ask).
+    """
+    workspace = base.workspace
+    assert workspace is not None
+    config = workspace.config.with_roots([str(root) for root in roots])
+    try:
+        space = workspace.sibling(config)
+        if space.paths.roots != roots:
+            changed = ", ".join(str(root) for root in roots if root not in space.paths.roots)
+            raise ConfigError(f"{changed or roots} changed while it was checked (replaced by a link?)")
+    except (ConfigError, OSError) as exc:
+        logger.warning("cannot serve the client's roots, so none: %s", getattr(exc, "message", exc))
+        config = workspace.config.with_roots([])
+        space = workspace.sibling(config)
+        built = False
+    else:
+        built = True
+    route = Route.of(
+        build_registry(config, workspace=space),
+        base_dir=str(space.paths.base_dir),
+        profile=base.profile,
+        visible=base.visible,
+        workspace=space,
+    )
+    return route, built
 
 
 async def _end_current(state: _SessionRoots, base: Route, session_id: str) -> None:
