@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcp_localtools.audit import AuditLog
@@ -216,3 +217,47 @@ def test_ordinary_commands_are_not_masked() -> None:
         "cp -pr src dst",
     ):
         assert scrub.text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a." * 500_000, "a:" * 500_000, "-a " * 300_000, "a" * 1_000_000 + "=", "x://a." * 150_000],
+    ids=["dots", "colons", "flags", "one-long-name", "schemes"],
+)
+def test_scrubbing_a_hostile_megabyte_takes_linear_time(text: str) -> None:
+    import time
+
+    began = time.process_time()
+    masked = Scrubber.of(AuditConfig()).text(text)
+    assert time.process_time() - began < 1.0
+    assert len(masked) < 1200 and "cut:" in masked
+
+
+def test_a_secret_at_the_cut_is_masked_not_shown_in_part() -> None:
+    scrub = Scrubber.of(AuditConfig())
+    for at in range(900, 1100, 7):
+        text = "x" * at + " token=S3cretValueThatIsLong" + "y" * 5000
+        assert "S3cret" not in scrub.text(text)
+        pem = "z" * at + "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n" * 3
+        assert "MIIEvQ" not in scrub.text(pem + "q" * 5000)
+
+
+@pytest.mark.anyio
+async def test_auditing_a_hostile_argument_does_not_stall_other_calls(tmp_path: Path) -> None:
+    import time
+
+    from tests.helpers import config_for, connect
+
+    config = config_for(tmp_path, audit={"enabled": True, "path": str(tmp_path / "audit.jsonl")})
+    stalls: list[float] = []
+
+    async def tick() -> None:
+        for _ in range(20):
+            began = time.monotonic()
+            await anyio.sleep(0.05)
+            stalls.append(time.monotonic() - began - 0.05)
+
+    async with connect(config) as client, anyio.create_task_group() as tasks:
+        tasks.start_soon(tick)
+        await client.call_tool("readfile", {"path": "a." * 100_000})
+    assert max(stalls) < 0.5, max(stalls)

@@ -27,6 +27,13 @@ __all__ = ["MASK", "Scrubber", "digest"]
 MASK = "***"
 _MAX_STRING = 1000
 """Longest string kept in a logged argument (characters); longer ones are cut and hashed."""
+_SCRUBBED_CHARS = _MAX_STRING + 4096
+"""How much of a long string is scrubbed (characters): what is kept, and beyond it room for a
+secret that begins before the cut to be seen whole. The rest is only hashed, so the cost of a
+string is bounded whatever its length."""
+_NAME_CHARS = 64
+"""Longest name part a pattern reads (characters after the first): bounded, so no pattern rescans
+a long run of name characters from each of its starts (``a.a.a.a...`` was quadratic)."""
 
 _TOKEN_SHAPES = re.compile(
     r"(?i:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}"
@@ -42,7 +49,7 @@ _TOKEN_SHAPES = re.compile(
 well-known token prefixes (GitHub, GitLab, OpenAI/Anthropic, Stripe, Slack, AWS, Google, npm,
 Hugging Face, PyPI), JWTs, and PEM private-key blocks."""
 _URL_USERINFO = re.compile(
-    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/\s:@'\"]*)(?::(?P<password>[^/\s@'\"]*))?@"
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)(?P<user>[^/\s:@'\"]*)(?::(?P<password>[^/\s@'\"]*))?@"
 )
 """``scheme://user:password@host``: the password (and a user name that is itself a token, as in
 ``https://<token>@github.com``) is masked, the host kept."""
@@ -56,14 +63,14 @@ and ``mkdir -p`` are left alone); see ``_attached_password``."""
 _MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
 _FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
 _JSON_PAIR = re.compile(
-    r'"(?P<name>[A-Za-z_][\w.-]*)"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}\]]+)'
+    rf'"(?P<name>[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)'
 )
 """``"password": "..."`` in JSON written into a string."""
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
-_ASSIGNMENT = re.compile(r"(?P<name>\b[A-Za-z_][\w.-]*)(?P<sep>=|:(?!//)[ \t]*)" + _VALUE)
+_ASSIGNMENT = re.compile(rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})(?P<sep>=|:(?!//)[ \t]*)" + _VALUE)
 """``NAME=value``, ``name: value`` (YAML, HTTP headers) and ``?name=value`` query parameters; a URL's
 ``scheme://`` is not a ``name:``, so the query parameters after it are still seen."""
-_FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)" + _VALUE)
+_FLAG = re.compile(rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)" + _VALUE)
 _TOKEN_USER_CHARS = 16
 """A URL user name this long is taken for a token (``https://ghp_...@github.com``) and masked."""
 
@@ -123,15 +130,17 @@ class Scrubber:
         """``text`` with secrets masked wherever they appear (``_TOKEN_SHAPES``; a URL's user
         password; ``-u user:password``; ``-pPASSWORD``; ``NAME=value``, ``name: value``, query
         parameters, ``--name value`` and JSON pairs whose name matches ``secret_names``), cut to
-        1000 characters (then the original's size and sha256 follow)."""
-        masked = _TOKEN_SHAPES.sub(MASK, text)
+        1000 characters (then the original's size and sha256 follow). Linear in ``text``'s length:
+        only its first ``_SCRUBBED_CHARS`` characters are searched."""
+        head = text[:_SCRUBBED_CHARS]
+        masked = _TOKEN_SHAPES.sub(MASK, head)
         masked = _URL_USERINFO.sub(_masked_userinfo, masked)
         masked = _USER_FLAG.sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
         mysql = _MYSQL.search(masked) is not None
         masked = _ATTACHED_P.sub(lambda m: _attached_password(m, mysql=mysql), masked)
         for pattern in (_JSON_PAIR, _ASSIGNMENT, _FLAG):
             masked = pattern.sub(self._masked_pair, masked)
-        if len(masked) > _MAX_STRING:
+        if len(masked) > _MAX_STRING or len(head) < len(text):
             info = digest(text.encode("utf-8", "surrogatepass"))
             masked = masked[:_MAX_STRING] + f"[... cut: {info['bytes']} bytes, sha256 {info['sha256']}]"
         return masked

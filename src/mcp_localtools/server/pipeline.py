@@ -15,6 +15,7 @@ only the closing step runs. Nothing else decides the order: ``build.py`` makes t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Protocol
 
 import anyio
@@ -110,7 +111,8 @@ class AuditLine:
         if call.question is not None:
             return
         done = call.result or ToolResult.failure("cancelled", f"{call.name} was cancelled by the client")
-        line = self.audit.record(
+        line = partial(
+            self.audit.record,
             session=call.session.id,
             client=call.session.client_name,
             tool=call.name,
@@ -122,8 +124,8 @@ class AuditLine:
             began=call.began,
             profile=call.route.profile,
         )
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.audit.write, line)
+        with anyio.CancelScope(shield=True):  # scrubbing and JSON run off the event loop too
+            await anyio.to_thread.run_sync(lambda: self.audit.write(line()))
 
 
 class _Nothing:
