@@ -384,6 +384,22 @@ def test_the_audit_command_prints_a_compact_table_for_people(sample_log: Path) -
     assert "/etc/passwd" in outside and "outside_roots" in outside
 
 
+def test_the_table_never_puts_a_calls_control_characters_on_the_terminal(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", False, 1 << 20, 2, Scrubber.of(AuditConfig()))
+    hostile = {
+        **RECORDS[0],
+        "tool": "read\x1b[2Kfile",
+        "arguments": {"path": "\x1b[1A\x1b[2K\r2026-11-27 23:59:59  mcp-9  \u202eevil\u2028x\x9b"},
+    }
+    log.write(hostile)
+    done = run_audit(log.path)
+    assert done.returncode == 0, done.stderr
+    (_, row) = done.stdout.splitlines()
+    assert row.isprintable(), repr(row)
+    assert "\\x1b[1A\\x1b[2K\\r2026" in row and "\\u202eevil" in row  # the rest is cut at 60
+    assert row.split()[3] == "read\\x1b[2Kfile"
+
+
 def test_the_audit_command_reads_rotated_files_first_and_refuses_a_bad_time(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     (tmp_path / "audit.jsonl.1").write_text(json.dumps(RECORDS[0]) + "\nnot json\n", encoding="utf-8")

@@ -139,19 +139,31 @@ def summary(record: Mapping[str, Any]) -> str:
     return " -> ".join(parts[:2]) if parts else ""
 
 
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: every character that is not printable (control characters
+    such as ESC and CR, which would move the cursor or erase earlier rows, line and paragraph
+    separators, bidirectional overrides) written as its escape (``\x1b``, ``\u202e``); a
+    newline becomes a space."""
+    return "".join(
+        ch if ch.isprintable() else " " if ch == "\n" else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
 def table_row(record: Mapping[str, Any], *, width: int = 60) -> str:
-    """``time session tool decision approval result ms summary`` as one fixed-width line."""
-    when = str(record.get("time", ""))[:19].replace("T", " ")
-    outcome = "ok" if record.get("result") == "ok" else str(record.get("error_code") or "error")
-    approval = str(record.get("approval") or "")
+    """``time session tool decision approval result ms summary`` as one fixed-width line; every
+    field is made ``printable`` (a call's arguments are the model's text)."""
+    when = printable(str(record.get("time", ""))[:19].replace("T", " "))
+    outcome = "ok" if record.get("result") == "ok" else printable(str(record.get("error_code") or "error"))
+    approval = printable(str(record.get("approval") or ""))
     approval = "-" if approval == "not_required" else approval
-    about = summary(record).replace("\n", " ")
+    about = printable(summary(record))
     if len(about) > width:
         about = about[: width - 3] + "..."
     duration = record.get("duration_ms")
     ms = f"{duration:.0f}" if isinstance(duration, int | float) else "?"
-    session = str(record.get("session", ""))[:14]
-    tool, decision = str(record.get("tool", "")), str(record.get("decision", ""))
+    session = printable(str(record.get("session", "")))[:14]
+    tool, decision = printable(str(record.get("tool", ""))), printable(str(record.get("decision", "")))
     return (
         f"{when:<19}  {session:<14}  {tool:<16}  {decision:<7}  {approval:<20}  {outcome:<20}  "
         f"{ms:>6}  {about}"
