@@ -428,3 +428,35 @@ async def test_only_the_first_roots_of_a_huge_answer_are_taken(
             assert (await read(client, many[-1] / "last.txt"))[0] == "outside_roots"
     assert "10 roots past the first 256" in caplog.text
     print(f"[roots] {MAX_CLIENT_ROOTS} client roots: first call after {time.monotonic() - began:.1f} s")
+
+
+async def test_a_client_root_that_cannot_be_resolved_is_refused_not_a_crash(tree: Path) -> None:
+    config = config_for(tree, paths={"allowed_roots": []})
+    too_long = tree / ("x" * 300)  # stat fails with ENAMETOOLONG, which pathlib does not swallow
+    shared = SharedRoots(tree / "a", too_long)
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
+        assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
+
+
+async def test_approvals_for_the_session_end_when_its_roots_change(tree: Path) -> None:
+    """ "Approve for this session" approves these arguments in these roots: the same relative path
+    in other roots means another file, so it is asked about again."""
+    from mcp_localtools.approval import APPROVE_SESSION
+    from tests.test_approval import Person
+
+    for name in ("a", "b"):
+        (tree / name / "keep.txt").write_text(name, encoding="utf-8")
+    shared, person = SharedRoots(tree / "a"), Person(APPROVE_SESSION)
+    config = config_for(tree, approval={"require": ["deletefile"]})
+    async with Client(
+        build_server(config), mode="legacy", list_roots_callback=shared, elicitation_callback=person
+    ) as client:
+        assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) is None
+        assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) == "not_found"
+        assert len(person.questions) == 1  # approved for the session: not asked again
+        shared.paths = [tree / "b"]
+        await roots_changed(client)
+        person.decision = "deny"
+        assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) == "approval_denied"
+    assert len(person.questions) == 2 and (tree / "b" / "keep.txt").exists()

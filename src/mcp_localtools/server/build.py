@@ -138,7 +138,7 @@ def create_server(
         Pipeline.of(audit=audit, approver=approver),
         sessions=Sessions([*on_end, policy.forget] if policy is not None else on_end),
         max_stdio_line_bytes=max_stdio_line_bytes,
-        roots=ClientRoots(enabled=client_roots),
+        roots=ClientRoots(enabled=client_roots, on_move=policy.forget if policy is not None else None),
         tool_sets=ToolSets(routes, enabled=select_tools),
         name=SERVER_NAME,
         title="mcp-localtools",

@@ -50,7 +50,7 @@ import os
 import sys
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,9 +138,13 @@ def _canonical_dirs(uris: Iterable[str]) -> tuple[list[Path], list[str]]:
         if path is None:
             refused.append(f"{uri} (not a local file URI)")
             continue
-        real = Path(os.path.realpath(path))
-        if not real.is_dir():
-            refused.append(f"{uri} (no such directory)")
+        try:
+            real = Path(os.path.realpath(path))
+            if not real.is_dir():
+                refused.append(f"{uri} (no such directory)")
+                continue
+        except OSError as exc:  # a name too long, or a link swapped in while it was read
+            refused.append(f"{uri} (cannot be resolved: {exc.strerror or exc})")
             continue
         found.append(real)
     return found, refused
@@ -174,10 +178,16 @@ class ClientRoots:
 
     Args:
         enabled: ``[paths] client_roots``; False: every session keeps its route's roots.
+        on_move: awaited with the session's id whenever its roots change: what was approved for
+            the session (``ApprovalPolicy.forget``) was approved in the old roots, where the same
+            relative path meant another file.
     """
 
-    def __init__(self, *, enabled: bool = True) -> None:
+    def __init__(
+        self, *, enabled: bool = True, on_move: Callable[[str], Awaitable[None]] | None = None
+    ) -> None:
         self.enabled = enabled
+        self.on_move = on_move
         self._routes: OrderedDict[tuple[int, tuple[Path, ...]], Route] = OrderedDict()
 
     def changed(self, session: Session) -> None:
@@ -201,7 +211,12 @@ class ClientRoots:
         assert isinstance(state, _SessionRoots)
         async with state.lock:
             if state.stale:
-                await self._refresh(state, route, session, context)
+                try:
+                    await self._refresh(state, route, session, context)
+                except OSError as exc:  # the file system changed under the check: fail closed
+                    logger.warning("cannot read session %s's roots, so none: %s", session.id, exc)
+                    state.stale = True
+                    await self._move(state, route, session, context, ())
         return state.route or route
 
     async def settle(self, used: Route, session: Session) -> None:
@@ -263,6 +278,8 @@ class ClientRoots:
         logger.info("session %s works in %s", session.id, ", ".join(map(str, roots)) or "no roots")
         if previous.registry is not state.route.registry:
             await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
+        if self.on_move is not None:
+            await self.on_move(session.id)
         if not state.ending:  # once per session: ends whichever route is current at the end
             connection = connection_of(context.session)
             if connection is not None:
