@@ -172,6 +172,22 @@ def test_a_lone_surrogate_in_writefile_content_gets_a_clear_error_and_writes_not
     assert (tmp_path / "p.txt").read_text(encoding="utf-8") == "\U0001f600"
 
 
+def test_a_lone_surrogate_in_an_argument_name_is_named_escaped_in_a_reply_that_can_be_sent(
+    server: _Server,
+) -> None:
+    # The refusal quoted the bad key as it was: the reply itself could not be encoded, and the
+    # client got a generic "not valid Unicode" error instead of what was wrong.
+    line = b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"readfile",'
+    line += b'"arguments":{"path":"nope","\\ud800\\n":"\\udfff"}}}\n'
+    server.send(line)
+    error = server.reply(timeout=10)
+    assert error["id"] == 6 and error["error"]["code"] == -32602
+    message = error["error"]["message"]
+    assert "params.arguments.\\ud800\\n holds a lone UTF-16 surrogate" in message
+    server.send(_line({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+    assert server.reply(timeout=10)["id"] == 7
+
+
 def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_still_answered(
     server: _Server, tmp_path: Path
 ) -> None:

@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from mcp_localtools import jsonrpc
 from mcp_localtools._sdk import create_context_streams
+from mcp_localtools.errors import printable
 from mcp_localtools.jsonrpc import (
     ID_SCAN_BYTES,
     INTERNAL_ERROR,
@@ -132,6 +133,12 @@ def _lone_surrogate(value: Any, path: str) -> str | None:
     return None
 
 
+def _shown(where: str) -> str:
+    """``where`` (a path from ``_lone_surrogate``, whose keys may hold the lone surrogate) as a
+    reply can carry it: surrogates as ``\\udXXX``, controls escaped, cut when long."""
+    return printable(where.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def classify(line: bytes) -> types.JSONRPCMessage | Refusal | None:
     """One stdin line → the message to serve, the error to answer, or None to skip (a blank line,
     or an invalid reply from the client, which gets no reply back)."""
@@ -175,8 +182,8 @@ def classify(line: bytes) -> types.JSONRPCMessage | Refusal | None:
         return Refusal(
             request_id,
             code,
-            f"{kind}: {where} holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode text; "
-            "send the text as UTF-8 or escape a complete surrogate pair",
+            f"{kind}: {_shown(where)} holds a lone UTF-16 surrogate (such as \\ud800), "
+            "which is not Unicode text; send the text as UTF-8 or escape a complete surrogate pair",
         )
     try:
         return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
