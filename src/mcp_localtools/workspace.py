@@ -24,7 +24,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.policy.protected import protected_paths, unprotected_paths
+from mcp_localtools.policy.protected import below_any, protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
 
@@ -165,6 +165,10 @@ class Workspace:
         files = self.own_files if own_files is None else own_files
         built = Workspace.from_config(config, environ=self.environ, search=self.search, own_files=files)
         mine = built.paths.roots
+        # What this workspace protects inside the new roots stays protected there (a relative
+        # ``protected_paths`` entry of a configured root would otherwise be re-anchored to them).
+        inherited = [path for path in self.paths.protected if below_any(path, set(mine))]
+        paths = replace(built.paths, protected=tuple(dict.fromkeys([*built.paths.protected, *inherited])))
         foreign = tuple(
             root
             for root in (*self.paths.roots, *self.foreign_roots)
@@ -172,6 +176,7 @@ class Workspace:
         )
         return replace(
             built,
+            paths=paths,
             locks=self.locks,
             parsers=self.parsers,
             changes=self.changes,

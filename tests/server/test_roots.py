@@ -460,3 +460,47 @@ async def test_approvals_for_the_session_end_when_its_roots_change(tree: Path) -
         person.decision = "deny"
         assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) == "approval_denied"
     assert len(person.questions) == 2 and (tree / "b" / "keep.txt").exists()
+
+
+@pytest.mark.parametrize("shared", [".git", ".git/hooks", "deploy"])
+async def test_a_client_root_inside_a_protected_place_keeps_it_protected(tree: Path, shared: str) -> None:
+    """A client that shares a repository's ``.git`` (or a protected path) as its root must not
+    make it writable: git's config and hooks run code on the host's next git command."""
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    (tree / "deploy").mkdir()
+    (tree / "deploy" / "prod.sh").write_text("echo original\n", encoding="utf-8")
+    config = config_for(tree, paths={"protected_paths": ["deploy"]})
+    hook = tree / ".git" / "hooks" / "post-checkout"
+    async with Client(
+        build_server(config), mode="legacy", list_roots_callback=SharedRoots(tree / shared)
+    ) as client:
+        written = await client.call_tool("writefile", {"path": str(hook), "content": "#!/bin/sh\n"})
+        edited = await client.call_tool(
+            "writefile", {"path": str(tree / "deploy" / "prod.sh"), "content": "x\n", "overwrite": True}
+        )
+        for command in (
+            f"echo '[alias]' >> {tree / '.git' / 'config'}",
+            f"echo x >> {tree / 'deploy' / 'prod.sh'}",
+            f"echo '#!/bin/sh' > {hook}",
+        ):
+            shell = await client.call_tool(
+                "shellcommand", {"commands": [command], "workDir": str(tree / shared)}
+            )
+    assert error_code(written) is not None and error_code(edited) is not None
+    assert "[alias]" not in (tree / ".git" / "config").read_text(encoding="utf-8")
+    assert (tree / "deploy" / "prod.sh").read_text(encoding="utf-8") == "echo original\n"
+    assert not hook.exists(), text_of(shell)
+
+
+async def test_a_protected_file_below_a_client_root_stays_protected(tree: Path) -> None:
+    (tree / "deploy").mkdir()
+    (tree / "deploy" / "prod.sh").write_text("echo original\n", encoding="utf-8")
+    config = config_for(tree, paths={"protected_paths": ["deploy/prod.sh"]})
+    async with Client(
+        build_server(config), mode="legacy", list_roots_callback=SharedRoots(tree / "deploy")
+    ) as client:
+        edited = await client.call_tool("writefile", {"path": "prod.sh", "content": "x\n", "overwrite": True})
+        other = await client.call_tool("writefile", {"path": "other.sh", "content": "x\n"})
+        await client.call_tool("shellcommand", {"commands": ["echo x >> prod.sh"]})
+    assert error_code(edited) == "protected_path" and error_code(other) is None, text_of(other)
+    assert (tree / "deploy" / "prod.sh").read_text(encoding="utf-8") == "echo original\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mcp_localtools.config import PathsConfig
 
-__all__ = ["DEFAULT_PROTECTED", "GIT_PROTECTED", "protected_paths", "unprotected_paths"]
+__all__ = ["DEFAULT_PROTECTED", "GIT_PROTECTED", "below_any", "protected_paths", "unprotected_paths"]
 
 DEFAULT_PROTECTED = (".git/config", ".git/hooks")
 """Paths inside every root that commands and the file tools may not change (with the rest of
@@ -49,11 +49,11 @@ def protected_paths(
     found += [_resolved(Path(path)) for path in own_files]
     lifted = set(unprotected_paths(config, roots))
     root_set = set(roots)
-    inside = [path for path in dict.fromkeys(found) if _below_any(path, root_set)]
+    inside = [path for path in dict.fromkeys(found) if below_any(path, root_set)]
     return tuple(path for path in inside if path not in lifted)
 
 
-def _below_any(path: Path, roots: set[Path]) -> bool:
+def below_any(path: Path, roots: set[Path]) -> bool:
     """True when ``path`` is one of ``roots`` or lies below one (its depth in set lookups, not
     one comparison per root: a client may share hundreds of roots)."""
     return path in roots or any(parent in roots for parent in path.parents)

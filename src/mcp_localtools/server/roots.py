@@ -150,6 +150,23 @@ def _canonical_dirs(uris: Iterable[str]) -> tuple[list[Path], list[str]]:
     return found, refused
 
 
+def _unprotected(dirs: list[Path], protected: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """``dirs`` without a root inside a ``.git`` directory or inside (or at) a protected path of
+    the route the session starts from, and a phrase for each refused: as a root, such a place
+    would be the session's to change (its protection is anchored in the roots above it), and
+    git's config and hooks run code on the host's next git command."""
+    kept: list[Path] = []
+    refused: list[str] = []
+    for root in dirs:
+        if ".git" in root.parts:
+            refused.append(f"{root} (inside a .git directory)")
+        elif any(root == path or root.is_relative_to(path) for path in protected):
+            refused.append(f"{root} (inside a protected path)")
+        else:
+            kept.append(root)
+    return kept, refused
+
+
 def _broad(roots: Iterable[Path]) -> list[str]:
     """What each root among ``roots`` that is the filesystem, a home or a system directory is
     (``implicit_root_refusal``'s phrase). Blocking: run it in a worker thread."""
@@ -243,6 +260,8 @@ class ClientRoots:
         assert route.workspace is not None
         configured = route.workspace.paths.roots
         dirs, refused = await anyio.to_thread.run_sync(_canonical_dirs, shared[:MAX_CLIENT_ROOTS])
+        dirs, inside = _unprotected(dirs, route.workspace.paths.protected)
+        refused += inside
         if len(shared) > MAX_CLIENT_ROOTS:
             refused.append(f"{len(shared) - MAX_CLIENT_ROOTS} roots past the first {MAX_CLIENT_ROOTS}")
         roots, outside = session_roots(configured, dirs)
