@@ -127,3 +127,15 @@ async def test_symlinks_loops_and_fifos_are_not_followed_or_listed(
 async def test_patterns_must_stay_relative_to_root(client: Client, tree: Path, pattern: str) -> None:
     result = await client.call_tool("globfiles", {"pattern": pattern})
     assert error_code(result) == "invalid_arguments"
+
+
+async def test_a_brace_pattern_of_more_than_1000_expansions_is_refused_with_what_to_do(
+    client: Client, tree: Path
+) -> None:
+    # wcmatch's PatternLimitException was not caught: the call failed with internal_error.
+    pattern = "{" + ",".join(f"a{number}" for number in range(20000)) + "}"
+    with anyio.fail_after(20):
+        result = await client.call_tool("globfiles", {"pattern": pattern})
+    assert error_code(result) == "invalid_arguments"
+    assert "expands to more than 1000 patterns" in text_of(result)
+    assert "fewer" in text_of(result)

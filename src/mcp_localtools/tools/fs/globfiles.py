@@ -66,6 +66,9 @@ class GlobFilesResult(ToolOutput):
     )
 
 
+_MAX_EXPANSIONS = 1000  # wcmatch's own default limit on the patterns one glob's braces expand to
+
+
 def _matcher(pattern: str) -> Any:
     text = pattern.strip()
     while text.startswith("./"):
@@ -77,11 +80,19 @@ def _matcher(pattern: str) -> Any:
             f"pattern {pattern!r} must be relative to root and stay inside it; put the directory in root"
         )
     from wcmatch import glob  # imported here: start-up time is measured, and most calls never need it
+    from wcmatch._wcparse import PatternLimitException  # raised by glob.compile; exported nowhere else
 
     try:
-        return glob.compile(text, flags=glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX)
+        return glob.compile(
+            text, flags=glob.GLOBSTAR | glob.BRACE | glob.DOTGLOB | glob.FORCEUNIX, limit=_MAX_EXPANSIONS
+        )
+    except PatternLimitException as exc:
+        raise InvalidArguments(
+            f"the pattern expands to more than {_MAX_EXPANSIONS} patterns (braces multiply); "
+            "use fewer {...} alternatives, or a wider glob and exclude"
+        ) from exc
     except ValueError as exc:
-        raise InvalidArguments(f"invalid glob {pattern!r}: {exc}") from exc
+        raise InvalidArguments(f"invalid glob {printable(pattern)}: {exc}") from exc
 
 
 def _newest_first(root: SearchRoot, rels: list[str]) -> list[str]:
