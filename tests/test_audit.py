@@ -476,3 +476,15 @@ async def test_a_stdio_server_logs_to_the_default_state_directory_and_audit_read
     )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["rule"] for line in done.stdout.splitlines()] == ["outside_roots"]
+
+
+def test_the_audit_command_reads_only_the_rotated_files_the_server_keeps(tmp_path: Path) -> None:
+    """A file the server never writes (``audit.jsonl.50`` with ``keep = 5``; a model can write it
+    when the log lies in a root, where only the kept names are protected) is not shown as history."""
+    log = tmp_path / "audit.jsonl"
+    forged = json.dumps({**RECORDS[0], "tool": "forged"})
+    (tmp_path / "audit.jsonl.50").write_text(forged + "\n", encoding="utf-8")
+    (tmp_path / "audit.jsonl.2").write_text(json.dumps(RECORDS[0]) + "\n", encoding="utf-8")
+    log.write_text(json.dumps(RECORDS[1]) + "\n", encoding="utf-8")
+    done = run_audit(log, "--json")
+    assert [json.loads(line)["tool"] for line in done.stdout.splitlines()] == ["readfile", "shellcommand"]

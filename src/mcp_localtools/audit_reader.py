@@ -30,23 +30,19 @@ logger = logging.getLogger(__name__)
 
 
 def read_records(
-    path: Path, *, include_rotated: bool = True, include_current: bool = True
+    path: Path, *, include_rotated: bool = True, include_current: bool = True, keep: int = 5
 ) -> Iterator[dict[str, Any]]:
-    """The records of the log at ``path``, oldest first: the rotated files (when
-    ``include_rotated``), then the file itself (when ``include_current``). A line that is not a
-    JSON object is skipped with a warning.
+    """The records of the log at ``path``, oldest first: the rotated files ``path.keep`` ..
+    ``path.1`` (when ``include_rotated``; ``keep`` is ``[audit] keep``, the files the server
+    writes and protects: a higher number is not the server's), then the file itself (when
+    ``include_current``). A line that is not a JSON object is skipped with a warning.
 
     Raises:
         OSError: the log cannot be read.
     """
     files: list[Path] = []
     if include_rotated:
-        rotated = sorted(
-            (p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()),
-            key=lambda p: int(p.suffix[1:]),
-            reverse=True,
-        )
-        files += rotated
+        files += [path.with_name(f"{path.name}.{number}") for number in range(keep, 0, -1)]
     if include_current:
         files.append(path)
     for file in files:

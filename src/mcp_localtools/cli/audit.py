@@ -70,7 +70,7 @@ def run(ns: argparse.Namespace) -> int:
     if not ns.json:
         sys.stdout.write(audit.TABLE_HEADER + "\n")
     try:
-        for record in audit.read_records(path, include_current=not ns.follow):
+        for record in audit.read_records(path, include_current=not ns.follow, keep=config.audit.keep):
             show(record)
         if ns.follow:
             for record in audit.follow_records(path):
