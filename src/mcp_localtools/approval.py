@@ -21,11 +21,12 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
-from mcp_localtools.errors import ConfigError, ToolError
+from mcp_localtools.errors import ApprovalDenied, ConfigError, ToolError
 from mcp_localtools.policy.execution import REFUSED_ENV
 from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
 from mcp_localtools.scrubber import Scrubber
+from mcp_localtools.units import printable
 
 __all__ = [
     "APPROVE",
@@ -45,8 +46,11 @@ DECISION_FIELD = "decision"
 """The one field of the approval form: ``approve``, ``approve for this session`` or ``deny``."""
 
 MAX_PROMPT_CHARS = 6000
-"""Longest question shown to the person (characters); longer arguments and diffs are cut."""
-_MAX_VALUE_CHARS = 2000
+"""Longest question shown to the person (characters); a call whose question would be longer is
+refused unasked (``ApprovalDenied``), never asked about in part."""
+_MAX_CONTENT_CHARS = 1000
+"""Most characters of a content argument (``[audit] content_keys``) the question shows; its size
+is shown with it."""
 _MAX_SESSION_APPROVALS = 1000
 """Most "approve for this session" answers remembered per session (the oldest is dropped)."""
 
@@ -80,7 +84,8 @@ class ApprovalPolicy:
 
     config: ApprovalConfig
     scrubber: Scrubber = field(default_factory=lambda: Scrubber.of(AuditConfig()))
-    """Masks secrets (``env`` values, secret-looking names and tokens) in the question."""
+    """Names the content arguments (``content_keys``), the only ones the question cuts; it masks
+    nothing in the question (the audit log masks)."""
     _approved: dict[str, dict[str, None]] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
@@ -189,7 +194,13 @@ class ApprovalPolicy:
         base_dir: str,
         preview: str | None = None,
     ) -> str:
-        """The question shown to the person: the tool, what it will do, and why they are asked.
+        """The question shown to the person: the tool, exactly what it will do, and why they are
+        asked. Commands (the ``commands`` argument, a declared tool's rendered lines), paths, URLs
+        and ``env`` are shown verbatim: never masked (the person is the one whose secrets they are,
+        and a masked ``SECRET="$(cmd)"`` hides what runs) and never cut. Only content arguments
+        (``[audit] content_keys``: ``content``, ``stdin``, ...) are cut to 1,000 characters, with
+        their size. Characters that are not printable (ESC, CR, bidirectional controls, ...) are
+        shown escaped (``units.printable``).
 
         Args:
             spec: the tool.
@@ -197,46 +208,81 @@ class ApprovalPolicy:
             rule: the ``require`` entry that matched.
             base_dir: where relative paths and a missing ``workDir`` resolve.
             preview: what a dry run of the call reported (the diff of an edit), when there is one.
+
+        Raises:
+            ApprovalDenied: the question would be longer than ``MAX_PROMPT_CHARS``: the call is
+                refused without asking rather than asking about a part of it.
         """
-        shown = self.scrubber.arguments(arguments, contents=True)
+        try:
+            text = "\n".join(self._question_lines(spec, arguments, rule, base_dir, preview))
+        except _TooLong as exc:
+            raise _too_long(spec.name, exc.chars) from None
+        if len(text) > MAX_PROMPT_CHARS:
+            raise _too_long(spec.name, len(text))
+        return text
+
+    def _question_lines(
+        self, spec: ToolSpec[Any], arguments: Mapping[str, Any], rule: str, base_dir: str, preview: str | None
+    ) -> list[str]:
+        shown = dict(arguments)
         lines = [self.config.prompt.strip()] if self.config.prompt.strip() else []
         lines.append(f"Allow {spec.title} ({spec.name})?")
         if spec.group == "exec":
             commands, fixed_dir = self._commands(spec, arguments, shown)
             if commands:
                 lines.append("Commands:")
-                lines += [f"  $ {_cut(command)}" for command in commands]
+                lines += ["  $ " + _visible(command).replace("\n", "\n  > ") for command in commands]
             if "path" in shown:
-                lines.append(f"Script: {shown.pop('path')}")
+                lines.append(f"Script: {_visible(str(shown.pop('path')))}")
             work_dir = shown.pop("workDir", None)
-            lines.append(f"In: {fixed_dir or work_dir or base_dir}")
+            lines.append(f"In: {_visible(str(fixed_dir or work_dir or base_dir))}")
         elif "path" in shown:
-            lines.append(f"Path: {shown.pop('path')}")
+            lines.append(f"Path: {_visible(str(shown.pop('path')))}")
         for key in ("source", "destination"):
             if key in shown:
-                lines.append(f"{key.capitalize()}: {shown.pop(key)}")
+                lines.append(f"{key.capitalize()}: {_visible(str(shown.pop(key)))}")
         if preview:
-            lines += ["Changes:", preview]
-        for key, value in shown.items():
-            if value in (None, [], {}, False) and key not in ("overwrite", "recursive"):
+            lines += ["Changes:", _visible(preview)]
+        lines += self._other_arguments(shown)
+        why = f"asked because [approval] require has {rule!r}; relative paths from {_visible(base_dir)}"
+        lines.append(f"({why})")
+        return lines
+
+    def _other_arguments(self, shown: Mapping[str, Any]) -> list[str]:
+        """The question's lines for the arguments not shown above it: ``key: value`` (JSON for
+        lists and objects), a text of several lines as ``  | `` lines; content arguments cut."""
+        lines: list[str] = []
+        for key, given in shown.items():
+            if given in (None, [], {}, False) and key not in ("overwrite", "recursive"):
                 continue
+            value = self._content_cut(str(key), given)
             if isinstance(value, str) and "\n" in value:
-                lines += [f"{key}:", *(f"  | {line}" for line in _cut(value).splitlines())]
+                lines += [f"{_visible(str(key))}:", *(f"  | {line}" for line in _visible(value).splitlines())]
                 continue
-            rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            lines.append(f"{key}: {_cut(str(rendered))}")
-        lines.append(f"(asked because [approval] require has {rule!r}; relative paths from {base_dir})")
-        text = "\n".join(lines)
-        if len(text) > MAX_PROMPT_CHARS:
-            text = text[: MAX_PROMPT_CHARS - 40] + "\n[... cut: the call shows more ...]"
-        return text
+            rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            lines.append(f"{_visible(str(key))}: {_visible(str(rendered))}")
+        return lines
+
+    def _content_cut(self, key: str, value: Any) -> Any:
+        """``value`` with every content argument in it (``[audit] content_keys``, at any depth:
+        editfile's ``edits[].newText``) cut to ``_MAX_CONTENT_CHARS`` with its size; the rest as is."""
+        if key in self.scrubber.content_keys and value is not None:
+            text = "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+            if len(text) <= _MAX_CONTENT_CHARS:
+                return text
+            return text[:_MAX_CONTENT_CHARS] + f"[... {len(text)} characters in all]"
+        if isinstance(value, Mapping):
+            return {str(k): self._content_cut(str(k), v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._content_cut(key, item) for item in value]
+        return value
 
     def _commands(
         self, spec: ToolSpec[Any], arguments: Mapping[str, Any], shown: dict[str, Any]
     ) -> tuple[list[str], str | None]:
-        """The command lines of an exec call as the question shows them (secrets masked) and the
-        working directory its tool fixes: the ``commands`` argument (taken out of ``shown``), or
-        what ``ToolSpec.commands`` renders for a declared tool (its arguments stay in ``shown``)."""
+        """The command lines of an exec call, verbatim, and the working directory its tool fixes:
+        the ``commands`` argument (taken out of ``shown``), or what ``ToolSpec.commands`` renders
+        for a declared tool (its arguments stay in ``shown``)."""
         given = shown.pop("commands", None)
         if spec.commands is None:
             return ([str(command) for command in given] if isinstance(given, list) else []), None
@@ -244,7 +290,7 @@ class ApprovalPolicy:
             rendered, work_dir = spec.commands(arguments)
         except (ToolError, ValidationError):  # the call's own checks refuse it; nothing to show
             return [], None
-        return [self.scrubber.text(line) for line in rendered], work_dir
+        return list(rendered), work_dir
 
     def choices(self, *, sessions: bool) -> list[str]:
         """The answers offered: approve, approve for this session (only where a session exists
@@ -316,7 +362,29 @@ def _dialect(shell: Any) -> Dialect | None:
     return "cmd" if name == "cmd" else None
 
 
-def _cut(text: str) -> str:
-    if len(text) <= _MAX_VALUE_CHARS:
-        return text
-    return text[:_MAX_VALUE_CHARS] + f" [... {len(text) - _MAX_VALUE_CHARS} more characters]"
+class _TooLong(Exception):
+    """One part of the question is alone longer than the whole question may be."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__(chars)
+        self.chars = chars
+
+
+def _visible(text: str) -> str:
+    """``text`` as the question shows it: escaped (``units.printable``), newlines kept.
+
+    Raises:
+        _TooLong: ``text`` alone is longer than ``MAX_PROMPT_CHARS`` (checked before escaping,
+            so a huge argument costs nothing).
+    """
+    if len(text) > MAX_PROMPT_CHARS:
+        raise _TooLong(len(text))
+    return printable(text, newline="\n")
+
+
+def _too_long(tool: str, chars: int) -> ApprovalDenied:
+    return ApprovalDenied(
+        f"{tool} was not run: it is too long to show for approval ({chars} characters; a question "
+        f"shows at most {MAX_PROMPT_CHARS}), and nobody is asked about a part of a call. Nobody was "
+        "asked; split it into smaller calls (fewer or shorter commands, a smaller edit)"
+    )

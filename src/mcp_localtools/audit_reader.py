@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mcp_localtools.units import printable
+
 __all__ = [
     "TABLE_HEADER",
     "RecordFilter",
@@ -133,17 +135,6 @@ def summary(record: Mapping[str, Any]) -> str:
         if isinstance(arguments.get(key), str)
     ]
     return " -> ".join(parts[:2]) if parts else ""
-
-
-def printable(text: str) -> str:
-    """``text`` safe for a terminal: every character that is not printable (control characters
-    such as ESC and CR, which would move the cursor or erase earlier rows, line and paragraph
-    separators, bidirectional overrides) written as its escape (``\x1b``, ``\u202e``); a
-    newline becomes a space."""
-    return "".join(
-        ch if ch.isprintable() else " " if ch == "\n" else ch.encode("unicode_escape").decode("ascii")
-        for ch in text
-    )
 
 
 def table_row(record: Mapping[str, Any], *, width: int = 60) -> str:

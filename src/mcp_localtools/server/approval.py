@@ -217,9 +217,12 @@ class Approver:
             if dry.is_error:
                 return "", dry
             shown = spec.preview.shown(dry)
-        message = self.policy.prompt(
-            spec, call.arguments, rule=rule, base_dir=call.route.base_dir, preview=shown
-        )
+        try:
+            message = self.policy.prompt(
+                spec, call.arguments, rule=rule, base_dir=call.route.base_dir, preview=shown
+            )
+        except ApprovalDenied as exc:  # too long to show: refused, nobody asked
+            return "", ToolResult.failure(exc.code, str(exc), policy=True)
         return message, None
 
     def _verdict(self, call: Call, rule: str, verdict: Answer) -> Decision:
