@@ -7,6 +7,7 @@ over a real stdio subprocess; files only under ``tmp_path``."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,10 @@ async def test_a_selection_never_widens_what_the_connection_may_call(tmp_path: P
         other = await client.call_tool("selecttools", {"profile": "reader"})  # fs read-only ∩ editor
         assert (other.structured_content or {})["tools"] == ["readfile"]
         unknown = await client.call_tool("selecttools", {"profile": "admin"})
-        assert error_code(unknown) == "invalid_arguments" and "profiles: editor, reader" in text_of(unknown)
+        assert error_code(unknown) == "invalid_arguments" and "profiles: editor" in text_of(unknown)
+        assert "reader" not in text_of(
+            unknown
+        )  # a profile's name is told only where it could be chosen whole
         typed = await client.call_tool("selecttools", {"tools": "readfile"})
         assert error_code(typed) == "invalid_arguments" and "tools" in text_of(typed)
         with pytest.raises(MCPError):
@@ -177,3 +181,35 @@ async def test_over_streamable_http_a_profile_token_narrows_its_session_and_is_t
                 await client.call_tool("editfile", {"path": "a.txt", "edits": []})
     finally:
         stop(served)
+
+
+async def test_an_unknown_profile_names_only_the_profiles_this_connection_could_choose(
+    tmp_path: Path,
+) -> None:
+    config = config_for(tmp_path, profiles=PROFILES, server={"select_tools": True})
+    async with Client(build_server(config), mode="legacy", raise_exceptions=True) as client:
+        unknown = await client.call_tool("selecttools", {"profile": "nope"})
+        assert error_code(unknown) == "invalid_arguments"
+        assert "unknown profile 'nope'; profiles: editor, reader" in text_of(unknown)
+    single = {"solo": {"enabled": ["readfile"]}, "admin": {"enabled": ["shellcommand"]}}
+    config = config_for(tmp_path, profiles=single, server={"select_tools": True})
+    async with Client(build_server(config, profile="solo"), mode="legacy", raise_exceptions=True) as client:
+        unknown = await client.call_tool("selecttools", {"profile": "nope"})
+        assert error_code(unknown) == "invalid_arguments" and "admin" not in text_of(unknown)
+        assert "profiles: solo" in text_of(unknown)
+
+
+async def test_a_long_tool_list_is_refused_at_once_and_a_repeated_one_is_matched_once(tmp_path: Path) -> None:
+    # 60,001 globs (~1 MB) were matched against every tool on the event loop: 7.6 s of a blocked server.
+    config = config_for(tmp_path, server={"select_tools": True})
+    async with Client(build_server(config), mode="legacy", raise_exceptions=True) as client:
+        many = ["*"] + [f"[!{chr(0x4E00 + number)}]*" for number in range(60000)]
+        began = time.monotonic()
+        refused = await client.call_tool("selecttools", {"tools": many})
+        assert time.monotonic() - began < 2
+        assert error_code(refused) == "invalid_arguments"
+        assert "at most 256" in text_of(refused) and "tools" in text_of(refused)
+        long_one = await client.call_tool("selecttools", {"tools": ["*" * 10000]})
+        assert error_code(long_one) == "invalid_arguments" and "at most 200 characters" in text_of(long_one)
+        kept = await client.call_tool("selecttools", {"tools": ["readfile"] * 256})
+        assert (kept.structured_content or {})["tools"] == ["readfile"], text_of(kept)

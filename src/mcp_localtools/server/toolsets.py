@@ -4,7 +4,9 @@ SessionTools), and the server tells it with ``notifications/tools/list_changed``
 With ``[server] select_tools = true`` every handshake-era session also lists ``selecttools``. Its
 call names what the session keeps: a ``[profiles]`` name (that profile's tools), tool or group
 names (globs allowed, as in ``[tools] enabled``), or both (the tools in both); no argument gives
-back everything the connection's route serves. A selection only ever narrows: it is cut to the
+back everything the connection's route serves (``tools``: at most 256 entries of at most 200
+characters; an unknown profile's refusal names only the profiles whose tools the route serves
+all of, so a token learns no other profile's name). A selection only ever narrows: it is cut to the
 tools the request's route (its token's profile, or the profile chosen at start) serves, so a
 token never reaches a tool it could not call before; ``selecttools`` itself stays. The selection
 lives in the session (``Session.state``) and ends with it; ``tools/list`` and ``tools/call`` of
@@ -20,11 +22,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult, TextContent, Tool, ToolListChangedNotification
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcp_localtools.errors import printable
 from mcp_localtools.registry import READ_ONLY, Registry
 from mcp_localtools.server.results import ERROR_META_KEY
 from mcp_localtools.server.routes import Route, Routes
@@ -42,12 +45,20 @@ _STATE_KEY = "mcp-localtools/tools"
 """Where a session's selection (a frozenset of tool names) is kept in ``Session.state``."""
 
 
+_MAX_TOOLS = 256
+"""At most this many entries in ``tools`` (each is matched against every tool, on the event loop)."""
+_MAX_NAME = 200
+"""At most this many characters in a profile name or a ``tools`` entry."""
+
+
 class _SelectArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    profile: str | None = Field(None, description="Keep this [profiles] entry's tools.")
-    tools: list[str] = Field(
-        default_factory=list, description="Keep these tools or groups (globs: `fs`, `text.*`, `readfile`)."
+    profile: str | None = Field(None, max_length=_MAX_NAME, description="Keep this [profiles] entry's tools.")
+    tools: list[Annotated[str, Field(max_length=_MAX_NAME)]] = Field(
+        default_factory=list,
+        max_length=_MAX_TOOLS,
+        description="Keep these tools or groups (globs: `fs`, `text.*`, `readfile`).",
     )
 
 
@@ -75,6 +86,17 @@ def _refusal(message: str) -> CallToolResult:
         content=[TextContent(type="text", text=message)],
         is_error=True,
         _meta={ERROR_META_KEY: {"code": "invalid_arguments", "message": message}},
+    )
+
+
+def _invalid(exc: ValidationError) -> str:
+    """What was wrong with ``selecttools``'s arguments (the first three problems) and their shape."""
+    problems = sorted(
+        {f"{error['loc'][0] if error['loc'] else 'arguments'}: {error['msg']}" for error in exc.errors()}
+    )
+    return (
+        f"invalid arguments for {SELECT_TOOL}: {'; '.join(problems[:3])} (profile: a name; tools: a list of "
+        f"at most {_MAX_TOOLS} names or globs of at most {_MAX_NAME} characters)"
     )
 
 
@@ -148,23 +170,30 @@ class ToolSets:
         try:
             args = _SelectArgs.model_validate(dict(arguments))
         except ValidationError as exc:
-            fields = sorted({".".join(map(str, error["loc"])) or "arguments" for error in exc.errors()})
-            return (
-                f"invalid arguments for {SELECT_TOOL}: {', '.join(fields)} (profile: a name; tools: a list)"
-            )
+            return _invalid(exc)
         wanted = set(names)
         if args.profile is not None:
             other = self.routes.profiles.get(args.profile)
             if other is None:
-                known = ", ".join(sorted(self.routes.profiles)) or "none configured"
-                return f"unknown profile {args.profile!r}; profiles: {known}"
+                return f"unknown profile {printable(args.profile)!r}; profiles: {self._choosable(names)}"
             wanted &= {tool.name for tool in other.tools}
-        for pattern in args.tools:
+        patterns = list(dict.fromkeys(args.tools))
+        for pattern in patterns:
             if not any(_matches(route.registry, name, pattern) for name in names):
-                return f"{pattern!r} matches no tool or group this connection serves"
-        if args.tools:
-            wanted = {name for name in wanted if any(_matches(route.registry, name, p) for p in args.tools)}
+                return f"{printable(pattern)!r} matches no tool or group this connection serves"
+        if patterns:
+            wanted = {name for name in wanted if any(_matches(route.registry, name, p) for p in patterns)}
         return wanted or "that selection keeps no tool; name tools this connection serves"
+
+    def _choosable(self, names: set[str]) -> str:
+        """The profiles a connection serving ``names`` may be told of: those whose tools it
+        serves all of (a token of one profile learns no other profile's name)."""
+        known = [
+            name
+            for name, other in sorted(self.routes.profiles.items())
+            if {t.name for t in other.tools} <= names
+        ]
+        return ", ".join(known) or "none this connection may choose"
 
     @staticmethod
     def notification() -> ToolListChangedNotification:
