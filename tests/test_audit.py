@@ -488,3 +488,17 @@ def test_the_audit_command_reads_only_the_rotated_files_the_server_keeps(tmp_pat
     log.write_text(json.dumps(RECORDS[1]) + "\n", encoding="utf-8")
     done = run_audit(log, "--json")
     assert [json.loads(line)["tool"] for line in done.stdout.splitlines()] == ["readfile", "shellcommand"]
+
+
+@pytest.mark.anyio
+async def test_the_client_name_is_cut_in_every_line(tmp_path: Path) -> None:
+    from mcp.types import Implementation
+
+    root, log = tmp_path / "root", tmp_path / "audit.jsonl"
+    root.mkdir()
+    name = "c" * 5000
+    server = build_server(audited(root, log))
+    async with Client(server, mode="legacy", client_info=Implementation(name=name, version="1")) as client:
+        await client.call_tool("statpath", {"path": "."})
+    (record,) = lines_of(log)
+    assert record["client"].startswith("c" * 100) and len(record["client"]) <= 200, len(record["client"])

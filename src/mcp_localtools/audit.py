@@ -121,6 +121,9 @@ def result_facts(result: ToolResult) -> dict[str, Any]:
     return facts
 
 
+MAX_CLIENT_CHARS = 200
+"""Longest client name (``clientInfo.name``, repeated in every line of its session) logged."""
+
 MIN_FREE_BYTES = 16 * 1024
 """Free space the audit log's file system must have for a call to run under ``[audit] required``
 (bytes): room for a line or two of the largest kind."""
@@ -350,6 +353,7 @@ class AuditLog:
         refused_by: str | None,
         began: float,
         profile: str | None = None,
+        ran_commands: bool = False,
     ) -> dict[str, Any]:
         """The line of one finished call.
 
@@ -359,13 +363,18 @@ class AuditLog:
             began: ``time.monotonic()`` when the call arrived.
             profile: the ``[profiles]`` name the call was served under (its token's, or the one
                 chosen at start); None: none (the line then has no ``profile`` key).
+            ran_commands: the tool's arguments are not its command lines (a declared tool,
+                ``ToolSpec.commands``): the command lines its result reports are logged under
+                ``commands``, scrubbed. False: they are dropped (shellcommand's are its
+                ``commands`` argument, already logged). Decided by the tool, never by an
+                argument's name.
         """
         raw_args = json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         output = output_digest(result)
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "session": session,
-            "client": client,
+            "client": None if client is None else client[:MAX_CLIENT_CHARS],
             "tool": tool,
             "arguments": self.scrubber.arguments(arguments),
             "decision": "refused" if refused_by else "allowed",
@@ -382,9 +391,9 @@ class AuditLog:
         if profile is not None:
             line["profile"] = profile
         facts = result_facts(result)
-        if "commands" in facts and "commands" not in arguments:
+        if "commands" in facts and ran_commands:
             facts["commands"] = [self.scrubber.text(command) for command in facts["commands"]]
         else:
-            facts.pop("commands", None)  # shellcommand's: already in the arguments
+            facts.pop("commands", None)
         line.update(facts)
         return line

@@ -126,7 +126,7 @@ def summary(record: Mapping[str, Any]) -> str:
     arguments = record.get("arguments") or {}
     if not isinstance(arguments, Mapping):
         return ""
-    commands = arguments.get("commands")
+    commands = record.get("commands") or arguments.get("commands")  # what ran, else what was asked
     if isinstance(commands, list) and commands:
         return " ; ".join(str(c) for c in commands)
     parts = [

@@ -23,7 +23,7 @@ import anyio.to_thread
 from mcp.types import CallToolResult, InputRequiredResult
 
 from mcp_localtools.audit import AuditLog
-from mcp_localtools.errors import AuditUnavailable
+from mcp_localtools.errors import AuditUnavailable, UnknownToolError
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server.approval import Approver
 from mcp_localtools.server.call import Call
@@ -123,9 +123,19 @@ class AuditLine:
             refused_by=done.error.code if done.error and done.error.policy else None,
             began=call.began,
             profile=call.route.profile,
+            ran_commands=_ran_commands(call),
         )
         with anyio.CancelScope(shield=True):  # scrubbing and JSON run off the event loop too
             await anyio.to_thread.run_sync(lambda: self.audit.write(line()))
+
+
+def _ran_commands(call: Call) -> bool:
+    """Whether the call's tool reports command lines its arguments do not hold (a declared tool:
+    its ``ToolSpec.commands`` is set); False for a tool the route does not know."""
+    try:
+        return call.spec.commands is not None
+    except UnknownToolError:
+        return False
 
 
 class _Nothing:

@@ -519,6 +519,27 @@ async def test_a_declared_call_is_audited_with_its_exit_codes(tmp_path: Path) ->
     assert [command.split()[-1] for command in record["commands"]] == ["bad", "bad"]
 
 
+async def test_a_declared_argument_named_commands_does_not_hide_the_command_lines_that_ran(
+    tmp_path: Path,
+) -> None:
+    root, log = tmp_path / "root", tmp_path / "audit.jsonl"
+    root.mkdir()
+    schema = {"properties": {"commands": {"type": "array", "items": {"type": "string"}, "description": "c"}}}
+    command = ["python3", "-c", ARGV, "--", "{commands}"]
+    tool = {"description": "d", "command": command, "input_schema": schema}
+    audit = {"enabled": True, "path": str(log)}
+    config = config_for(root, tools=declared(withcmds=tool), audit=audit, exec={"sandbox": "off"})
+    async with Client(build_server(config), raise_exceptions=True) as client:
+        await client.call_tool("withcmds", {"commands": ["git status"]})
+    (record,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert record["arguments"] == {"commands": ["git status"]}
+    (line,) = record["commands"]
+    assert line.startswith("python3 -c ") and line.endswith("-- 'git status'"), line
+    from mcp_localtools.audit_reader import summary
+
+    assert summary(record) == line  # mcp-localtools audit shows what ran
+
+
 async def test_register_map_declares_a_tool_from_python(tmp_path: Path) -> None:
     registry = _registry(tmp_path)
     spec = registry.register_map("echo", ECHO)
