@@ -525,3 +525,68 @@ def test_writeprocess_is_destructive(tmp_path: Path, require: list[str]) -> None
     spec = registry.get("writeprocess")
     assert spec.annotations.destructive
     assert ApprovalPolicy.create(config.approval, registry.names()).rule_for(spec) == require[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c alias.x='!touch pwned-alias' x",
+        "git -c core.pager='touch pwned-pager' -p log",
+        "git --config-env=alias.x=CMD x",
+        "git --exec-path=. status",
+        "git --exec-path . status",
+        "git -C sub status",
+        "git --git-dir=planted status",
+        "git fetch --upload-pack='touch pwned-upload' .",
+        "git rebase -x 'touch pwned-rebase' HEAD",
+        "git rebase -ix'touch pwned-attached' HEAD",
+        "git rebase --exe='touch pwned-prefix' HEAD",
+        "git difftool --extcmd='touch pwned-difftool' HEAD",
+        "git config alias.y '!touch pwned-config'",
+        "git submodule foreach 'touch pwned-foreach'",
+        "git bisect run touch pwned-bisect",
+        "git $OPTION x",
+        "git log " + "a " * 20 + "-c",
+    ],
+)
+async def test_a_trusted_git_is_asked_when_its_words_may_run_a_program(tmp_path: Path, command: str) -> None:
+    """Red-team finding 7: git runs programs through its config and options, so trusting git
+    with any arguments ran ``git -c alias.x='!cmd' x`` unasked."""
+    person = Person("deny")
+    async with asking(_trusting(tmp_path, "git", "ls"), person, mode="legacy") as client:
+        result = await client.call_tool("shellcommand", {"commands": [command]})
+    assert error_code(result) == "approval_denied", text_of(result)
+    assert len(person.questions) == 1
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith("pwned")]
+
+
+@pytest.mark.parametrize("env", [{"MODE": "x"}, {"GIT_AUTHOR_NAME": "me"}])
+async def test_a_trusted_command_is_asked_when_the_call_sets_env(tmp_path: Path, env: dict[str, str]) -> None:
+    """The call's ``env`` may change what a trusted program runs (``GIT_EDITOR``, ``GIT_PROXY_COMMAND``
+    were not even refused): a call that sets any is asked."""
+    person = Person("deny")
+    async with asking(_trusting(tmp_path, "git", "ls"), person, mode="legacy") as client:
+        result = await client.call_tool("shellcommand", {"commands": ["ls"], "env": env})
+        plain = await client.call_tool("shellcommand", {"commands": ["git --version", "ls -la"], "env": {}})
+    assert error_code(result) == "approval_denied", text_of(result)
+    assert not plain.is_error, text_of(plain)
+    assert len(person.questions) == 1
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PROXY_COMMAND",
+        "GIT_SSH_VARIANT",
+        "GIT_TRACE",
+        "GIT_TRACE2_EVENT",
+    ],
+)
+async def test_env_that_makes_git_run_a_program_or_write_a_file_is_refused(tmp_path: Path, name: str) -> None:
+    person = Person("approve")
+    async with asking(approval_config(tmp_path), person, mode="legacy") as client:
+        result = await client.call_tool("shellcommand", {"commands": ["git --version"], "env": {name: "x"}})
+    assert error_code(result) == "command_refused", text_of(result)
+    assert person.questions == []

@@ -123,11 +123,22 @@ REFUSED_ENV = (
     "GIT_TEMPLATE_DIR",
     "GIT_CEILING_DIRECTORIES",
     "GIT_CONFIG*",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
+    "GIT_SSH*",
     "GIT_EXEC_PATH",
     "GIT_EXTERNAL_DIFF",
     "GIT_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PROXY_COMMAND",
+    "GIT_SHELL_PATH",
+    "GIT_ALLOW_PROTOCOL",
+    "GIT_PROTOCOL_FROM_USER",
+    "GIT_ATTR_*",
+    "GIT_TRACE*",
+    "GIT_REDIRECT_*",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_INDEX_FILE",
     "SSH_ASKPASS",
     "*PAGER",
     "EDITOR",
@@ -149,9 +160,12 @@ REFUSED_ENV = (
     "RUSTC_WRAPPER",
 )
 """``env`` names (globs, upper case) a call may not set unless ``[exec] allowed_env`` lists them:
-each makes an allowed program load or run code of the caller's choosing, or read its
-configuration from elsewhere (``HOME``, ``XDG_*``, ``GIT_DIR``). Under ``deny_by_default`` only
-``SAFE_ENV`` and ``allowed_env`` may be set at all: no denylist can foresee every program."""
+each makes an allowed program load or run code of the caller's choosing (git's editors, proxy,
+ssh and shell: git(1), git-var(1); ``GIT_ALLOW_PROTOCOL`` would allow the ``ext::`` transport,
+which runs a command), write files (``GIT_TRACE*``, ``GIT_REDIRECT_*``), or read its
+configuration or objects from elsewhere (``HOME``, ``XDG_*``, ``GIT_DIR``, ``GIT_ATTR_*``).
+Under ``deny_by_default`` only ``SAFE_ENV`` and ``allowed_env`` may be set at all: no denylist can
+foresee every program."""
 
 HARMLESS_PYTHON_ENV = frozenset(
     {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED"}
