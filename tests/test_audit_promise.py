@@ -192,6 +192,20 @@ SECRETS = [
         "key",
     ),
     ("redis://:S3cretRedis40@localhost:6379/0", "S3cretRedis40", "localhost:6379/0"),
+    ("tool --verbose --password S3cretPass41", "S3cretPass41", "tool --verbose --password"),
+    ("tool -x --api-key S3cretKey42", "S3cretKey42", "tool -x --api-key"),
+    ("mysql -uroot --password S3cretPass43", "S3cretPass43", "mysql -uroot"),
+    ("sshpass -p S3cretPass44 ssh deploy@host", "S3cretPass44", "ssh deploy@host"),
+    ("sshpass -p 'S3cret Pass45' ssh host", "S3cret Pass45", "ssh host"),
+    ("docker login -p S3cretPass46 registry.example.com", "S3cretPass46", "registry.example.com"),
+    ("docker login -u me -p S3cretPass47 registry.example.com", "S3cretPass47", "-u me"),
+    ("podman login --username me -p S3cretPass48 quay.io", "S3cretPass48", "quay.io"),
+    ("openssl pkcs12 -export -passout pass:S3cretPass49 -out x.p12", "S3cretPass49", "-out x.p12"),
+    ("openssl rsa -in k.pem -passin 'pass:S3cretPass50'", "S3cretPass50", "-in k.pem"),
+    ("AWS_SECRET_ACCESS_KEY = S3cretKey51", "S3cretKey51", "AWS_SECRET_ACCESS_KEY"),
+    ("db_password   =   S3cretPass52 # x", "S3cretPass52", "# x"),
+    ("aws configure set aws_secret_access_key S3cretKey53", "S3cretKey53", "aws configure set"),
+    ("npm config set //registry.npmjs.org/:_authToken S3cretTok54", "S3cretTok54", "npm config set"),
 ]
 
 
@@ -215,14 +229,40 @@ def test_ordinary_commands_are_not_masked() -> None:
         "https://example.com/path?q=search&page=2",
         "python -c 'print(1)'",
         "cp -pr src dst",
+        "ssh -p 22 host",
+        "ls --color --all -l",
+        "x = 1",
+        "aws configure set region eu-west-1",
     ):
         assert scrub.text(text) == text
 
 
 @pytest.mark.parametrize(
     "text",
-    ["a." * 500_000, "a:" * 500_000, "-a " * 300_000, "a" * 1_000_000 + "=", "x://a." * 150_000],
-    ids=["dots", "colons", "flags", "one-long-name", "schemes"],
+    [
+        "a." * 500_000,
+        "a:" * 500_000,
+        "-a " * 300_000,
+        "a" * 1_000_000 + "=",
+        "x://a." * 150_000,
+        "sshpass -p x " * 80_000,
+        "docker " * 150_000 + "login -p x",
+        "config set " * 100_000,
+        "a " * 500_000 + "=",
+        "-passin pass:" * 80_000,
+    ],
+    ids=[
+        "dots",
+        "colons",
+        "flags",
+        "one-long-name",
+        "schemes",
+        "sshpass",
+        "docker",
+        "config",
+        "spaces",
+        "openssl",
+    ],
 )
 def test_scrubbing_a_hostile_megabyte_takes_linear_time(text: str) -> None:
     import time

@@ -6,9 +6,11 @@ characters in an approval question); every ``env`` value is masked; a value whos
 ``[audit] secret_names`` (``*TOKEN*``, ``*KEY*``, ...) is masked; in every other string, anywhere
 in it: ``Authorization`` credentials, well-known token shapes and PEM private keys, a URL's
 password (``https://user:***@host``), secret-named query parameters, ``-u user:password``,
-``-pPASSWORD``, and ``NAME=value`` / ``name: value`` / ``--name value`` / JSON ``"name": value``
-pairs with a secret-looking name; long strings are cut. The audit log (``audit.py``) and the
-approval question (``approval.py``) both use it.
+``-pPASSWORD``, ``-p PASSWORD`` of ``sshpass`` and ``docker``/``podman login``, OpenSSL's
+``-passin pass:PASSWORD``, ``config set NAME value``, and ``NAME=value`` / ``NAME = value`` /
+``name: value`` / ``--name value`` / JSON ``"name": value`` pairs with a secret-looking name;
+long strings are cut. The audit log (``audit.py``) and the approval question (``approval.py``)
+both use it.
 """
 
 from __future__ import annotations
@@ -61,16 +63,35 @@ _ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>'[^']*'|\"[^\"]*\"|[^
 """The MySQL/MariaDB client's ``-pPASSWORD``, also quoted (``-p'pass word'``; attached: ``-p 22``
 and ``mkdir -p`` are left alone); see ``_attached_password``."""
 _MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
+_SEPARATE_P = re.compile(r"(?P<flag>(?<![\w-])-p[ \t]+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)")
+"""``-p PASSWORD`` (a word of its own), masked only in a command of ``_P_PASSWORD`` (``ssh -p 22``
+is a port)."""
+_P_PASSWORD = re.compile(r"\bsshpass\b|\b(?:docker|podman|nerdctl|buildah)\b[^\n;&|]{0,200}?\blogin\b")
+"""Commands whose ``-p`` takes a password: ``sshpass -p``, ``docker``/``podman login -p``."""
+_OPENSSL_PASS = re.compile(r"(?P<flag>(?<![\w-])-pass(?:in|out|word)?[ \t]+['\"]?pass:)(?P<value>[^\s'\"]+)")
+"""OpenSSL's ``-passin pass:PASSWORD`` / ``-passout pass:PASSWORD`` / ``-pass pass:PASSWORD``."""
+_CONFIG_SET = re.compile(
+    r"(?P<name>(?<![\w-])config(?:ure)?[ \t]+set[ \t]+[^\s=]{1,200})(?P<sep>[ \t]+)"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
+)
+"""``aws configure set aws_secret_access_key VALUE``, ``npm config set //host/:_authToken VALUE``:
+masked when the setting's name looks secret."""
 _FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
 _JSON_PAIR = re.compile(
     rf'"(?P<name>[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)'
 )
 """``"password": "..."`` in JSON written into a string."""
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
-_ASSIGNMENT = re.compile(rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})(?P<sep>=|:(?!//)[ \t]*)" + _VALUE)
-"""``NAME=value``, ``name: value`` (YAML, HTTP headers) and ``?name=value`` query parameters; a URL's
-``scheme://`` is not a ``name:``, so the query parameters after it are still seen."""
-_FLAG = re.compile(rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)" + _VALUE)
+_ASSIGNMENT = re.compile(
+    rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]{{0,16}}=[ \t]{{0,16}}|:(?!//)[ \t]*)"
+    + _VALUE
+)
+"""``NAME=value`` (also ``NAME = value``), ``name: value`` (YAML, HTTP headers) and ``?name=value``
+query parameters; a URL's ``scheme://`` is not a ``name:``, so the query parameters after it are
+still seen."""
+_FLAG = re.compile(rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)(?!-)" + _VALUE)
+"""``--name value`` / ``-name value``; the value never starts with ``-``, so ``--verbose`` does not
+take ``--password`` for its value and hide the pair after it."""
 _TOKEN_USER_CHARS = 16
 """A URL user name this long is taken for a token (``https://ghp_...@github.com``) and masked."""
 
@@ -138,7 +159,10 @@ class Scrubber:
         masked = _USER_FLAG.sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
         mysql = _MYSQL.search(masked) is not None
         masked = _ATTACHED_P.sub(lambda m: _attached_password(m, mysql=mysql), masked)
-        for pattern in (_JSON_PAIR, _ASSIGNMENT, _FLAG):
+        if _P_PASSWORD.search(masked) is not None:
+            masked = _SEPARATE_P.sub(_masked_value, masked)
+        masked = _OPENSSL_PASS.sub(_masked_value, masked)
+        for pattern in (_JSON_PAIR, _CONFIG_SET, _ASSIGNMENT, _FLAG):
             masked = pattern.sub(self._masked_pair, masked)
         if len(masked) > _MAX_STRING or len(head) < len(text):
             info = digest(text.encode("utf-8", "surrogatepass"))
@@ -162,6 +186,13 @@ def _attached_password(match: re.Match[str], *, mysql: bool) -> str:
     if mysql or not _FLAG_LETTERS.fullmatch(value):
         return match["flag"] + MASK
     return match[0]
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    """``flag`` kept, ``value`` masked (quotes kept)."""
+    value = match["value"]
+    quote = value[0] if value[:1] in ("'", '"') and value[-1:] == value[0] and len(value) > 1 else ""
+    return f"{match['flag']}{quote}{MASK}{quote}"
 
 
 def _masked_userinfo(match: re.Match[str]) -> str:
