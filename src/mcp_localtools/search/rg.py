@@ -2,9 +2,11 @@
 
 ``rg`` runs with its working directory at the walk root, no config file, no ignore files from
 outside the walk root, raw bytes (no BOM transcoding), ``--null`` after each path and standard
-input from ``/dev/null``. Long lines are left out by ``rg`` itself (``--max-columns``), so one
-minified file cannot flood the pipe; the tools read an excerpt of such lines themselves.
-Unreadable entries come back on stderr (``rg: ./path: reason``) and become ``Skipped`` entries.
+input from ``/dev/null``, or for a search from an unnamed file holding the pattern (``--file=-``:
+an argument of 400 KB would not start). Long lines are left out by ``rg`` itself
+(``--max-columns``), so one minified file cannot flood the pipe; the tools read an excerpt of
+such lines themselves. Unreadable entries come back on stderr (``rg: ./path: reason``) and
+become ``Skipped`` entries.
 """
 
 from __future__ import annotations
@@ -218,7 +220,12 @@ class RipgrepEngine:
             # one costs more than ``-l`` saves when many files match.
             args.append("--count-matches" if query.output == "occurrences" else "--count")
             records = CountRecords(sink, files_only=query.output == "files")
-        args += ["--regexp", query.pattern, "--", "."]
+        # The pattern goes on standard input (``-f -``): an argument is limited (128 KiB on Linux,
+        # 32 K characters a whole command line on Windows). A pattern file splits at line ends,
+        # and the tools refuse CR and LF in patterns (``regex.py``); one that has them anyway
+        # goes as an argument, where rg refuses a newline itself.
+        piped = not any(char in query.pattern for char in "\r\n")
+        args += ["--file=-", "--", "."] if piped else ["--regexp", query.pattern, "--", "."]
         returncode = await self._run(
             args,
             query.directory,
@@ -228,6 +235,7 @@ class RipgrepEngine:
             lambda: records.files,
             progress,
             "files with matches",
+            stdin=os.fsencode(query.pattern) + b"\n" if piped else None,
         )
         if isinstance(records, LineRecords):
             records.close()
@@ -275,21 +283,25 @@ class RipgrepEngine:
         counted: Callable[[], int],
         progress: Progress,
         what: str,
+        stdin: bytes | None = None,
     ) -> int:
         """Run ``rg`` with ``args`` in ``cwd``, feed its stdout in chunks of whole records (see
-        ``_drain``), return the exit status.
+        ``_drain``), return the exit status. ``stdin``: what rg reads on standard input (from an
+        unnamed file; None: nothing).
         The process is killed if this is cancelled (or times out) before it ends."""
         # Spawned directly and read and reaped in a worker thread: per chunk (rg writes once per
         # file) a thread wakes far more cheaply than the event loop, and asyncio's child watcher
         # would start a thread per process; together ~10 % of a search's time. No session of its
         # own either (rg is one process, killed alone): one cost ~100 ms a call here (measured on
         # Linux; likely the scheduler's per-session autogroup). Stderr goes to an unnamed file.
-        with tempfile.TemporaryFile() as errors:
+        with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as given:
+            given.write(stdin or b"")
+            given.seek(0)
             try:
                 process = subprocess.Popen(
                     [self.executable, *args],
                     cwd=cwd,
-                    stdin=subprocess.DEVNULL,
+                    stdin=given if stdin is not None else subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=errors,
                     close_fds=True,

@@ -60,6 +60,35 @@ async def test_an_empty_pattern_is_required_and_an_invalid_regex_is_an_error(
     assert error_code(backref) == "invalid_arguments" and "invalid regex" in text_of(backref)
 
 
+@pytest.mark.parametrize("mode", ["files", "matches", "count"])
+async def test_a_pattern_longer_than_a_command_line_may_be_is_searched(
+    client: Client, tmp_path: Path, mode: str
+) -> None:
+    # 400 KB: ripgrep could not start with it as an argument (E2BIG), an internal_error.
+    (tmp_path / "hit.txt").write_text("the w59999x line\n", encoding="utf-8")
+    (tmp_path / "miss.txt").write_text("w60000x\n", encoding="utf-8")
+    pattern = "|".join(f"w{number}x" for number in range(60000))
+    with anyio.fail_after(60):
+        found = await search(client, pattern, outputMode=mode)
+    assert found["totalFiles"] == 1
+    assert (found.get("files") or [None])[0] == "hit.txt" or found.get("matches") or found.get("counts")
+
+
+async def test_a_glob_the_engine_refuses_is_invalid_arguments_in_every_mode(
+    client: Client, tree: Path
+) -> None:
+    # files mode runs two engine walks in a task group: the refusal reached the registry wrapped
+    # in an ExceptionGroup and became an internal_error.
+    for mode in ("files", "matches"):
+        result = await client.call_tool(
+            "searchfiles", {"pattern": "alpha", "include": ["a[b"], "outputMode": mode}
+        )
+        if not result.is_error:
+            continue  # an engine that takes the glob as it is
+        assert error_code(result) == "invalid_arguments", (mode, text_of(result))
+        assert "glob" in text_of(result)
+
+
 async def test_the_root_must_be_an_existing_directory_inside_the_roots(client: Client, tree: Path) -> None:
     missing = await client.call_tool("searchfiles", {"pattern": "x", "root": "nope"})
     assert error_code(missing) == "not_found"

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
-from mcp_localtools.errors import printable
+from mcp_localtools.errors import LocalToolsError, printable
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
@@ -235,9 +235,12 @@ async def search_files(
             skipped.extend((await engine.search(query, lambda hits: top.add(hits, 1), progress)).skipped)
 
         with anyio.move_on_after(limits.search_seconds) as budget:
-            async with anyio.create_task_group() as group:
-                group.start_soon(list_all)
-                group.start_soon(search_all)
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(list_all)
+                    group.start_soon(search_all)
+            except ExceptionGroup as raised:
+                raise _tool_error(raised) from None
     else:
         units = (lambda hits: hits.count) if mode == "matches" else (lambda hits: 1)
 
@@ -250,6 +253,16 @@ async def search_files(
     return await anyio.to_thread.run_sync(
         _result, args, prepared, found, skipped, oversize, paths, limits, stopped, abandon_on_cancel=True
     )
+
+
+def _tool_error(raised: ExceptionGroup[Exception]) -> Exception:
+    """The first ``LocalToolsError`` in what a task group raised (so its code reaches the
+    caller: ``invalid_arguments`` for a glob the engine refuses), else the group itself."""
+    for error in raised.exceptions:
+        found = _tool_error(error) if isinstance(error, ExceptionGroup) else error
+        if isinstance(found, LocalToolsError):
+            return found
+    return raised
 
 
 def _result(
