@@ -89,6 +89,18 @@ async def test_a_glob_the_engine_refuses_is_invalid_arguments_in_every_mode(
         assert "glob" in text_of(result)
 
 
+async def test_globs_longer_in_all_than_a_command_line_may_be_are_refused_with_what_to_do(
+    client: Client, tree: Path
+) -> None:
+    # 5,000 globs of 500 characters (2.5 MB): ripgrep could not start (E2BIG), a codeless tool_error.
+    many = [f"{'d' * 490}/*.x{number}" for number in range(5000)]
+    result = await client.call_tool("searchfiles", {"pattern": "alpha", "include": many})
+    assert error_code(result) == "invalid_arguments"
+    assert "include: at most 256 globs" in text_of(result) and "fewer" in text_of(result)
+    found = await search(client, "alpha", include=[f"*.x{number}" for number in range(255)] + ["*.txt"])
+    assert found["files"] == ["a.txt"]
+
+
 async def test_the_root_must_be_an_existing_directory_inside_the_roots(client: Client, tree: Path) -> None:
     missing = await client.call_tool("searchfiles", {"pattern": "x", "root": "nope"})
     assert error_code(missing) == "not_found"

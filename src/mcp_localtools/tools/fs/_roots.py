@@ -66,12 +66,25 @@ def open_root(paths: PathPolicy, given: str, *, field: str) -> SearchRoot:
         return root
 
 
+MAX_GLOBS = 256
+"""At most this many globs in one ``include`` or ``exclude``."""
+MAX_GLOB_CHARS = 16 * 1024
+"""At most this many characters in one field's globs in all (they reach ripgrep as arguments,
+which a command line limits: 32 K characters in all on Windows, 2 MiB on Linux)."""
+
+
 def check_globs(globs: list[str], field: str) -> tuple[str, ...]:
-    """Refuse empty globs and ones with a newline or NUL.
+    """Refuse empty globs, ones with a newline or NUL, and more than ``MAX_GLOBS`` globs or
+    ``MAX_GLOB_CHARS`` characters in all.
 
     Raises:
-        InvalidArguments: a glob is unusable.
+        InvalidArguments: a glob is unusable, or there are too many.
     """
+    if len(globs) > MAX_GLOBS or sum(map(len, globs)) > MAX_GLOB_CHARS:
+        raise InvalidArguments(
+            f"{field}: at most {MAX_GLOBS} globs of {MAX_GLOB_CHARS} characters in all "
+            f"(got {len(globs)}); use fewer, wider globs (`*.py`, `src/**`) or a narrower root"
+        )
     for glob in globs:
         if not glob.strip() or any(char in glob for char in "\n\r\x00"):
             raise InvalidArguments(f"{field}: {glob!r} is not a usable glob")
