@@ -153,17 +153,26 @@ class Graph:
             return self._weight
         return np.where(np.isin(self._label, ids), self._weight * 10, self._weight)
 
-    def _ranks(self, weights: Any, personal_files: Iterable[str]) -> Any:
+    def _ranks(self, weights: Any, personal_files: Iterable[str], mentioned: Iterable[str] = ()) -> Any:
+        """PageRank personalised toward ``personal_files`` and the files that define a
+        ``mentioned`` name (as Aider personalises toward the definers of the identifiers a chat
+        mentions)."""
+        import numpy as np
 
         index = {path: node for node, path in enumerate(self.files)}
         personal = {index[path]: 1.0 for path in personal_files if path in index}
+        wanted = set(mentioned)
+        ids = [number for number, name in enumerate(self.names) if name in wanted]
+        if ids:
+            for node in np.unique(self._target[np.isin(self._label, ids)]).tolist():
+                personal[int(node)] = 1.0
         return pagerank(len(self.files), self._source, self._target, weights, personal or None)
 
     def file_ranks(
         self, personal_files: Iterable[str] = (), mentioned: Iterable[str] = ()
     ) -> dict[str, float]:
         """PageRank of every file (see ``rank_definitions`` for the arguments)."""
-        ranks = self._ranks(self._weights(mentioned), personal_files)
+        ranks = self._ranks(self._weights(mentioned), personal_files, mentioned)
         return dict(zip(self.files, ranks.tolist(), strict=True))
 
     def rank_definitions(
@@ -174,14 +183,15 @@ class Graph:
 
         Args:
             personal_files: paths whose neighbourhood ranks higher (PageRank personalization).
-            mentioned: names whose edges weigh 10 times more.
+            mentioned: names whose edges weigh 10 times more, and whose defining files are
+                personalised like ``personal_files``.
         """
         import numpy as np
 
         if not len(self._source):
             return []
         weights = self._weights(mentioned)
-        ranks = self._ranks(weights, personal_files)
+        ranks = self._ranks(weights, personal_files, mentioned)
         out = np.bincount(self._source, weights=weights, minlength=len(self.files))
         share = ranks[self._source] * weights / out[self._source]
         keys = self._target * len(self.names) + self._label

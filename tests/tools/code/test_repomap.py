@@ -67,3 +67,19 @@ async def test_focus_on_a_file_brings_its_neighbours_forward(tmp_path: Path) -> 
     focused_files = [f["path"] for f in focused.structured_content["files"]]
     assert plain_files[0] == "core.py"
     assert focused_files[0] == "lonely.py"
+
+
+async def test_focus_on_a_name_puts_its_definition_in_a_small_map(tmp_path: Path) -> None:
+    _project(tmp_path)
+    for n in range(40):
+        (tmp_path / f"extra{n}.py").write_text(
+            "".join(f"def extra_function_{n}_{k}(value):\n    return value\n\n" for k in range(10)),
+            encoding="utf-8",
+        )
+    async with connect(config_for(tmp_path)) as client:
+        plain = await client.call_tool("repomap", {"maxChars": 400})
+        focused = await client.call_tool("repomap", {"maxChars": 400, "focus": ["lonely_helper_function"]})
+    assert plain.structured_content is not None and focused.structured_content is not None
+    assert plain.structured_content["files"][0]["path"] == "core.py"
+    first = focused.structured_content["files"][0]
+    assert first["path"] == "lonely.py" and first["symbols"][0]["qualifiedName"] == "lonely_helper_function"

@@ -2,7 +2,8 @@
 
 Ranked as Aider's repository map ranks them (``codeintel/ranking.py``): PageRank over the graph
 from files that use a name to files that define it, optionally personalised toward ``focus``
-(files: their neighbourhood first; names: uses of them weigh 10 times more). The best-ranked
+(files: their neighbourhood first; names: their definitions first, their defining files
+personalised, and uses of them weigh 10 times more). The best-ranked
 definitions are taken until ``maxChars`` is spent, then shown grouped by file (the file of the
 best definition first), each file's symbols in line order: line, signature.
 """
@@ -75,6 +76,9 @@ def _map(scope: Scope, args: RepoMapArgs) -> ToolResult:
     index = scope.index
     files, names = _focus(scope, args.focus, str(scope.base))
     ranked = [item for item in index.ranked_definitions(files, names) if scope.covers(item[0])]
+    if names:  # the definitions the caller named come first, then the rest by rank
+        wanted = set(names)
+        ranked = [item for item in ranked if item[1] in wanted] + [i for i in ranked if i[1] not in wanted]
     chosen: dict[str, list[Symbol]] = {}
     used = 0
     truncated = False
