@@ -347,6 +347,73 @@ def test_an_interpreter_behind_a_wrapper_may_not_run_an_argument_as_code(
     assert "as code; pass the argument as a word of its own" in message, message
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["python3", "-c{code}"],
+        ["python3", "-Bc{code}"],
+        ["sh", "-c", "--", "{code}"],
+        ["bash", "-c", "-x", "{code}"],
+        ["perl", "-E", "{code}"],
+        ["perl", "-ne{code}"],
+        ["node", "-p", "{code}"],
+        ["node", "--eval={code}"],
+        ["node", "--print", "{code}"],
+        ["env", "-S", "{code}"],
+        ["env", "--split-string={code}"],
+        ["php", "-r", "{code}"],
+        ["python3", "-", "{code}"],
+        ["bash", "-x{code}", "script"],
+        ["uv", "run", "--", "node", "-e", "{code}"],
+    ],
+)
+def test_a_code_word_is_found_behind_options_attached_flags_and_more_interpreters(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Each of these ran the argument as code (red-team probe p8); they stop the server at start."""
+    message = _refusal(tmp_path, {"description": "d", "command": command, "input_schema": CODE})
+    assert "as code" in message, message
+
+
+def test_a_default_every_call_would_refuse_stops_the_server_at_start(tmp_path: Path) -> None:
+    schema = {"properties": {"d": {"type": "string", "default": "-n", "description": "c"}}}
+    message = _refusal(tmp_path, {"description": "d", "command": ["echo", "{d}"], "input_schema": schema})
+    assert "input_schema.properties.d.default: '-n' starts with '-'" in message, message
+    after = {"description": "d", "command": ["echo", "--", "{d}"], "input_schema": schema}
+    assert "ok" in _registry(tmp_path, tools=declared(ok=after)).names()
+
+
+async def test_a_number_that_is_not_finite_is_refused(tmp_path: Path) -> None:
+    schema = {"properties": {"f": {"type": "number", "description": "c"}}}
+    table = {"description": "d", "command": ["echo", "{f}"], "input_schema": schema}
+    registry = _registry(tmp_path, tools=declared(num=table))
+    for value in (float("inf"), float("-inf"), float("nan")):
+        result = await registry.call("num", {"f": value})
+        assert result.error is not None and result.error.code == "invalid_arguments", value
+
+
+async def test_a_wrappers_double_dash_does_not_let_an_argument_be_an_option_of_the_program_it_runs(
+    tmp_path: Path,
+) -> None:
+    schema = {"properties": {"file": {"type": "string", "description": "c"}}}
+    table = {"description": "d", "command": ["nice", "--", "sort", "{file}"], "input_schema": schema}
+    registry = _registry(tmp_path, tools=declared(sorted=table))
+    (tmp_path / "in.txt").write_text("b\na\n", encoding="utf-8")
+    result = await registry.call("sorted", {"file": "--output=written-by-option-injection"})
+    assert result.error is not None and result.error.code == "invalid_arguments", result
+    assert not (tmp_path / "--output=written-by-option-injection").exists()
+    assert not (tmp_path / "written-by-option-injection").exists()
+    fine = await registry.call("sorted", {"file": "in.txt"})
+    assert fine.error is None and (fine.structured or {})["results"][0]["stdout"] == "a\nb\n"
+    command = ["nice", "--", "python3", "-c", ARGV, "--", "{file}"]  # the program's own "--" holds
+    registry.register_map("own", {"description": "d", "command": command, "input_schema": schema})
+    words = await registry.call("own", {"file": "-x"})
+    assert words.error is None and json.loads((words.structured or {})["results"][0]["stdout"]) == [
+        "--",
+        "-x",
+    ]
+
+
 def test_a_code_flag_of_a_program_that_is_no_interpreter_takes_an_argument(tmp_path: Path) -> None:
     table = {"description": "d", "command": ["git", "-c", "{code}", "status"], "input_schema": CODE}
     assert "gitc" in _registry(tmp_path, tools=declared(gitc=table)).names()

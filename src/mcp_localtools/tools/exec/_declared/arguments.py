@@ -171,6 +171,8 @@ def _scalar(kind: str, node: Mapping[str, Any], where: str) -> Any:
     ):
         if key in node:
             bounds[option] = _bound(key, node[key], f"{where}.{key}")
+    if kind == "number":
+        bounds["allow_inf_nan"] = False  # 1e309 arrives as inf: no command takes the word "inf"
     annotation = Annotated[base, Field(**bounds)] if bounds else base
     _check(annotation, None, where, probe=True)
     return annotation

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, InvalidArguments
 from mcp_localtools.tools.exec._declared.arguments import Arguments, read_arguments
 from mcp_localtools.tools.exec._declared.template import Template, parse_template
 
@@ -109,6 +109,7 @@ def read_table(name: str, table: Any, where: str) -> DeclaredTool:
         raise ConfigError(
             f"{where}.input_schema.properties.{first}: no command uses it; write {{{first}}} where it goes"
         )
+    _check_defaults(parsed.input_schema, arguments, steps, f"{where}.input_schema.properties")
     return DeclaredTool(
         name=name,
         title=parsed.title or f"Run {name}",
@@ -119,3 +120,34 @@ def read_table(name: str, table: Any, where: str) -> DeclaredTool:
         timeout_seconds=parsed.timeout_seconds,
         env=dict(parsed.env),
     )
+
+
+_STAND_INS: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.0, "boolean": True, "array": ["x"]}
+"""A harmless value of each type, for the arguments a default is rendered with."""
+
+
+def _check_defaults(
+    schema: Mapping[str, Any], arguments: Arguments, steps: tuple[Template, ...], where: str
+) -> None:
+    """Render every step with each argument's ``default`` (the others given harmless values, so
+    every group is present) and refuse a default that a call leaving it out would be refused for
+    (``default = "-n"`` before any ``--``).
+
+    Raises:
+        ConfigError: ``{where}.NAME.default: ...`` with the reason.
+    """
+    properties = schema.get("properties", {})
+    for name, node in properties.items():
+        if not isinstance(node, Mapping) or "default" not in node:
+            continue
+        values = {other: _STAND_INS[kind] for other, kind in arguments.kinds.items()}
+        values[name] = node["default"]
+        for step in steps:
+            try:
+                step.render(values, arguments.fixed)
+            except InvalidArguments as exc:
+                reason = exc.message.removeprefix(f"{name}: ").split("; ")[0]
+                raise ConfigError(
+                    f"{where}.{name}.default: {reason}: every call without {name} would be refused; "
+                    "change the default or put a literal '--' before the word"
+                ) from None

@@ -25,7 +25,6 @@ instead (``["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]``).
 
 from __future__ import annotations
 
-import itertools
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -36,7 +35,7 @@ from typing import Any
 from mcp_localtools.errors import ConfigError, InvalidArguments
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 
-__all__ = ["INTERPRETERS", "Kind", "Slot", "Template", "Word", "parse_template"]
+__all__ = ["INTERPRETERS", "WRAPPERS", "Kind", "Slot", "Template", "Word", "parse_template"]
 
 Kind = str
 """An argument's JSON Schema type: ``string``, ``integer``, ``number``, ``boolean`` or ``array``."""
@@ -47,8 +46,29 @@ INTERPRETERS = frozenset(
 )  # fmt: skip
 """Programs that run code given as an argument (``-c``, ``-e``, ``-Command``)."""
 
-_CODE_FLAG = re.compile(r"^(-[A-Za-z]*[ce]|--(command|eval|exec|execute)|-Command|-EncodedCommand|/[cCkK])$")
-"""A flag after which such a program reads code (``-c``, ``-ec``, ``-e``, ``--eval``, ``/c``)."""
+_CODE_FLAG = re.compile(
+    r"^(?:-[A-Za-z]*[ceEpr]|--(?:command|eval|exec|execute|print)(?:=|$)|-Command|-EncodedCommand|/[cCkK]|-$)"
+)
+"""A flag (matched at the start of a word) after which, or attached to which, such a program reads
+code: a short cluster holding ``c``, ``e``, ``E``, ``p`` or ``r`` (``-c``, ``-ec``, ``-c<code>``,
+``perl -E``, ``node -p``, ``php -r``), ``--eval``/``--eval=``, ``--print``, ``--command``,
+``-Command``, ``/c``, and ``-`` (the script is read from stdin)."""
+_ENV_CODE_FLAG = re.compile(r"^(?:-[A-Za-z]*S|--split-string(?:=|$))")
+"""``env -S``/``--split-string``: env splits the word into a program and its arguments."""
+_CLUSTER = re.compile(r"^-[A-Za-z]*$")
+"""A literal start that a placeholder would extend into more short options (``-x{a}``: ``-xc``)."""
+
+WRAPPERS = frozenset(
+    {"nice", "nohup", "env", "timeout", "stdbuf", "ionice", "chrt", "taskset", "setsid", "time",
+     "xargs", "sudo", "doas", "runuser", "flock", "unshare", "nsenter", "chroot", "firejail",
+     "strace", "ltrace", "watch", "caffeinate", "command", "exec", "busybox", "uv", "uvx",
+     "poetry", "pipenv", "pdm", "hatch", "rye", "conda", "mamba", "micromamba", "pixi", "npx",
+     "bunx", "pnpx", "npm", "pnpm", "yarn", "bun", "deno", "dotenv", "direnv", "mise", "bundle",
+     "cargo", "dotnet"}
+)  # fmt: skip
+"""Programs that run another program given in their arguments (``nice -- sort``, ``uv run --
+pytest``, ``npm run x -- args``): the first literal ``--`` after one ends *its* options, not the
+wrapped program's."""
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([a-z][A-Za-z0-9]*)\}|[{}]")
 
@@ -101,6 +121,9 @@ class Template:
 
     program: str
     items: tuple[Word | tuple[Word, ...], ...]
+    inert: frozenset[int] = frozenset()
+    """Positions (among the words after the program, groups counted whole) of ``--`` words that
+    end a wrapper's options: they do not let later arguments start with ``-``."""
 
     def slots(self) -> set[str]:
         """Every argument the template names."""
@@ -129,21 +152,23 @@ class Template:
                 holds a NUL byte, is too long, or there are too many words.
         """
         argv = [self.program]
-        ended = False  # a literal "--" came before: later words are operands, not options
+        ended = False  # the program's literal "--" came before: later words are operands
+        position = 0
         for item in self.items:
-            words = [item] if isinstance(item, Word) else list(item)
+            words = _words(item)
+            start, position = position, position + len(words)
             if not isinstance(item, Word) and not all(
                 _present(values.get(n)) for w in words for n in w.slots
             ):
                 continue
-            for word in words:
+            for offset, word in enumerate(words):
                 produced = _fill(word, values)
                 if produced is None:
                     continue
                 for text in produced:
                     _check_word(word, text, ended=ended, fixed=fixed)
                 argv.extend(produced)
-                ended = ended or word.literal == "--"
+                ended = ended or (word.literal == "--" and start + offset not in self.inert)
         if len(argv) - 1 > MAX_SCRIPT_ARGS:
             raise InvalidArguments(
                 f"the command would have {len(argv) - 1} arguments (max {MAX_SCRIPT_ARGS})"
@@ -231,7 +256,7 @@ def parse_template(raw: Any, kinds: Mapping[str, Kind], where: str) -> Template:
             items.append(tuple(_word(part, kinds, f"{here}[{n}]") for n, part in enumerate(entry)))
         else:
             raise ConfigError(f"{here}: a word is a string, a group a non-empty list of strings")
-    template = Template(program.literal, tuple(items))
+    template = Template(program.literal, tuple(items), _wrapper_dashes(program.literal, items))
     _refuse_code_slots(template, where)
     return template
 
@@ -283,29 +308,70 @@ def _joined(pieces: Sequence[str | Slot]) -> tuple[str | Slot, ...]:
     return tuple(out)
 
 
+def _wrapper_dashes(program: str, items: Sequence[Word | tuple[Word, ...]]) -> frozenset[int]:
+    """The positions of the ``--`` words that end a wrapper's options: the first literal ``--``
+    after each literal word naming a ``WRAPPERS`` program (``nice -- sort {file}``: ``--`` is
+    nice's, so ``{file}`` may still not be ``--output=...``)."""
+    inert: set[int] = set()
+    waiting = _base_name(program) in WRAPPERS
+    for position, word in enumerate(word for item in items for word in _words(item)):
+        literal = word.literal
+        if literal == "--" and waiting:
+            inert.add(position)
+            waiting = False
+        elif literal is not None and _base_name(literal) in WRAPPERS:
+            waiting = True
+    return frozenset(inert)
+
+
 def _refuse_code_slots(template: Template, where: str) -> None:
-    """Refuse a placeholder in the word after an interpreter's code flag (``sh -c {x}``), also
-    when a wrapper runs the interpreter (``env sh -c``, ``timeout 5 bash -ec``, ``uv run python -c``).
+    """Refuse a placeholder where a program runs it as code: once an interpreter is seen (also
+    behind a wrapper: ``env sh -c``, ``timeout 5 bash -ec``, ``uv run python -c``), in a word
+    holding a code flag (``-c{x}``, ``--eval={x}``) or extending a short option cluster
+    (``-x{x}``: ``-xc``), and in every word after a code flag up to and including the first that
+    is not an option (``sh -c -- {x}``, ``bash -c -x {x}``); after ``env``, the same for ``-S``.
 
     Raises:
         ConfigError: such a word names an argument.
     """
-    flat = [word for item in template.items for word in _words(item)]
-    interpreter: str | None = None
-    for previous, word in itertools.pairwise([Word((template.program,)), *flat]):
-        literal = previous.literal
-        if interpreter is None and literal is not None and _is_interpreter(literal):
-            interpreter = literal
-        if interpreter and literal is not None and _CODE_FLAG.match(literal) and word.slots:
-            raise ConfigError(
-                f"{where}: {interpreter} {literal} would run {word.shown()!r} as code; pass the "
-                "argument as a word of its own after the code instead "
-                '(["sh", "-c", "echo \\"$1\\"", "sh", "{name}"])'
-            )
+    runner: str | None = None  # the interpreter (or env) seen
+    flag: str | None = None  # a code flag whose code word has not come yet
+    interpreter = env = False
+    for word in [Word((template.program,)), *(w for item in template.items for w in _words(item))]:
+        literal = word.literal
+        if flag is not None:
+            if word.slots:
+                raise _code_refusal(where, f"{runner} {flag}", word)
+            if literal is not None and literal.startswith("-"):
+                continue  # an option before the code word
+            flag = None
+            continue
+        lead = word.pieces[0] if word.pieces and isinstance(word.pieces[0], str) else ""
+        code = (interpreter and _CODE_FLAG.match(lead)) or (env and _ENV_CODE_FLAG.match(lead))
+        if word.slots and (code or (interpreter and _CLUSTER.match(lead))):
+            raise _code_refusal(where, str(runner), word)
+        if code:
+            flag = lead
+        elif literal is not None and not interpreter and _is_interpreter(literal):
+            runner, interpreter = literal, True
+        elif literal is not None and _base_name(literal) == "env" and not interpreter:
+            runner, env = literal, True
+
+
+def _code_refusal(where: str, what: str, word: Word) -> ConfigError:
+    return ConfigError(
+        f"{where}: {what} would run {word.shown()!r} as code; pass the argument as a word of its "
+        'own after the code instead (["sh", "-c", "echo \\"$1\\"", "sh", "{name}"])'
+    )
+
+
+def _base_name(word: str) -> str:
+    """``word``'s program name: its base name, lowercased, without ``.exe``."""
+    return PurePath(word.replace("\\", "/")).name.lower().removesuffix(".exe")
 
 
 def _is_interpreter(word: str) -> bool:
     """Whether ``word`` names a program that runs code given as an argument (``INTERPRETERS``,
     ``python3.12``), by its base name."""
-    name = PurePath(word.replace("\\", "/")).name.lower().removesuffix(".exe")
+    name = _base_name(word)
     return name in INTERPRETERS or re.fullmatch(r"python3?(\.\d+)?", name) is not None
