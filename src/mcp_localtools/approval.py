@@ -194,6 +194,7 @@ class ApprovalPolicy:
         rule: str,
         base_dir: str,
         preview: str | None = None,
+        details: str | None = None,
     ) -> str:
         """The question shown to the person: the tool, exactly what it will do, and why they are
         asked. Commands (the ``commands`` argument, a declared tool's rendered lines), paths, URLs
@@ -209,13 +210,15 @@ class ApprovalPolicy:
             rule: the ``require`` entry that matched.
             base_dir: where relative paths and a missing ``workDir`` resolve.
             preview: what a dry run of the call reported (the diff of an edit), when there is one.
+            details: what the tool shows of the content the call runs (``ToolSpec.pinned``: a
+                script's first lines, size and sha256), when there is some.
 
         Raises:
             ApprovalDenied: the question would be longer than ``MAX_PROMPT_CHARS``: the call is
                 refused without asking rather than asking about a part of it.
         """
         try:
-            text = "\n".join(self._question_lines(spec, arguments, rule, base_dir, preview))
+            text = "\n".join(self._question_lines(spec, arguments, rule, base_dir, preview, details))
         except _TooLong as exc:
             raise _too_long(spec.name, exc.chars) from None
         if len(text) > MAX_PROMPT_CHARS:
@@ -223,7 +226,13 @@ class ApprovalPolicy:
         return text
 
     def _question_lines(
-        self, spec: ToolSpec[Any], arguments: Mapping[str, Any], rule: str, base_dir: str, preview: str | None
+        self,
+        spec: ToolSpec[Any],
+        arguments: Mapping[str, Any],
+        rule: str,
+        base_dir: str,
+        preview: str | None,
+        details: str | None,
     ) -> list[str]:
         shown = dict(arguments)
         lines = [self.config.prompt.strip()] if self.config.prompt.strip() else []
@@ -237,6 +246,8 @@ class ApprovalPolicy:
                 lines.append(f"Script: {_visible(str(shown.pop('path')))}")
             work_dir = shown.pop("workDir", None)
             lines.append(f"In: {_visible(str(fixed_dir or work_dir or base_dir))}")
+            if details:
+                lines.append(_visible(details))
         elif "path" in shown:
             lines.append(f"Path: {_visible(str(shown.pop('path')))}")
         for key in ("source", "destination"):
@@ -337,19 +348,9 @@ def _trusted_words(command: Any, dialect: Dialect, trusted: set[str]) -> set[str
     return {i.word for i in programs}
 
 
-_GIT_PROGRAM_OPTIONS = (
-    "--config-env",
-    "--exec-path",
-    "--git-dir",
-    "--work-tree",
-    "--exec",
-    "--extcmd",
-    "--upload-pack",
-    "--receive-pack",
-    "--open-files-in-pager",
-    "--tree-filter",
-    "--index-filter",
-    "--msg-filter",
+_GIT_PROGRAM_OPTIONS = tuple(
+    "--config-env --exec-path --git-dir --work-tree --exec --extcmd --upload-pack --receive-pack "
+    "--open-files-in-pager --tree-filter --index-filter --msg-filter".split()
 )
 """git long options that run a program of the caller's choosing (``rebase --exec``, ``difftool
 --extcmd``, ``fetch --upload-pack``, ``grep --open-files-in-pager``) or read configuration and

@@ -32,6 +32,7 @@ __all__ = [
     "CallContext",
     "CheckFn",
     "LocateFn",
+    "PinFn",
     "Preview",
     "ProgressFn",
     "ResourceSource",
@@ -62,6 +63,13 @@ CommandsFn = Callable[[Mapping[str, Any]], tuple[list[str], str | None]]
 """``(arguments) -> (lines, work_dir)``: the command lines a call with these wire arguments would
 run, and the working directory the tool fixes (None: the call's ``workDir`` or the base
 directory) (``ToolSpec.commands``)."""
+
+PinFn = Callable[[Mapping[str, Any]], Awaitable[tuple[str, dict[str, Any]]]]
+"""``await pin(arguments) -> (shown, pins)``: for a call whose effect depends on a file's content
+(runscript), what the approval question shows of it (the script's first lines, size, sha256) and
+the arguments added to the call once approved so that it runs exactly that (``expectedSha256``);
+raises ``ToolError`` or pydantic's ``ValidationError`` for arguments the call would refuse
+(``ToolSpec.pinned``)."""
 
 CheckFn = Callable[[Any, "CallContext"], Awaitable[None]]
 """``(args, ctx)``: the policy checks of a call without its effects (``ToolSpec.check``); raises
@@ -296,6 +304,8 @@ class ToolSpec(Generic[ArgsT]):
             approval question; raises
             ``ToolError`` or pydantic's ``ValidationError`` for arguments the call would refuse.
             None: the question shows the ``commands`` argument, if any.
+        pinned: for a tool whose call runs a file's content (runscript), what the approval question
+            shows of that content and the arguments that pin it (``PinFn``); None: nothing to pin.
     """
 
     name: str
@@ -316,6 +326,7 @@ class ToolSpec(Generic[ArgsT]):
     locate: LocateFn | None = None
     preview: Preview | None = None
     commands: CommandsFn | None = None
+    pinned: PinFn | None = None
 
     @property
     def meta(self) -> dict[str, Any]:

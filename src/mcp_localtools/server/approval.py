@@ -31,9 +31,17 @@ from typing import Any
 import anyio
 from mcp import MCPError
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from pydantic import ValidationError
 
 from mcp_localtools.approval import Answer, ApprovalPolicy, read_answer
-from mcp_localtools.errors import ApprovalDenied, ApprovalTimeout, ApprovalUnavailable
+from mcp_localtools.errors import (
+    ApprovalDenied,
+    ApprovalTimeout,
+    ApprovalUnavailable,
+    InvalidArguments,
+    PolicyViolation,
+    ToolError,
+)
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server.call import Call
 
@@ -61,12 +69,15 @@ class Decision:
             preview failed); None: run it.
         question: the 2026-07-28 question to send back instead of a result (``outcome`` is
             ``asked``).
+        pins: arguments added to the call before it runs, so that it runs exactly what the
+            person was shown (``ToolSpec.pinned``: runscript's ``expectedSha256``).
     """
 
     outcome: str
     rule: str | None = None
     refusal: ToolResult | None = None
     question: InputRequiredResult | None = None
+    pins: Mapping[str, Any] | None = None
 
 
 NOT_REQUIRED = Decision("not_required")
@@ -87,25 +98,27 @@ class AnsweredQuestions:
 
     def take(
         self, responses: Mapping[str, Any] | None, request_state: str | None
-    ) -> tuple[ElicitResult | None, bool]:
+    ) -> tuple[ElicitResult | None, bool, dict[str, Any]]:
         """The answer a 2026-07-28 client sent back (its ``inputResponses``) with the state of our
         question: ``(answer, expired)``; ``(None, False)`` when there is none to use (no state, no
         answer, or an answer already used). The state is sealed and bound to this tool and these
-        arguments by the SDK (``RequestStateBoundary``)."""
+        arguments by the SDK (``RequestStateBoundary``). The third item is the pins the question
+        was asked with (``Decision.pins``)."""
         response = (responses or {}).get(APPROVAL_INPUT)
         try:
             state = json.loads(request_state or "null")
             nonce, asked = str(state["approval"]), float(state["asked"])
-        except (ValueError, TypeError, KeyError):
-            return None, False
+            pins = dict(state.get("pins") or {})
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None, False, {}
         if not isinstance(response, ElicitResult) or nonce in self._answered:
-            return None, False
+            return None, False, {}
         now = time.time()
         self._forget_old(now)
         self._answered[nonce] = now
         if now - asked > self._timeout:
-            return None, True
-        return response, False
+            return None, True, {}
+        return response, False, pins
 
     def _forget_old(self, now: float) -> None:
         oldest = now - 2 * self._timeout - 60
@@ -159,37 +172,63 @@ class Approver:
         locate = partial(call.route.registry.locate, call.name, call.arguments, session_id=call.session.id)
         if await self.policy.trusted(call.spec, call.arguments, locate):
             return Decision("trusted_commands", rule)
-        if self.policy.approved_for_session(call.session.id, self._key(call)):
-            return Decision("session", rule)
-        why = _cannot_ask(call)
-        if why is not None:
-            return self._unsupported(call, rule, why)
         if call.modern:
             return await self._ask_modern(call, rule)
-        return await self._ask_handshake(call, rule)
+        shown, pins, refusal = await self._pinned(call)
+        if refusal is not None:
+            return Decision("not_asked", rule, refusal)
+        if self.policy.approved_for_session(call.session.id, self._key(call, pins)):
+            return Decision("session", rule, pins=pins)
+        why = _cannot_ask(call)
+        if why is not None:
+            return self._unsupported(call, rule, why, pins)
+        return await self._ask_handshake(call, rule, shown, pins)
 
-    def _key(self, call: Call) -> str:
-        return self.policy.session_key(call.spec, call.arguments)
+    def _key(self, call: Call, pins: Mapping[str, Any]) -> str:
+        return self.policy.session_key(call.spec, {**call.arguments, **pins})
+
+    async def _pinned(self, call: Call) -> tuple[str | None, dict[str, Any], ToolResult | None]:
+        """What the question shows of the content the call runs and the arguments that pin it
+        (``ToolSpec.pinned``), or the refusal of a call whose content cannot be read."""
+        if call.spec.pinned is None:
+            return None, {}, None
+        try:
+            shown, pins = await call.spec.pinned(call.arguments)
+        except ToolError as exc:
+            return None, {}, ToolResult.failure(exc.code, str(exc), policy=isinstance(exc, PolicyViolation))
+        except ValidationError as exc:
+            return None, {}, ToolResult.failure(InvalidArguments.code, str(exc))
+        return shown, pins, None
 
     async def _ask_modern(self, call: Call, rule: str) -> Decision:
         assert call.context is not None
-        answer, expired = self.answered.take(call.context.input_responses, call.context.request_state)
+        answer, expired, asked_pins = self.answered.take(
+            call.context.input_responses, call.context.request_state
+        )
         if expired:
             return self._timed_out(call, rule)
-        if answer is not None:
-            return self._verdict(call, rule, read_answer(answer.action, answer.content))
-        message, refusal = await self._question(call, rule)
+        if answer is not None:  # run what the question showed: the pins it was asked with
+            return self._verdict(call, rule, read_answer(answer.action, answer.content), asked_pins)
+        shown, pins, refusal = await self._pinned(call)
+        if refusal is not None:
+            return Decision("not_asked", rule, refusal)
+        why = _cannot_ask(call)
+        if why is not None:
+            return self._unsupported(call, rule, why, pins)
+        message, refusal = await self._question(call, rule, shown)
         if refusal is not None:
             return Decision("not_asked", rule, refusal)
         schema = self.policy.form_schema(sessions=not call.session.stateless)
         request = ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-        state = json.dumps({"approval": secrets.token_urlsafe(16), "asked": time.time()})
+        state = json.dumps({"approval": secrets.token_urlsafe(16), "asked": time.time(), "pins": pins})
         question = InputRequiredResult(input_requests={APPROVAL_INPUT: request}, request_state=state)
         return Decision("asked", rule, question=question)
 
-    async def _ask_handshake(self, call: Call, rule: str) -> Decision:
+    async def _ask_handshake(
+        self, call: Call, rule: str, shown: str | None, pins: dict[str, Any]
+    ) -> Decision:
         assert call.context is not None
-        message, refusal = await self._question(call, rule)
+        message, refusal = await self._question(call, rule, shown)
         if refusal is not None:
             return Decision("not_asked", rule, refusal)
         schema = self.policy.form_schema(sessions=not call.session.stateless)
@@ -203,10 +242,11 @@ class Approver:
             return self._timed_out(call, rule)
         except MCPError as exc:
             logger.info("elicitation for %s failed: %s", call.name, exc)
-            return self._unsupported(call, rule, f"it answered the approval request with an error ({exc})")
-        return self._verdict(call, rule, read_answer(answer.action, answer.content))
+            why = f"it answered the approval request with an error ({exc})"
+            return self._unsupported(call, rule, why, pins)
+        return self._verdict(call, rule, read_answer(answer.action, answer.content), pins)
 
-    async def _question(self, call: Call, rule: str) -> tuple[str, ToolResult | None]:
+    async def _question(self, call: Call, rule: str, details: str | None) -> tuple[str, ToolResult | None]:
         """The question for the person and, for a tool with a preview, the preview in it; or
         the preview's error result when the call cannot succeed (then nobody is asked)."""
         spec, registry = call.spec, call.route.registry
@@ -219,13 +259,13 @@ class Approver:
             shown = spec.preview.shown(dry)
         try:
             message = self.policy.prompt(
-                spec, call.arguments, rule=rule, base_dir=call.route.base_dir, preview=shown
+                spec, call.arguments, rule=rule, base_dir=call.route.base_dir, preview=shown, details=details
             )
         except ApprovalDenied as exc:  # too long to show: refused, nobody asked
             return "", ToolResult.failure(exc.code, str(exc), policy=True)
         return message, None
 
-    def _verdict(self, call: Call, rule: str, verdict: Answer) -> Decision:
+    def _verdict(self, call: Call, rule: str, verdict: Answer, pins: dict[str, Any]) -> Decision:
         if verdict == "denied":
             return Decision(
                 "denied",
@@ -241,8 +281,8 @@ class Approver:
             if call.session.stateless or not self.policy.config.session_approval:
                 verdict = "approved"  # not offered there: an answer naming it approves this call only
             else:
-                self.policy.remember(call.session.id, self._key(call))
-        return Decision(verdict, rule)
+                self.policy.remember(call.session.id, self._key(call, pins))
+        return Decision(verdict, rule, pins=pins)
 
     def _timed_out(self, call: Call, rule: str) -> Decision:
         timeout = self.policy.config.timeout_seconds
@@ -257,9 +297,9 @@ class Approver:
             ),
         )
 
-    def _unsupported(self, call: Call, rule: str, why: str) -> Decision:
+    def _unsupported(self, call: Call, rule: str, why: str, pins: dict[str, Any]) -> Decision:
         if self.policy.config.on_unsupported == "allow":
-            return Decision("allowed_unsupported", rule)
+            return Decision("allowed_unsupported", rule, pins=pins)
         return Decision(
             "unsupported",
             rule,

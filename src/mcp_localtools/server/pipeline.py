@@ -85,6 +85,8 @@ class Approval:
         decision = await self.approver.decide(call)
         call.approval, call.rule = decision.outcome, decision.rule
         call.result, call.question = decision.refusal, decision.question
+        if decision.pins:  # run exactly what the person was shown (runscript's expectedSha256)
+            call.arguments = {**call.arguments, **decision.pins}
 
 
 class Run:

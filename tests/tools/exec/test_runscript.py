@@ -223,3 +223,49 @@ async def test_a_long_output_keeps_head_and_tail_in_the_budget_and_links_all_of_
         assert [item.type for item in result.content] == ["text", "resource_link"]
         page = (await client.read_resource(data["stdoutURI"])).contents[0]
     assert page.text.startswith("1\n2\n3\n")  # type: ignore[union-attr]
+
+
+class _RewritingPerson:
+    """Approves what it is shown; while it reads, something else rewrites the script (as a
+    background process of the session could)."""
+
+    def __init__(self, script: Path, rewrite: str | None) -> None:
+        self.script, self.rewrite, self.messages = script, rewrite, []  # type: ignore[var-annotated]
+
+    async def __call__(self, context: Any, params: Any) -> Any:
+        from mcp.types import ElicitResult
+
+        self.messages.append(str(getattr(params, "message", "")))
+        if self.rewrite is not None:
+            self.script.write_text(self.rewrite, encoding="utf-8")
+        return ElicitResult(action="accept", content={"decision": "approve"})
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_question_shows_the_script_and_a_script_rewritten_after_the_yes_does_not_run(
+    tmp_path: Path, mode: str
+) -> None:
+    """Red-team finding 5: the question showed only the script's path, and what ran was the
+    file's content after the yes."""
+    import hashlib
+
+    from mcp_localtools.server import build_server
+    from tests.helpers import config_for
+
+    script = tmp_path / "lint.sh"
+    body = "#!/bin/sh\n" + "".join(f"echo line{n}\n" for n in range(60))
+    script.write_text(body, encoding="utf-8")
+    config = config_for(tmp_path, approval={"require": ["exec"]}, exec={"sandbox": "off"})
+    person = _RewritingPerson(script, "#!/bin/sh\ntouch pwned-after-approval\n")
+    async with Client(build_server(config), mode=mode, elicitation_callback=person) as client:
+        changed = await client.call_tool("runscript", {"path": "lint.sh"})
+        assert not (tmp_path / "pwned-after-approval").exists()
+        person.rewrite = None
+        ran = await client.call_tool("runscript", {"path": "lint.sh"})
+    question = person.messages[0]
+    assert "echo line0" in question and "echo line38" in question and "echo line59" not in question
+    assert hashlib.sha256(body.encode()).hexdigest() in question and f"{len(body)} bytes" in question
+    assert error_code(changed) == "conflict", text_of(changed)
+    assert "changed after it was approved" in text_of(changed)
+    assert not ran.is_error, text_of(ran)  # asked again, shown the new script: that one runs
+    assert "touch pwned-after-approval" in person.messages[-1]

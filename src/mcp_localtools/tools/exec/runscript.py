@@ -17,8 +17,10 @@ which is why the policy is a guardrail and not a sandbox.
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,7 +32,14 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS, ScriptsConfig
-from mcp_localtools.errors import ConfigError, InvalidArguments, NotAFile, NotFound, UnsupportedContent
+from mcp_localtools.errors import (
+    ConfigError,
+    Conflict,
+    InvalidArguments,
+    NotAFile,
+    NotFound,
+    UnsupportedContent,
+)
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.policy.paths import ResolvedPath
@@ -115,6 +124,9 @@ class RunScriptArgs(ToolArgs):
         ge=1,
         le=HARD_MAX_TIMEOUT_SECONDS,
         description="Default and cap as for shellcommand.",
+    )
+    expected_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-fA-F]{64}$", description="Refuse if the script's SHA-256 differs."
     )
 
 
@@ -215,6 +227,59 @@ async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) ->
     return _Plan(env, work, script, program, argv, line, group.stdin_bytes(args.stdin))
 
 
+SHOWN_LINES = 40
+"""Lines of a script the approval question shows (each cut to ``_SHOWN_LINE_CHARS``)."""
+_SHOWN_LINE_CHARS = 200
+
+
+def _script_view(path: Path) -> tuple[str, str]:
+    """``(shown, sha256)`` of the script at ``path``: its size, sha256 and first ``SHOWN_LINES``
+    lines as the approval question shows them; blocking (reads the whole file once)."""
+    digest, head, size = hashlib.sha256(), b"", 0
+    with path.open("rb") as script:
+        while chunk := script.read(1 << 16):
+            digest.update(chunk)
+            size += len(chunk)
+            if head.count(b"\n") <= SHOWN_LINES:
+                head += chunk
+    lines = head.decode("utf-8", "replace").splitlines()
+    total = "" if len(lines) <= SHOWN_LINES else f"the first {SHOWN_LINES} lines; "
+    shown = [f"Script content ({size} bytes, {total}sha256 {digest.hexdigest()}):"]
+    for line in lines[:SHOWN_LINES]:
+        cut = f"[... {len(line)} characters]" if len(line) > _SHOWN_LINE_CHARS else ""
+        shown.append(f"  | {line[:_SHOWN_LINE_CHARS]}{cut}")
+    return "\n".join(shown), digest.hexdigest()
+
+
+async def pin_script(
+    arguments: Mapping[str, Any], *, group: ExecGroup, scripts: ScriptPolicy
+) -> tuple[str, dict[str, Any]]:
+    """What the approval question shows of the script a call would run (its size, sha256 and first
+    lines) and the ``expectedSha256`` that makes the call run exactly that (``ToolSpec.pinned``).
+
+    Raises:
+        ToolError: the call's path, working directory or interpreter is refused.
+        ValidationError: the arguments are not runscript's.
+    """
+    args = RunScriptArgs.model_validate(arguments)
+    plan = await _plan(args, group, scripts)
+    shown, sha256 = await anyio.to_thread.run_sync(_script_view, plan.script.path)
+    return shown, {"expectedSha256": sha256}
+
+
+def _check_sha256(path: Path, expected: str) -> None:
+    """Raises Conflict when the script at ``path`` no longer has the sha256 ``expected``."""
+    digest = hashlib.sha256()
+    with path.open("rb") as script:
+        while chunk := script.read(1 << 16):
+            digest.update(chunk)
+    if digest.hexdigest() != expected.lower():
+        raise Conflict(
+            f"{path.name} was not run: the script changed after it was approved (or since its "
+            f"expectedSha256 was read: it is now sha256 {digest.hexdigest()}); call again"
+        )
+
+
 async def check_call(
     args: RunScriptArgs, ctx: CallContext, *, group: ExecGroup, scripts: ScriptPolicy
 ) -> None:
@@ -231,6 +296,8 @@ async def run_script(
 ) -> ToolResult:
     """The runscript handler."""
     plan = await _plan(args, group, scripts)
+    if args.expected_sha256 is not None:
+        await anyio.to_thread.run_sync(_check_sha256, plan.script.path, args.expected_sha256)
     env, work, script, program, argv, line = (
         plan.env,
         plan.work,
@@ -305,6 +372,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=RunScriptResult,
         handler=partial(run_script, group=group, scripts=scripts),
         check=partial(check_call, group=group, scripts=scripts),
+        pinned=partial(pin_script, group=group, scripts=scripts),
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),
