@@ -25,6 +25,15 @@ def _project(root: Path) -> None:
     (root / "lonely.py").write_text("def lonely_helper_function():\n    return 1\n", encoding="utf-8")
 
 
+def _extras(root: Path) -> None:
+    """40 files of 10 unused functions each: enough to push anything unranked out of a small map."""
+    for n in range(40):
+        (root / f"extra{n}.py").write_text(
+            "".join(f"def extra_function_{n}_{k}(value):\n    return value\n\n" for k in range(10)),
+            encoding="utf-8",
+        )
+
+
 async def test_the_most_used_definitions_come_first(tmp_path: Path) -> None:
     _project(tmp_path)
     async with connect(config_for(tmp_path)) as client:
@@ -39,11 +48,7 @@ async def test_the_most_used_definitions_come_first(tmp_path: Path) -> None:
 
 async def test_the_map_keeps_to_max_chars(tmp_path: Path) -> None:
     _project(tmp_path)
-    for n in range(40):
-        (tmp_path / f"extra{n}.py").write_text(
-            "".join(f"def extra_function_{n}_{k}(value):\n    return value\n\n" for k in range(10)),
-            encoding="utf-8",
-        )
+    _extras(tmp_path)
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("repomap", {"maxChars": 600})
     assert result.structured_content is not None
@@ -71,11 +76,7 @@ async def test_focus_on_a_file_brings_its_neighbours_forward(tmp_path: Path) -> 
 
 async def test_focus_on_a_name_puts_its_definition_in_a_small_map(tmp_path: Path) -> None:
     _project(tmp_path)
-    for n in range(40):
-        (tmp_path / f"extra{n}.py").write_text(
-            "".join(f"def extra_function_{n}_{k}(value):\n    return value\n\n" for k in range(10)),
-            encoding="utf-8",
-        )
+    _extras(tmp_path)
     async with connect(config_for(tmp_path)) as client:
         plain = await client.call_tool("repomap", {"maxChars": 400})
         focused = await client.call_tool("repomap", {"maxChars": 400, "focus": ["lonely_helper_function"]})
