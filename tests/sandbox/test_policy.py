@@ -159,3 +159,17 @@ def test_run_is_hidden_and_only_the_resolver_comes_back_with_the_network(tmp_pat
     resolver = Path("/run/systemd/resolve")
     assert resolver not in closed.exposed
     assert (resolver in opened.exposed) == resolver.exists()
+
+
+def test_a_root_swapped_for_a_symlink_after_its_check_is_not_made_writable(tmp_path: Path) -> None:
+    """Roots come checked and canonical; the policy must not resolve them again (a root swapped
+    for a link to / meanwhile would make / writable), but drop one that is no longer itself."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    kept = SandboxPolicy.create(SandboxConfig(), roots=[root], environ={"HOME": str(tmp_path)})
+    assert root in kept.writable
+    root.rename(tmp_path / "moved")
+    root.symlink_to(outside)
+    swapped = SandboxPolicy.create(SandboxConfig(), roots=[root], environ={"HOME": str(tmp_path)})
+    assert outside not in swapped.writable and root not in swapped.writable

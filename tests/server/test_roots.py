@@ -504,3 +504,33 @@ async def test_a_protected_file_below_a_client_root_stays_protected(tree: Path) 
         await client.call_tool("shellcommand", {"commands": ["echo x >> prod.sh"]})
     assert error_code(edited) == "protected_path" and error_code(other) is None, text_of(other)
     assert (tree / "deploy" / "prod.sh").read_text(encoding="utf-8") == "echo original\n"
+
+
+async def test_an_approval_answered_while_the_roots_change_does_not_reach_the_new_roots(tree: Path) -> None:
+    from mcp.client.session import ClientRequestContext
+    from mcp.types import ElicitRequestParams, ElicitResult
+
+    from mcp_localtools.approval import APPROVE_SESSION
+
+    for name in ("a", "b"):
+        (tree / name / "keep.txt").write_text(name, encoding="utf-8")
+    shared = SharedRoots(tree / "a")
+    answers = [APPROVE_SESSION, "deny"]
+    holder: list[Client] = []
+
+    async def person(context: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        answer = answers.pop(0)
+        if answer == APPROVE_SESSION:  # the user switches folders while the question is open
+            shared.paths = [tree / "b"]
+            await roots_changed(holder[0])
+            await anyio.sleep(0.2)
+        return ElicitResult(action="accept", content={"decision": answer})
+
+    config = config_for(tree, approval={"require": ["deletefile"]})
+    async with Client(
+        build_server(config), mode="legacy", list_roots_callback=shared, elicitation_callback=person
+    ) as client:
+        holder.append(client)
+        assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) is None
+        second = await client.call_tool("deletefile", {"path": "keep.txt"})
+    assert error_code(second) == "approval_denied" and (tree / "b" / "keep.txt").exists()

@@ -88,7 +88,8 @@ class SandboxPolicy:
 
         Args:
             config: ``[exec.sandbox]``.
-            roots: the allowed roots (canonical).
+            roots: the allowed roots (canonical; one that no longer resolves to itself, swapped for
+                a symlink since it was checked, is left out of ``writable``).
             environ: the environment commands get (``HOME`` and ``PATH`` are read from it).
             protected: the protected paths (``policy.protected.protected_paths``).
             unprotected: the paths lifted from protection (``unprotected_paths``, canonical).
@@ -103,7 +104,10 @@ class SandboxPolicy:
             *read_paths,
         ]
         exposed = tuple(path for path in canonical(candidates) if exists(path))
-        writable = canonical([*map(str, roots), *config.write_paths])
+        # The roots come checked and canonical: not resolved again, since a root swapped for a
+        # symlink meanwhile would make its target (/ even) writable; such a root is dropped.
+        own = [Path(root) for root in roots if Path(os.path.realpath(root)) == Path(root)]
+        writable = tuple(dict.fromkeys([*own, *canonical(config.write_paths)]))
         return cls(
             writable=writable,
             hidden=hidden,

@@ -185,7 +185,13 @@ class Approver:
         return await self._ask_handshake(call, rule, shown, pins)
 
     def _key(self, call: Call, pins: Mapping[str, Any]) -> str:
-        return self.policy.session_key(call.spec, {**call.arguments, **pins})
+        """What "approve for this session" approves: the tool, its arguments and pins, and the
+        roots and base directory they were asked in (a relative path means another file in other
+        roots, even when the answer arrives after the session's roots changed)."""
+        space = call.route.workspace
+        roots = ", ".join(map(str, space.paths.roots)) if space is not None else ""
+        where = f" in {call.route.base_dir} [{roots}]"
+        return self.policy.session_key(call.spec, {**call.arguments, **pins}) + where
 
     async def _pinned(self, call: Call) -> tuple[str | None, dict[str, Any], ToolResult | None]:
         """What the question shows of the content the call runs and the arguments that pin it

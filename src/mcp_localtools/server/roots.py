@@ -234,6 +234,9 @@ class ClientRoots:
                     logger.warning("cannot read session %s's roots, so none: %s", session.id, exc)
                     state.stale = True
                     await self._move(state, route, session, context, ())
+                except BaseException:  # cancelled or failed mid-way: ask again at the next call
+                    state.stale = True
+                    raise
         return state.route or route
 
     async def settle(self, used: Route, session: Session) -> None:
@@ -292,13 +295,14 @@ class ClientRoots:
             return
         assert route.workspace is not None
         previous = state.route or route  # before any move: the base route (configured roots)
-        state.roots = roots
-        state.route = route if roots == route.workspace.paths.roots else await self._route_for(route, roots)
+        moved = route if roots == route.workspace.paths.roots else await self._route_for(route, roots)
+        state.roots, state.route = roots, moved  # only once the route exists
         logger.info("session %s works in %s", session.id, ", ".join(map(str, roots)) or "no roots")
-        if previous.registry is not state.route.registry:
-            await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
-        if self.on_move is not None:
-            await self.on_move(session.id)
+        with anyio.CancelScope(shield=True):  # a cancelled call still ends what the old roots kept
+            if self.on_move is not None:
+                await self.on_move(session.id)
+            if previous.registry is not moved.registry:
+                await previous.registry.end_session(session.id)  # nothing runs on in a folder taken away
         if not state.ending:  # once per session: ends whichever route is current at the end
             connection = connection_of(context.session)
             if connection is not None:
