@@ -230,24 +230,33 @@ async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) ->
 SHOWN_LINES = 40
 """Lines of a script the approval question shows (each cut to ``_SHOWN_LINE_CHARS``)."""
 _SHOWN_LINE_CHARS = 200
+_SHOWN_CHARS = 3000
+"""Most characters of script the question shows (its whole text has a limit: ``MAX_PROMPT_CHARS``)."""
+_HEAD_BYTES = 16 * 1024
+"""Most bytes of the script's head read for the question."""
 
 
 def _script_view(path: Path) -> tuple[str, str]:
     """``(shown, sha256)`` of the script at ``path``: its size, sha256 and first ``SHOWN_LINES``
     lines as the approval question shows them; blocking (reads the whole file once)."""
-    digest, head, size = hashlib.sha256(), b"", 0
+    digest, head, size = hashlib.sha256(), bytearray(), 0
     with path.open("rb") as script:
         while chunk := script.read(1 << 16):
             digest.update(chunk)
             size += len(chunk)
-            if head.count(b"\n") <= SHOWN_LINES:
-                head += chunk
-    lines = head.decode("utf-8", "replace").splitlines()
-    total = "" if len(lines) <= SHOWN_LINES else f"the first {SHOWN_LINES} lines; "
-    shown = [f"Script content ({size} bytes, {total}sha256 {digest.hexdigest()}):"]
+            if len(head) < _HEAD_BYTES:  # bounded: a file without newlines is not kept whole
+                head += chunk[: _HEAD_BYTES - len(head)]
+    lines = bytes(head).decode("utf-8", "replace").splitlines()
+    body: list[str] = []
     for line in lines[:SHOWN_LINES]:
         cut = f"[... {len(line)} characters]" if len(line) > _SHOWN_LINE_CHARS else ""
-        shown.append(f"  | {line[:_SHOWN_LINE_CHARS]}{cut}")
+        text = f"  | {line[:_SHOWN_LINE_CHARS]}{cut}"
+        if sum(map(len, body)) + len(text) > _SHOWN_CHARS:  # the question has a size limit too
+            break
+        body.append(text)
+    whole = size == len(head) and len(body) == len(lines)
+    total = "" if whole else f"the first {len(body)} lines; "
+    shown = [f"Script content ({size} bytes, {total}sha256 {digest.hexdigest()}):", *body]
     return "\n".join(shown), digest.hexdigest()
 
 
