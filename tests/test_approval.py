@@ -547,6 +547,13 @@ def test_writeprocess_is_destructive(tmp_path: Path, require: list[str]) -> None
         "git bisect run touch pwned-bisect",
         "git $OPTION x",
         "git log " + "a " * 20 + "-c",
+        "git --namespace x bisect run touch pwned-namespace",
+        "git --attr-source x config core.pager 'touch pwned-attr'",
+        "git clone --template=tpl src out",
+        "git init --template=tpl r",
+        "git send-email --sendmail-cmd='touch pwned-mail' x",
+        "git daemon --access-hook='touch pwned-daemon'",
+        "git instaweb --httpd='touch pwned-web'",
     ],
 )
 async def test_a_trusted_git_is_asked_when_its_words_may_run_a_program(tmp_path: Path, command: str) -> None:

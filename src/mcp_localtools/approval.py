@@ -23,7 +23,8 @@ from pydantic import ValidationError
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ApprovalDenied, ConfigError, ToolError
 from mcp_localtools.policy.execution import REFUSED_ENV
-from mcp_localtools.policy.scanner import MAX_ARGS, Dialect, ScanError, scan
+from mcp_localtools.policy.gittrust import git_may_run_programs
+from mcp_localtools.policy.scanner import Dialect, ScanError, scan
 from mcp_localtools.registry import ToolSpec
 from mcp_localtools.scrubber import Scrubber
 from mcp_localtools.units import printable
@@ -343,48 +344,9 @@ def _trusted_words(command: Any, dialect: Dialect, trusted: set[str]) -> set[str
         return None
     if any(i.name not in trusted or any(sep in i.word for sep in "/\\") for i in programs):
         return None
-    if any(i.name in ("git", "git.exe") and _git_may_run_programs(i.args) for i in programs):
+    if any(i.name in ("git", "git.exe") and git_may_run_programs(i.args) for i in programs):
         return None
     return {i.word for i in programs}
-
-
-_GIT_PROGRAM_OPTIONS = tuple(
-    "--config-env --exec-path --git-dir --work-tree --exec --extcmd --upload-pack --receive-pack "
-    "--open-files-in-pager --tree-filter --index-filter --msg-filter".split()
-)
-"""git long options that run a program of the caller's choosing (``rebase --exec``, ``difftool
---extcmd``, ``fetch --upload-pack``, ``grep --open-files-in-pager``) or read configuration and
-hooks from another repository (``--git-dir``, ``--work-tree``): git(1) and its commands' pages.
-git takes any unambiguous prefix (``--exe=cmd``), so a prefix of one counts too."""
-_GIT_PROGRAM_SHORT = frozenset("cCxOu")
-"""git short options of that kind: ``-c alias.x='!cmd'``, ``-C dir``, ``rebase -x``, ``grep -O``,
-``clone -u``; short options group and take their value attached (``-ixcmd``), so any single-dash
-word holding one of these letters counts."""
-_GIT_PROGRAM_COMMANDS = frozenset("config bisect submodule filter-branch difftool mergetool".split())
-"""git commands that run a program they are given (``bisect run``, ``submodule foreach``) or write
-configuration that runs one (``config alias.x '!cmd'``)."""
-
-
-def _git_may_run_programs(args: tuple[str | None, ...]) -> bool:
-    """True when a git invocation's words may make it run a program other than git: a word computed
-    at run time, more words than the scanner keeps, a command of ``_GIT_PROGRAM_COMMANDS``, any
-    ``--config*`` option, a long option of ``_GIT_PROGRAM_OPTIONS`` or a prefix of one, a short
-    option group holding a letter of ``_GIT_PROGRAM_SHORT``."""
-    if len(args) >= MAX_ARGS or None in args:
-        return True
-    words = [word for word in args if word is not None]
-    if next((word for word in words if not word.startswith("-")), None) in _GIT_PROGRAM_COMMANDS:
-        return True
-    for word in words:
-        if word.startswith("--"):
-            name = word.split("=", 1)[0]
-            if name.startswith("--config") or (
-                len(name) > 2 and any(option.startswith(name) for option in _GIT_PROGRAM_OPTIONS)
-            ):
-                return True
-        elif word.startswith("-") and _GIT_PROGRAM_SHORT & set(word[1:]):
-            return True
-    return False
 
 
 _ASSIGNMENT = re.compile(r"(?:^|[\s;&|(){}`'\"])([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
