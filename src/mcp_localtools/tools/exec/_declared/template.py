@@ -53,6 +53,12 @@ _CODE_FLAG = re.compile(
 code: a short cluster holding ``c``, ``e``, ``E``, ``p`` or ``r`` (``-c``, ``-ec``, ``-c<code>``,
 ``perl -E``, ``node -p``, ``php -r``), ``--eval``/``--eval=``, ``--print``, ``--command``,
 ``-Command``, ``/c``, and ``-`` (the script is read from stdin)."""
+_POSITIONAL_CODE = frozenset({"awk", "gawk", "mawk", "nawk", "sed", "gsed", "powershell"})
+"""Programs whose first word that is not an option is code (an awk or sed program; powershell's
+``-Command``), unless ``-f`` names a file of it."""
+_VALUE_OPTIONS = frozenset({"-o", "-O", "+o", "+O", "-F", "-v", "-l"})
+"""Options whose value is the next word (``bash -c -o errexit CODE``, ``awk -F : PROGRAM``): that
+word is not the code word."""
 _ENV_CODE_FLAG = re.compile(r"^(?:-[A-Za-z]*S|--split-string(?:=|$))")
 """``env -S``/``--split-string``: env splits the word into a program and its arguments."""
 _CLUSTER = re.compile(r"^-[A-Za-z]*$")
@@ -329,22 +335,28 @@ def _refuse_code_slots(template: Template, where: str) -> None:
     behind a wrapper: ``env sh -c``, ``timeout 5 bash -ec``, ``uv run python -c``), in a word
     holding a code flag (``-c{x}``, ``--eval={x}``) or extending a short option cluster
     (``-x{x}``: ``-xc``), and in every word after a code flag up to and including the first that
-    is not an option (``sh -c -- {x}``, ``bash -c -x {x}``); after ``env``, the same for ``-S``.
+    is not an option or an option's value (``sh -c -- {x}``, ``bash -c -o errexit {x}``); for awk,
+    sed and powershell, in their first word that is not an option (their program text), unless
+    ``-f`` names a file of it; ``deno eval {x}``; after ``env``, the same for ``-S``.
 
     Raises:
         ConfigError: such a word names an argument.
     """
     runner: str | None = None  # the interpreter (or env) seen
     flag: str | None = None  # a code flag whose code word has not come yet
-    interpreter = env = False
+    interpreter = env = value = False
     for word in [Word((template.program,)), *(w for item in template.items for w in _words(item))]:
         literal = word.literal
         if flag is not None:
             if word.slots:
                 raise _code_refusal(where, f"{runner} {flag}", word)
-            if literal is not None and literal.startswith("-"):
-                continue  # an option before the code word
-            flag = None
+            if value:  # an option's value before the code word
+                value = False
+            elif literal is not None and literal.startswith(("-", "+")):  # an option before it
+                value = literal in _VALUE_OPTIONS
+                flag = None if literal in ("-f", "--file") and runner in _POSITIONAL_CODE else flag
+            else:
+                flag = None
             continue
         lead = word.pieces[0] if word.pieces and isinstance(word.pieces[0], str) else ""
         code = (interpreter and _CODE_FLAG.match(lead)) or (env and _ENV_CODE_FLAG.match(lead))
@@ -352,6 +364,10 @@ def _refuse_code_slots(template: Template, where: str) -> None:
             raise _code_refusal(where, str(runner), word)
         if code:
             flag = lead
+        elif literal is not None and not interpreter and _base_name(literal) in _POSITIONAL_CODE:
+            runner, interpreter, flag = _base_name(literal), True, "(its program text)"
+        elif interpreter and runner is not None and _base_name(runner) == "deno" and literal == "eval":
+            flag = literal
         elif literal is not None and not interpreter and _is_interpreter(literal):
             runner, interpreter = literal, True
         elif literal is not None and _base_name(literal) == "env" and not interpreter:
