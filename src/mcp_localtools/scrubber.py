@@ -9,8 +9,8 @@ password (``https://user:***@host``), secret-named query parameters, ``-u user:p
 ``-pPASSWORD``, ``-p PASSWORD`` of ``sshpass`` and ``docker``/``podman login``, OpenSSL's
 ``-passin pass:PASSWORD``, ``config set NAME value``, and ``NAME=value`` / ``NAME = value`` /
 ``name: value`` / ``--name value`` / JSON ``"name": value`` pairs with a secret-looking name;
-long strings are cut. The audit log (``audit.py``) and the approval question (``approval.py``)
-both use it.
+long strings are cut. The audit log (``audit.py``) uses it; the approval question
+(``approval.py``) takes only ``content_keys`` from it and shows everything else verbatim.
 """
 
 from __future__ import annotations
