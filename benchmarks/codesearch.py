@@ -45,9 +45,9 @@ from mcp_localtools.codeintel.index import IndexSettings
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.tokens import STOP_WORDS
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import CallContext
 from mcp_localtools.search import default_engine
 from mcp_localtools.search.rg import find_ripgrep
+from mcp_localtools.spec import CallContext
 from mcp_localtools.tools.code._group import Scope, open_scope
 from mcp_localtools.tools.code.semanticsearch import search
 

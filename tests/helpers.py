@@ -370,3 +370,23 @@ def small_disk_command(mounts: dict[Path, str], argv: list[str]) -> list[str] | 
     if probe.returncode != 0:
         return None
     return [unshare, flags, "sh", "-c", f'{mounting} && exec "$@"', "sh", *argv]
+
+
+def direct_children(*, defunct: bool = False) -> list[tuple[int, str]]:
+    """``(pid, name)`` of this process's children (only those exited but never collected:
+    ``defunct``)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            children = (task / "children").read_text(encoding="ascii").split()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        for child in children:
+            try:
+                stat = Path(f"/proc/{child}/stat").read_text(encoding="ascii", errors="replace")
+            except OSError:
+                continue
+            name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
+            if state == "Z" or not defunct:
+                found.append((int(child), name))
+    return found

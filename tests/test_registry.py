@@ -12,8 +12,9 @@ import pytest
 from pydantic import Field
 
 from mcp_localtools.errors import ConfigError, OutsideAllowedRoots, SpecError, ToolError, UnknownToolError
-from mcp_localtools.registry import READ_ONLY, CallContext, Registry, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult, wire_chars
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools import build_registry
 from tests.helpers import config_for
 

@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 
 from mcp_localtools import schemas
 from mcp_localtools.config import Config
-from mcp_localtools.registry import ToolArgs
 from mcp_localtools.schemas import (
     CACHE_FILE,
     Kind,
@@ -30,6 +29,7 @@ from mcp_localtools.schemas import (
     input_schema,
     output_schema,
 )
+from mcp_localtools.spec import ToolArgs
 from mcp_localtools.tools import all_specs
 from mcp_localtools.workspace import Workspace
 

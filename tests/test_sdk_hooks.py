@@ -11,9 +11,9 @@ import pytest
 from mcp import Client
 
 from mcp_localtools import _sdk
-from mcp_localtools.registry import CallContext
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server import create_server
+from mcp_localtools.spec import CallContext
 from mcp_localtools.transports import NetworkSettings, StaticTokenVerifier, http_app
 from tests.test_registry import EchoArgs, EchoResult, spec
 

@@ -186,9 +186,10 @@ async def test_each_handshake_era_connection_is_a_session_whose_end_is_announced
 
     from mcp import Client
 
-    from mcp_localtools.registry import CallContext, Registry
+    from mcp_localtools.registry import Registry
     from mcp_localtools.results import ToolResult
     from mcp_localtools.server import create_server
+    from mcp_localtools.spec import CallContext
     from tests.test_registry import EchoArgs, EchoResult, spec
 
     seen: list[tuple[str, str | None]] = []
@@ -221,9 +222,10 @@ async def test_2026_era_requests_share_one_stateless_session_per_principal_ended
 
     from mcp import Client
 
-    from mcp_localtools.registry import CallContext, Registry
+    from mcp_localtools.registry import Registry
     from mcp_localtools.results import ToolResult
     from mcp_localtools.server import STATELESS_SESSION, create_server
+    from mcp_localtools.spec import CallContext
     from tests.test_registry import EchoArgs, EchoResult, spec
 
     seen: list[str] = []

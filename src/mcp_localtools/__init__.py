@@ -30,8 +30,9 @@ from mcp_localtools.errors import (
     UnknownToolError,
 )
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import Registry, ToolAnnotations, ToolSpec
+from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import ToolAnnotations, ToolSpec
 from mcp_localtools.tools import build_registry
 from mcp_localtools.workspace import Workspace
 

@@ -25,8 +25,8 @@ from mcp_localtools.errors import ApprovalDenied, ConfigError, ToolError
 from mcp_localtools.policy.execution import REFUSED_ENV
 from mcp_localtools.policy.gittrust import git_may_run_programs
 from mcp_localtools.policy.scanner import Dialect, ScanError, scan
-from mcp_localtools.registry import ToolSpec
 from mcp_localtools.scrubber import Scrubber
+from mcp_localtools.spec import ToolSpec
 from mcp_localtools.units import printable
 
 __all__ = [

@@ -169,6 +169,7 @@ def check(
     problems += _profile_problems(config, catalog, profiles)
     if network is not None:
         problems += _network_problems(config, environ, network)
+        problems += _sandbox_cap_problems(config)
     return list(dict.fromkeys(problems))  # one group's failure is found once per tool of it
 
 
@@ -321,6 +322,21 @@ def _profile_problems(config: Config, catalog: Catalog, asked: Iterable[str]) ->
 
 def _as_tools(profile: ProfileConfig) -> ToolsConfig:
     return ToolsConfig(enabled=profile.enabled, disabled=profile.disabled, read_only=profile.read_only)
+
+
+def _sandbox_cap_problems(config: Config) -> list[Problem]:
+    """Over the network every connection has a command sandbox: fewer sandboxes than sessions
+    would refuse commands to connections the server accepts."""
+    sandboxes, sessions = config.exec.sandbox.max_sandboxes, config.server.max_sessions
+    if config.exec.enabled and sandboxes < sessions:
+        return [
+            Problem(
+                "exec.sandbox.max_sandboxes",
+                f"{sandboxes} is below [server] max_sessions ({sessions}): each connection has a "
+                f"sandbox of its own; set max_sandboxes to at least {sessions}",
+            )
+        ]
+    return []
 
 
 def _network_problems(config: Config, environ: Mapping[str, str], network: Network) -> list[Problem]:

@@ -204,14 +204,18 @@ class SandboxConfig(_Section):
     """With the network off: hosts that proxy-aware programs (pip, uv, npm, git over https, curl)
     may reach through the server's filtering proxy (host globs such as ``"*.pypi.org"``,
     addresses, networks; checked like ``[web] allowed_hosts``). Empty: no proxy, no network."""
+    max_sandboxes: Annotated[int, Field(ge=1, le=100_000)] = 128
+    """Most command sandboxes kept running at once, one per client connection; at least
+    ``[server] max_sessions`` (checked at start-up). To start another, the least recently used
+    idle one not used in the last minute is closed; when none may be, the command is refused."""
     max_processes: Annotated[int, Field(ge=8, le=1_000_000)] = 1024
-    """Most processes an exec session's sandbox may hold at once (its commands and background
+    """Most processes a connection's sandbox may hold at once (its commands and background
     processes together; a fork beyond fails)."""
     memory_mb: Annotated[int, Field(ge=64, le=1_048_576)] = 8192
     """Most memory one process of a sandbox may allocate (MiB; its data segment: heap and
     anonymous mappings); an allocation beyond fails."""
     tmp_mb: Annotated[int, Field(ge=1, le=1_048_576)] = 2048
-    """Size of an exec session's temp space (MiB): its ``/tmp`` (``TMPDIR``), and each other
+    """Size of a connection's temp space in its sandbox (MiB): its ``/tmp`` (``TMPDIR``), and each other
     writable empty directory of the sandbox (the hidden home); a write beyond fails (ENOSPC).
     Under Landlock, the largest file a command may write."""
     allow_unix_sockets: list[str] = []

@@ -69,6 +69,7 @@ __all__ = [
     "PolicyViolation",
     "ProtectedPath",
     "SandboxUnavailable",
+    "SandboxesBusy",
     "SpecError",
     "SymlinkRefused",
     "TooLarge",
@@ -246,6 +247,14 @@ class SandboxUnavailable(PolicyViolation):
     """No sandbox backend works here and the sandbox is not turned off: commands are refused."""
 
     code = "sandbox_unavailable"
+
+
+class SandboxesBusy(ToolError):
+    """Every command sandbox the server may keep (``[exec.sandbox] max_sandboxes``) is in use by a
+    connection that is running something or used it within the last minute: a new connection's
+    command is refused rather than another's sandbox closed."""
+
+    code = "sandboxes_busy"
 
 
 class ApprovalDenied(PolicyViolation):

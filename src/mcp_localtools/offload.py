@@ -7,8 +7,8 @@ from typing import TypeVar
 
 import anyio.to_thread
 
-from mcp_localtools.registry import CallContext, ToolArgs
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import CallContext, ToolArgs
 
 __all__ = ["offload", "offload_check"]
 

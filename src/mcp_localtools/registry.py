@@ -5,7 +5,7 @@ description, one pydantic arguments model (the single source of its input schema
 validation, ``docs/ARCHITECTURE.md``), a result model (its output schema), MCP-style annotations
 and an async handler. The registry refuses a bad spec when it is registered, not when it is
 called (duplicate name, a field without a description), and ``call()`` turns every failure into an
-error ``ToolResult``. The names of ``spec.py`` are re-exported here for older imports.
+error ``ToolResult``. A tool author imports from ``spec.py`` only.
 
 Nothing here depends on MCP: the same registry serves the MCP adapter, the Python API and the
 JSON command line.
@@ -36,46 +36,17 @@ from mcp_localtools.errors import (
 from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
 from mcp_localtools.schemas import cached_schema, input_schema, models_in, output_schema
 from mcp_localtools.spec import (
-    DESTRUCTIVE,
-    DRY_RUN,
     LOCAL_SESSION,
-    READ_ONLY,
     CallContext,
-    CheckFn,
-    LocateFn,
-    Preview,
     ProgressFn,
     ResourceSource,
     SessionEndFn,
-    ToolAnnotations,
-    ToolArgs,
-    ToolOutput,
     ToolSpec,
-    any_case,
     render_names,
     serving,
 )
 
-__all__ = [
-    "DEFAULT_CALL_TIMEOUT_SECONDS",
-    "DESTRUCTIVE",
-    "DRY_RUN",
-    "LOCAL_SESSION",
-    "READ_ONLY",
-    "CallContext",
-    "CheckFn",
-    "LocateFn",
-    "Preview",
-    "ProgressFn",
-    "Registry",
-    "ResourceSource",
-    "SessionEndFn",
-    "ToolAnnotations",
-    "ToolArgs",
-    "ToolOutput",
-    "ToolSpec",
-    "any_case",
-]
+__all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "Registry"]
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +131,7 @@ class Registry:
         default_factory=dict, init=False, repr=False
     )
     _session_end: list[SessionEndFn] = field(default_factory=list, init=False, repr=False)
+    _session_start: list[SessionEndFn] = field(default_factory=list, init=False, repr=False)
     _resources: list[ResourceSource] = field(default_factory=list, init=False, repr=False)
 
     def resource_sources(self) -> list[ResourceSource]:
@@ -183,15 +155,17 @@ class Registry:
         if callback not in self._session_end:
             self._session_end.append(callback)
 
+    async def start_session(self, session_id: str) -> None:
+        """A client connection was first seen: await each tool's ``on_session_start`` once (a
+        callback shared by tools is called once). A failing callback is logged and does not stop
+        the others. The MCP adapter runs this in the background."""
+        await _each(self._session_start, session_id, "preparing")
+
     async def end_session(self, session_id: str) -> None:
         """Release everything kept for ``session_id``: await each ``on_session_end`` callback
         (the tools' and the ones added with ``on_session_end``) once. A failing callback is
         logged and does not stop the others. The MCP adapter calls this when a connection ends."""
-        for callback in list(self._session_end):
-            try:
-                await callback(session_id)
-            except Exception:
-                logger.exception("releasing session %s failed", session_id)
+        await _each(self._session_end, session_id, "releasing")
 
     def register(self, spec: ToolSpec[Any]) -> None:
         """Add a tool.
@@ -226,6 +200,8 @@ class Registry:
         )
         if spec.on_register is not None:
             spec.on_register()
+        if spec.on_session_start is not None and spec.on_session_start not in self._session_start:
+            self._session_start.append(spec.on_session_start)
         if spec.on_session_end is not None:
             self.on_session_end(spec.on_session_end)
         if spec.resources is not None and all(spec.resources is not r for r in self._resources):
@@ -448,3 +424,13 @@ class Registry:
                 return ToolResult.failure(
                     "internal_error", f"{name} failed with an internal error; the server log has the details"
                 )
+
+
+async def _each(callbacks: list[SessionEndFn], session_id: str, what: str) -> None:
+    """Await every one of ``callbacks`` with ``session_id``; one that fails is logged ("``what``
+    session ... failed") and does not stop the others."""
+    for callback in list(callbacks):
+        try:
+            await callback(session_id)
+        except Exception:
+            logger.exception("%s session %s failed", what, session_id)

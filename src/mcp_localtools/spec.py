@@ -284,6 +284,10 @@ class ToolSpec(Generic[ArgsT]):
             None when it can; ``build_registry`` leaves such a tool out and logs the reason.
         on_register: called once the tool is registered: start-up work that only a served tool
             needs (the exec tools probe their sandbox), so a tool left out costs nothing.
+        on_session_start: awaited in the background with a ``CallContext.session_id`` when a
+            client connection is first seen (``Registry.start_session``): work its first call
+            would wait for, done ahead (the exec tools start the connection's sandbox). Tools of
+            one group may share one callback; it is called once per session.
         on_session_end: awaited with a ``CallContext.session_id`` when that MCP session ends
             (``Registry.end_session``): per-session state is released there. Tools of one group
             may share one callback; it is called once per session.
@@ -319,6 +323,7 @@ class ToolSpec(Generic[ArgsT]):
     timeout_seconds: float | None = None
     unsupported: str | None = None
     on_register: Callable[[], None] | None = None
+    on_session_start: SessionEndFn | None = None
     on_session_end: SessionEndFn | None = None
     resources: ResourceSource | None = None
     builtin_name: str | None = None

@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from mcp_localtools.processes.runner import RunRequest
-from mcp_localtools.processes.session import SessionSandbox
 from mcp_localtools.processes.supervised import run_supervised
+from mcp_localtools.processes.supervision import SupervisedSandbox
 
 pytestmark = [
     pytest.mark.anyio,
@@ -22,7 +22,7 @@ pytestmark = [
 
 
 async def test_output_written_before_the_exit_is_kept_with_no_time_to_drain(tmp_path: Path) -> None:
-    sandbox = SessionSandbox([], {})  # the supervisor uncontained: the protocol alone
+    sandbox = SupervisedSandbox([], {})  # the supervisor uncontained: the protocol alone
     await sandbox.start()
     try:
         script = "head -c 300000 /dev/zero | tr '\\0' x; echo; echo END; echo ERR >&2; exit 3"

@@ -129,11 +129,15 @@ def test_auto_with_neither_bwrap_nor_landlock_fails_closed(
     assert "bwrap" in caught.value.message and "landlock" in caught.value.message
 
 
-def test_the_landlock_spec_reads_everything_but_the_hidden_directories(tmp_path: Path) -> None:
+def test_the_landlock_spec_reads_everything_but_the_hidden_directories_and_the_system_credentials(
+    tmp_path: Path,
+) -> None:
     policy, home, root = policy_for(tmp_path)
     spec = landlock_spec(policy, temp_dir=tmp_path / "t")
     read = [Path(path) for path in spec["read"]]  # type: ignore[attr-defined]
-    assert Path("/usr") in read and Path("/etc") in read
+    assert Path("/usr") in read and Path("/etc/passwd") in read
+    for secret in ("/etc/shadow", "/etc/gshadow", "/root"):
+        assert not any(Path(secret) == path or Path(secret).is_relative_to(path) for path in read), secret
     assert not any(
         path == hidden or path.is_relative_to(hidden)
         for path in read

@@ -18,7 +18,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.helpers import text_of
+from mcp_localtools.server import build_server
+from tests.helpers import config_for, direct_children, text_of
 from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client, run_commands
 
 pytestmark = [pytest.mark.anyio, NEEDS_BWRAP]
@@ -41,15 +42,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_a_dev_server_is_reached_by_its_sessions_later_commands_and_by_nobody_else(
+async def test_a_dev_server_is_reached_by_its_connections_later_commands_and_by_nobody_else(
     tmp_path: Path,
 ) -> None:
     """The README's dev-server example: python3 -m http.server without -u matches waitFor (the
-    server makes Python unbuffered), curl from a later command of the session gets 200; another
-    exec session and the host get nothing (each session has its own loopback)."""
+    server makes Python unbuffered), curl from a later command of the same client connection gets
+    200, with or without the process's sessionID (one sandbox per connection); another connection
+    to the same server and the host get nothing (each connection has its own loopback)."""
     (tmp_path / "index.html").write_text("hello from the session\n", encoding="utf-8")
     port = free_port()
-    async with exec_client(tmp_path) as client:
+    server = build_server(config_for(tmp_path), environ=dict(os.environ))
+    async with (
+        Client(server, mode="legacy", raise_exceptions=True) as client,
+        Client(server, mode="legacy", raise_exceptions=True) as stranger,
+    ):
         started = await call(
             client,
             "startprocess",
@@ -61,10 +67,10 @@ async def test_a_dev_server_is_reached_by_its_sessions_later_commands_and_by_nob
         session = started["sessionID"]
         fetched = await run_commands(client, f"{FETCH} http://127.0.0.1:{port}/index.html", sessionID=session)
         assert fetched["results"][0]["stdout"] == "200"
-        other = await client.call_tool(
-            "shellcommand", {"commands": [f"{FETCH} http://127.0.0.1:{port}/ || echo unreachable"]}
-        )
-        assert "unreachable" in text_of(other) and "hello" not in text_of(other)
+        sessionless = await run_commands(client, f"{FETCH} http://127.0.0.1:{port}/index.html")
+        assert sessionless["results"][0]["stdout"] == "200"
+        other = await run_commands(stranger, f"{FETCH} http://127.0.0.1:{port}/ || echo unreachable")
+        assert other["results"][0]["stdout"].strip().endswith("unreachable"), other["results"][0]
         with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
             pass  # the host's loopback has nothing there
         await call(client, "stopprocess", processID=started["processID"])
@@ -303,49 +309,29 @@ async def test_a_profiles_commands_see_only_the_profiles_roots(tmp_path: Path) -
     assert "not for this profile" not in text_of(result)
 
 
-def _children(*, defunct: bool) -> list[tuple[int, str]]:
-    """``(pid, name)`` of this process's children (only those exited but never collected:
-    ``defunct``)."""
-    found = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:
-            children = (task / "children").read_text(encoding="ascii").split()
-        except OSError:  # a thread that ended meanwhile
-            continue
-        for child in children:
-            try:
-                stat = Path(f"/proc/{child}/stat").read_text(encoding="ascii", errors="replace")
-            except OSError:
-                continue
-            name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
-            if state == "Z" or not defunct:
-                found.append((int(child), name))
-    return found
-
-
 async def test_every_sandbox_is_reaped_when_its_session_ends(tmp_path: Path) -> None:
     """No defunct bwrap: each session's sandbox ends with its MCP session and is collected."""
     from mcp_localtools.tools import build_registry
     from tests.helpers import config_for
 
     registry = build_registry(config_for(tmp_path), environ=dict(os.environ))
-    before = set(_children(defunct=False))  # other tests' servers may still hold sandboxes
-    defunct_before = set(_children(defunct=True))  # and other tests' own bwraps may have left some
+    before = set(direct_children(defunct=False))  # other tests' servers may still hold sandboxes
+    defunct_before = set(direct_children(defunct=True))  # and other tests' own bwraps may have left some
     for _ in range(3):
         assert not (await registry.call("shellcommand", {"commands": ["echo hi"]}, session_id="s1")).is_error
     started = await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")
     assert started.structured is not None
     await registry.call("stopprocess", {"processID": started.structured["processID"]}, session_id="s1")
     await registry.call("startprocess", {"command": "sleep 60"}, session_id="s1")  # still running at the end
-    mine = [child for child in _children(defunct=False) if child not in before and child[1] == "bwrap"]
+    mine = [child for child in direct_children(defunct=False) if child not in before and child[1] == "bwrap"]
     assert mine
     await registry.end_session("s1")
     with anyio.fail_after(20):
-        while any(child in mine for child in _children(defunct=False)):
+        while any(child in mine for child in direct_children(defunct=False)):
             await anyio.sleep(0.2)
     await anyio.sleep(0.5)
     assert not [
-        name for child in _children(defunct=True) if child not in defunct_before for name in [child[1]]
+        name for child in direct_children(defunct=True) if child not in defunct_before for name in [child[1]]
     ]
 
 
@@ -361,12 +347,14 @@ async def test_under_landlock_a_root_servers_commands_have_no_capability(tmp_pat
 async def test_an_in_memory_clients_sandbox_and_processes_end_when_it_closes(tmp_path: Path) -> None:
     """The SDK's in-memory ``Client`` speaks the 2026-07-28 revision (no MCP session to end): the
     server ends what it served when its last connection closes (its lifespan ends)."""
-    before = set(_children(defunct=False))
+    before = set(direct_children(defunct=False))
     async with exec_client(tmp_path) as client:
         await run_commands(client, "echo hi")
         await call(client, "startprocess", command="sleep 60")
-        mine = [child for child in _children(defunct=False) if child not in before and child[1] == "bwrap"]
-        assert len(mine) == 2  # two exec sessions: the command's and the process's
+        mine = [
+            child for child in direct_children(defunct=False) if child not in before and child[1] == "bwrap"
+        ]
+        assert len(mine) == 1  # one sandbox for the connection: the command's and the process's
     with anyio.fail_after(15):
-        while set(mine) & set(_children(defunct=False)):
+        while set(mine) & set(direct_children(defunct=False)):
             await anyio.sleep(0.05)

@@ -14,13 +14,14 @@ from mcp_localtools.approval import ApprovalPolicy
 from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.config import ApprovalConfig, AuditConfig
 from mcp_localtools.errors import OutsideAllowedRoots
-from mcp_localtools.registry import DRY_RUN, CallContext, Registry, ToolSpec
+from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server.approval import Approver
 from mcp_localtools.server.call import Call
 from mcp_localtools.server.pipeline import Approval, AuditGate, AuditLine, Pipeline, PolicyCheck, Run, Step
 from mcp_localtools.server.routes import Route
 from mcp_localtools.server.sessions import Session
+from mcp_localtools.spec import DRY_RUN, CallContext, ToolSpec
 from tests.test_registry import EchoArgs, EchoResult, spec
 
 pytestmark = pytest.mark.anyio

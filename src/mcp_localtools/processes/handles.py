@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from mcp_localtools import compat
-from mcp_localtools.processes.session import RunState, SandboxGone, SessionSandbox
+from mcp_localtools.processes.supervision import RunState, SandboxGone, SupervisedSandbox
 
 __all__ = ["Handle", "PopenHandle", "Streams", "SupervisedHandle"]
 
@@ -132,7 +132,7 @@ class SupervisedHandle:
 
     def __init__(
         self,
-        sandbox: SessionSandbox,
+        sandbox: SupervisedSandbox,
         argv: Sequence[str],
         *,
         cwd: Path,

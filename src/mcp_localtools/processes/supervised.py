@@ -32,7 +32,7 @@ from mcp_localtools.processes.runner import (
     spawn_failure,
     until_exit,
 )
-from mcp_localtools.processes.session import RunState, SandboxGone, SessionSandbox
+from mcp_localtools.processes.supervision import RunState, SandboxGone, SupervisedSandbox
 
 __all__ = ["run_supervised"]
 
@@ -41,7 +41,7 @@ _PIPE_REST_BYTES = 1 << 20
 
 
 async def run_supervised(
-    sandbox: SessionSandbox,
+    sandbox: SupervisedSandbox,
     request: RunRequest,
     on_output: OutputFn | None = None,
     *,
@@ -112,7 +112,7 @@ def _take_rest(reader: FdReader, sink: HeadTail, name: str, on_output: OutputFn 
             on_output(name, rest)
 
 
-async def _stop(sandbox: SessionSandbox, state: RunState, grace_seconds: float) -> None:
+async def _stop(sandbox: SupervisedSandbox, state: RunState, grace_seconds: float) -> None:
     """Stop every process of the run (at once when it has exited and left nothing behind)."""
     if state.exited.is_set():
         return

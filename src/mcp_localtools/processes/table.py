@@ -37,7 +37,7 @@ import anyio.to_thread
 from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
 from mcp_localtools.processes.handles import Handle, PopenHandle, Streams, SupervisedHandle
-from mcp_localtools.processes.session import SessionSandbox
+from mcp_localtools.processes.supervision import SupervisedSandbox
 from mcp_localtools.spec import served_text
 
 __all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
@@ -167,7 +167,7 @@ class ProcessTable:
         shell: str,
         cwd: Path,
         env: Mapping[str, str],
-        sandbox: SessionSandbox | None = None,
+        sandbox: SupervisedSandbox | None = None,
         tty: bool = False,
     ) -> Background:
         """Start ``argv`` (already wrapped by the sandbox, or run in ``sandbox``, its session's)

@@ -27,6 +27,15 @@ class Backend:
     """
 
     name: ClassVar[str] = "off"
+    contains: ClassVar[bool] = True
+    """Whether it contains anything (``off`` does not: no temp dir, no git checks)."""
+    supervised: ClassVar[bool] = False
+    """Whether commands run in one long-lived sandbox per client connection, forked by a
+    supervisor inside it (``sandbox_argv``), rather than each wrapped on its own (``wrap``)."""
+    private_tmp: ClassVar[bool] = False
+    """Whether the sandbox has its own sized ``/tmp`` (then the commands' ``TMPDIR``)."""
+    drops_capabilities: ClassVar[bool] = False
+    """Whether a root server's supervisor must drop every capability itself (no user namespace)."""
     executable: str
     policy: SandboxPolicy
 
@@ -42,12 +51,35 @@ class Backend:
         """None when the backend runs a command here; else what went wrong, in a line."""
         raise NotImplementedError
 
+    def sandbox_argv(
+        self,
+        *,
+        cwd: Path,
+        temp_dir: Path | None,
+        git: Sequence[Path],
+        tmp_bytes: int,
+        sockets: Sequence[str] = (),
+    ) -> list[str]:
+        """For a ``supervised`` backend: the argv before the supervisor's that starts one
+        long-lived sandbox in ``cwd``, whose empty writable directories hold ``tmp_bytes`` each
+        and where the UNIX socket paths ``sockets`` are reachable.
+
+        Raises:
+            NotImplementedError: the backend wraps each command (``wrap``) instead.
+        """
+        raise NotImplementedError(f"{self.name} wraps each command; it starts no sandbox of its own")
+
+    def rlimits(self, tmp_bytes: int) -> dict[str, int]:
+        """Resource limits the supervisor adds for this backend (``RLIMIT_`` name to value)."""
+        return {}
+
 
 @dataclass(frozen=True, slots=True)
 class OffBackend(Backend):
     """No containment: commands run with the server's full authority."""
 
     name: ClassVar[str] = "off"
+    contains: ClassVar[bool] = False
 
     def wrap(
         self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.exposure import is_root, root_only_paths
 from mcp_localtools.sandbox.git import CREATED_WHEN_MISSING, nested_git_paths, pinned
 from mcp_localtools.sandbox.policy import SandboxPolicy, real_dir
 
@@ -28,6 +29,25 @@ class BwrapBackend(Backend):
     """bubblewrap: ``executable`` is the ``bwrap`` binary."""
 
     name: ClassVar[str] = "bwrap"
+    supervised: ClassVar[bool] = True
+    private_tmp: ClassVar[bool] = True
+
+    def sandbox_argv(
+        self,
+        *,
+        cwd: Path,
+        temp_dir: Path | None,
+        git: Sequence[Path],
+        tmp_bytes: int,
+        sockets: Sequence[str] = (),
+    ) -> list[str]:
+        """``bwrap OPTIONS --`` for a long-lived sandbox: ``bwrap_arguments`` with a size for
+        every empty directory it mounts (``/tmp``, the commands' ``TMPDIR``, the hidden home,
+        ``/dev/shm``), a user namespace of its own when the server runs as root (there
+        ``RLIMIT_NPROC`` counts only the sandbox's processes, and what only root may read is
+        covered: ``root_only_paths``), and the allowed UNIX sockets bound in last."""
+        options = bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir, git=git)
+        return [self.executable, *_sized(options, self.policy, tmp_bytes, sockets), "--"]
 
     def wrap(
         self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
@@ -84,6 +104,36 @@ def bwrap_arguments(
         args.append("--unshare-net")
     args += ["--die-with-parent", "--new-session", "--chdir", str(cwd)]
     return args
+
+
+def _sized(options: list[str], policy: SandboxPolicy, tmp_bytes: int, sockets: Sequence[str]) -> list[str]:
+    """``options`` with a ``--size`` before each hidden directory's tmpfs, a sized ``/dev/shm``,
+    the ``sockets`` that exist bound in, and for a root server a user namespace and root's own
+    files covered (never a root or a parent of one)."""
+    size = str(tmp_bytes)
+    hidden_names = {str(path) for path in policy.hidden}
+    out: list[str] = []
+    index = 0
+    while index < len(options):
+        option = options[index]
+        if option == "--tmpfs" and options[index + 1] in hidden_names:
+            out += ["--size", size]
+        out.append(option)
+        if option == "--dev":
+            out += [options[index + 1], "--size", size, "--tmpfs", "/dev/shm"]  # noqa: S108 - the sandbox's own
+            index += 2
+            continue
+        index += 1
+    for path in sockets:
+        if path != "*" and os.path.exists(path):  # noqa: PTH110
+            out += ["--bind", path, path]
+    if is_root():
+        out.append("--unshare-user")
+        for path, is_dir in root_only_paths():
+            if any(Path(path) == root or root.is_relative_to(path) for root in policy.writable):
+                continue  # never cover a root
+            out += ["--tmpfs", path, "--remount-ro", path] if is_dir else ["--ro-bind", "/dev/null", path]
+    return out
 
 
 def find_bwrap(explicit: str = "") -> str | None:

@@ -1,4 +1,4 @@
-"""The sandbox every command of the exec tools runs in, and each exec session's private temp dir.
+"""The sandbox every command of the exec tools runs in, and each client connection's private temp dir.
 
 Built once per server from ``[exec.sandbox]`` (``policy.py`` holds the policy, ``probe.py`` picks
 the backend). When no backend works and the sandbox is not turned off, it fails closed: every
@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import secrets
 import shutil
 import tempfile
 import threading
@@ -27,7 +26,7 @@ from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.git import missing_git_files
 from mcp_localtools.sandbox.git import revert as revert_git_files
 from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
-from mcp_localtools.sandbox.launch import SessionLaunch, SessionSandboxes, session_launch
+from mcp_localtools.sandbox.launch import ConnectionSandboxes, SandboxLaunch, sandbox_launch
 from mcp_localtools.sandbox.notes import explain
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
@@ -44,7 +43,7 @@ _PREFIX = "mcp-localtools-"
 class CommandSandbox:
     """The sandbox of the exec tools: its backend (chosen in a background thread once an exec tool
     is registered, ``start``, so neither start-up nor the event loop waits for the probe, and a
-    server that serves no command tool probes nothing) and the sessions' temp dirs.
+    server that serves no command tool probes nothing) and the connections' temp dirs.
 
     Args:
         config: ``[exec.sandbox]``.
@@ -81,7 +80,7 @@ class CommandSandbox:
         self._identity: str | None = None
         self._home = base_dir or (Path(roots[0]) if roots else Path("/"))
         self._missing: dict[str, list[Path]] = {}
-        self.sessions = SessionSandboxes(self._session_launch, config, web)
+        self.connections = ConnectionSandboxes(self._launch_for, config, web)
 
     def start(self) -> None:
         """Start choosing the backend in a background thread (once; later calls do nothing)."""
@@ -109,12 +108,12 @@ class CommandSandbox:
             self.reason = "the sandbox probe failed unexpectedly; the server log has the details"
             logger.exception("the sandbox probe failed")
         else:
-            if self.backend.name == "off" and hasattr(os, "geteuid") and os.geteuid() == 0:
+            if not self.backend.contains and hasattr(os, "geteuid") and os.geteuid() == 0:
                 logger.warning(
                     "the sandbox is off and the server runs as root: commands can change the whole "
                     'machine; set [exec.sandbox] mode = "auto" to contain them'
                 )
-            elif self.backend.name != "off":
+            elif self.backend.contains:
                 network = "on" if config.network else "off"
                 logger.info("commands run in a %s sandbox (network %s)", self.backend.name, network)
         finally:
@@ -184,7 +183,7 @@ class CommandSandbox:
         """
         if self.backend is None:
             raise SandboxUnavailable(self.reason or "the sandbox is not ready")
-        if self.backend.name == "off":
+        if not self.backend.contains:
             return list(argv), []
         backend = self._backend_for(environ)
         git = self._repositories(backend.policy.writable).protected()
@@ -209,9 +208,10 @@ class CommandSandbox:
 
     @property
     def supervised(self) -> bool:
-        """Whether commands run in their session's sandbox through its supervisor (bwrap and
-        Landlock); else each command is wrapped on its own (Seatbelt) or not at all (off)."""
-        return self.backend is not None and self.backend.name in ("bwrap", "landlock")
+        """Whether commands run in their connection's sandbox through its supervisor
+        (``Backend.supervised``: bwrap, Landlock); else each command is wrapped on its own
+        (Seatbelt) or not at all (off)."""
+        return self.backend is not None and self.backend.supervised
 
     @property
     def unix_sockets_refused(self) -> bool:
@@ -225,31 +225,31 @@ class CommandSandbox:
             and (unix_socket_filter() is not None)
         )
 
-    def _session_launch(self, key: str, environ: Mapping[str, str] | None) -> SessionLaunch:
-        """The launch of session ``key``'s sandbox for commands whose base environment is
+    def _launch_for(self, key: str, environ: Mapping[str, str] | None) -> SandboxLaunch:
+        """The launch of connection ``key``'s sandbox for commands whose base environment is
         ``environ`` (its ``HOME`` and ``PATH`` decide what is hidden and exposed); takes the roots'
-        repositories from the tracker once for the session (their git paths stay read-only in it), and gives
-        commands the session's variables (``command_env``: the git identity; ``TMPDIR`` is the
-        sandbox's own ``/tmp`` under bubblewrap). Blocking: a worker thread."""
+        repositories from the tracker once for the sandbox (their git paths stay read-only in it),
+        and gives commands the connection's variables (``command_env``: the git identity;
+        ``TMPDIR`` is the sandbox's own ``/tmp`` under bubblewrap). Blocking: a worker thread."""
         if self.backend is None:
             raise SandboxUnavailable(self.reason or "the sandbox is not ready")
         backend = self._backend_for(environ)
         git = self._repositories(backend.policy.writable).protected()
         self._missing[key] = missing_git_files(git)
         temp_dir = self.temp_dir(key)
-        launch = session_launch(backend, self._config, cwd=self._home, temp_dir=temp_dir, git=git)
+        launch = sandbox_launch(backend, self._config, cwd=self._home, temp_dir=temp_dir, git=git)
         return replace(launch, env={**self.command_env(temp_dir), **launch.env})
 
     def missing(self, key: str) -> list[Path]:
-        """The git pointer files that were missing when session ``key``'s sandbox started
+        """The git pointer files that were missing when connection ``key``'s sandbox started
         (``revert`` removes any a command created)."""
         return self._missing.get(key, [])
 
     def temp_dir(self, key: str) -> Path | None:
-        """The private temporary directory of exec session ``key`` (created on first use, mode
+        """The private temporary directory of connection ``key`` (created on first use, mode
         0700, writable inside the sandbox and given to commands as ``TMPDIR``); None when the
         sandbox is off. Blocking: call it from a worker thread."""
-        if self.backend is None or self.backend.name == "off":
+        if self.backend is None or not self.backend.contains:
             return None
         with self._guard:
             if self._base is None:
@@ -268,10 +268,9 @@ class CommandSandbox:
         return revert_git_files(missing)
 
     def release(self, key: str) -> None:
-        """Remove the temporary directory of exec session ``key`` (when it ends or expires), in a
-        thread of its own: the session store calls this from the event loop, and a command may
-        have left many files there."""
-        self.sessions.release(key)
+        """Connection ``key`` ended: close its sandbox (every process in it ends) and remove its
+        temporary directory, in a thread of its own (a command may have left many files there)."""
+        self.connections.release(key)
         self._missing.pop(key, None)
         if self._base is None:
             return
@@ -279,11 +278,6 @@ class CommandSandbox:
         threading.Thread(
             target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
         ).start()
-
-    @staticmethod
-    def new_key() -> str:
-        """A key for a run that has no exec session (runscript)."""
-        return "run_" + secrets.token_hex(8)
 
     def explain(
         self,
@@ -306,7 +300,7 @@ class CommandSandbox:
         return f"{made_safe}. {note}" if note else made_safe
 
     def command_env(self, temp_dir: Path | None) -> dict[str, str]:
-        """Variables the sandbox gives every command of a session whose temp dir is ``temp_dir``:
+        """Variables the sandbox gives every command of a connection whose temp dir is ``temp_dir``:
         ``TMPDIR``, and ``GIT_CONFIG_GLOBAL`` naming a read-only config there that carries only
         the host user's ``user.name`` and ``user.email`` (``identity.py``; the real
         ``~/.gitconfig`` is hidden). Blocking on the first call (asks git once)."""

@@ -25,13 +25,23 @@ writable (``credential_paths``), unless a ``read_paths`` entry names one exactly
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["DEFAULT_CREDENTIALS", "TEMP_DIRS", "credential_paths", "exposed_paths"]
+__all__ = [
+    "DEFAULT_CREDENTIALS",
+    "SYSTEM_CREDENTIALS",
+    "TEMP_DIRS",
+    "credential_paths",
+    "exposed_paths",
+    "is_root",
+    "root_only_paths",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -236,3 +246,46 @@ def credential_paths(
         if _inside(path, within) and path not in lifted:
             found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+def is_root() -> bool:
+    """Whether the server runs as root (uid 0)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+_ROOT_ONLY_TOPS = ("/etc", "/var")
+_ROOT_ONLY_DEPTH = {"/etc": 8, "/var": 2}
+SYSTEM_CREDENTIALS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/root")
+"""The system's credential files: outside what commands may read under every backend (bubblewrap
+covers them for a root server with ``root_only_paths``; Landlock leaves them out of its readable set)."""
+
+
+@functools.cache
+def root_only_paths() -> tuple[tuple[str, bool], ...]:
+    """What only root may read in ``/etc`` (``/etc/shadow``, ``/etc/gshadow``, sudoers, host keys,
+    private key directories) and in the top two levels of ``/var`` (logs, private state), as
+    ``(path, is_directory)``: a root server's commands run as root in a user namespace of their
+    own, without capabilities, and would still read what root owns; these are covered (an empty
+    file or directory in their place). Found once per server."""
+    found: list[tuple[str, bool]] = []
+    for top in _ROOT_ONLY_TOPS:
+        stack = [(top, 0)]
+        while stack:
+            directory, depth = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    if not info.st_mode & stat.S_IROTH or not info.st_mode & stat.S_IXOTH:
+                        found.append((entry.path, True))
+                    elif depth + 1 < _ROOT_ONLY_DEPTH[top]:
+                        stack.append((entry.path, depth + 1))
+                elif stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IROTH:
+                    found.append((entry.path, False))
+    return tuple(found)

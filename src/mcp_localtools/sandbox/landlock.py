@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.exposure import SYSTEM_CREDENTIALS, is_root, root_only_paths
 from mcp_localtools.sandbox.policy import SandboxPolicy
 
 __all__ = ["LANDLOCK_EXEC", "LandlockBackend", "landlock_spec"]
@@ -28,6 +29,25 @@ class LandlockBackend(Backend):
     """Landlock: ``executable`` is the Python that runs ``landlock_exec.py``."""
 
     name: ClassVar[str] = "landlock"
+    supervised: ClassVar[bool] = True
+    drops_capabilities: ClassVar[bool] = True
+
+    def sandbox_argv(
+        self,
+        *,
+        cwd: Path,
+        temp_dir: Path | None,
+        git: Sequence[Path],
+        tmp_bytes: int,
+        sockets: Sequence[str] = (),
+    ) -> list[str]:
+        """The launcher (``wrap`` of no command: it ends with ``--``); ``tmp_bytes`` bounds each
+        file written instead (``rlimits``)."""
+        return self.wrap([], cwd=cwd, temp_dir=temp_dir, git=git)
+
+    def rlimits(self, tmp_bytes: int) -> dict[str, int]:
+        """``FSIZE``: the largest file a command may write (Landlock has no sized ``/tmp``)."""
+        return {"FSIZE": tmp_bytes}
 
     def wrap(
         self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
@@ -49,15 +69,21 @@ class LandlockBackend(Backend):
 def landlock_spec(policy: SandboxPolicy, *, temp_dir: Path | None) -> dict[str, object]:
     """The ``landlock_exec.py`` spec of ``policy``: Landlock only allows, so the readable set is
     every top-level hierarchy that is not hidden (descending into the directories that contain a
-    hidden one, ``/var`` for ``/var/tmp``), plus the exposed paths (descending the same way
+    hidden one, ``/var`` for ``/var/tmp``) or a system credential (``SYSTEM_CREDENTIALS``, and for a
+    root server what only root may read, ``root_only_paths``), plus the exposed paths (descending the same way
     around the credentials inside one) and the writable ones. A credential inside a writable
     root stays readable here: splitting a root would stop commands creating files at its top."""
-    read = _cover(Path("/"), policy.hidden)
+    writable = [*policy.writable, *([temp_dir] if temp_dir is not None else [])]
+    system = [
+        Path(path)
+        for path in (*SYSTEM_CREDENTIALS, *(path for path, _ in root_only_paths() if is_root()))
+        if not any(Path(path) == place or place.is_relative_to(path) for place in writable)
+    ]
+    read = _cover(Path("/"), [*policy.hidden, *system])
     for path in policy.exposed:
         inside = [secret for secret in policy.secret if secret.is_relative_to(path)]
         read += _cover(path, inside) if inside else [str(path)]
-    writable = [*map(str, policy.writable), *([str(temp_dir)] if temp_dir is not None else [])]
-    return {"read": read, "write": writable, "network": policy.network}
+    return {"read": read, "write": [*map(str, writable)], "network": policy.network}
 
 
 def _cover(directory: Path, excluded: Sequence[Path]) -> list[str]:

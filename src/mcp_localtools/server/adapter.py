@@ -127,10 +127,27 @@ class RegistryServer(MCPServer[Any]):
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> ListToolsResult:
         """``tools/list``: the route's tools as the request's session kept them (``toolsets.py``)."""
+        route = self.routes.current()
         session = self.sessions.existing(connection_of(ctx.session))
+        if not self._moves_with_roots(ctx.session):
+            # The connection's sandbox starts now, in the background, unless the client's roots
+            # (asked at its first call) may give it another route: then at that call.
+            seen = self.sessions.of_request(ctx.session, route.profile)
+            self.sessions.start(seen, id(route.registry), route.registry.start_session)
         has_sessions = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        tools = self.tool_sets.listed(self.routes.current(), session, has_sessions=has_sessions)
+        tools = self.tool_sets.listed(route, session, has_sessions=has_sessions)
         return ListToolsResult(tools=tools)
+
+    def _moves_with_roots(self, server_session: Any) -> bool:
+        """Whether a session of this connection may work in a route of its own (its client
+        declares roots, client roots are on and the request is of the handshake era)."""
+        params = server_session.client_params
+        return (
+            self.roots.enabled
+            and params is not None
+            and params.capabilities.roots is not None
+            and server_session.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -140,6 +157,7 @@ class RegistryServer(MCPServer[Any]):
         if self.tool_sets.is_select(name, session):
             return await self._select(route, session, arguments, context)
         call = await self._call(name, arguments, context, route, session)
+        self.sessions.start(session, id(call.route.registry), call.route.registry.start_session)
         try:
             return await self.pipeline(call)
         finally:

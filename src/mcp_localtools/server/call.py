@@ -9,11 +9,11 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
-from mcp_localtools.registry import ToolSpec
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server.results import to_call_tool_result
 from mcp_localtools.server.routes import Route
 from mcp_localtools.server.sessions import Session, is_modern
+from mcp_localtools.spec import ToolSpec
 
 __all__ = ["Call"]
 

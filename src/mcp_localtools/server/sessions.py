@@ -14,19 +14,20 @@ client never sees another's processes (``is_stateless`` tells such a key).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.connection import Connection
 from mcp.server.mcpserver import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_localtools._sdk import connection_of
-from mcp_localtools.registry import SessionEndFn
+from mcp_localtools.spec import SessionEndFn
 
 __all__ = ["STATELESS_SESSION", "Session", "Sessions", "is_modern", "is_stateless", "stateless_key"]
 
@@ -91,6 +92,8 @@ class Sessions:
         self._minted = 0
         self._stateless: set[str] = set()
         self._serving = 0
+        self._tasks: list[anyio.abc.TaskGroup] = []
+        self._started: dict[tuple[str, int], anyio.CancelScope] = {}
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -100,7 +103,13 @@ class Sessions:
         revision, so its processes and sandboxes would outlive it)."""
         self._serving += 1
         try:
-            yield
+            async with anyio.create_task_group() as tasks:
+                self._tasks.append(tasks)
+                try:
+                    yield
+                finally:
+                    self._tasks.remove(tasks)
+                    tasks.cancel_scope.cancel()
         finally:
             self._serving -= 1
             if not self._serving:
@@ -111,6 +120,7 @@ class Sessions:
         """End every 2026-07-28 key handed out so far (``on_end`` with each)."""
         keys, self._stateless = sorted(self._stateless), set()
         for key in keys:
+            self._stop_started(key)
             for callback in self._on_end:
                 await callback(key)
 
@@ -120,12 +130,36 @@ class Sessions:
         found = connection.state.get(_SESSION_KEY) if connection is not None else None
         return found if isinstance(found, Session) else None
 
+    def start(self, session: Session, key: int, start: Callable[[str], Awaitable[None]]) -> None:
+        """Run ``start(session.id)`` in the background (``Registry.start_session``: the exec tools
+        start the connection's sandbox), once per session and ``key`` (the route's registry);
+        cancelled if the session ends first. Nothing when the server is not being served."""
+        started = (session.id, key)
+        if started in self._started or not self._tasks:
+            return
+        scope = self._started[started] = anyio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                await start(session.id)
+
+        self._tasks[-1].start_soon(run)
+
+    def _stop_started(self, session_id: str) -> None:
+        """Cancel what ``start`` runs for ``session_id`` (it ended) and forget it."""
+        for started in [key for key in self._started if key[0] == session_id]:
+            self._started.pop(started).cancel()
+
     def of(self, context: Context[Any, Any] | None, profile: str | None = None) -> Session:
         """The session of the request ``context`` belongs to, served under ``profile`` (a
         stateless one for None)."""
         if context is None:
             return self._stateless_session(profile, None)
-        session = context.session
+        return self.of_request(context.session, profile)
+
+    def of_request(self, session: Any, profile: str | None = None) -> Session:
+        """The session of a request whose SDK server session is ``session`` (``ServerSession``),
+        served under ``profile``."""
         connection = connection_of(session)
         # A handshake-era connection keeps its Session: found first, nothing else looked up.
         found = connection.state.get(_SESSION_KEY) if connection is not None else None
@@ -140,6 +174,7 @@ class Sessions:
         connection.state[_SESSION_KEY] = made
         for callback in self._on_end:
             connection.exit_stack.push_async_callback(callback, made.id)
+        connection.exit_stack.callback(self._stop_started, made.id)  # first: callbacks run last-in first
         return made
 
     def _stateless_session(self, profile: str | None, client_name: str | None) -> Session:

@@ -28,11 +28,11 @@ from mcp.types import CallToolResult, TextContent, Tool, ToolListChangedNotifica
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_localtools.errors import printable
-from mcp_localtools.registry import READ_ONLY, Registry
+from mcp_localtools.registry import Registry
 from mcp_localtools.server.results import ERROR_META_KEY
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Session
-from mcp_localtools.spec import tool_meta
+from mcp_localtools.spec import READ_ONLY, tool_meta
 
 __all__ = ["SELECT_TOOL", "ToolSets"]
 

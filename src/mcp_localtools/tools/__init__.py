@@ -29,8 +29,9 @@ from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import CallContext, Registry, ToolArgs, ToolSpec
+from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.tools import code, fs, image, text, web
 from mcp_localtools.tools import exec as exec_tools
 from mcp_localtools.tools.exec._declared import declared_spec, declared_specs

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client
+from tests.tools.exec.conftest import NEEDS_BWRAP, exec_client, host_git
 from tests.tools.exec.conftest import run_commands as run
 
 pytestmark = [
@@ -65,8 +65,8 @@ async def test_a_refused_write_to_git_config_names_the_path_and_the_way_that_wor
     host: dict[str, Path], piped: bool
 ) -> None:
     root = host["root"]
+    assert host_git("init", "-q", cwd=root).returncode == 0  # a repository the connection's sandbox finds
     async with exec_client(root, environ={**os.environ, "HOME": str(host["home"])}) as client:
-        await run(client, "git init -q")
         command = "git config user.email other@example.com" + (" 2>&1 | tail -n 3" if piped else "")
         data = await run(client, command)
     (entry,) = data["results"]

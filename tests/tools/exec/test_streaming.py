@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_localtools.registry import CallContext
+from mcp_localtools.spec import CallContext
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from tests.helpers import text_of
 from tests.tools.exec.conftest import exec_client

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_localtools.codeintel.tags import Symbol
-from mcp_localtools.registry import ToolOutput
+from mcp_localtools.spec import ToolOutput
 
 __all__ = ["SymbolEntry", "symbol_entry"]
 

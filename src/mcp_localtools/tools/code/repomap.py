@@ -21,8 +21,8 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.codeintel.tags import Symbol
 from mcp_localtools.errors import printable
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope
 from mcp_localtools.workspace import Workspace
 

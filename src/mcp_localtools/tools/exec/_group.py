@@ -7,21 +7,20 @@ the path policy, the session store, the process runner and the command environme
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-import anyio.to_thread
 
 from mcp_localtools.config import ExecConfig, LimitsConfig
 from mcp_localtools.errors import (
     CommandRefused,
     NotADirectory,
     NotFound,
-    SandboxUnavailable,
     TooLarge,
     ToolError,
 )
@@ -31,19 +30,18 @@ from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.policy.scanner import Dialect
 from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
-from mcp_localtools.processes.session import SandboxGone, SessionSandbox
 from mcp_localtools.processes.sessions import SessionStore
 from mcp_localtools.processes.stored import OutputStore
-from mcp_localtools.processes.supervised import run_supervised
 from mcp_localtools.processes.table import ProcessTable
-from mcp_localtools.registry import ToolAnnotations
 from mcp_localtools.sandbox.command import CommandSandbox
-from mcp_localtools.sandbox.launch import SANDBOX_TMP
-from mcp_localtools.sandbox.runtime_notes import runtime_note
+from mcp_localtools.sandbox.runs import Background, Runs, runs_for
+from mcp_localtools.spec import ToolAnnotations
 from mcp_localtools.tools.exec._described import containment_sentence
 from mcp_localtools.workspace import ServedRoots, Workspace
 
-__all__ = ["EXEC_ANNOTATIONS", "ExecGroup"]
+__all__ = ["EXEC_ANNOTATIONS", "PLAIN_OUTPUT", "ExecGroup"]
+
+logger = logging.getLogger(__name__)
 
 _PER_RUN_OVERHEAD_SECONDS = KILL_GRACE_SECONDS + 6.0  # grace, SIGKILL wait, drain
 
@@ -51,6 +49,10 @@ UNBUFFERED = {"PYTHONUNBUFFERED": "1"}
 """Set by the server for every command and background process: Python writes its output as it
 goes, not in 8 KiB blocks, when stdout is a pipe (a dev server's "Serving HTTP" line arrives).
 Other programs that buffer a pipe's output (C stdio) line-buffer under ``startprocess``'s ``tty``."""
+
+PLAIN_OUTPUT = {"TERM": "dumb", "NO_COLOR": "1"}
+"""Set for every command without a terminal: output is read by a model, not a terminal, so no
+colours or cursor escapes (pytest, git, ls, npm and most tools honour one or the other)."""
 
 
 EXEC_ANNOTATIONS = ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True)
@@ -66,10 +68,10 @@ class ExecGroup:
         policy: the execution policy built from it.
         paths: where working directories and scripts may be.
         limits: ``[limits]`` (the text budget of a result).
-        sessions: shellcommand sessions.
+        sessions: exec sessions (a working directory and environment that later calls reuse).
         runner: starts and stops processes.
         environment: the base environment of commands.
-        sandbox: what contains every command, and the sessions' private temp dirs.
+        sandbox: what contains every command: one sandbox per client connection.
         outputs: full outputs of cut runs, kept for the MCP session as resources.
         processes: the background processes of startprocess and the other process tools.
         served_roots: every root the server serves to any session (``Workspace.served_roots``).
@@ -88,6 +90,8 @@ class ExecGroup:
     served_roots: ServedRoots
     by_backend: dict[str, ExecutionPolicy] = field(default_factory=dict)
     """The execution policy for each sandbox backend (``check_command``), built on first use."""
+    chosen: dict[str, Runs] = field(default_factory=dict)
+    """The path of commands (``_runs``), chosen once the backend is."""
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:
@@ -115,11 +119,7 @@ class ExecGroup:
             policy=ExecutionPolicy.from_config(config, host_rule=workspace.command_rule),
             paths=paths,
             limits=workspace.limits,
-            sessions=SessionStore(
-                ttl_seconds=config.session_ttl_seconds,
-                max_sessions=config.max_sessions,
-                on_forget=sandbox.release,
-            ),
+            sessions=SessionStore(ttl_seconds=config.session_ttl_seconds, max_sessions=config.max_sessions),
             runner=runner,
             environment=CommandEnvironment(
                 workspace.environ,
@@ -249,27 +249,15 @@ class ExecGroup:
             raise TooLarge(f"stdin is {len(data)} bytes (max {MAX_STDIN_BYTES}); write it to a file instead")
         return data
 
-    async def contain(
-        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], temp_key: str
-    ) -> tuple[list[str], dict[str, str], list[Path]]:
-        """``(argv wrapped in the sandbox, env with the session's TMPDIR and git identity, git
-        pointers to revert)``
-        for a command of exec session ``temp_key``.
-
-        Raises:
-            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
-        """
-
-        base = await self.environment.base()  # its HOME and PATH decide what commands see
-
-        def prepare() -> tuple[list[str], list[Path], dict[str, str]]:  # file system work: a thread
-            temp_dir = self.sandbox.temp_dir(temp_key)
-            wrapped, missing = self.sandbox.wrap(argv, cwd=cwd, temp_dir=temp_dir, environ=base)
-            return wrapped, missing, self.sandbox.command_env(temp_dir)
-
-        wrapped, missing, extra = await anyio.to_thread.run_sync(prepare)
-        full = {**env, **extra}
-        return wrapped, full, missing
+    def _runs(self) -> Runs:
+        """The one path of this server's commands (``sandbox/runs.py``), chosen once the backend
+        is (after ``sandbox.ready``)."""
+        runs = self.chosen.get("runs")
+        if runs is None:
+            runs = self.chosen.setdefault(
+                "runs", runs_for(self.sandbox, self.environment, self.runner, self.config.sandbox)
+            )
+        return runs
 
     async def run(
         self,
@@ -280,111 +268,61 @@ class ExecGroup:
         stdin: bytes | None,
         timeout: float,
         on_output: OutputFn | None,
-        temp_key: str,
+        owner: str,
     ) -> RunOutcome:
-        """Run one command inside the sandbox under the policy's output limit; ``temp_key``
-        names the exec session whose sandbox it runs in (bwrap, Landlock: started at the
-        session's first command) or whose private temp dir is its ``TMPDIR``.
+        """Run one command in the sandbox of client connection ``owner``
+        (``CallContext.session_id``) under the policy's output limit, with ``PLAIN_OUTPUT``.
 
         Raises:
-            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
+            SandboxUnavailable: no sandbox works here, or it cannot start (fail closed).
+            SandboxesBusy: no sandbox may be started for ``owner`` now.
         """
-        if self.sandbox.supervised:
-            sandbox, extra = await self.session_sandbox(temp_key)
-            request = RunRequest(
-                argv=argv,
-                cwd=cwd,
-                env={**extra, **env, **UNBUFFERED, "TMPDIR": extra.get("TMPDIR", str(SANDBOX_TMP))},
-                stdin=stdin,
-                timeout=timeout,
-                max_output_bytes=self.policy.max_output_bytes,
-            )
-            outcome = await run_supervised(
-                sandbox,
-                request,
-                on_output,
-                grace_seconds=self.runner.grace_seconds,
-                drain_seconds=self.runner.drain_seconds,
-            )
-            missing = self.sandbox.missing(temp_key)
-            note = runtime_note(
-                self.config.sandbox,
-                stdout=outcome.stdout.text,
-                stderr=outcome.stderr.text,
-                exit_code=outcome.exit_code,
-                refusals=self.sandbox.sessions.refusals(temp_key),
-                unix_sockets_refused=self.sandbox.unix_sockets_refused,
-            )
-            if note is not None:
-                outcome = replace(outcome, sandbox_note=note)
-        else:
-            wrapped, full, missing = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
-            request = RunRequest(
-                argv=wrapped,
-                cwd=cwd,
-                env={**full, **UNBUFFERED},
-                stdin=stdin,
-                timeout=timeout,
-                max_output_bytes=self.policy.max_output_bytes,
-            )
-            outcome = await self.runner.run(request, on_output)
-
-        def settle() -> tuple[tuple[str, ...], tuple[str, ...]]:  # file system work: a thread
-            return (self.sandbox.revert(missing) if missing else ()), self.sandbox.settle()
-
-        reverted, cleaned = await anyio.to_thread.run_sync(settle)
-        return replace(outcome, reverted=reverted, cleaned=cleaned) if reverted or cleaned else outcome
+        env = {**env, **UNBUFFERED, **PLAIN_OUTPUT}
+        request = RunRequest(argv, cwd, env, stdin, timeout, self.policy.max_output_bytes)
+        return await self._runs().run(request, on_output, owner)
 
     async def background(
-        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], temp_key: str
-    ) -> tuple[list[str], dict[str, str], SessionSandbox | None]:
-        """``(argv, env, the session's sandbox)`` for a background process of exec session
-        ``temp_key``: run by the session's supervisor (bwrap, Landlock), else wrapped on its own
-        (Seatbelt: no sandbox is returned).
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str], owner: str, tty: bool = False
+    ) -> Background:
+        """How to start a background process of connection ``owner`` (``tty``: on a
+        pseudo-terminal, which keeps the terminal's ``TERM``; else ``PLAIN_OUTPUT``).
 
         Raises:
-            SandboxUnavailable: no sandbox works here (commands are refused, fail closed).
+            SandboxUnavailable: no sandbox works here, or it cannot start (fail closed).
+            SandboxesBusy: no sandbox may be started for ``owner`` now.
         """
-        if self.sandbox.supervised:
-            sandbox, extra = await self.session_sandbox(temp_key)
-            return (
-                list(argv),
-                {**extra, **env, **UNBUFFERED, "TMPDIR": extra.get("TMPDIR", str(SANDBOX_TMP))},
-                sandbox,
-            )
-        wrapped, full, _ = await self.contain(argv, cwd=cwd, env=env, temp_key=temp_key)
-        return wrapped, {**full, **UNBUFFERED}, None
+        env = {**env, **UNBUFFERED, **({} if tty else PLAIN_OUTPUT)}
+        return await self._runs().background(argv, cwd=cwd, env=env, owner=owner)
 
-    async def end_session(self, owner: str) -> None:
-        """MCP session ``owner`` ended: stop its processes, forget its exec sessions (their
-        sandboxes close)."""
-        with anyio.CancelScope(shield=True):  # a connection torn down by cancellation still cleans up
-            await self.processes.end_session(owner)
-            self.sessions.end_owner(owner)
-            self.sandbox.sessions.reap_idle()
-
-    async def prepare(self, key: str) -> None:
-        """Start exec session ``key``'s sandbox now if it runs in one (so that a sandbox that
-        cannot start is the call's error, not a failure inside a task group).
+    async def prepare(self, owner: str) -> None:
+        """Start connection ``owner``'s sandbox now if it has none (so that a sandbox that cannot
+        start is the call's error, not a failure inside a task group).
 
         Raises:
             SandboxUnavailable: the sandbox cannot start here.
+            SandboxesBusy: no sandbox may be started for ``owner`` now.
         """
-        if self.sandbox.supervised:
-            self.sandbox.sessions.reap_idle()
-            await self.session_sandbox(key)
+        await self.sandbox.ready()
+        await self._runs().warm(owner)
 
-    async def session_sandbox(self, key: str) -> tuple[SessionSandbox, dict[str, str]]:
-        """The started sandbox of exec session ``key`` and the variables its commands get.
-
-        Raises:
-            SandboxUnavailable: the sandbox cannot start here (the reason says why).
-        """
-        base = await self.environment.base()  # its HOME and PATH decide what commands see
+    async def warm(self, owner: str) -> None:
+        """Client connection ``owner`` was seen: start its sandbox in the background, so that its
+        first command finds it ready (``ToolSpec.on_session_start``). A failure is logged; the
+        first command then reports it."""
         try:
-            return await self.sandbox.sessions.get(key, base)
-        except SandboxGone as exc:
-            raise SandboxUnavailable(f"the exec session's sandbox cannot start: {exc}") from None
+            await self.prepare(owner)
+        except ToolError as exc:
+            logger.info("the sandbox of %s was not started ahead: %s", owner, exc.message)
+
+    async def end_session(self, owner: str) -> None:
+        """Client connection ``owner`` ended (``ToolSpec.on_session_end`` of every exec tool):
+        stop its processes, forget its exec sessions and kept outputs, close its sandbox (every
+        process in it ends)."""
+        with anyio.CancelScope(shield=True):  # a connection torn down by cancellation still cleans up
+            await self.processes.end_session(owner)
+            self.sessions.end_owner(owner)
+            await self.outputs.end_session(owner)
+            self.sandbox.release(owner)
 
 
 def _refuses(policy: ExecutionPolicy, command: str, dialect: Dialect) -> bool:

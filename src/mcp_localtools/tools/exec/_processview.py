@@ -10,8 +10,7 @@ import anyio
 from pydantic import Field
 
 from mcp_localtools.processes.table import Background, read_new
-from mcp_localtools.registry import ToolOutput
-from mcp_localtools.spec import served_text
+from mcp_localtools.spec import ToolOutput, served_text
 
 __all__ = [
     "ProcessOutput",

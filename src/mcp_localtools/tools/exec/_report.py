@@ -9,9 +9,9 @@ from pydantic import Field
 
 from mcp_localtools.processes.runner import OUTPUT_STOP_FACTOR, RunOutcome
 from mcp_localtools.processes.stored import KeptOutput, OutputStore, Recorder
-from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import LinkContent, head_tail
 from mcp_localtools.sandbox.command import CommandSandbox
+from mcp_localtools.spec import ToolOutput
 
 __all__ = ["KeptStreams", "RunReport", "cut_reports", "render_run", "report_fields", "share_out"]
 

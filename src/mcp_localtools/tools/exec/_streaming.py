@@ -17,7 +17,7 @@ import math
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_localtools.registry import CallContext
+from mcp_localtools.spec import CallContext
 
 __all__ = ["OutputStreamer"]
 

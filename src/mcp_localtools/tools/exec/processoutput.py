@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import Field
 
 from mcp_localtools import compat
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolSpec
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessOutput, page_bytes, read_output, render_output
 from mcp_localtools.workspace import Workspace

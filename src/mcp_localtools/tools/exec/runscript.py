@@ -45,9 +45,8 @@ from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARG
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
-from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.spec import served
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, served
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -317,31 +316,27 @@ async def run_script(
     )
     stdin = plan.stdin
     timeout = group.policy.timeout_for(args.timeout_seconds)
-    temp_key = group.sandbox.new_key()
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
-    try:
-        await group.prepare(temp_key)
-        async with anyio.create_task_group() as tasks:
-            streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
-            if streamer is not None:
-                tasks.start_soon(streamer.send_all)
-                streamer.command(line)
-            forward = streamer.feed if streamer is not None else None
-            recorder = group.outputs.recorder(forward)
-            kept.recorders.append(recorder)
-            outcome = await group.run(
-                argv,
-                cwd=work.path,
-                env=env,
-                stdin=stdin,
-                timeout=timeout,
-                on_output=recorder.feed if recorder is not None else forward,
-                temp_key=temp_key,
-            )
-            if streamer is not None:
-                await streamer.finish()
-    finally:
-        group.sandbox.release(temp_key)
+    await group.prepare(ctx.session_id)
+    async with anyio.create_task_group() as tasks:
+        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+        if streamer is not None:
+            tasks.start_soon(streamer.send_all)
+            streamer.command(line)
+        forward = streamer.feed if streamer is not None else None
+        recorder = group.outputs.recorder(forward)
+        kept.recorders.append(recorder)
+        outcome = await group.run(
+            argv,
+            cwd=work.path,
+            env=env,
+            stdin=stdin,
+            timeout=timeout,
+            on_output=recorder.feed if recorder is not None else forward,
+            owner=ctx.session_id,
+        )
+        if streamer is not None:
+            await streamer.finish()
     result = RunScriptResult.model_validate(
         {
             "path": str(script.path),
@@ -386,7 +381,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
-        on_session_end=group.outputs.end_session,
+        on_session_start=group.warm,
+        on_session_end=group.end_session,
         resources=group.outputs,
     )
     return with_approval_note(described, workspace.config.approval)

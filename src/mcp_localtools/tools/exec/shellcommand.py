@@ -28,8 +28,8 @@ from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
-from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
+from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -190,7 +190,7 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
     refusal: ToolError | None = None
     skipped = 0
     try:
-        await group.prepare(session.id)  # the session's sandbox, started at its first command
+        await group.prepare(ctx.session_id)  # the connection's sandbox, when it was not started ahead
         # A task group wraps what its body raises in an ExceptionGroup, so the refusal of the
         # first command is kept in ``refusal`` and raised after the group has closed.
         async with anyio.create_task_group() as tasks:
@@ -217,7 +217,7 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
                     stdin=stdin,
                     timeout=timeout,
                     on_output=recorder.feed if recorder is not None else forward,
-                    temp_key=session.id,
+                    owner=ctx.session_id,
                 )
                 results.append(
                     CommandResult.model_validate(
@@ -326,7 +326,8 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=group.call_timeout(policy.max_commands),
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
-        on_session_end=group.outputs.end_session,
+        on_session_start=group.warm,
+        on_session_end=group.end_session,
         resources=group.outputs,
     )
     return with_approval_note(described, workspace.config.approval)

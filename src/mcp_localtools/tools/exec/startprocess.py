@@ -25,9 +25,9 @@ from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
-from mcp_localtools.registry import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.tools.exec._described import with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -133,20 +133,20 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
     if session is None:
         session = group.sessions.create(ctx.session_id)
     group.sessions.update(session, work_dir=work.path if args.work_dir is not None else None, env=call_env)
-    argv, full_env, sandbox = await group.background(
-        command_argv(shell, command), cwd=work.path, env=env, temp_key=session.id
+    start = await group.background(
+        command_argv(shell, command), cwd=work.path, env=env, owner=ctx.session_id, tty=args.tty
     )
     try:
         process = await anyio.to_thread.run_sync(
             partial(
                 group.processes.start,
-                argv,
+                start.argv,
                 owner=ctx.session_id,
                 command=command,
                 shell=shell.name,
                 cwd=work.path,
-                env=full_env,
-                sandbox=sandbox,
+                env=start.env,
+                sandbox=start.sandbox,
                 tty=args.tty,
             )
         )
@@ -210,6 +210,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         timeout_seconds=HARD_MAX_TIMEOUT_SECONDS + 60,
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
+        on_session_start=group.warm,
         on_session_end=group.end_session,
     )
     return with_approval_note(described, workspace.config.approval)

@@ -11,8 +11,8 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
-from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace

@@ -11,9 +11,9 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_TIMEOUT_SECONDS
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolSpec
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import (
     ProcessOutput,

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.policy.execution import MAX_STDIN_BYTES
-from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace

@@ -26,8 +26,8 @@ from mcp_localtools.files.read import FileData
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import fit_image
 from mcp_localtools.parsers.pdf import extract_pdf_text
-from mcp_localtools.registry import ToolOutput
 from mcp_localtools.results import FileContent, ImageContent, ToolResult
+from mcp_localtools.spec import ToolOutput
 from mcp_localtools.tools.fs._textwindow import count_lines, lines_wanted, text_result, text_window
 
 __all__ = ["binary_piece", "is_whole_file_form", "read_binary", "read_pdf_text"]

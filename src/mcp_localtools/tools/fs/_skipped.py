@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from mcp_localtools.registry import ToolOutput
 from mcp_localtools.search.engine import Skipped
+from mcp_localtools.spec import ToolOutput
 from mcp_localtools.tools.fs._roots import SearchRoot
 
 __all__ = ["MAX_SKIPPED", "SkippedPath", "skipped_note", "skipped_paths"]

@@ -25,9 +25,8 @@ from mcp_localtools.files.entries import EntryType, entry_type
 from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import served
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, served
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
 from mcp_localtools.workspace import Workspace
 

@@ -42,8 +42,8 @@ from mcp_localtools.files.entries import kind_of
 from mcp_localtools.files.parents import ParentDir, ensure_subdir, lstat_entry, parent_dir, refuse_roots
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["DeleteFileArgs", "DeleteFileResult", "delete_file", "spec"]

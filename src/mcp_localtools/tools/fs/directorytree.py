@@ -22,11 +22,11 @@ from mcp_localtools.errors import printable
 from mcp_localtools.files.entries import EntryType
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import Skipped, WalkFilters
 from mcp_localtools.search.ignore import RuleChain
 from mcp_localtools.search.walk import WalkEntry, Walker, error_reason, open_below
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, check_globs, opened_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths

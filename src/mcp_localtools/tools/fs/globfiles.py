@@ -23,9 +23,9 @@ from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import Engine, FileHits, ListingReport, WalkFilters
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths

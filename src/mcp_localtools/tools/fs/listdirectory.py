@@ -23,8 +23,8 @@ from mcp_localtools.errors import InvalidArguments, from_os_error, printable
 from mcp_localtools.files.entries import EntryType, entry_type, rfc3339
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["DirectoryEntry", "ListDirectoryArgs", "ListDirectoryResult", "list_directory", "spec"]

@@ -17,8 +17,8 @@ from mcp_localtools.errors import (
 from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["MAX_NEW_DIRECTORIES", "MakeDirectoryArgs", "MakeDirectoryResult", "make_directory", "spec"]

@@ -16,8 +16,8 @@ from mcp_localtools.mime import (
     normalise_extension,
 )
 from mcp_localtools.offload import offload
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["MimeForExtensionArgs", "MimeForExtensionResult", "mime_for_extension", "spec"]

@@ -29,8 +29,8 @@ from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import ReturnedImage
 from mcp_localtools.parsers.pdf import MAX_PAGES_SPEC
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.tools.fs._binaryforms import binary_piece, is_whole_file_form, read_binary, read_pdf_text
 from mcp_localtools.tools.fs._textwindow import TextWindow, lines_wanted, read_lines, text_result, text_window
 from mcp_localtools.units import size_text

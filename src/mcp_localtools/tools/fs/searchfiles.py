@@ -21,11 +21,11 @@ from mcp_localtools import compat
 from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
 from mcp_localtools.errors import LocalToolsError, printable
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, EngineOutput, FileHits, Skipped, WalkFilters
 from mcp_localtools.search.line import cap_lines
 from mcp_localtools.search.regex import ContentRegex, compile_path_regex
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
 from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root

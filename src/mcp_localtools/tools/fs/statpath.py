@@ -19,8 +19,8 @@ from mcp_localtools.files.entries import EntryType, entry_type, rfc3339
 from mcp_localtools.files.read import stat_path
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["StatPathArgs", "StatPathResult", "spec", "stat_file"]

@@ -37,8 +37,8 @@ from mcp_localtools.files.parents import lstat_entry, parent_dir, read_entry
 from mcp_localtools.files.read import sha256_hex
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.fs.readfile import Encoding
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace

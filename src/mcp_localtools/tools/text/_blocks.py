@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import Field
 
 from mcp_localtools.errors import AmbiguousMatch, NoMatch
-from mcp_localtools.registry import ToolArgs
+from mcp_localtools.spec import ToolArgs
 from mcp_localtools.tools.text._lines import (
     LISTED_LINES,
     TextLines,

@@ -16,8 +16,8 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import DESTRUCTIVE, ToolSpec
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import DESTRUCTIVE, ToolSpec
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report

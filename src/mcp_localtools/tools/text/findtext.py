@@ -26,8 +26,8 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.regexes import RegexError, compile_re2
-from mcp_localtools.registry import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.tools.text._lines import block_starts, check_no_overlap, line_list, trimmed
 from mcp_localtools.tools.text._textfile import read_text
 from mcp_localtools.tools.text.readtextrange import NumberedLine

@@ -19,8 +19,8 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.results import ToolResult
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
 from mcp_localtools.tools.text._lines import line_list, splice, trimmed, unique_block
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
 from mcp_localtools.tools.text._textfile import check_edit, edit_text

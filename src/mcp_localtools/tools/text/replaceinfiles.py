@@ -22,10 +22,9 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, NotADirectory, TooLarge, ToolError
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.registry import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
-from mcp_localtools.spec import served
+from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec, served
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._match import MatchMode, compile_regex, replace_every

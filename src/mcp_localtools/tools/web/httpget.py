@@ -30,8 +30,8 @@ from mcp_localtools.parsers.images import (
     fit_image,
 )
 from mcp_localtools.policy.network import NetworkPolicy
-from mcp_localtools.registry import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.results import ImageContent, ToolResult, cut_text
+from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
 from mcp_localtools.tools.web._proxies import proxies_from
 from mcp_localtools.workspace import Workspace

@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_localtools import compat
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.registry import ToolSpec
+from mcp_localtools.spec import ToolSpec
 from mcp_localtools.tools.exec._declared.run import (
     DeclaredResult,
     check_declared,
@@ -73,7 +73,8 @@ def declared_spec(
         timeout_seconds=group.call_timeout(len(tool.steps)),
         unsupported=compat.why_unsupported(process_groups=True),
         on_register=group.sandbox.start,
-        on_session_end=group.outputs.end_session,
+        on_session_start=group.warm,
+        on_session_end=group.end_session,
         resources=group.outputs,
     )
     return with_approval_note(spec, workspace.config.approval)

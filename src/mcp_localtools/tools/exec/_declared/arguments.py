@@ -29,7 +29,7 @@ from pydantic import Field, TypeAdapter, ValidationError, create_model
 from pydantic_core import SchemaError
 
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.registry import ToolArgs
+from mcp_localtools.spec import ToolArgs
 
 __all__ = ["Arguments", "read_arguments"]
 

@@ -24,8 +24,8 @@ from pydantic import Field
 from mcp_localtools.errors import NotFound, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
-from mcp_localtools.registry import CallContext, ToolArgs, ToolOutput
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput
 from mcp_localtools.tools.exec._declared.table import DeclaredTool
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
@@ -156,41 +156,37 @@ async def run_declared(
         ToolError: a check refused the call (nothing ran), or the sandbox cannot start.
     """
     plan = await _plan(args, tool, group)
-    temp_key = group.sandbox.new_key()
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     steps: list[StepResult] = []
     failed: int | None = None
-    try:
-        await group.prepare(temp_key)
-        async with anyio.create_task_group() as tasks:
-            streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+    await group.prepare(ctx.session_id)
+    async with anyio.create_task_group() as tasks:
+        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+        if streamer is not None:
+            tasks.start_soon(streamer.send_all)
+        for number, (argv, line) in enumerate(zip(plan.argvs, plan.lines, strict=True), start=1):
             if streamer is not None:
-                tasks.start_soon(streamer.send_all)
-            for number, (argv, line) in enumerate(zip(plan.argvs, plan.lines, strict=True), start=1):
-                if streamer is not None:
-                    streamer.command(line)
-                forward = streamer.feed if streamer is not None else None
-                recorder = group.outputs.recorder(forward)
-                kept.recorders.append(recorder)
-                outcome = await group.run(
-                    argv,
-                    cwd=plan.work.path,
-                    env=plan.env,
-                    stdin=None,
-                    timeout=plan.timeout,
-                    on_output=recorder.feed if recorder is not None else forward,
-                    temp_key=temp_key,
-                )
-                steps.append(
-                    StepResult.model_validate({"command": line, **report_fields(outcome, group.sandbox)})
-                )
-                if outcome.exit_code != 0 or outcome.timed_out:
-                    failed = number
-                    break
-            if streamer is not None:
-                await streamer.finish()
-    finally:
-        group.sandbox.release(temp_key)
+                streamer.command(line)
+            forward = streamer.feed if streamer is not None else None
+            recorder = group.outputs.recorder(forward)
+            kept.recorders.append(recorder)
+            outcome = await group.run(
+                argv,
+                cwd=plan.work.path,
+                env=plan.env,
+                stdin=None,
+                timeout=plan.timeout,
+                on_output=recorder.feed if recorder is not None else forward,
+                owner=ctx.session_id,
+            )
+            steps.append(
+                StepResult.model_validate({"command": line, **report_fields(outcome, group.sandbox)})
+            )
+            if outcome.exit_code != 0 or outcome.timed_out:
+                failed = number
+                break
+        if streamer is not None:
+            await streamer.finish()
     return _result(steps, failed, plan, kept, group)
 
 

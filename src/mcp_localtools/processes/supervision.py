@@ -1,7 +1,7 @@
 """One sandbox per exec session: a supervisor inside it starts every command of the session.
 
 The sandbox's wrapper (``bwrap OPTIONS --`` or the Landlock launcher) and the supervisor's spec
-come from ``sandbox/launch.py``; this module only runs what it is given. ``SessionSandbox.start``
+come from ``sandbox/launch.py``; this module only runs what it is given. ``SupervisedSandbox.start``
 runs the backend's wrapper (bubblewrap's namespaces, or Landlock) around
 ``supervisor.py`` once, at the session's first command; ``spawn`` then asks the supervisor for each
 command over a ``SOCK_SEQPACKET`` socket pair, passing the command's stdin, stdout and stderr as file
@@ -38,12 +38,17 @@ from anyio.lowlevel import EventLoopToken
 
 from mcp_localtools import compat
 
-__all__ = ["SUPERVISOR", "RunState", "SandboxGone", "SessionSandbox"]
+__all__ = ["SUPERVISOR", "RunState", "SandboxGone", "SupervisedSandbox"]
 
 logger = logging.getLogger(__name__)
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 """The script that runs inside each session's sandbox (see its docstring for the protocol)."""
+SANDBOX_ENV: dict[str, str] = {}
+"""The whole environment of the wrapper (bubblewrap, the Landlock launcher) and the supervisor:
+empty. Commands can read every ``/proc/*/environ`` in their sandbox, so the server's variables
+(an API key a client config passes the server) must be in none of them; each command gets its
+own environment in its spawn request."""
 _MAX_MESSAGE = 64 * 1024
 _START_SECONDS = 30.0
 _EXIT_SECONDS = 5.0
@@ -76,7 +81,7 @@ class RunState:
     waiters: list[anyio.Event] = field(default_factory=list)
 
 
-class SessionSandbox:
+class SupervisedSandbox:
     """The sandbox of one exec session and its supervisor.
 
     Args:
@@ -145,6 +150,7 @@ class SessionSandbox:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 pass_fds=(theirs.fileno(),),
+                env=SANDBOX_ENV,  # nothing of the server's: every process here is readable by commands
                 start_new_session=True,
                 preexec_fn=self._enter,  # joins the cgroup between fork and exec
             )
