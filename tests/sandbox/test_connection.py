@@ -111,3 +111,20 @@ async def test_commands_without_a_terminal_get_output_for_a_reader(tmp_path: Pat
     async with Client(build_server(config_for(tmp_path), environ=environ), raise_exceptions=True) as client:
         data = await run_commands(client, 'echo "$TERM $NO_COLOR"')
     assert data["results"][0]["stdout"] == "dumb 1\n"
+
+
+async def test_a_single_two_gigabyte_line_is_stopped_once_the_limit_was_read(tmp_path: Path) -> None:
+    """Output is stopped by bytes, not lines: the run ends once a stream passed 64 times
+    ``max_output_bytes`` (what is read past that is at most one pipe's worth), and its result
+    comes back within a hang guard (the sandbox's note scanned the one long line in quadratic time)."""
+    async with Client(
+        build_server(config_for(tmp_path), environ=dict(os.environ)), raise_exceptions=True
+    ) as client:
+        with anyio.fail_after(120):
+            data = await client.call_tool(
+                "shellcommand", {"commands": ["head -c 2000000000 /dev/zero | tr '\\0' x"]}
+            )
+    (entry,) = (data.structured_content or {})["results"]
+    limit = 64 * 256 * 1024
+    assert entry["outputStopped"] and entry["exitCode"] != 0
+    assert limit < entry["stdoutBytes"] <= limit + 2 * 1024 * 1024, entry["stdoutBytes"]
