@@ -98,6 +98,9 @@ children lists) can be read."""
 HAS_PRCTL: Final[bool] = sys.platform == "linux"
 """Linux's ``prctl`` (child subreaper, dumpable flag) can be called."""
 
+HAS_FCHOWN: Final[bool] = hasattr(os, "fchown") and hasattr(os, "geteuid")
+"""A file's owner can be set through its descriptor, and the server's own uid read (POSIX)."""
+
 _NO_DIR_FD = (
     "this platform cannot open directories as descriptors for dir_fd= calls (os.supports_dir_fd), "
     "which the race-free file operations need"

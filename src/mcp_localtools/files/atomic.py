@@ -24,6 +24,7 @@ from mcp_localtools.errors import (
     AlreadyExists,
     from_os_error,
 )
+from mcp_localtools.files.owner import adopt_owner
 
 __all__ = ["CHUNK_BYTES", "rename_noclobber", "stop_if_cancelled", "temp_name", "write_atomic"]
 
@@ -130,6 +131,7 @@ def write_atomic(
         try:
             if mode is not None:
                 compat.fchmod(fd, mode)
+            adopt_owner(fd, dir_fd, name if replace else None)
             for piece in (data,) if isinstance(data, bytes) else data:
                 view = memoryview(piece)
                 while view:

@@ -22,6 +22,7 @@ from mcp_localtools.errors import (
     TooLarge,
     from_os_error,
 )
+from mcp_localtools.files.owner import adopt_owner
 from mcp_localtools.files.read import read_open_file
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.spec import served_text
@@ -129,11 +130,14 @@ def parent_dir(
                 except OSError as exc:
                     raise from_os_error(exc, str(probe)) from exc
                 try:
-                    fd = os.open(name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=fd)
+                    child = os.open(name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=fd)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:
                         raise SymlinkRefused(f"{probe} became a symlink while it was being created") from exc
                     raise from_os_error(exc, str(probe)) from exc
+                if created and created[-1][1] == name and created[-1][0] == fd:
+                    adopt_owner(child, fd)
+                fd = child
                 stack.callback(os.close, fd)
             yield ParentDir(fd=fd, name=target.name, path=target, created=[p for _, _, p in created])
         except BaseException:

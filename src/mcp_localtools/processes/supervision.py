@@ -91,7 +91,8 @@ class SupervisedSandbox:
         listeners: serves on each listening socket the supervisor hands over (the filtering
             proxy on the sandbox's loopback); returns how to stop serving.
         python: the interpreter that runs the supervisor (visible inside the sandbox).
-        enter: run in the wrapper's child before ``exec`` (joining the session's cgroup).
+        enter: run in the wrapper's child before ``exec`` (joining the sandbox's cgroup).
+        user: ``(uid, gid)`` the wrapper is started as (after ``enter``), or None: the server's.
         on_end: called once the sandbox has ended and its wrapper is reaped.
     """
 
@@ -104,7 +105,9 @@ class SupervisedSandbox:
         python: str = sys.executable,
         enter: Callable[[], None] | None = None,
         on_end: Callable[[], None] | None = None,
+        user: tuple[int, int] | None = None,
     ) -> None:
+        self._user = user
         self._argv = [*wrapper, python, "-I", "-S", "-c", _supervisor_source(), json.dumps(spec)]
         self._listeners = listeners
         self._enter = enter
@@ -152,7 +155,7 @@ class SupervisedSandbox:
                 pass_fds=(theirs.fileno(),),
                 env=SANDBOX_ENV,  # nothing of the server's: every process here is readable by commands
                 start_new_session=True,
-                preexec_fn=self._enter,  # joins the cgroup between fork and exec
+                preexec_fn=self._prepare_child if self._enter or self._user else None,
             )
         except OSError as exc:
             self._failure = f"cannot start the sandbox: {exc}"
@@ -166,6 +169,17 @@ class SupervisedSandbox:
             self._read(process)
         finally:
             self._finish(ours, process)
+
+    def _prepare_child(self) -> None:
+        """In the wrapper's child before ``exec``: join the cgroup (as the server), then become
+        ``user`` for good."""
+        if self._enter is not None:
+            self._enter()
+        if self._user is not None:
+            uid, gid = self._user
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
 
     def _finish(self, sock: socket.socket, process: subprocess.Popen[bytes]) -> None:
         self.closed = True

@@ -36,6 +36,9 @@ class Backend:
     """Whether the sandbox has its own sized ``/tmp`` (then the commands' ``TMPDIR``)."""
     drops_capabilities: ClassVar[bool] = False
     """Whether a root server's supervisor must drop every capability itself (no user namespace)."""
+    runs_as_owner: ClassVar[bool] = False
+    """Whether a root server's commands run as the owner of the root that holds their working
+    directory (``sandbox_argv``'s ``user``), when that owner is not root."""
     executable: str
     policy: SandboxPolicy
 
@@ -59,10 +62,12 @@ class Backend:
         git: Sequence[Path],
         tmp_bytes: int,
         sockets: Sequence[str] = (),
+        user: tuple[int, int] | None = None,
     ) -> list[str]:
         """For a ``supervised`` backend: the argv before the supervisor's that starts one
         long-lived sandbox in ``cwd``, whose empty writable directories hold ``tmp_bytes`` each
-        and where the UNIX socket paths ``sockets`` are reachable.
+        and where the UNIX socket paths ``sockets`` are reachable; ``user`` (uid, gid): the
+        identity the sandbox is started with by a root server (``runs_as_owner``).
 
         Raises:
             NotImplementedError: the backend wraps each command (``wrap``) instead.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from mcp_localtools.sandbox.backend import Backend, run_probe
-from mcp_localtools.sandbox.exposure import is_root, root_only_paths
+from mcp_localtools.sandbox.exposure import is_root, root_only_paths, usable_by
 from mcp_localtools.sandbox.git import CREATED_WHEN_MISSING, nested_git_paths, pinned
 from mcp_localtools.sandbox.policy import SandboxPolicy, real_dir
 
@@ -31,6 +31,7 @@ class BwrapBackend(Backend):
     name: ClassVar[str] = "bwrap"
     supervised: ClassVar[bool] = True
     private_tmp: ClassVar[bool] = True
+    runs_as_owner: ClassVar[bool] = True
 
     def sandbox_argv(
         self,
@@ -40,14 +41,16 @@ class BwrapBackend(Backend):
         git: Sequence[Path],
         tmp_bytes: int,
         sockets: Sequence[str] = (),
+        user: tuple[int, int] | None = None,
     ) -> list[str]:
         """``bwrap OPTIONS --`` for a long-lived sandbox: ``bwrap_arguments`` with a size for
         every empty directory it mounts (``/tmp``, the commands' ``TMPDIR``, the hidden home,
         ``/dev/shm``), a user namespace of its own when the server runs as root (there
-        ``RLIMIT_NPROC`` counts only the sandbox's processes, and what only root may read is
-        covered: ``root_only_paths``), and the allowed UNIX sockets bound in last."""
+        ``RLIMIT_NPROC`` counts only the sandbox's processes, and, unless it starts as ``user``,
+        what only root may read is covered: ``root_only_paths``), and the allowed UNIX sockets
+        bound in last."""
         options = bwrap_arguments(self.policy, cwd=cwd, temp_dir=temp_dir, git=git)
-        return [self.executable, *_sized(options, self.policy, tmp_bytes, sockets), "--"]
+        return [self.executable, *_sized(options, self.policy, tmp_bytes, sockets, user), "--"]
 
     def wrap(
         self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None
@@ -106,10 +109,16 @@ def bwrap_arguments(
     return args
 
 
-def _sized(options: list[str], policy: SandboxPolicy, tmp_bytes: int, sockets: Sequence[str]) -> list[str]:
+def _sized(
+    options: list[str],
+    policy: SandboxPolicy,
+    tmp_bytes: int,
+    sockets: Sequence[str],
+    user: tuple[int, int] | None,
+) -> list[str]:
     """``options`` with a ``--size`` before each hidden directory's tmpfs, a sized ``/dev/shm``,
-    the ``sockets`` that exist bound in, and for a root server a user namespace and root's own
-    files covered (never a root or a parent of one)."""
+    the ``sockets`` that exist bound in, and for a root server a user namespace and, when it
+    runs as root (no ``user``), root's own files covered (never a root or a parent of one)."""
     size = str(tmp_bytes)
     hidden_names = {str(path) for path in policy.hidden}
     out: list[str] = []
@@ -127,12 +136,30 @@ def _sized(options: list[str], policy: SandboxPolicy, tmp_bytes: int, sockets: S
     for path in sockets:
         if path != "*" and os.path.exists(path):  # noqa: PTH110
             out += ["--bind", path, path]
+    if user is not None:  # bubblewrap runs as the user: it cannot bind what the user cannot reach
+        out = _reachable(out, user)
     if is_root():
         out.append("--unshare-user")
+    if is_root() and user is None:  # another user cannot read root's files anyway
         for path, is_dir in root_only_paths():
             if any(Path(path) == root or root.is_relative_to(path) for root in policy.writable):
                 continue  # never cover a root
             out += ["--tmpfs", path, "--remount-ro", path] if is_dir else ["--ro-bind", "/dev/null", path]
+    return out
+
+
+def _reachable(options: list[str], user: tuple[int, int]) -> list[str]:
+    """``options`` without the binds whose source ``user`` cannot reach (a root server's
+    toolchains under ``/root`` for a sandbox started as a checkout's owner)."""
+    out: list[str] = []
+    index = 0
+    while index < len(options):
+        option = options[index]
+        if option in ("--ro-bind", "--bind") and not usable_by(options[index + 1], user, 4):
+            index += 3
+            continue
+        out.append(option)
+        index += 1
     return out
 
 

@@ -23,6 +23,7 @@ import anyio.to_thread
 from mcp_localtools.config import SandboxConfig, WebConfig
 from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.sandbox.backend import Backend
+from mcp_localtools.sandbox.exposure import is_root
 from mcp_localtools.sandbox.git import missing_git_files
 from mcp_localtools.sandbox.git import revert as revert_git_files
 from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
@@ -80,6 +81,7 @@ class CommandSandbox:
         self._identity: str | None = None
         self._home = base_dir or (Path(roots[0]) if roots else Path("/"))
         self._missing: dict[str, list[Path]] = {}
+        self._owners: dict[Path, tuple[int, int]] = {}
         self.connections = ConnectionSandboxes(self._launch_for, config, web)
 
     def start(self) -> None:
@@ -101,6 +103,8 @@ class CommandSandbox:
                 config.mode, policy, bwrap=config.bwrap_path, passed_over=passed_over
             )
             self.reason = "; ".join(passed_over)  # why a weaker backend was taken
+            if is_root():
+                self._owners = _owners(self._layout[0])
         except SandboxUnavailable as exc:
             self.reason = exc.message
             logger.error("COMMANDS WILL BE REFUSED: %s", exc.message)
@@ -225,19 +229,22 @@ class CommandSandbox:
             and (unix_socket_filter() is not None)
         )
 
-    def _launch_for(self, key: str, environ: Mapping[str, str] | None) -> SandboxLaunch:
+    def _launch_for(
+        self, key: str, environ: Mapping[str, str] | None, user: tuple[int, int] | None = None
+    ) -> SandboxLaunch:
         """The launch of connection ``key``'s sandbox for commands whose base environment is
         ``environ`` (its ``HOME`` and ``PATH`` decide what is hidden and exposed); takes the roots'
         repositories from the tracker once for the sandbox (their git paths stay read-only in it),
         and gives commands the connection's variables (``command_env``: the git identity;
-        ``TMPDIR`` is the sandbox's own ``/tmp`` under bubblewrap). Blocking: a worker thread."""
+        ``TMPDIR`` is the sandbox's own ``/tmp`` under bubblewrap); ``user``: the identity it
+        starts as (``identity``), which then owns its temp dir. Blocking: a worker thread."""
         if self.backend is None:
             raise SandboxUnavailable(self.reason or "the sandbox is not ready")
         backend = self._backend_for(environ)
         git = self._repositories(backend.policy.writable).protected()
         self._missing[key] = missing_git_files(git)
-        temp_dir = self.temp_dir(key)
-        launch = sandbox_launch(backend, self._config, cwd=self._home, temp_dir=temp_dir, git=git)
+        temp_dir = self.temp_dir(key, user)
+        launch = sandbox_launch(backend, self._config, cwd=self._home, temp_dir=temp_dir, git=git, user=user)
         return replace(launch, env={**self.command_env(temp_dir), **launch.env})
 
     def missing(self, key: str) -> list[Path]:
@@ -245,7 +252,19 @@ class CommandSandbox:
         (``revert`` removes any a command created)."""
         return self._missing.get(key, [])
 
-    def temp_dir(self, key: str) -> Path | None:
+    def identity(self, cwd: Path) -> tuple[int, int] | None:
+        """``(uid, gid)`` a command in ``cwd`` runs as: for a root server whose backend can
+        (``Backend.runs_as_owner``), the owner of the root that holds ``cwd`` when that is not
+        root (a container's root server in a checkout of the host's user); else None (the
+        server's own identity). The roots' owners are read once, when the backend is chosen."""
+        if self.backend is None or not self.backend.runs_as_owner:
+            return None
+        for root, owner in self._owners.items():
+            if cwd == root or cwd.is_relative_to(root):
+                return owner
+        return None
+
+    def temp_dir(self, key: str, user: tuple[int, int] | None = None) -> Path | None:
         """The private temporary directory of connection ``key`` (created on first use, mode
         0700, writable inside the sandbox and given to commands as ``TMPDIR``); None when the
         sandbox is off. Blocking: call it from a worker thread."""
@@ -260,6 +279,9 @@ class CommandSandbox:
             base = self._base
         path = base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
         path.mkdir(mode=0o700, exist_ok=True)
+        if user is not None:
+            os.chown(path, *user)
+            base.chmod(0o711)
         return path
 
     @staticmethod
@@ -317,6 +339,19 @@ class CommandSandbox:
                 write_read_only(config, text)
             extra["GIT_CONFIG_GLOBAL"] = str(config)
         return extra
+
+
+def _owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
+    """The roots that belong to a user other than root, with that user's ``(uid, gid)``."""
+    found: dict[Path, tuple[int, int]] = {}
+    for root in roots:
+        try:
+            info = os.stat(root)
+        except OSError:
+            continue
+        if info.st_uid != 0:
+            found[Path(root)] = (info.st_uid, info.st_gid)
+    return found
 
 
 def _sweep_stale() -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "exposed_paths",
     "is_root",
     "root_only_paths",
+    "usable_by",
 ]
 
 logger = logging.getLogger(__name__)
@@ -289,3 +290,21 @@ def root_only_paths() -> tuple[tuple[str, bool], ...]:
                 elif stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IROTH:
                     found.append((entry.path, False))
     return tuple(found)
+
+
+def usable_by(path: str | Path, user: tuple[int, int], bits: int) -> bool:
+    """Whether ``user`` (uid, gid) may reach ``path`` (search permission on every directory above
+    it) and has the permission ``bits`` (4 read, 2 write, 1 execute or search) on it, by its mode
+    bits alone (a root server deciding what a sandbox started as another user can use)."""
+    uid, gid = user
+
+    def allows(info: os.stat_result, wanted: int) -> bool:
+        shift = 6 if info.st_uid == uid else 3 if info.st_gid == gid else 0
+        return (info.st_mode >> shift) & wanted == wanted
+
+    try:
+        return all(allows(os.stat(parent), 1) for parent in reversed(Path(path).parents)) and allows(
+            os.stat(path), bits
+        )
+    except OSError:
+        return False

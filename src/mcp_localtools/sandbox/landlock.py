@@ -40,6 +40,7 @@ class LandlockBackend(Backend):
         git: Sequence[Path],
         tmp_bytes: int,
         sockets: Sequence[str] = (),
+        user: tuple[int, int] | None = None,
     ) -> list[str]:
         """The launcher (``wrap`` of no command: it ends with ``--``); ``tmp_bytes`` bounds each
         file written instead (``rlimits``)."""

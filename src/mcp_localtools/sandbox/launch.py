@@ -43,13 +43,14 @@ import anyio.to_thread
 from mcp_localtools.config import SandboxConfig, WebConfig
 from mcp_localtools.errors import SandboxesBusy
 from mcp_localtools.processes.supervision import SandboxGone, SupervisedSandbox
+from mcp_localtools.processes.tree import harden_server_process
 from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.cgroups import PidsCgroup
-from mcp_localtools.sandbox.exposure import is_root
+from mcp_localtools.sandbox.exposure import is_root, usable_by
 from mcp_localtools.sandbox.proxy import PROXY_PORT, ProxyServer, Refusal, RefusalLog, proxy_environment
 from mcp_localtools.sandbox.seccomp import unix_socket_filter
 
-__all__ = ["ConnectionSandboxes", "SandboxGone", "SandboxLaunch", "sandbox_launch"]
+__all__ = ["ConnectionSandboxes", "SandboxGone", "SandboxLaunch", "sandbox_key", "sandbox_launch"]
 
 MiB = 1024 * 1024
 _numbers = itertools.count(1)
@@ -67,6 +68,8 @@ class SandboxLaunch:
         env: variables every command of the connection gets (``TMPDIR``, the proxy's).
         proxy: whether the supervisor opens the proxy's listener.
         cgroup: the sandbox's pids cgroup (a root server's process limit), or None.
+        user: ``(uid, gid)`` the sandbox is started as, or None: the server's own.
+        python: the interpreter of its supervisor (``supervisor_python``).
     """
 
     wrapper: list[str]
@@ -74,10 +77,18 @@ class SandboxLaunch:
     env: dict[str, str] = field(default_factory=dict)
     proxy: bool = False
     cgroup: PidsCgroup | None = None
+    user: tuple[int, int] | None = None
+    python: str = sys.executable
 
 
 def sandbox_launch(
-    backend: Backend, config: SandboxConfig, *, cwd: Path, temp_dir: Path | None, git: Sequence[Path]
+    backend: Backend,
+    config: SandboxConfig,
+    *,
+    cwd: Path,
+    temp_dir: Path | None,
+    git: Sequence[Path],
+    user: tuple[int, int] | None = None,
 ) -> SandboxLaunch:
     """The launch of a connection's sandbox under ``backend`` (a ``supervised`` one).
 
@@ -87,6 +98,7 @@ def sandbox_launch(
         cwd: where the supervisor starts (commands get their own working directory).
         temp_dir: the connection's directory on the host (Landlock's ``TMPDIR``).
         git: the protected git paths of the roots' repositories, found once for the sandbox.
+        user: ``(uid, gid)`` the sandbox starts as (a root server in another user's root), or None.
     """
     tmp_bytes = config.tmp_mb * MiB
     rlimits: dict[str, int] = {
@@ -98,7 +110,7 @@ def sandbox_launch(
     closed = not config.network
     program = unix_socket_filter() if closed and not config.allow_unix_sockets else None
     wrapper = backend.sandbox_argv(
-        cwd=cwd, temp_dir=temp_dir, git=git, tmp_bytes=tmp_bytes, sockets=config.allow_unix_sockets
+        cwd=cwd, temp_dir=temp_dir, git=git, tmp_bytes=tmp_bytes, sockets=config.allow_unix_sockets, user=user
     )
     tmp = SANDBOX_TMP if backend.private_tmp else temp_dir
     proxy = backend.private_tmp and closed and bool(config.allowed_domains)  # a network namespace of its own
@@ -116,17 +128,32 @@ def sandbox_launch(
         "listen": [PROXY_PORT] if proxy else [],
         "drop_capabilities": backend.drops_capabilities and is_root(),
     }
-    return SandboxLaunch(wrapper, spec, env, proxy, cgroup)
+    return SandboxLaunch(wrapper, spec, env, proxy, cgroup, user, supervisor_python(user))
 
 
-def supervisor_python() -> str:
-    """The Python that runs the supervisor: the server's own, or, where the server cannot see its
-    own interpreter's real path (a server started as another user through a link), the system's
-    ``python3``."""
-    own = os.path.realpath(sys.executable)
-    if os.access(own, os.X_OK):
-        return sys.executable
-    return shutil.which("python3", path="/usr/bin:/bin:/usr/local/bin") or sys.executable
+def supervisor_python(user: tuple[int, int] | None = None) -> str:
+    """The Python that runs the supervisor: the server's own, or, where the sandbox's identity
+    (``user``, else the server's) cannot run it (a server started as another user through a
+    link; a root server's interpreter under ``/root`` for a sandbox started as the root's
+    owner), the system's ``python3``."""
+    system = shutil.which("python3", path="/usr/bin:/bin:/usr/local/bin")
+    for candidate in (sys.executable, system):
+        if candidate and (
+            os.access(os.path.realpath(candidate), os.X_OK)
+            if user is None
+            else usable_by(os.path.realpath(candidate), user, 5)
+        ):
+            return candidate
+    return sys.executable
+
+
+_BY_USER = "#uid"
+
+
+def sandbox_key(owner: str, user: tuple[int, int] | None) -> str:
+    """The key of connection ``owner``'s sandbox whose commands run as ``user`` (None: as the
+    server): ``owner`` itself, or ``owner#uidN``."""
+    return owner if user is None else f"{owner}{_BY_USER}{user[0]}"
 
 
 RECENT_SECONDS = 60.0
@@ -153,8 +180,8 @@ class ConnectionSandboxes:
     (``CallContext.session_id``).
 
     Args:
-        launch: builds the launch of an owner's sandbox for commands whose base environment is
-            given (blocking: it walks the roots once).
+        launch: builds the launch of a sandbox (its key, the commands' base environment, the
+            identity it starts as; blocking: it walks the roots once).
         config: ``[exec.sandbox]`` (``max_sandboxes``, ``allowed_domains``).
         web: ``[web]`` (the proxy refuses its ``blocked_hosts`` too).
         clock: monotonic seconds (tests pass their own).
@@ -162,7 +189,7 @@ class ConnectionSandboxes:
 
     def __init__(
         self,
-        launch: Callable[[str, Mapping[str, str] | None], SandboxLaunch],
+        launch: Callable[[str, Mapping[str, str] | None, tuple[int, int] | None], SandboxLaunch],
         config: SandboxConfig,
         web: WebConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -184,38 +211,43 @@ class ConnectionSandboxes:
         return sum(not entry.sandbox.closed for entry in self._entries.values())
 
     async def get(
-        self, owner: str, environ: Mapping[str, str] | None = None
+        self, owner: str, environ: Mapping[str, str] | None = None, user: tuple[int, int] | None = None
     ) -> tuple[SupervisedSandbox, dict[str, str]]:
         """The started sandbox of ``owner`` and the variables its commands get; started now when
         the owner has none, or when its sandbox ended. Starting is shielded from cancellation
-        (a sandbox half started would be left running).
+        (a sandbox half started would be left running). ``user``: the identity its commands run
+        as (a root server in another user's root): a connection has a sandbox per identity.
 
         Raises:
             SandboxGone: the sandbox cannot start (the message says why).
             SandboxesBusy: ``max_sandboxes`` are live and none may be closed to make room.
         """
-        entry = self._entries.get(owner)
+        key = sandbox_key(owner, user)
+        entry = self._entries.get(key)
         if entry is not None and not entry.sandbox.closed:
             entry.used = self._clock()
             return entry.sandbox, entry.env
-        lock = self._starting.setdefault(owner, anyio.Lock())
+        lock = self._starting.setdefault(key, anyio.Lock())
         async with lock:
-            entry = self._entries.get(owner)
+            entry = self._entries.get(key)
             if entry is None or entry.sandbox.closed:
                 self._ended.discard(owner)
                 self.make_room()
                 with anyio.CancelScope(shield=True):
-                    entry = await self._start(owner, environ)
+                    entry = await self._start(key, environ, user)
                 if owner in self._ended:  # the connection ended while its sandbox started
                     self.release(owner)
                     raise SandboxGone("the connection ended")
-        self._starting.pop(owner, None)
+        self._starting.pop(key, None)
         assert entry is not None
         entry.used = self._clock()
         return entry.sandbox, entry.env
 
-    async def _start(self, owner: str, environ: Mapping[str, str] | None) -> _Entry:
-        launch = await anyio.to_thread.run_sync(self._launch, owner, environ)
+    async def _start(
+        self, key: str, environ: Mapping[str, str] | None, user: tuple[int, int] | None
+    ) -> _Entry:
+        harden_server_process()  # non-dumpable: no command reads the server's memory or environment
+        launch = await anyio.to_thread.run_sync(self._launch, key, environ, user)
         refusals = RefusalLog()
         proxy = self._proxy if launch.proxy else None
         cgroup = launch.cgroup
@@ -223,26 +255,27 @@ class ConnectionSandboxes:
             launch.wrapper,
             launch.spec,
             listeners=(lambda sock: proxy.serve(sock, refusals.record)) if proxy is not None else None,
-            python=supervisor_python(),
+            python=launch.python,
+            user=launch.user,
             enter=cgroup.enter if cgroup is not None else None,
             on_end=cgroup.remove if cgroup is not None else None,
         )
         await sandbox.start()
         entry = _Entry(sandbox, launch.env, refusals, self._clock())
-        self._entries[owner] = entry
+        self._entries[key] = entry
         return entry
 
-    def refusals(self, owner: str) -> list[Refusal]:
-        """What the proxy refused to ``owner`` since the last call (and forgets them)."""
-        entry = self._entries.get(owner)
+    def refusals(self, key: str) -> list[Refusal]:
+        """What the proxy refused to the sandbox ``key`` (``sandbox_key``) since the last call
+        (and forgets them)."""
+        entry = self._entries.get(key)
         return entry.refusals.take() if entry is not None else []
 
     def release(self, owner: str) -> None:
-        """``owner``'s connection ended: close its sandbox now, and every process in it."""
+        """``owner``'s connection ended: close its sandboxes now, and every process in them."""
         self._ended.add(owner)
-        entry = self._entries.pop(owner, None)
-        if entry is not None:
-            entry.sandbox.close()
+        for key in [key for key in self._entries if key == owner or key.startswith(owner + _BY_USER)]:
+            self._entries.pop(key).sandbox.close()
 
     def make_room(self) -> None:
         """Make room for one more sandbox under ``max_sandboxes`` (counted over every server of

@@ -24,7 +24,8 @@ _REFUSED = re.compile(
 )
 _BUSY = re.compile(r"Device or resource busy|EBUSY")
 _PROTECTED = (
-    r"(?P<path>(?:[^\s'\"`:]*/)?\.git/(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
+    r"(?P<path>(?:[^\s'\"`:]*/)?\.git/"
+    r"(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
 )
 
 
@@ -33,6 +34,7 @@ def _protected() -> Any:
     """``_PROTECTED`` compiled by RE2 on first use: linear in the line (with Python's ``re`` a long
     line without a ``/`` took quadratic time: 15 s for 256 KiB of one word)."""
     return compile_re2(_PROTECTED)
+
 
 _TAIL_CHARS = 65536  # of stdout searched: where `2>&1 | tail` leaves the error
 _NO_NETWORK = re.compile(

@@ -29,7 +29,7 @@ from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome,
 from mcp_localtools.processes.supervised import run_supervised
 from mcp_localtools.processes.supervision import SandboxGone, SupervisedSandbox
 from mcp_localtools.sandbox.command import CommandSandbox
-from mcp_localtools.sandbox.launch import SANDBOX_TMP
+from mcp_localtools.sandbox.launch import SANDBOX_TMP, sandbox_key
 from mcp_localtools.sandbox.runtime_notes import runtime_note
 
 __all__ = ["Background", "Runs", "SupervisedRuns", "WrappedRuns", "runs_for"]
@@ -75,8 +75,14 @@ class Runs(Protocol):
         """
         ...
 
-    async def warm(self, owner: str) -> None:
-        """Start what ``owner``'s first command needs, ahead of it (nothing for wrapped runs)."""
+    async def warm(self, owner: str, cwd: Path) -> None:
+        """Start what ``owner``'s first command in ``cwd`` needs, ahead of it (nothing for
+        wrapped runs).
+
+        Raises:
+            SandboxUnavailable: the sandbox cannot start.
+            SandboxesBusy: no sandbox may be started for ``owner`` now.
+        """
         ...
 
 
@@ -99,10 +105,12 @@ class SupervisedRuns:
     runner: ProcessRunner
     config: SandboxConfig
 
-    async def _connection(self, owner: str) -> tuple[SupervisedSandbox, dict[str, str]]:
+    async def _connection(
+        self, owner: str, user: tuple[int, int] | None = None
+    ) -> tuple[SupervisedSandbox, dict[str, str]]:
         base = await self.environment.base()  # its HOME and PATH decide what commands see
         try:
-            return await self.sandbox.connections.get(owner, base)
+            return await self.sandbox.connections.get(owner, base, user)
         except SandboxGone as exc:
             raise SandboxUnavailable(f"the connection's sandbox cannot start: {exc}") from None
 
@@ -111,8 +119,12 @@ class SupervisedRuns:
         return {**extra, **env, "TMPDIR": extra.get("TMPDIR", str(SANDBOX_TMP))}
 
     async def run(self, request: RunRequest, on_output: OutputFn | None, owner: str) -> RunOutcome:
-        """See ``Runs.run``."""
-        box, extra = await self._connection(owner)
+        """See ``Runs.run``; a root server's command runs as the owner of the root that holds its
+        working directory (``CommandSandbox.identity``), in the connection's sandbox for that
+        identity."""
+        user = self.sandbox.identity(request.cwd)
+        key = sandbox_key(owner, user)
+        box, extra = await self._connection(owner, user)
         outcome = await run_supervised(
             box,
             replace(request, env=self._env(extra, request.env)),
@@ -125,23 +137,23 @@ class SupervisedRuns:
             stdout=outcome.stdout.text,
             stderr=outcome.stderr.text,
             exit_code=outcome.exit_code,
-            refusals=self.sandbox.connections.refusals(owner),
+            refusals=self.sandbox.connections.refusals(key),
             unix_sockets_refused=self.sandbox.unix_sockets_refused,
-        )
+        ) or _identity_note(user, outcome)
         if note is not None:
             outcome = replace(outcome, sandbox_note=note)
-        return await _settle(self.sandbox, outcome, self.sandbox.missing(owner))
+        return await _settle(self.sandbox, outcome, self.sandbox.missing(key))
 
     async def background(
         self, argv: list[str], *, cwd: Path, env: Mapping[str, str], owner: str
     ) -> Background:
-        """See ``Runs.background``."""
-        box, extra = await self._connection(owner)
+        """See ``Runs.background`` (as the owner of ``cwd``'s root, as ``run``)."""
+        box, extra = await self._connection(owner, self.sandbox.identity(cwd))
         return Background(list(argv), self._env(extra, env), box)
 
-    async def warm(self, owner: str) -> None:
-        """Start ``owner``'s sandbox (see ``Runs.warm``)."""
-        await self._connection(owner)
+    async def warm(self, owner: str, cwd: Path) -> None:
+        """Start ``owner``'s sandbox for ``cwd`` (see ``Runs.warm``)."""
+        await self._connection(owner, self.sandbox.identity(cwd))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +190,22 @@ class WrappedRuns:
         wrapped, full, _ = await self._wrap(argv, cwd, env, owner)
         return Background(wrapped, full, None)
 
-    async def warm(self, owner: str) -> None:
+    async def warm(self, owner: str, cwd: Path) -> None:
         """Nothing to start ahead (see ``Runs.warm``)."""
+
+
+def _identity_note(user: tuple[int, int] | None, outcome: RunOutcome) -> str | None:
+    """The note of a write refused for permissions to a command run as the root's owner."""
+    if user is None or outcome.exit_code == 0:
+        return None
+    text = outcome.stderr.text[-4096:] + outcome.stdout.text[-4096:]
+    if "Permission denied" not in text and "EACCES" not in text:
+        return None
+    return (
+        f"commands here run as uid {user[0]} (gid {user[1]}), the owner of the root that holds the "
+        "working directory, as the server runs as root: a file or directory of another user (root's, "
+        "for one) cannot be written; change its owner, or write elsewhere in the root"
+    )
 
 
 def runs_for(

@@ -294,16 +294,17 @@ class ExecGroup:
         env = {**env, **UNBUFFERED, **({} if tty else PLAIN_OUTPUT)}
         return await self._runs().background(argv, cwd=cwd, env=env, owner=owner)
 
-    async def prepare(self, owner: str) -> None:
-        """Start connection ``owner``'s sandbox now if it has none (so that a sandbox that cannot
-        start is the call's error, not a failure inside a task group).
+    async def prepare(self, owner: str, cwd: Path | None = None) -> None:
+        """Start connection ``owner``'s sandbox for commands in ``cwd`` (default: the base
+        directory) now if it has none (so that a sandbox that cannot start is the call's error,
+        not a failure inside a task group).
 
         Raises:
             SandboxUnavailable: the sandbox cannot start here.
             SandboxesBusy: no sandbox may be started for ``owner`` now.
         """
         await self.sandbox.ready()
-        await self._runs().warm(owner)
+        await self._runs().warm(owner, cwd or self.paths.base_dir)
 
     async def warm(self, owner: str) -> None:
         """Client connection ``owner`` was seen: start its sandbox in the background, so that its

@@ -317,7 +317,7 @@ async def run_script(
     stdin = plan.stdin
     timeout = group.policy.timeout_for(args.timeout_seconds)
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
-    await group.prepare(ctx.session_id)
+    await group.prepare(ctx.session_id, work.path)
     async with anyio.create_task_group() as tasks:
         streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
         if streamer is not None:

@@ -190,7 +190,7 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
     refusal: ToolError | None = None
     skipped = 0
     try:
-        await group.prepare(ctx.session_id)  # the connection's sandbox, when it was not started ahead
+        await group.prepare(ctx.session_id, work.path)  # the connection's sandbox, if not started ahead
         # A task group wraps what its body raises in an ExceptionGroup, so the refusal of the
         # first command is kept in ``refusal`` and raised after the group has closed.
         async with anyio.create_task_group() as tasks:

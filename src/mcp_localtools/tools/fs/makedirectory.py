@@ -14,6 +14,7 @@ from mcp_localtools.errors import (
     NotADirectory,
     from_os_error,
 )
+from mcp_localtools.files.owner import adopt_entry_owner
 from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
@@ -77,6 +78,8 @@ def make_directory(args: MakeDirectoryArgs, *, paths: PathPolicy) -> ToolResult:
                 pass  # made concurrently: the directory exists, which is what was asked
             except OSError as exc:
                 raise from_os_error(exc, str(parent.path)) from exc
+            else:
+                adopt_entry_owner(parent.fd, parent.name)
             created = True
         made = [*map(str, parent.created), *([str(parent.path)] if created else [])]
     result = MakeDirectoryResult(path=str(parent.path), created=created, created_directories=made)

@@ -159,7 +159,7 @@ async def run_declared(
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     steps: list[StepResult] = []
     failed: int | None = None
-    await group.prepare(ctx.session_id)
+    await group.prepare(ctx.session_id, plan.work.path)
     async with anyio.create_task_group() as tasks:
         streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
         if streamer is not None:
