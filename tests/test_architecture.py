@@ -86,7 +86,8 @@ HEAVY = (
 building a registry (tree-sitter's grammars are ``tree_sitter_*``)."""
 
 MODULE_STATE: dict[str, str] = {
-    "mcp_localtools.sandbox.launch": "sbx-runtime's cap on live sandboxes (issue 25)",
+    "mcp_localtools.sandbox.launch": "the cap on live sandboxes holds for the whole process",
+    "mcp_localtools.sandbox.cgroups": "a process has one cgroup group (total_processes); warned once",
 }
 """Modules allowed module-level state for now, each with the reason (shrink this list)."""
 

@@ -199,3 +199,9 @@ def test_fewer_command_sandboxes_than_network_sessions_is_a_problem(tmp_path: Pa
     assert check(config, known, environ={}) == []
     enough = config_for(tmp_path, server={"max_sessions": 200}, exec={"sandbox": {"max_sandboxes": 200}})
     assert check(enough, catalog(Workspace.from_config(enough)), environ={}, network=loopback) == []
+
+
+def test_a_server_total_of_processes_below_one_sandboxs_limit_is_a_problem(tmp_path: Path) -> None:
+    config = config_for(tmp_path, exec={"sandbox": {"max_processes": 2000, "total_processes": 1000}})
+    (problem,) = check(config, catalog(Workspace.from_config(config)), environ={})
+    assert problem.key == "exec.sandbox.total_processes" and "below max_processes (2000)" in problem.message

@@ -167,9 +167,9 @@ def check(
     problems += _approval_problems(config, catalog)
     problems += _audit_problems(config)
     problems += _profile_problems(config, catalog, profiles)
+    problems += _sandbox_problems(config, network=network is not None)
     if network is not None:
         problems += _network_problems(config, environ, network)
-        problems += _sandbox_cap_problems(config)
     return list(dict.fromkeys(problems))  # one group's failure is found once per tool of it
 
 
@@ -324,19 +324,28 @@ def _as_tools(profile: ProfileConfig) -> ToolsConfig:
     return ToolsConfig(enabled=profile.enabled, disabled=profile.disabled, read_only=profile.read_only)
 
 
-def _sandbox_cap_problems(config: Config) -> list[Problem]:
-    """Over the network every connection has a command sandbox: fewer sandboxes than sessions
-    would refuse commands to connections the server accepts."""
-    sandboxes, sessions = config.exec.sandbox.max_sandboxes, config.server.max_sessions
-    if config.exec.enabled and sandboxes < sessions:
-        return [
+def _sandbox_problems(config: Config, *, network: bool) -> list[Problem]:
+    """A server total below one sandbox's limit; over the network, fewer sandboxes than sessions
+    (each connection has a sandbox: commands would be refused to connections the server accepts)."""
+    sandbox, problems = config.exec.sandbox, []
+    if sandbox.total_processes < sandbox.max_processes:
+        problems.append(
+            Problem(
+                "exec.sandbox.total_processes",
+                f"{sandbox.total_processes} is below max_processes ({sandbox.max_processes}), the "
+                "limit of one sandbox; raise total_processes or lower max_processes",
+            )
+        )
+    sessions = config.server.max_sessions
+    if network and config.exec.enabled and sandbox.max_sandboxes < sessions:
+        problems.append(
             Problem(
                 "exec.sandbox.max_sandboxes",
-                f"{sandboxes} is below [server] max_sessions ({sessions}): each connection has a "
-                f"sandbox of its own; set max_sandboxes to at least {sessions}",
+                f"{sandbox.max_sandboxes} is below [server] max_sessions ({sessions}): each connection "
+                f"has a sandbox of its own; set max_sandboxes to at least {sessions}",
             )
-        ]
-    return []
+        )
+    return problems
 
 
 def _network_problems(config: Config, environ: Mapping[str, str], network: Network) -> list[Problem]:

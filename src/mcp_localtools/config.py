@@ -211,9 +211,14 @@ class SandboxConfig(_Section):
     max_processes: Annotated[int, Field(ge=8, le=1_000_000)] = 1024
     """Most processes a connection's sandbox may hold at once (its commands and background
     processes together; a fork beyond fails)."""
+    total_processes: Annotated[int, Field(ge=8, le=10_000_000)] = 8192
+    """Most processes all sandboxes of the server hold together, where a pids cgroup can be made
+    (a server that is not root: its user's ``RLIMIT_NPROC`` counts them all anyway)."""
     memory_mb: Annotated[int, Field(ge=64, le=1_048_576)] = 8192
     """Most memory one process of a sandbox may allocate (MiB; its data segment: heap and
-    anonymous mappings); an allocation beyond fails."""
+    anonymous mappings); an allocation beyond fails. Where a memory cgroup can be made, also the
+    most a sandbox's processes use together, shared memory and its tmpfs included (beyond, the
+    kernel stops one of them)."""
     tmp_mb: Annotated[int, Field(ge=1, le=1_048_576)] = 2048
     """Size of a connection's temp space in its sandbox (MiB): its ``/tmp`` (``TMPDIR``), and each other
     writable empty directory of the sandbox (the hidden home); a write beyond fails (ENOSPC).

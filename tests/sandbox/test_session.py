@@ -8,6 +8,8 @@ import http.server
 import os
 import socket
 import socketserver
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -358,3 +360,71 @@ async def test_an_in_memory_clients_sandbox_and_processes_end_when_it_closes(tmp
     with anyio.fail_after(15):
         while set(mine) & set(direct_children(defunct=False)):
             await anyio.sleep(0.05)
+
+
+async def test_a_shared_mapping_past_the_memory_limit_is_stopped_where_a_memory_cgroup_exists(
+    tmp_path: Path,
+) -> None:
+    """RLIMIT_DATA does not count MAP_SHARED: a 9 GiB shared mapping passed it. The sandbox's
+    memory cgroup counts it: the process is stopped, the note says why, the server lives."""
+    from mcp_localtools.sandbox.cgroups import SandboxCgroups
+
+    probe = SandboxCgroups.create(processes=64, memory_bytes=64 << 20, total_processes=8192)
+    if probe is None or "memory" not in probe.controllers:
+        pytest.skip("no memory cgroup can be made here")
+    probe.remove()
+    hog = (
+        "import mmap\n"
+        "m = mmap.mmap(-1, 9 << 30, flags=mmap.MAP_SHARED)\n"
+        "for i in range(0, 9 << 30, 4096):\n"
+        "    m[i] = 1\n"
+        "print('survived')\n"
+    )
+    (tmp_path / "shared.py").write_text(hog, encoding="utf-8")
+    async with exec_client(tmp_path, exec={"sandbox": {"memory_mb": 256}}) as client:
+        result = await client.call_tool(
+            "shellcommand", {"commands": ["python3 shared.py"], "timeoutSeconds": 120}
+        )
+        (entry,) = (result.structured_content or {})["results"]
+        after = await run_commands(client, "echo alive")
+    assert entry["exitCode"] != 0 and "survived" not in entry["stdout"]
+    assert "memory_mb" in (entry.get("sandboxNote") or ""), entry
+    assert after["results"][0]["stdout"] == "alive\n"
+
+
+def test_the_servers_sandboxes_share_one_process_total(tmp_path: Path) -> None:
+    """``total_processes`` is the ``pids.max`` of the group that holds every sandbox of the server
+    process (a server of its own: the first sandbox of a process sets it)."""
+    script = f"""
+import anyio, os
+from pathlib import Path
+from mcp_localtools.tools import build_registry
+from tests.helpers import config_for
+from mcp_localtools.sandbox import cgroups
+
+async def main():
+    config = config_for(Path({str(tmp_path)!r}), exec={{"sandbox": {{"total_processes": 3000}}}})
+    registry = build_registry(config, environ=dict(os.environ))
+    result = await registry.call("shellcommand", {{"commands": ["echo hi"]}}, session_id="s1")
+    assert not result.is_error
+    for group in cgroups._servers.values():
+        if (group / "pids.max").exists():
+            children = [p.name for p in group.iterdir() if p.is_dir()]
+            print((group / "pids.max").read_text().strip(), group.name, children)
+    await registry.end_session("s1")
+
+anyio.run(main)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    if not done.stdout.strip():
+        pytest.skip("no pids cgroup can be made here")
+    total, name, children = done.stdout.split(" ", 2)
+    assert total == "3000" and name.startswith("mcp-localtools-") and "sandbox-" in children

@@ -9,10 +9,11 @@ command of the connection gets:
   user namespace of its own for a root server and the ``allow_unix_sockets`` paths bound in; under
   Landlock its launcher, with ``TMPDIR`` the connection's directory on the host and ``tmp_mb``
   bounding each file written (``RLIMIT_FSIZE``), and no proxy (no network namespace to put it in);
-* the supervisor's spec: ``max_processes`` (``RLIMIT_NPROC``; for a root server, which it never
-  binds, a pids cgroup per sandbox where one can be made: ``cgroups.py``), ``memory_mb``
-  (``RLIMIT_DATA``, per process: heap and anonymous mappings, not reserved address space, so JVMs,
-  Go and V8 still start), no core files, the seccomp program that refuses UNIX sockets when the
+* the supervisor's spec: ``max_processes`` (``RLIMIT_NPROC``; and a pids cgroup per sandbox where
+  one can be made, which alone binds a root server: ``cgroups.py``), ``memory_mb`` (``RLIMIT_DATA``,
+  per process: heap and anonymous mappings, not reserved address space, so JVMs, Go and V8 still
+  start; and the sandbox's memory cgroup, for its processes together, shared memory included), no
+  core files, the seccomp program that refuses UNIX sockets when the
   network is off (unless ``allow_unix_sockets``), and the proxy's port when ``allowed_domains`` is set.
 
 ``ConnectionSandboxes`` keeps one started ``SupervisedSandbox`` per owner: a client connection
@@ -27,7 +28,6 @@ not used within ``RECENT_SECONDS`` is closed; when there is none, the command is
 from __future__ import annotations
 
 import base64
-import itertools
 import os
 import shutil
 import sys
@@ -45,7 +45,7 @@ from mcp_localtools.errors import SandboxesBusy
 from mcp_localtools.processes.supervision import SandboxGone, SupervisedSandbox
 from mcp_localtools.processes.tree import harden_server_process
 from mcp_localtools.sandbox.backend import Backend
-from mcp_localtools.sandbox.cgroups import PidsCgroup
+from mcp_localtools.sandbox.cgroups import SandboxCgroups
 from mcp_localtools.sandbox.exposure import is_root, usable_by
 from mcp_localtools.sandbox.proxy import PROXY_PORT, ProxyServer, Refusal, RefusalLog, proxy_environment
 from mcp_localtools.sandbox.seccomp import unix_socket_filter
@@ -53,7 +53,6 @@ from mcp_localtools.sandbox.seccomp import unix_socket_filter
 __all__ = ["ConnectionSandboxes", "SandboxGone", "SandboxLaunch", "sandbox_key", "sandbox_launch"]
 
 MiB = 1024 * 1024
-_numbers = itertools.count(1)
 SANDBOX_TMP = Path("/tmp")  # noqa: S108 - the sandbox's own tmpfs, not the host's
 """The commands' ``TMPDIR`` under bubblewrap: the sandbox's private, sized ``/tmp``."""
 
@@ -67,7 +66,7 @@ class SandboxLaunch:
         spec: the supervisor's spec.
         env: variables every command of the connection gets (``TMPDIR``, the proxy's).
         proxy: whether the supervisor opens the proxy's listener.
-        cgroup: the sandbox's pids cgroup (a root server's process limit), or None.
+        cgroup: the sandbox's cgroups (its processes and memory), or None.
         user: ``(uid, gid)`` the sandbox is started as, or None: the server's own.
         python: the interpreter of its supervisor (``supervisor_python``).
     """
@@ -76,7 +75,7 @@ class SandboxLaunch:
     spec: dict[str, object]
     env: dict[str, str] = field(default_factory=dict)
     proxy: bool = False
-    cgroup: PidsCgroup | None = None
+    cgroup: SandboxCgroups | None = None
     user: tuple[int, int] | None = None
     python: str = sys.executable
 
@@ -114,9 +113,11 @@ def sandbox_launch(
     )
     tmp = SANDBOX_TMP if backend.private_tmp else temp_dir
     proxy = backend.private_tmp and closed and bool(config.allowed_domains)  # a network namespace of its own
-    cgroup = None
-    if is_root():  # RLIMIT_NPROC never binds uid 0: a cgroup does
-        cgroup = PidsCgroup.create(f"mcp-localtools-{os.getpid()}-{next(_numbers)}", config.max_processes)
+    cgroup = SandboxCgroups.create(  # RLIMIT_NPROC never binds uid 0, nor RLIMIT_DATA shared memory
+        processes=config.max_processes,
+        memory_bytes=config.memory_mb * MiB,
+        total_processes=config.total_processes,
+    )
     env: dict[str, str] = {}
     if tmp is not None:
         env["TMPDIR"] = str(tmp)
@@ -167,6 +168,7 @@ class _Entry:
     env: dict[str, str]
     refusals: RefusalLog
     used: float = field(default_factory=time.monotonic)
+    cgroup: SandboxCgroups | None = None
 
 
 def _close_entries(entries: dict[str, _Entry]) -> None:
@@ -261,7 +263,7 @@ class ConnectionSandboxes:
             on_end=cgroup.remove if cgroup is not None else None,
         )
         await sandbox.start()
-        entry = _Entry(sandbox, launch.env, refusals, self._clock())
+        entry = _Entry(sandbox, launch.env, refusals, self._clock(), cgroup)
         self._entries[key] = entry
         return entry
 
@@ -270,6 +272,11 @@ class ConnectionSandboxes:
         (and forgets them)."""
         entry = self._entries.get(key)
         return entry.refusals.take() if entry is not None else []
+
+    def memory_kills(self, key: str) -> int:
+        """How many processes of the sandbox ``key`` were stopped at its memory limit so far."""
+        entry = self._entries.get(key)
+        return entry.cgroup.memory_kills() if entry is not None and entry.cgroup is not None else 0
 
     def release(self, owner: str) -> None:
         """``owner``'s connection ended: close its sandboxes now, and every process in them."""

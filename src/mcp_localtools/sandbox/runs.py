@@ -125,6 +125,7 @@ class SupervisedRuns:
         user = self.sandbox.identity(request.cwd)
         key = sandbox_key(owner, user)
         box, extra = await self._connection(owner, user)
+        kills = self.sandbox.connections.memory_kills(key)
         outcome = await run_supervised(
             box,
             replace(request, env=self._env(extra, request.env)),
@@ -139,6 +140,7 @@ class SupervisedRuns:
             exit_code=outcome.exit_code,
             refusals=self.sandbox.connections.refusals(key),
             unix_sockets_refused=self.sandbox.unix_sockets_refused,
+            memory_killed=self.sandbox.connections.memory_kills(key) > kills,
         ) or _identity_note(user, outcome)
         if note is not None:
             outcome = replace(outcome, sandbox_note=note)

@@ -41,6 +41,7 @@ def runtime_note(
     exit_code: int | None,
     refusals: Sequence[Refusal] = (),
     unix_sockets_refused: bool = False,
+    memory_killed: bool = False,
 ) -> str | None:
     """The note for a run (None when nothing of the sandbox's runtime stood in its way).
 
@@ -50,6 +51,8 @@ def runtime_note(
         exit_code: its exit code (None: it did not run).
         refusals: what the proxy refused while it ran.
         unix_sockets_refused: whether commands of this sandbox cannot create UNIX sockets.
+        memory_killed: whether the kernel stopped a process of the sandbox at its memory cgroup's
+            limit while it ran.
     """
     if refusals:
         seen = list(dict.fromkeys(f"{refusal.target} ({refusal.reason})" for refusal in refusals))
@@ -71,6 +74,13 @@ def runtime_note(
             f"the sandbox's process limit was reached: [exec.sandbox] max_processes = {config.max_processes} "
             "processes at once for the session (its commands and background processes together); stop "
             "background processes you no longer need, run less in parallel, or ask the user to raise it"
+        )
+    if memory_killed:
+        return (
+            "a process was stopped at the sandbox's memory limit: [exec.sandbox] memory_mb = "
+            f"{config.memory_mb} MiB for the sandbox's processes together (shared memory and /tmp "
+            "included); use less memory (smaller inputs, fewer workers, fewer files in /tmp) or ask "
+            "the user to raise it"
         )
     if _NO_MEMORY.search(text):
         return (
