@@ -36,6 +36,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "suite": suite.run,
     "search": search.run,
     "sandbox": sandbox.run,
+    "commandcheck": sandbox.run_checks,
     "audit": audit.run,
     "reads": reads.run,
     "codesearch": codesearch.run,

@@ -10,7 +10,11 @@ change. Git files a command created where git would have read its config are rep
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
+
+from mcp_localtools.regexes import compile_re2, searchable
 
 __all__ = ["explain"]
 
@@ -19,9 +23,12 @@ _REFUSED = re.compile(
     r"Read-only file system|EROFS|Device or resource busy|EBUSY|Operation not permitted|EPERM"
 )
 _BUSY = re.compile(r"Device or resource busy|EBUSY")
-_PROTECTED = re.compile(
-    r"(?P<path>(?:[^\s'\"`:]*/)?\.git/(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
+_PROTECTED = (
+    r"(?P<path>(?:[^\s'\"`:]*/)?\.git/"
+    r"(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
 )
+"""A protected git file's path (RE2, compiled on first use: a backtracking regex was quadratic on
+a long line without spaces, 24 s for 65,536 characters, and a command's output may be any)."""
 _TAIL_CHARS = 65536  # of stdout searched: where `2>&1 | tail` leaves the error
 _NO_NETWORK = re.compile(
     r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
@@ -30,11 +37,16 @@ _NO_NETWORK = re.compile(
 )
 
 
+@functools.cache
+def _protected() -> Any:
+    return compile_re2(_PROTECTED)
+
+
 def _protected_note(stderr: str) -> str | None:
     """A refused write that names a git file the sandbox holds read-only: that path, and what
     to do instead."""
     for line in stderr.splitlines():
-        found = _PROTECTED.search(line)
+        found = _protected().search(searchable(line)) if ".git/" in line else None
         if found is not None and (_REFUSED.search(line) or "could not" in line or "unable to" in line):
             path = found.group("path")
             return (

@@ -100,7 +100,7 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     work, resolved = await anyio.to_thread.run_sync(preflight)
     for number, line in enumerate(lines, start=1):
         try:
-            group.check_command(line, "sh")
+            await group.check_command_async(line, "sh")
         except ToolError as exc:
             where = f"step {number}: " if len(lines) > 1 else ""
             raise type(exc)(f"{where}{exc.message} (refused before the call ran: nothing ran)") from exc
