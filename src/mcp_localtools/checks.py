@@ -283,16 +283,28 @@ def _approval_problems(config: Config, catalog: Catalog) -> list[Problem]:
 
 
 def _audit_problems(config: Config) -> list[Problem]:
-    """``[audit] required`` without ``enabled`` would promise a log that is never written."""
-    if config.audit.required and not config.audit.enabled:
-        return [
+    """``[audit] required`` without ``enabled`` would promise a log that is never written; so
+    would ``path`` when ``enabled`` is not given at all (``enabled = false`` beside a path says the
+    log is off on purpose)."""
+    audit = config.audit
+    problems = []
+    if audit.required and not audit.enabled:
+        problems.append(
             Problem(
                 "audit.required",
                 "required = true needs enabled = true (no log is written without it); "
                 "set [audit] enabled = true",
             )
-        ]
-    return []
+        )
+    if audit.path and "enabled" not in audit.model_fields_set:
+        problems.append(
+            Problem(
+                "audit.path",
+                "a path alone writes no log: the log is off unless enabled = true; set [audit] "
+                "enabled = true to write it there (or enabled = false to keep it off)",
+            )
+        )
+    return problems
 
 
 def _profile_problems(config: Config, catalog: Catalog, asked: Iterable[str]) -> list[Problem]:

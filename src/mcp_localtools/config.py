@@ -448,7 +448,8 @@ class AuditConfig(_Section):
     """Write the audit log."""
     path: str = ""
     """The log file; default ``$XDG_STATE_HOME/mcp-localtools/audit.jsonl`` (else
-    ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root."""
+    ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root.
+    Needs ``enabled`` to be given (``checks.check`` refuses a path alone: it would write nothing)."""
     required: bool = False
     """Fail closed: refuse every call while the log cannot be written (the server still starts
     and says so at ERROR). Needs ``enabled`` (``checks.check`` refuses it alone)."""
