@@ -21,6 +21,7 @@ from pathlib import Path
 
 import audit
 import codesearch
+import connections
 import issue31
 import reads
 import suite
@@ -36,6 +37,8 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "suite": suite.run,
     "search": search.run,
     "sandbox": sandbox.run,
+    "connections": connections.run,
+    "commandcheck": sandbox.run_checks,
     "audit": audit.run,
     "reads": reads.run,
     "codesearch": codesearch.run,

@@ -7,12 +7,20 @@ client: for each root one with the default sandbox (bubblewrap here) and one wit
 "off"``, all with shell ``sh``. Two kinds of call, all interleaved in one run (on/off
 alternating, roots in turn):
 
-* **first command**: a shellcommand without ``sessionID``, so a new exec session (with the session
-  sandbox, its start: the sandbox and its supervisor, and the one look for nested repositories);
+* **without sessionID** (the "first" columns): a shellcommand without ``sessionID``, as models
+  call it: a new exec session (a directory and an environment) in the connection's sandbox (before
+  issue 34: a new sandbox each, left running);
 * **steady state**: a shellcommand in an exec session that already ran one.
+
+Issue 34's target for the sessionless path: at most 1.5 ms over unsandboxed (median of pair
+differences). A connection's first command and 100 HTTP sessions: ``connections.py``.
 
 Target (issue 25): in the steady state, sandboxed ``echo hi`` at most 1.5 ms over unsandboxed at
 the median, on the empty and on the 100,000-file root.
+
+``run_checks`` (section ``commandcheck``) times what comes before any of that:
+``ExecutionPolicy.check_command`` on 65,536-byte commands of the shapes that made its patterns
+backtrack (issue 34: one long word took 21 s, on the event loop).
 """
 
 from __future__ import annotations
@@ -20,12 +28,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 from harness import Samples, linear_stdio, server_command
 from mcp import Client
+
+from mcp_localtools.config import ExecConfig
+from mcp_localtools.errors import ToolError
+from mcp_localtools.policy.execution import ExecutionPolicy
 
 TARGET_OVERHEAD_MS = 1.5
 ROOTS = {"empty": 0, "10k files": 10_000, "100k files": 100_000}
@@ -162,4 +175,73 @@ def run(options: argparse.Namespace) -> str:
         + "\n\n"
         "Medians; the overheads are medians of the per-pair differences. Target: steady overhead at most "
         f"{TARGET_OVERHEAD_MS:g} ms on the empty and the 100k-file root: **{'met' if met else 'missed'}**.\n"
+    )
+
+
+LONG_COMMAND_BYTES = 65_536
+
+
+def _filled(head: str, unit: str, tail: str = "") -> str:
+    """``head``, ``unit`` repeated (the last one cut) and ``tail``: ``LONG_COMMAND_BYTES`` in all."""
+    room = LONG_COMMAND_BYTES - len(head) - len(tail)
+    return head + (unit * (room // len(unit) + 1))[:room] + tail
+
+
+def long_commands() -> dict[str, str]:
+    """The 65,536-byte commands timed, by shape (``tests/helpers.py`` has the same shapes)."""
+    return {
+        "one long word": _filled("echo ", "a"),
+        "many short words": _filled("echo", " ab"),
+        "nested quotes and substitutions": _filled("", 'echo "$(echo "\'$x\'" `echo y`)";', "#"),
+        "many semicolons": _filled("", "true;", "true"),
+        "a fork-bomb-like prefix": _filled("", "a", "(){ a|a& };"),
+        "dd words": _filled("echo ", "dd "),
+        "quoted pipes": _filled("echo '", "|", "'"),
+        "nested braces": "{" * (LONG_COMMAND_BYTES // 4) + "a,}" * (LONG_COMMAND_BYTES // 4),
+    }
+
+
+def check_times(runs: int) -> dict[str, tuple[float, float, str]]:
+    """Per shape: the median time in ms of ``check_command`` under the default policy and under
+    ``deny_by_default`` (strict preset; ``echo``, ``true`` and ``sh`` allowed), and the default
+    policy's verdict (``ok`` or the start of its refusal)."""
+    policies = (
+        ExecutionPolicy.from_config(ExecConfig()),
+        ExecutionPolicy.from_config(
+            ExecConfig(preset="strict", deny_by_default=True, allowed_commands=["echo", "true", "sh"])
+        ),
+    )
+    times: dict[str, tuple[float, float, str]] = {}
+    for shape, command in long_commands().items():
+        medians, verdict = [], ""
+        for index, policy in enumerate(policies):
+            samples = []
+            for _ in range(runs):
+                began = time.perf_counter()
+                try:
+                    policy.check_command(command, "sh")
+                    outcome = "ok"
+                except ToolError as exc:
+                    outcome = exc.message.split(":")[0]
+                samples.append((time.perf_counter() - began) * 1000)
+            medians.append(statistics.median(samples))
+            verdict = outcome if index == 0 else verdict
+        print(f"   {shape}: {medians[0]:.1f} ms, deny_by_default {medians[1]:.1f} ms ({verdict})", flush=True)
+        times[shape] = (medians[0], medians[1], verdict)
+    return times
+
+
+def run_checks(options: argparse.Namespace) -> str:
+    """Time the command checks and return the ``commandcheck`` section's Markdown block."""
+    runs = max(3, options.runs // 3)
+    rows = [
+        f"| {shape} | {default:.1f} | {strict:.1f} | {verdict} |"
+        for shape, (default, strict, verdict) in check_times(runs).items()
+    ]
+    return (
+        f"{options.machine()}\n`ExecutionPolicy.check_command` on {LONG_COMMAND_BYTES:,}-byte commands, "
+        f"median of {runs} runs, in this process (no server).\n\n"
+        "| shape | default policy ms | deny_by_default ms | default verdict |\n|---|---:|---:|---|\n"
+        + "\n".join(rows)
+        + "\n"
     )

@@ -390,3 +390,39 @@ def direct_children(*, defunct: bool = False) -> list[tuple[int, str]]:
             if state == "Z" or not defunct:
                 found.append((int(child), name))
     return found
+
+
+LONG_BYTES = 65_536
+"""The longest command the default policy takes (``max_command_length``)."""
+
+
+def filled(head: str, unit: str, tail: str = "", size: int = LONG_BYTES, *, whole: bool = False) -> str:
+    """``head``, then ``unit`` repeated, then ``tail``: ``size`` characters in all. The last
+    ``unit`` is cut, or with ``whole`` only whole ones are written and a comment (``#...``) fills
+    the rest."""
+    room = size - len(head) - len(tail)
+    if whole:
+        count = room // len(unit)
+        return head + unit * count + "#" * (room - count * len(unit)) + tail
+    return head + (unit * (room // len(unit) + 1))[:room] + tail
+
+
+LONG_SHAPES: dict[str, Callable[[int], str]] = {
+    "one long word": lambda n: filled("echo ", "a", size=n),
+    "many short words": lambda n: filled("echo", " ab", size=n),
+    "nested quotes and substitutions": lambda n: filled(
+        "", 'echo "$(echo "\'$x\'" `echo y`)";', size=n, whole=True
+    ),
+    "many semicolons": lambda n: filled("", "true;", size=n, whole=True),
+    "a fork-bomb-like prefix": lambda n: filled("", "a", "(){ a|a& };", size=n),
+    "colons": lambda n: filled("", ":", size=n),
+    "dd words": lambda n: filled("echo ", "dd ", size=n),
+    "curl words": lambda n: filled("echo ", "curl ", size=n),
+    "chmod options": lambda n: filled("echo ", "chmod -", size=n),
+    "shell words": lambda n: filled("echo ", "sh ", size=n),
+    "quoted pipes": lambda n: filled("echo '", "|", "'", size=n),
+    "quoted substitutions": lambda n: filled("echo '", "$(", "'", size=n),
+    "nested braces": lambda n: "{" * (n // 4) + "a,}" * (n // 4),
+}
+"""Commands of one shape at any length: each pattern, heuristic and scanner step has one that
+made it backtrack (quadratic: ``echo aaa...`` of 65,536 bytes took 21 s, ``dd dd dd ...`` 12 s)."""

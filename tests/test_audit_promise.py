@@ -206,6 +206,12 @@ SECRETS = [
     ("db_password   =   S3cretPass52 # x", "S3cretPass52", "# x"),
     ("aws configure set aws_secret_access_key S3cretKey53", "S3cretKey53", "aws configure set"),
     ("npm config set //registry.npmjs.org/:_authToken S3cretTok54", "S3cretTok54", "npm config set"),
+    # after a URL's userinfo (its password was masked and the query's token logged in clear)
+    ("curl https://bob:S3cretPass55@host/x?token=S3cretTok55", "S3cretTok55", "bob:***@host/x?token="),
+    ("curl https://bob:S3cretPass56@host/x?token=S3cretTok56", "S3cretPass56", "?token=***"),
+    ("curl https://bob.smith:pw@host/?a=1&api_key=S3cretKey57", "S3cretKey57", "a=1&api_key=***"),
+    ("git clone https://u:p@h/r.git --config http.password=S3cretPass58", "S3cretPass58", "u:***@h/r.git"),
+    ("GET https://x:y@h/cb?access_token=S3cretTok59 HTTP/1.1", "S3cretTok59", "HTTP/1.1"),
 ]
 
 

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from mcp_localtools import ConfigProblems, SpecError, build_registry
 from mcp_localtools.checks import Network, Problem, check
@@ -78,6 +79,25 @@ def test_audit_required_without_enabled_is_refused_not_ignored(tmp_path: Path) -
     assert not log.exists()
     enabled = config_for(tmp_path, audit={"required": True, "enabled": True, "path": str(log)})
     assert check(enabled, catalog(Workspace.from_config(enabled)), environ={}) == []
+
+
+@pytest.mark.anyio
+async def test_an_audit_path_without_enabled_is_refused_not_ignored(tmp_path: Path) -> None:
+    """A config with ``[audit] path`` and no ``enabled`` started, served calls and wrote no log."""
+    log = tmp_path / "audit.jsonl"
+    config = config_for(tmp_path, audit={"path": str(log)})
+    with pytest.raises(ConfigProblems, match=r"audit\.path: .*set \[audit\] enabled = true"):
+        build_server(config)
+    with pytest.raises(ConfigProblems, match=r"audit\.path: "):
+        build_registry(config)
+    assert not log.exists()
+    enabled = config_for(tmp_path, audit={"enabled": True, "path": str(log)})
+    assert check(enabled, catalog(Workspace.from_config(enabled)), environ={}) == []
+    async with Client(build_server(enabled)) as client:
+        await client.call_tool("statpath", {"path": str(tmp_path)})
+    assert '"tool":"statpath"' in log.read_text(encoding="utf-8")
+    off = config_for(tmp_path, audit={"enabled": False, "path": str(log)})  # said off on purpose
+    assert check(off, catalog(Workspace.from_config(off)), environ={}) == []
 
 
 def test_build_registry_and_build_server_raise_every_problem_at_once(tmp_path: Path) -> None:
@@ -199,9 +219,3 @@ def test_fewer_command_sandboxes_than_network_sessions_is_a_problem(tmp_path: Pa
     assert check(config, known, environ={}) == []
     enough = config_for(tmp_path, server={"max_sessions": 200}, exec={"sandbox": {"max_sandboxes": 200}})
     assert check(enough, catalog(Workspace.from_config(enough)), environ={}, network=loopback) == []
-
-
-def test_a_server_total_of_processes_below_one_sandboxs_limit_is_a_problem(tmp_path: Path) -> None:
-    config = config_for(tmp_path, exec={"sandbox": {"max_processes": 2000, "total_processes": 1000}})
-    (problem,) = check(config, catalog(Workspace.from_config(config)), environ={})
-    assert problem.key == "exec.sandbox.total_processes" and "below max_processes (2000)" in problem.message

@@ -204,3 +204,8 @@ def test_the_example_says_what_a_relative_root_means() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
     root_comment = text.split("allowed_roots =", 1)[1].split("\nwork_base_dir", 1)[0]
     assert "this file's folder" in root_comment
+
+
+def test_a_server_total_of_processes_below_one_sandboxs_limit_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"exec\.sandbox.*total_processes \(1000\) is below max_processes"):
+        parse_config({"exec": {"sandbox": {"max_processes": 2000, "total_processes": 1000}}})

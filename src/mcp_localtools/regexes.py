@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RegexError", "compile_re2"]
+__all__ = ["RegexError", "compile_re2", "searchable"]
 
 
 class RegexError(ValueError):
@@ -54,3 +54,13 @@ def compile_re2(
         raw = exc.args[0] if exc.args else exc
         reason = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
         raise RegexError(reason) from exc
+
+
+def searchable(text: str) -> str:
+    """``text`` as an RE2 regex can search it: RE2 reads UTF-8, which cannot encode a lone
+    surrogate (JSON's ``"\\ud800"``), so each becomes ``?``; other text is returned as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text

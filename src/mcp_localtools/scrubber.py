@@ -83,12 +83,13 @@ _JSON_PAIR = re.compile(
 """``"password": "..."`` in JSON written into a string."""
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
 _ASSIGNMENT = re.compile(
-    rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]{{0,16}}=[ \t]{{0,16}}|:(?!//)[ \t]*)"
-    + _VALUE
+    rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})"
+    rf"(?P<sep>[ \t]{{0,16}}=[ \t]{{0,16}}|:(?!//)(?!{re.escape(MASK)}@)[ \t]*)" + _VALUE
 )
 """``NAME=value`` (also ``NAME = value``), ``name: value`` (YAML, HTTP headers) and ``?name=value``
-query parameters; a URL's ``scheme://`` is not a ``name:``, so the query parameters after it are
-still seen."""
+query parameters; neither a URL's ``scheme://`` nor its ``user:***@`` (its password, masked
+before) is a ``name:``, so the query parameters after them are still seen (``user:`` took the
+rest of the URL, ``?token=...`` included, for its value)."""
 _FLAG = re.compile(rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)(?!-)" + _VALUE)
 """``--name value`` / ``-name value``; the value never starts with ``-``, so ``--verbose`` does not
 take ``--password`` for its value and hide the pair after it."""

@@ -3,14 +3,19 @@ the config knobs; the limits on env overrides."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
-from mcp_localtools.policy.execution import HARD_BLOCKLIST, ExecutionPolicy, command_name
-from tests.helpers import config_for
+from mcp_localtools.policy.execution import HARD_BLOCKLIST, ExecutionPolicy, command_name, has_fork_bomb
+from mcp_localtools.policy.scanner import first_brace_alternative
+from tests.helpers import LONG_BYTES, LONG_SHAPES, best_seconds, config_for, filled
 
 POLICY = ExecutionPolicy()
 
@@ -430,3 +435,100 @@ def test_a_path_entry_inside_a_writable_root_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CommandRefused):
         policy.check_env({"PATH": "bin:/usr/bin"}, writable=[tmp_path])
     assert policy.check_env({"PATH": "/usr/local/bin:/usr/bin"}, writable=[tmp_path])
+
+
+LONG_POLICIES = {
+    "strict": ExecutionPolicy.from_config(ExecConfig(preset="strict")),
+    "deny_by_default": ExecutionPolicy.from_config(
+        ExecConfig(preset="strict", deny_by_default=True, allowed_commands=["echo", "true", ":", "sh"])
+    ),
+}
+
+
+@pytest.mark.slow  # a wall-clock ratio (best of two runs): -m 'not slow' leaves it out
+@pytest.mark.parametrize("policy", LONG_POLICIES)
+@pytest.mark.parametrize("shape", LONG_SHAPES)
+def test_the_check_of_a_long_command_takes_time_linear_in_its_length(shape: str, policy: str) -> None:
+    """Four times the length must not cost sixteen times the time (the fork-bomb pattern, the
+    destructive patterns and the brace reduction backtracked); the slack keeps a loaded machine
+    from failing it."""
+
+    def check(size: int) -> Callable[[], object]:
+        command = LONG_SHAPES[shape](size)
+        return lambda: refusal(command, policy=LONG_POLICIES[policy])
+
+    small, big = best_seconds(check(LONG_BYTES // 4)), best_seconds(check(LONG_BYTES))
+    assert big < 8 * small + 0.5 and big < 5, f"{LONG_BYTES // 4}: {small:.2f} s, {LONG_BYTES}: {big:.2f} s"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ":(){ :|:& };:",
+        "bomb(){ bomb|bomb& };bomb",
+        "x.y-z(){ x.y-z | x.y-z & } ; x.y-z",
+        "echo hi; f() { f|f& }; f",
+        "prefix_bomb(){ bomb|bomb& }bomb",  # the name may be a tail of the word before ()
+        filled("echo ", "a", "; :(){ :|:& };:"),
+        filled(":(){ :|:& };: ; echo ", "a"),
+        filled("", "a", "(){ a|a& };a"),
+        "ünï(){ ünï|ünï& };ünï",
+    ],
+)
+def test_fork_bombs_are_refused_whatever_their_length(command: str) -> None:
+    message = refusal(command)
+    assert message is not None and "fork bomb" in message
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "f(){ g|f& };f",
+        "f(){ f|f; };f",
+        "f(){ f|f& };g",
+        "f(){ f|f& }",
+        filled("", "a", "(){ a|a& };"),
+    ],
+)
+def test_near_fork_bombs_are_not_taken_for_one(command: str) -> None:
+    assert "fork bomb" not in (refusal(command) or "")  # the '&' may be refused, as backgrounding
+
+
+_BACKTRACKING_FORK_BOMB = re.compile(r"([\w:.-]+)\(\)\{\1\|\1&\};?\1")
+"""The pattern ``has_fork_bomb`` replaces (quadratic on a long word), as its specification."""
+
+
+@given(st.text(alphabet="ab:.-(){}|&; \tü", max_size=40))
+def test_the_fork_bomb_check_finds_what_the_backtracking_pattern_found(command: str) -> None:
+    expected = _BACKTRACKING_FORK_BOMB.search(re.sub(r"\s+", "", command)) is not None
+    assert has_fork_bomb(command) == expected
+
+
+@given(st.lists(st.sampled_from(["(){", "a", "b", "|", "&", "}", ";", " ", "ab"]), max_size=20))
+def test_the_fork_bomb_check_agrees_on_near_bombs(parts: list[str]) -> None:
+    command = "".join(parts)
+    expected = _BACKTRACKING_FORK_BOMB.search(re.sub(r"\s+", "", command)) is not None
+    assert has_fork_bomb(command) == expected
+
+
+def _brace_alternative_by_search(text: str) -> str:
+    """The reduction ``first_brace_alternative`` replaces (a search from the start after each
+    replacement: quadratic), as its specification."""
+    match = re.search(r"\{([^{},]*),[^{}]*\}", text)
+    while match:
+        text = text[: match.start()] + match.group(1) + text[match.end() :]
+        match = re.search(r"\{([^{},]*),[^{}]*\}", text)
+    return text
+
+
+@given(st.text(alphabet="{},ab", max_size=40))
+def test_the_brace_reduction_is_the_innermost_first_rewrite(text: str) -> None:
+    assert first_brace_alternative(text) == _brace_alternative_by_search(text)
+
+
+def test_a_lone_surrogate_in_a_command_is_checked_by_the_patterns_like_any_character() -> None:
+    """RE2 reads UTF-8, which cannot encode a lone surrogate (JSON's ``"\\ud800"``)."""
+    policy = ExecutionPolicy.from_config(ExecConfig(denied_patterns=["forbidden"]))
+    assert "dd onto a device" in (refusal("echo \ud800; dd if=x of=/dev/sda", policy=policy) or "")
+    assert "exec.denied_patterns[0]" in (refusal("echo \ud800 forbidden", policy=policy) or "")
+    assert refusal("echo \ud800", policy=policy) is None

@@ -41,3 +41,11 @@ def test_a_refused_protected_path_is_still_named_at_the_end_of_a_long_line() -> 
     line = "x" * 100_000 + " error: could not lock config file /work/proj/.git/config: Read-only file system"
     note = explain("bwrap", line, 255, network=False)
     assert note is not None and "/work/proj/.git/config read-only" in note
+
+
+def test_a_refused_write_of_a_protected_git_file_is_named_wherever_it_is_in_the_output() -> None:
+    refused = "error: could not lock config file repo/.git/config: Read-only file system"
+    for stderr, stdout in ((refused, ""), ("", "x" * 100_000 + "\n" + refused)):
+        note = explain("bwrap", stderr, 1, network=True, stdout=stdout) or ""
+        assert "the sandbox holds repo/.git/config read-only" in note
+    assert explain("bwrap", "fatal: .git/hooks is fine", 0, network=True) is None

@@ -257,7 +257,9 @@ async def test_pip_download_works_through_an_allowed_domain_and_the_proxy_refuse
     work.mkdir()
     pip = "python3 -m pip download --no-deps --disable-pip-version-check --retries 0 --timeout 10 -d dl"
     refused_url = package_index.replace("127.0.0.2", "127.0.0.3")
-    async with exec_client(work, exec={"sandbox": {"allowed_domains": ["127.0.0.2"]}}) as client:
+    index_port = package_index.split("/")[2].rpartition(":")[2]  # an entry opens 80 and 443, or its port
+    allowed = {"allowed_domains": [f"127.0.0.2:{index_port}"]}
+    async with exec_client(work, exec={"sandbox": allowed}) as client:
         done = await run_commands(client, f"{pip} --index-url {package_index} tinypkg")
         refused = await client.call_tool(
             "shellcommand", {"commands": [f"{pip} --index-url {refused_url} tinypkg"]}

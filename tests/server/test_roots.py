@@ -182,6 +182,34 @@ async def test_a_server_without_roots_serves_nothing_to_a_client_that_shares_non
         assert (await read(client, tmp_path / "x.txt"))[0] == "no_roots"
 
 
+@pytest.mark.parametrize("broad", ["/", "/etc", "/usr", "home", "above home"])
+async def test_a_server_without_roots_refuses_the_filesystem_root_home_and_system_dirs_as_client_roots(
+    tree: Path, broad: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Started with no root of its own, a client sharing ``file:///`` got the whole disk
+    (``readfile /etc/hostname`` answered). Only reads are tried here, and each is refused."""
+    home = tree / "users" / "alice"
+    home.mkdir(parents=True)
+    (home / "notes.txt").write_text("private\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    shared_dir = {"home": home, "above home": tree / "users"}.get(broad, Path(broad))
+    probe = {"/": Path("/etc/hostname"), "/etc": Path("/etc/hostname"), "/usr": Path("/usr/lib/os-release")}
+    target = probe.get(broad, home / "notes.txt")
+    config = config_for(tree, paths={"allowed_roots": []})
+    shared = SharedRoots(shared_dir)
+    with caplog.at_level(logging.WARNING, logger="mcp_localtools.server.roots"):
+        async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+            code, text = await read(client, target)
+            assert code == "no_roots", text
+            shared.paths = [shared_dir, tree / "a"]  # with a project folder beside it: only that
+            await roots_changed(client)
+            await anyio.sleep(0)
+            assert (await read(client, target))[0] == "outside_roots"
+            assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
+    refusals = [r.getMessage() for r in caplog.records if "client roots refused" in r.getMessage()]
+    assert refusals and str(shared_dir) in refusals[0] and "--root" in refusals[0], refusals
+
+
 async def test_an_unanswered_change_fails_closed_until_the_client_answers(tree: Path) -> None:
     shared = SharedRoots(tree / "a")
     async with Client(build_server(config_for(tree)), mode="legacy", list_roots_callback=shared) as client:

@@ -36,6 +36,7 @@ __all__ = [
     "parent_dir",
     "read_entry",
     "refuse_roots",
+    "remove_made",
 ]
 
 
@@ -149,8 +150,14 @@ def parent_dir(
             raise
 
 
-def ensure_subdir(dir_fd: int, name: str, display: Path | str) -> int:
+def ensure_subdir(
+    dir_fd: int, name: str, display: Path | str, *, made: list[tuple[int, str]] | None = None
+) -> int:
     """Open (creating it if missing) the subdirectory ``name`` of ``dir_fd``, refusing symlinks.
+
+    Args:
+        made: when given, ``(dir_fd, name)`` is appended to it if this call created the
+            directory, so a caller that fails later can remove what it made (``remove_made``).
 
     Returns:
         A directory descriptor the caller must close.
@@ -165,6 +172,9 @@ def ensure_subdir(dir_fd: int, name: str, display: Path | str) -> int:
         pass
     except OSError as exc:
         raise from_os_error(exc, str(display)) from exc
+    else:
+        if made is not None:
+            made.append((dir_fd, name))
     try:
         return os.open(name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=dir_fd)
     except OSError as exc:
@@ -173,6 +183,17 @@ def ensure_subdir(dir_fd: int, name: str, display: Path | str) -> int:
         if exc.errno == errno.ENOTDIR:
             raise NotADirectory(f"{display} exists and is not a directory") from exc
         raise from_os_error(exc, str(display)) from exc
+
+
+def remove_made(made: list[tuple[int, str]]) -> None:
+    """Remove the directories ``ensure_subdir`` recorded in ``made``, innermost first, each only
+    while it is empty (their parents' descriptors must still be open); stops at the first that
+    cannot be removed (someone else's content is in it)."""
+    for dir_fd, name in reversed(made):
+        try:
+            os.rmdir(name, dir_fd=dir_fd)
+        except OSError:
+            break
 
 
 def lstat_entry(parent: ParentDir) -> os.stat_result | None:

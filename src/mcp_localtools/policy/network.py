@@ -10,23 +10,32 @@ refused unless the host or the address is listed in ``allowed_hosts`` by name, a
 bare ``"*"`` does not count), and a cloud metadata address unless that very address is listed.
 The fetch then connects to the address that was checked (``tools/web/_fetch.py``), so a second
 DNS answer cannot slip another address in between.
+
+``ProxyPolicy`` is the same check for the commands' proxy (``sandbox/proxy.py``) with
+``[exec.sandbox] allowed_domains``, by host and port: an entry opens ports 80 and 443 of its hosts,
+or the one port it names (``host:port``); an address that is not public is reached only through
+an entry that names it exactly (the host's name without a wildcard, or the address or its network),
+never through a wildcard such as ``*.example.com`` or ``*``, whose names anyone may point anywhere.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from mcp_localtools.config import WebConfig
+from mcp_localtools.config import WebConfig, host_and_port
 from mcp_localtools.errors import ConfigError, PolicyViolation
 
 __all__ = [
+    "DEFAULT_PROXY_PORTS",
     "METADATA_ADDRESSES",
     "NOT_PUBLIC_IPV4",
     "NOT_PUBLIC_IPV6",
     "SPECIAL_IPV6",
     "NetworkPolicy",
+    "ProxyPolicy",
     "is_public",
     "parse_ip",
     "special_range",
@@ -258,3 +267,125 @@ class NetworkPolicy:
             f"refusing host {host}: it resolves to {ip}, {what}; "
             "such hosts are reached only when listed in [web] allowed_hosts"
         )
+
+
+DEFAULT_PROXY_PORTS = frozenset({80, 443})
+"""The ports an ``allowed_domains`` entry without one opens: http and https."""
+
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class _Opening:
+    """One ``allowed_domains`` entry: its hosts, the ports it opens, and whether it names its
+    hosts exactly (a name without a wildcard, an address, a network)."""
+
+    entry: str
+    hosts: _Entries
+    ports: frozenset[int]
+    exact: bool
+
+    def names(self, name: str, ip: IPAddress | None) -> bool:
+        """True when the entry lists the host ``name`` (``ip``: the host as an address, if it is one)."""
+        return self.hosts.names(name) or (ip is not None and self.hosts.address(ip))
+
+
+@dataclass(frozen=True)
+class ProxyPolicy:
+    """``[exec.sandbox] allowed_domains`` (and ``[web] blocked_hosts``) as the commands' proxy's
+    policy; build it with ``ProxyPolicy.from_config``. ``check_target`` before the host is
+    resolved, ``check_address`` for each address it resolves to."""
+
+    openings: tuple[_Opening, ...]
+    blocked: _Entries
+
+    @classmethod
+    def from_config(cls, allowed_domains: Sequence[str], web: WebConfig) -> ProxyPolicy:
+        """The policy of ``allowed_domains`` entries (``host``, ``host:port``, ``[v6]:port``;
+        ``config.host_and_port``) and ``web``'s ``blocked_hosts``.
+
+        Raises:
+            ConfigError: an entry is malformed (the message names
+                ``exec.sandbox.allowed_domains[i]``) or a ``blocked_hosts`` entry is.
+        """
+        openings: list[_Opening] = []
+        for index, entry in enumerate(allowed_domains):
+            key = f"exec.sandbox.allowed_domains[{index}]"
+            try:
+                host, port = host_and_port(entry)
+                hosts = _Entries.parse("allowed_hosts", [host])
+            except (ValueError, ConfigError) as exc:
+                raise ConfigError(f"{key}: {exc}") from None
+            exact = not any(char in _GLOB_CHARACTERS for glob in hosts.globs for char in glob)
+            ports = DEFAULT_PROXY_PORTS if port is None else frozenset({port})
+            openings.append(_Opening(entry.strip(), hosts, ports, exact))
+        return cls(tuple(openings), _Entries.parse("blocked_hosts", web.blocked_hosts))
+
+    def check_target(self, host: str, port: int) -> None:
+        """Check a request's ``host`` and ``port`` before the host is resolved.
+
+        Raises:
+            PolicyViolation: no host, a blocked host, a host no entry lists, or a port no entry
+                that lists the host opens.
+        """
+        name = _normal_host(host)
+        if not name:
+            raise PolicyViolation("refusing a request without a host; give host:port")
+        ip = parse_ip(name)
+        if self.blocked.names(name) or (ip is not None and self.blocked.address(ip)):
+            raise PolicyViolation(f"refusing host {host}: it is in [web] blocked_hosts")
+        listing = [opening for opening in self.openings if opening.names(name, ip)]
+        if not listing:
+            raise PolicyViolation(
+                f"refusing host {host}: it is not in [exec.sandbox] allowed_domains; ask the user to add "
+                "it (or to set [exec.sandbox] network = true)"
+            )
+        if not any(port in opening.ports for opening in listing):
+            shown = f"[{name}]" if ":" in name else name
+            raise PolicyViolation(
+                f"refusing {shown}:{port}: port {port} is not open for {host}: an [exec.sandbox] "
+                "allowed_domains entry opens ports 80 and 443 of its hosts unless it names its port "
+                f'("{shown}:{port}"); ask the user to add that entry'
+            )
+
+    def check_address(self, host: str, port: int, ip: IPAddress) -> None:
+        """Check one address ``host`` resolved to (or is), for a connection to ``port``.
+
+        Raises:
+            PolicyViolation: the address is blocked; a cloud metadata address not listed itself;
+                or an address that is not public, which no entry opening ``port`` names exactly
+                (by the host's name without a wildcard, or by the address or its network).
+        """
+        name = _normal_host(host)
+        if self.blocked.address(ip):
+            raise PolicyViolation(f"refusing host {host}: its address {ip} is in [web] blocked_hosts")
+        opening = [entry for entry in self.openings if port in entry.ports]
+        if _unmapped(ip) in METADATA_ADDRESSES:
+            if any(
+                _unmapped(ip) in net and net.num_addresses == 1
+                for entry in opening
+                for net in entry.hosts.networks
+            ):
+                return
+            raise PolicyViolation(
+                f"refusing host {host}: {ip} is a cloud metadata address; it is reached only when that "
+                "address is listed in [exec.sandbox] allowed_domains"
+            )
+        if is_public(ip):
+            return
+        if any(entry.hosts.address(ip) or (entry.exact and entry.hosts.names(name)) for entry in opening):
+            return
+        special = special_range(ip)
+        what = (
+            f"an address in the {special} range" if special else "an address that is not globally reachable"
+        )
+        wildcards = [entry.entry for entry in opening if not entry.exact and entry.hosts.names(name)]
+        why = (
+            f"; the wildcard entry {wildcards[0]!r} of [exec.sandbox] allowed_domains never reaches such "
+            "an address (anyone may point a name under a wildcard anywhere): list the host by its exact "
+            "name or address"
+            if wildcards
+            else "; such hosts are reached only when listed by exact name or address in "
+            "[exec.sandbox] allowed_domains"
+        )
+        raise PolicyViolation(f"refusing host {host}: it resolves to {ip}, {what}{why}")

@@ -30,7 +30,7 @@ from typing import Literal
 from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, ScanError, ShCommands, Word, lex_sh
 from mcp_localtools.policy.win_lexer import lex_cmd, lex_powershell
 
-__all__ = ["Dialect", "Invocation", "Scan", "ScanError", "scan"]
+__all__ = ["Dialect", "Invocation", "Scan", "ScanError", "first_brace_alternative", "scan"]
 
 Dialect = Literal["sh", "powershell", "cmd"]
 
@@ -205,17 +205,36 @@ def _invocation(word: Word, dialect: Dialect) -> Invocation:
         kind == UNQUOTED and char in "*?[" for char, kind in zip(text[cut + 1 :], base_kinds, strict=True)
     )
     if dialect == "sh" and any(kind == UNQUOTED for kind in base_kinds) and "{" in name and "," in name:
-        name = _first_brace_alternative(name)
+        name = first_brace_alternative(name)
     return Invocation(word=text, name=name, dynamic=DYNAMIC in base_kinds, glob=glob)
 
 
-def _first_brace_alternative(text: str) -> str:
-    """The first word of a brace expansion: ``{rm,x}`` → ``rm``, ``{r,}m`` → ``rm``."""
-    match = re.search(r"\{([^{},]*),[^{}]*\}", text)
-    while match:
-        text = text[: match.start()] + match.group(1) + text[match.end() :]
-        match = re.search(r"\{([^{},]*),[^{}]*\}", text)
-    return text
+def first_brace_alternative(text: str) -> str:
+    """The first word of a brace expansion: ``{rm,x}`` → ``rm``, ``{r,}m`` → ``rm``,
+    ``{{r,x}m,y}`` → ``rm``. Innermost first, a ``{...}`` with a comma and no brace left inside
+    becomes what precedes its first comma; one without a comma stays as written, and so does the
+    group around it. One pass with a stack of open groups: time linear in ``text``'s length (a
+    search from the start after each replacement was quadratic)."""
+    stack: list[tuple[list[str], bool]] = [([], False)]  # each open group: its text, a brace kept in it
+    for char in text:
+        if char == "{":
+            stack.append(([], False))
+        elif char == "}" and len(stack) > 1:
+            parts, kept = stack.pop()
+            inner = "".join(parts)
+            outer, outer_kept = stack.pop()
+            if not kept and "," in inner:
+                outer.append(inner[: inner.index(",")])
+                stack.append((outer, outer_kept))
+            else:
+                outer.append("{" + inner + "}")
+                stack.append((outer, True))
+        else:
+            stack[-1][0].append(char)
+    while len(stack) > 1:  # a group never closed is text
+        parts, _ = stack.pop()
+        stack[-1][0].append("{" + "".join(parts))
+    return "".join(stack[0][0])
 
 
 def _skip_wrapper_options(words: list[Word], index: int, wrapper: _Wrapper) -> int:

@@ -14,7 +14,7 @@ import functools
 import re
 from typing import Any
 
-from mcp_localtools.regexes import compile_re2
+from mcp_localtools.regexes import compile_re2, searchable
 
 __all__ = ["explain"]
 
@@ -27,15 +27,8 @@ _PROTECTED = (
     r"(?P<path>(?:[^\s'\"`:]*/)?\.git/"
     r"(?:config(?:\.worktree)?|commondir|hooks|worktrees|modules)\b[^\s'\":]*)"
 )
-
-
-@functools.cache
-def _protected() -> Any:
-    """``_PROTECTED`` compiled by RE2 on first use: linear in the line (with Python's ``re`` a long
-    line without a ``/`` took quadratic time: 15 s for 256 KiB of one word)."""
-    return compile_re2(_PROTECTED)
-
-
+"""A protected git file's path (RE2, compiled on first use: a backtracking regex was quadratic on
+a long line without spaces, 24 s for 65,536 characters, and a command's output may be any)."""
 _TAIL_CHARS = 65536  # of stdout searched: where `2>&1 | tail` leaves the error
 _NO_NETWORK = re.compile(
     r"Network is unreachable|Temporary failure in name resolution|Could not resolve host|"
@@ -44,11 +37,16 @@ _NO_NETWORK = re.compile(
 )
 
 
+@functools.cache
+def _protected() -> Any:
+    return compile_re2(_PROTECTED)
+
+
 def _protected_note(stderr: str) -> str | None:
     """A refused write that names a git file the sandbox holds read-only: that path, and what
     to do instead."""
     for line in stderr.splitlines():
-        found = _protected().search(line) if ".git/" in line else None
+        found = _protected().search(searchable(line)) if ".git/" in line else None
         if found is not None and (_REFUSED.search(line) or "could not" in line or "unable to" in line):
             path = found.group("path")
             return (

@@ -9,11 +9,13 @@ proxy-aware programs (pip, uv, npm, git over https, curl) reach the allowed host
 
 Each request, ``CONNECT host:port`` (https, and anything tunnelled) or an absolute-form ``GET
 http://...`` (plain http; the connection is closed after it, so a second request on it cannot
-reach an unchecked host), is checked like an httpget URL (``policy/network.py``): the host must
-match an ``allowed_domains`` entry and not ``[web] blocked_hosts``; it is resolved here, every
-address is checked (a loopback, private or link-local address only when listed by name or
-address, a cloud metadata address only when the address itself is listed), and the connection goes
-to the first checked address, so a second DNS answer cannot slip another in. A refusal answers
+reach an unchecked host), is checked like an httpget URL, by host and port
+(``policy/network.py`` ``ProxyPolicy``): the host must match an ``allowed_domains`` entry and not
+``[web] blocked_hosts``, and the port must be one that entry opens (80 and 443, or the one it
+names: ``allowed.test:8443``); it is resolved here, every address is checked (a loopback, private
+or link-local address only through an entry naming it exactly, by name or address, never through
+a wildcard; a cloud metadata address only when the address itself is listed), and the connection
+goes to the first checked address, so a second DNS answer cannot slip another in. A refusal answers
 403 with a reason that names the setting to change, and is recorded for the session
 (``refusals``) so the command's result can say so.
 
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 
 from mcp_localtools.config import WebConfig
 from mcp_localtools.errors import PolicyViolation
-from mcp_localtools.policy.network import NetworkPolicy, parse_ip
+from mcp_localtools.policy.network import ProxyPolicy, parse_ip
 
 __all__ = ["PROXY_PORT", "ProxyServer", "proxy_environment"]
 
@@ -77,14 +79,16 @@ class ProxyServer:
     """Serves the filtering proxy on the listeners handed to it, in a thread of its own.
 
     Args:
-        allowed_domains: ``[exec.sandbox] allowed_domains`` (host globs, addresses, networks).
+        allowed_domains: ``[exec.sandbox] allowed_domains`` (host globs, addresses, networks,
+            each with an optional ``:port``).
         web: ``[web]``, whose ``blocked_hosts`` are refused here too.
+
+    Raises:
+        ConfigError: an entry is malformed (``ProxyPolicy.from_config``).
     """
 
     def __init__(self, allowed_domains: list[str], web: WebConfig) -> None:
-        self.policy = NetworkPolicy.from_config(
-            WebConfig(allowed_hosts=list(allowed_domains), blocked_hosts=list(web.blocked_hosts))
-        )
+        self.policy = ProxyPolicy.from_config(allowed_domains, web)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._guard = threading.Lock()
         self._ready = threading.Event()
@@ -146,7 +150,7 @@ class ProxyServer:
                 await _answer(writer, 400, "give an absolute http:// URL or CONNECT host:port")
                 return
             try:
-                address = await self._check(host, port, "https" if method == "CONNECT" else "http")
+                address = await self._check(host, port)
             except PolicyViolation as exc:
                 record(Refusal(f"{host}:{port}", exc.message))
                 await _answer(writer, 403, exc.message)
@@ -175,17 +179,15 @@ class ProxyServer:
                 if stream is not None:
                     stream.close()
 
-    async def _check(self, host: str, port: int, scheme: str) -> object:
-        """The address to connect to: ``host`` checked, resolved, every address checked.
+    async def _check(self, host: str, port: int) -> object:
+        """The address to connect to: ``host`` and ``port`` checked, the host resolved, every
+        address checked.
 
         Raises:
             PolicyViolation: refused, with the setting to change.
             OSError: the name does not resolve.
         """
-        try:
-            self.policy.check_url(scheme, host)
-        except PolicyViolation as exc:
-            raise PolicyViolation(_reword(exc.message)) from None
+        self.policy.check_target(host, port)
         literal = parse_ip(host)
         if literal is not None:
             addresses = [literal]
@@ -198,18 +200,8 @@ class ProxyServer:
             if not addresses:
                 raise OSError(f"{host} has no address")
         for ip in addresses:
-            try:
-                self.policy.check_address(host, ip)
-            except PolicyViolation as exc:
-                raise PolicyViolation(_reword(exc.message)) from None
+            self.policy.check_address(host, port, ip)
         return addresses[0]
-
-
-def _reword(message: str) -> str:
-    """httpget's refusal, naming the sandbox's settings instead of ``[web] allowed_hosts``."""
-    return message.replace("[web] allowed_hosts", "[exec.sandbox] allowed_domains").replace(
-        "ask the user to add it", "ask the user to add it (or to set [exec.sandbox] network = true)"
-    )
 
 
 def _parse_head(head: bytes) -> tuple[str | None, str, str, list[bytes]]:

@@ -35,9 +35,11 @@ capability (SEP-2577) and has no ``list_changed``: its requests work in the conf
 
 File URIs are decoded per RFC 8089: ``file:///abs/path`` or ``file://localhost/abs/path``,
 percent-decoded; any other scheme or host is refused, and so is a UNC path (``file:////host/share``:
-resolving it would contact that host). A client root that is the whole filesystem, a home directory
-or a system directory is served when nothing is configured (the client chose it) but logged as a
-warning.
+resolving it would contact that host). When nothing is configured, a client root that is the
+whole filesystem, the home directory (or a directory above it) or a system directory is refused
+and logged, as it is refused as the server's own default root (``policy/implicit_root.py``): a
+client that shares ``file:///`` does not get the whole disk. With configured roots such a client
+root only narrows them (to the configured roots inside it).
 
 The question travels with the call that needs it (``related_request_id``), so over Streamable HTTP
 it reaches a client on that call's response stream, without the optional GET stream.
@@ -167,11 +169,23 @@ def _unprotected(dirs: list[Path], protected: Sequence[Path]) -> tuple[list[Path
     return kept, refused
 
 
-def _broad(roots: Iterable[Path]) -> list[str]:
-    """What each root among ``roots`` that is the filesystem, a home or a system directory is
-    (``implicit_root_refusal``'s phrase). Blocking: run it in a worker thread."""
+def _not_broad(roots: Iterable[Path]) -> tuple[list[Path], list[str]]:
+    """``roots`` less the filesystem root, the home directory, a directory above it and the system
+    directories (``implicit_root_refusal``), and a phrase for each refused. Blocking (resolves
+    each): run it in a worker thread."""
     home = user_home()
-    return [phrase for root in roots if (phrase := implicit_root_refusal(root, home)) is not None]
+    kept: list[Path] = []
+    refused: list[str] = []
+    for root in roots:
+        broad = implicit_root_refusal(root, home)
+        if broad is None:
+            kept.append(root)
+        else:
+            refused.append(
+                f"{root} ({broad}: never a client root of a server without roots of its own; "
+                "start it with --root to serve it)"
+            )
+    return kept, refused
 
 
 @dataclass(eq=False)
@@ -267,13 +281,13 @@ class ClientRoots:
         refused += inside
         if len(shared) > MAX_CLIENT_ROOTS:
             refused.append(f"{len(shared) - MAX_CLIENT_ROOTS} roots past the first {MAX_CLIENT_ROOTS}")
+        if not configured:
+            dirs, broad = await anyio.to_thread.run_sync(_not_broad, dirs)
+            refused += broad
         roots, outside = session_roots(configured, dirs)
         refused += outside
         if refused:
             logger.warning("client roots refused for session %s: %s", session.id, "; ".join(refused))
-        if not configured:
-            for broad in await anyio.to_thread.run_sync(_broad, roots):
-                logger.warning("session %s: a client root is %s; all below it is served", session.id, broad)
         if not roots and configured:
             logger.warning(
                 "session %s shares no root inside the configured ones: it works in all of them", session.id

@@ -174,6 +174,8 @@ class EdgeGuard:
             return
         data: Any = None
         if scope["method"] == "POST":
+            if not await self._announced_within_cap(values, send):
+                return
             checked = await self._checked_body(scope, receive, send)
             if checked is None:
                 return
@@ -230,6 +232,22 @@ class EdgeGuard:
             await send(message)
 
         await self.app(scope, receive, remember)
+
+    async def _announced_within_cap(self, values: dict[bytes, bytes], send: Send) -> bool:
+        """Answer 413 at once, from the head, to a POST whose ``Content-Length`` is over
+        ``max_request_body_bytes`` (waiting for such a body held the request until the client gave
+        up); False once it was answered."""
+        announced = values.get(b"content-length", b"").strip()
+        cap = self.settings.max_request_body_bytes
+        if not (announced.isdigit() and int(announced) > cap):
+            return True
+        await _plain(
+            send,
+            413,
+            f"Payload Too Large: the request announces {int(announced)} bytes of body; "
+            f"[server] max_request_body_bytes is {cap}",
+        )
+        return False
 
     async def _checked_body(self, scope: Scope, receive: Receive, send: Send) -> tuple[Receive, Any] | None:
         """Read a POST body (within the body cap) and answer 400 with a JSON-RPC error, its id

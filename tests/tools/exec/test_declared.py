@@ -422,6 +422,53 @@ async def test_a_wrappers_double_dash_does_not_let_an_argument_be_an_option_of_t
     ]
 
 
+ENVIRON = "import os, sys; print(os.environ.get(sys.argv[1], '-'))"
+"""python3 -c ENVIRON NAME prints the variable NAME of its environment."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["env", "{x}", "python3", "-c", ENVIRON, "LD_PRELOAD"],
+        ["nice", "env", "-u", "TERM", "{x}", "python3", "-c", ENVIRON, "LD_PRELOAD"],
+        ["timeout", "5", "env", "{x}", "python3", "-c", ENVIRON, "LD_PRELOAD"],
+        ["env", "{x}={y}", "python3", "-c", ENVIRON, "LD_PRELOAD"],
+    ],
+)
+async def test_an_argument_after_a_wrapper_may_not_set_a_refused_variable(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """``command = ["env", "{x}", "prog"]`` took ``x = "LD_PRELOAD=/x.so"`` as an assignment."""
+    split = "{x}={y}" in command
+    names = ("x", "y") if split else ("x",)
+    schema = {"properties": {name: {"type": "string", "description": name} for name in names}}
+    table = {"description": "d", "command": command, "input_schema": schema}
+    registry = _registry(tmp_path, tools=declared(run=table))
+    preload = (
+        {"x": "LD_PRELOAD", "y": "/nonexistent-mcpl.so"}
+        if split
+        else {"x": "LD_PRELOAD=/nonexistent-mcpl.so"}
+    )
+    refused = await registry.call("run", preload)
+    assert refused.error is not None and refused.error.code == "command_refused", refused
+    assert "LD_PRELOAD" in refused.error.message and "allowed_env" in refused.error.message
+    fine = await registry.call("run", {"x": "LANG", "y": "C"} if split else {"x": "LANG=C"})
+    assert fine.error is None, fine
+
+
+async def test_an_assignment_after_a_wrapper_names_a_variable_allowed_env_allows(tmp_path: Path) -> None:
+    table: dict[str, Any] = {
+        "description": "d",
+        "command": ["env", "{x}", "python3", "-c", ENVIRON, "PYTHONSTARTUP"],
+        "input_schema": {"properties": {"x": {"type": "string", "description": "x"}}},
+    }
+    refused = await _registry(tmp_path, tools=declared(run=table)).call("run", {"x": "PYTHONSTARTUP=s.py"})
+    assert refused.error is not None and refused.error.code == "command_refused", refused
+    allowed = _registry(tmp_path, tools=declared(run=table), exec={"allowed_env": ["PYTHONSTARTUP"]})
+    ran = await allowed.call("run", {"x": "PYTHONSTARTUP=s.py"})
+    assert ran.error is None and (ran.structured or {})["results"][0]["stdout"] == "s.py\n", ran
+
+
 def test_a_code_flag_of_a_program_that_is_no_interpreter_takes_an_argument(tmp_path: Path) -> None:
     table = {"description": "d", "command": ["git", "-c", "{code}", "status"], "input_schema": CODE}
     assert "gitc" in _registry(tmp_path, tools=declared(gitc=table)).names()

@@ -100,4 +100,50 @@ def test_every_writing_tool_on_a_full_disk_says_no_space_and_leaves_nothing_half
     assert report["replaceinfiles"]["code"] == "no_space", report["replaceinfiles"]
     assert "no file was changed" in report["replaceinfiles"]["message"]
     assert report["left"] == ["a.txt", "b.txt", "c.txt"], report["left"]  # no temp file, no partial copy
-    assert report["trash"] in ([], ["files", "info"]), report["trash"]
+    assert report["trash"] == [], report["trash"]  # the files/ and info/ it made are removed again
+
+
+TRASH_SCRIPT = r"""
+import asyncio, json, os, sys
+from mcp_localtools.config import parse_config
+from mcp_localtools.tools import build_registry
+
+disk = sys.argv[1]
+os.makedirs(os.path.join(disk, "kept", ".trash"))  # a trash that exists, empty
+os.mkdir(os.path.join(disk, "fresh"))
+for folder in ("fresh", "kept"):
+    with open(os.path.join(disk, folder, "c.txt"), "w") as f:
+        f.write("line\n")
+filler = os.open(os.path.join(disk, "filler"), os.O_WRONLY | os.O_CREAT)
+try:  # every block taken
+    while True:
+        os.write(filler, b"\0" * 4096)
+except OSError:
+    os.close(filler)
+registry = build_registry(parse_config({"paths": {"allowed_roots": [disk]}}))
+out = {}
+for folder in ("fresh", "kept"):
+    arguments = {"path": f"{disk}/{folder}/c.txt", "trashDir": f"{disk}/{folder}/.trash"}
+    result = asyncio.run(registry.call("deletefile", arguments))
+    out[folder] = {
+        "code": result.error.code if result.error else None,
+        "entries": sorted(os.listdir(os.path.join(disk, folder))),
+        "trash": sorted(os.listdir(os.path.join(disk, folder, ".trash")))
+        if os.path.isdir(os.path.join(disk, folder, ".trash")) else None,
+    }
+print(json.dumps(out))
+"""
+
+
+def test_deletefile_on_a_full_disk_leaves_no_trash_directory_it_made(tmp_path: Path) -> None:
+    """It said no_space correctly and left an empty ``.trash`` (with ``files/`` and ``info/``)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    command = small_disk_command({disk: "size=64k"}, [sys.executable, "-c", TRASH_SCRIPT, str(disk)])
+    if command is None:
+        pytest.skip("needs Linux, unshare and a mount namespace")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["fresh"] == {"code": "no_space", "entries": ["c.txt"], "trash": None}, report
+    assert report["kept"] == {"code": "no_space", "entries": [".trash", "c.txt"], "trash": []}, report

@@ -281,11 +281,30 @@ async def test_blocked_hosts_win_over_allowed_hosts(tmp_path: Path, site: Thread
     assert "blocked_hosts" in text_of(result)
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/", "/relative/path"])
-async def test_only_absolute_http_urls_are_fetched(tmp_path: Path, url: str) -> None:
+@pytest.mark.parametrize(
+    ("url", "code", "says"),
+    [
+        ("file:///etc/passwd", "policy_violation", ["file: URLs are not fetched", "readfile", "/etc/passwd"]),
+        ("FILE://localhost/etc/hosts", "policy_violation", ["file: URLs are not fetched", "/etc/hosts"]),
+        ("file:notes.txt", "policy_violation", ["file: URLs are not fetched", "readfile"]),
+        ("example.com/docs", "invalid_arguments", ["no scheme", "https://example.com/docs"]),
+        ("www.example.com", "invalid_arguments", ["no scheme", "https://www.example.com"]),
+        ("localhost:8080/x", "invalid_arguments", ["no scheme", "https://localhost:8080/x"]),
+        ("/etc/passwd", "invalid_arguments", ["a file path", "readfile"]),
+        ("./notes.txt", "invalid_arguments", ["a file path", "readfile"]),
+        ("ftp://127.0.0.1/", "policy_violation", ["refusing scheme 'ftp'", "http and https"]),
+        ("data:text/plain,hi", "policy_violation", ["refusing scheme 'data'", "http and https"]),
+    ],
+)
+async def test_a_url_that_is_no_http_url_is_refused_saying_what_to_do_instead(
+    tmp_path: Path, url: str, code: str, says: list[str]
+) -> None:
+    """``file:///etc/passwd`` was refused with "refusing scheme ''"."""
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("httpget", {"url": url})
-    assert error_code(result) in {"policy_violation", "network_error"}
+    assert error_code(result) == code, text_of(result)
+    assert all(part in text_of(result) for part in says), text_of(result)
+    assert "scheme ''" not in text_of(result)
 
 
 async def test_a_proxy_from_the_environment_receives_the_request(

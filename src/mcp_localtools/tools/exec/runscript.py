@@ -222,7 +222,7 @@ async def _plan(args: RunScriptArgs, group: ExecGroup, scripts: ScriptPolicy) ->
         _find_target, args, group, scripts, env.get("PATH")
     )
     argv, line = script_command(program, str(script.path), args.args)
-    group.check_command(line, program.dialect, what="constructed command")
+    await group.check_command_async(line, program.dialect, what="constructed command")
     return _Plan(env, work, script, program, argv, line, group.stdin_bytes(args.stdin))
 
 

@@ -154,7 +154,7 @@ async def check_call(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGro
     plan = await _plan(args, ctx, group)
     for index, raw in enumerate(plan.commands):
         try:
-            group.check_command(raw, plan.shell.dialect, what=f"commands[{index}]")
+            await group.check_command_async(raw, plan.shell.dialect, what=f"commands[{index}]")
         except ToolError as exc:
             where = "" if f"commands[{index}]" in exc.message else f"commands[{index}]: "
             raise type(exc)(f"{where}{exc.message} (refused before the call ran: nothing ran)") from exc
@@ -199,7 +199,7 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
                 tasks.start_soon(streamer.send_all)
             for index, raw in enumerate(commands):
                 try:
-                    command = group.check_command(raw, shell.dialect, what=f"commands[{index}]")
+                    command = await group.check_command_async(raw, shell.dialect, what=f"commands[{index}]")
                 except ToolError as exc:
                     refusal = exc
                     if results:

@@ -112,7 +112,7 @@ async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _
         return work, shell
 
     work, shell = await anyio.to_thread.run_sync(preflight)
-    command = group.check_command(args.command, shell.dialect)
+    command = await group.check_command_async(args.command, shell.dialect)
     return _Plan(pattern, session, call_env, env, work, shell, command)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path, PurePath
@@ -39,7 +40,14 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.files.copy import move_entry
 from mcp_localtools.files.entries import kind_of
-from mcp_localtools.files.parents import ParentDir, ensure_subdir, lstat_entry, parent_dir, refuse_roots
+from mcp_localtools.files.parents import (
+    ParentDir,
+    ensure_subdir,
+    lstat_entry,
+    parent_dir,
+    refuse_roots,
+    remove_made,
+)
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
@@ -89,43 +97,55 @@ def _trash_info(original: Path) -> bytes:
 
 
 def _move_into(source: ParentDir, is_dir: bool, trash: ParentDir) -> tuple[Path, Path, Method]:
-    """Move ``source`` into the freedesktop-style trash directory ``trash``."""
-    trash_fd = ensure_subdir(trash.fd, trash.name, trash.path)
-    try:
-        files_fd = ensure_subdir(trash_fd, "files", trash.path / "files")
-        info_fd = ensure_subdir(trash_fd, "info", trash.path / "info")
-    finally:
-        os.close(trash_fd)
-    try:
-        for attempt in range(_ATTEMPTS):
-            name = _trash_name(source.name, attempt)
-            info_name = f"{name}.trashinfo"
-            try:  # the info file reserves the name, as the freedesktop spec does
-                info = os.open(
-                    info_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW, 0o600, dir_fd=info_fd
-                )
-            except FileExistsError:
-                continue
-            try:
-                with os.fdopen(info, "wb") as handle:
-                    handle.write(_trash_info(source.path))
-            except OSError as exc:  # a full disk: no half-written info file is left behind
-                os.unlink(info_name, dir_fd=info_fd)
-                raise from_os_error(exc, str(trash.path / "info" / info_name)) from exc
-            target = ParentDir(fd=files_fd, name=name, path=trash.path / "files" / name)
-            try:
-                method = move_entry(source, target, is_dir=is_dir, replace=False)
-            except AlreadyExists:  # taken meanwhile: try the next name
-                os.unlink(info_name, dir_fd=info_fd)
-                continue
-            except BaseException:
-                os.unlink(info_name, dir_fd=info_fd)
-                raise
-            return target.path, trash.path / "info" / info_name, method
-        raise AlreadyExists(f"could not find a free name in the trash {trash.path} after {_ATTEMPTS} tries")
-    finally:
-        os.close(files_fd)
-        os.close(info_fd)
+    """Move ``source`` into the freedesktop-style trash directory ``trash``. When it fails (a
+    full disk), the trash directories it made (``trash`` itself, ``files``, ``info``) are removed
+    again while empty: no empty ``.trash`` is left behind."""
+    made: list[tuple[int, str]] = []
+    with ExitStack() as opened:
+        try:
+            trash_fd = ensure_subdir(trash.fd, trash.name, trash.path, made=made)
+            opened.callback(os.close, trash_fd)
+            files_fd = ensure_subdir(trash_fd, "files", trash.path / "files", made=made)
+            opened.callback(os.close, files_fd)
+            info_fd = ensure_subdir(trash_fd, "info", trash.path / "info", made=made)
+            opened.callback(os.close, info_fd)
+            return _move_named(source, is_dir, trash, files_fd, info_fd)
+        except BaseException:
+            remove_made(made)
+            raise
+
+
+def _move_named(
+    source: ParentDir, is_dir: bool, trash: ParentDir, files_fd: int, info_fd: int
+) -> tuple[Path, Path, Method]:
+    """Move ``source`` into the trash's ``files`` (``files_fd``) under a free name, reserved by its
+    ``.trashinfo`` in ``info`` (``info_fd``)."""
+    for attempt in range(_ATTEMPTS):
+        name = _trash_name(source.name, attempt)
+        info_name = f"{name}.trashinfo"
+        try:  # the info file reserves the name, as the freedesktop spec does
+            info = os.open(
+                info_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | compat.O_NOFOLLOW, 0o600, dir_fd=info_fd
+            )
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(info, "wb") as handle:
+                handle.write(_trash_info(source.path))
+        except OSError as exc:  # a full disk: no half-written info file is left behind
+            os.unlink(info_name, dir_fd=info_fd)
+            raise from_os_error(exc, str(trash.path / "info" / info_name)) from exc
+        target = ParentDir(fd=files_fd, name=name, path=trash.path / "files" / name)
+        try:
+            method = move_entry(source, target, is_dir=is_dir, replace=False)
+        except AlreadyExists:  # taken meanwhile: try the next name
+            os.unlink(info_name, dir_fd=info_fd)
+            continue
+        except BaseException:
+            os.unlink(info_name, dir_fd=info_fd)
+            raise
+        return target.path, trash.path / "info" / info_name, method
+    raise AlreadyExists(f"could not find a free name in the trash {trash.path} after {_ATTEMPTS} tries")
 
 
 def _system_trash(paths: PathPolicy, info: os.stat_result) -> ResolvedPath | None:

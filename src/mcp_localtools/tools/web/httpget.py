@@ -10,6 +10,7 @@ the content type and the final URL are always in the result; a 404 is a result, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pydantic import Field
 
 from mcp_localtools._version import __version__
 from mcp_localtools.config import WebConfig
-from mcp_localtools.errors import NetworkError, ToolTimeout
+from mcp_localtools.errors import InvalidArguments, NetworkError, PolicyViolation, ToolTimeout
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import (
     DEFAULT_MAX_DIMENSION,
@@ -44,6 +45,44 @@ __all__ = ["HttpGetArgs", "HttpGetResult", "http_get", "spec"]
 WEB_ANNOTATIONS = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=True)
 
 _HTML = ("text/html", "application/xhtml+xml")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(//)?")
+_PATH_LIKE = ("/", "./", "../", "~", "\\")
+
+
+def check_url_form(url: str) -> None:
+    """Refuse, before anything is sent, a ``url`` that is no absolute http(s) URL, saying what
+    to do instead: a ``file:`` URL or a file path (read files with ``readfile``), a URL without
+    a scheme (``example.com/x``, ``localhost:8080``: add ``https://``), another scheme.
+
+    Raises:
+        PolicyViolation: a ``file:`` URL, or a scheme other than http and https.
+        InvalidArguments: a file path, or no scheme.
+    """
+    text = url.strip()
+    found = _SCHEME.match(text)
+    scheme = found.group(1).lower() if found else ""
+    if scheme == "file":
+        path = re.sub(r"^file:(//[^/]*)?", "", text, flags=re.IGNORECASE) or "/"
+        raise PolicyViolation(
+            f"file: URLs are not fetched: httpget reads only http and https URLs; read the file with "
+            f"readfile (path {path})"
+        )
+    if found is not None and found.group(2) is not None and scheme not in ("http", "https"):
+        raise PolicyViolation(f"refusing scheme {scheme!r}: only http and https URLs can be fetched")
+    if found is not None and found.group(2) is None and not text[found.end() :][:1].isdigit():
+        raise PolicyViolation(f"refusing scheme {scheme!r}: only http and https URLs can be fetched")
+    if found is not None and found.group(2) is not None:
+        return
+    if text.startswith(_PATH_LIKE):
+        raise InvalidArguments(
+            f"{text!r} is a file path, not a URL: httpget fetches http and https URLs; read files "
+            "with readfile"
+        )
+    raise InvalidArguments(
+        f"{text!r} has no scheme: httpget needs an absolute URL; add https:// (https://{text})"
+    )
+
+
 _TEXT_APPS = (
     "application/json",
     "application/xml",
@@ -312,11 +351,14 @@ async def http_get(
     budgets), then render by media type (none, image, text or Markdown, or described).
 
     Raises:
-        PolicyViolation: the URL, a redirect or an address is refused by ``[web]``.
+        PolicyViolation: the URL, a redirect or an address is refused by ``[web]``; a ``file:``
+            URL or another scheme than http(s) (``check_url_form``).
+        InvalidArguments: a file path or a URL without a scheme (``check_url_form``).
         NetworkError: DNS, connection, TLS or protocol failure, or too many redirects.
         ToolTimeout: the fetch took longer than ``[web] timeout_seconds``.
         UnsupportedContent, TooLarge: an image that cannot be decoded or fitted.
     """
+    check_url_form(args.url)
     fetched = await _download(args, web=web, policy=policy, proxies=proxies)
     common, head = _common(args, fetched)
     media = _media_type(fetched.response.headers.get("content-type"))

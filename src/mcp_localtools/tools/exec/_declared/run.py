@@ -87,7 +87,7 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     Raises:
         ToolError: the first check that fails.
     """
-    argvs = _argvs(args.model_dump(by_alias=True), tool)
+    argvs = _argvs(args.model_dump(by_alias=True), tool, group)
     lines = [shlex.join(argv) for argv in argvs]
     await group.sandbox.ready()
     call_env = group.policy.check_env(tool.env, writable=group.writable_roots())
@@ -100,20 +100,29 @@ async def _plan(args: ToolArgs, tool: DeclaredTool, group: ExecGroup) -> _Plan:
     work, resolved = await anyio.to_thread.run_sync(preflight)
     for number, line in enumerate(lines, start=1):
         try:
-            group.check_command(line, "sh")
+            await group.check_command_async(line, "sh")
         except ToolError as exc:
             where = f"step {number}: " if len(lines) > 1 else ""
             raise type(exc)(f"{where}{exc.message} (refused before the call ran: nothing ran)") from exc
     return _Plan(resolved, lines, env, work, group.policy.timeout_for(tool.timeout_seconds))
 
 
-def _argvs(values: dict[str, Any], tool: DeclaredTool) -> list[list[str]]:
-    """Each step's argv for the validated wire ``values``.
+def _argvs(values: dict[str, Any], tool: DeclaredTool, group: ExecGroup | None = None) -> list[list[str]]:
+    """Each step's argv for the validated wire ``values``; with ``group``, an environment
+    assignment an argument makes after a wrapper (``env {x} prog``) is checked by its policy
+    like a call's ``env``.
 
     Raises:
         InvalidArguments: a word is refused (``Template.render``).
+        CommandRefused: such an assignment sets a variable the policy refuses.
     """
-    return [step.render(values, tool.arguments.fixed) for step in tool.steps]
+
+    def check_env(env: Mapping[str, str]) -> object:
+        assert group is not None
+        return group.policy.check_env(env, writable=group.writable_roots())
+
+    checked = None if group is None else check_env
+    return [step.render(values, tool.arguments.fixed, checked) for step in tool.steps]
 
 
 def _under(group: ExecGroup, work_dir: str) -> str:

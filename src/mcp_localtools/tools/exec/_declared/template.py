@@ -21,18 +21,23 @@ way in: no shell reads the words (``; rm -rf /`` is one literal argument), and a
 be the code that an interpreter runs (the word after ``sh -c``, ``python3 -c``, ``node -e``,
 ``pwsh -Command``, also behind a wrapper: ``env sh -c``): pass such values as positional words
 instead (``["sh", "-c", "echo \\"$1\\"", "sh", "{text}"]``).
+
+Environment injection: after a wrapper (``env``, ``sudo``, ``nice``, ``timeout``, ...: ``WRAPPERS``),
+a word whose name part comes from an argument and that reads ``NAME=value`` is an environment
+assignment to ``env`` and ``sudo``; it is checked like a call's ``env`` (``check_env``: ``LD_PRELOAD``
+and the other ``REFUSED_ENV`` names are refused unless ``[exec] allowed_env`` names them).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from mcp_localtools.errors import ConfigError, InvalidArguments
+from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 
 __all__ = ["INTERPRETERS", "WRAPPERS", "Kind", "Slot", "Template", "Word", "parse_template"]
@@ -77,6 +82,8 @@ pytest``, ``npm run x -- args``): the first literal ``--`` after one ends *its* 
 wrapped program's."""
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([a-z][A-Za-z0-9]*)\}|[{}]")
+_ENV_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
+"""A word ``env`` (and ``sudo``) reads as an assignment: ``NAME=value``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,8 +119,7 @@ class Word:
         return "".join(piece for piece in self.pieces if isinstance(piece, str))
 
     def shown(self) -> str:
-        """The word as a description shows it (``<name>`` for a placeholder; a literal word
-        POSIX-quoted when it needs quotes)."""
+        """The word as a description shows it (``<name>``, or a literal word POSIX-quoted)."""
         literal = self.literal
         if literal is not None:
             return shlex.quote(literal)
@@ -122,14 +128,15 @@ class Word:
 
 @dataclass(frozen=True, slots=True)
 class Template:
-    """A parsed command template: the program and the items after it (a word, or an optional
-    group of words)."""
+    """A parsed command template: the program and the items after it (words, optional groups)."""
 
     program: str
     items: tuple[Word | tuple[Word, ...], ...]
     inert: frozenset[int] = frozenset()
     """Positions (among the words after the program, groups counted whole) of ``--`` words that
     end a wrapper's options: they do not let later arguments start with ``-``."""
+    wrapped: frozenset[int] = frozenset()
+    """Positions (as ``inert``) of words after a wrapper, where ``NAME=value`` may set a variable."""
 
     def slots(self) -> set[str]:
         """Every argument the template names."""
@@ -145,17 +152,27 @@ class Template:
                 parts.append("[" + " ".join(word.shown() for word in item) + "]")
         return " ".join(parts)
 
-    def render(self, values: Mapping[str, Any], fixed: frozenset[str]) -> list[str]:
+    def render(
+        self,
+        values: Mapping[str, Any],
+        fixed: frozenset[str],
+        check_env: Callable[[Mapping[str, str]], object] | None = None,
+    ) -> list[str]:
         """The argv for the call's ``values`` (wire name → value, None when absent).
 
         Args:
             values: the validated arguments.
             fixed: arguments whose values the config's author wrote (``enum``): they may start
-                with ``-``.
+                with ``-``, and may be ``NAME=value`` after a wrapper.
+            check_env: the execution policy's ``check_env``, given each ``NAME=value`` word an
+                argument makes after a wrapper (as ``{NAME: value}``); None: not checked (the
+                words are only shown).
 
         Raises:
             InvalidArguments: a word would start with ``-`` from an argument before any ``--``,
                 holds a NUL byte, is too long, or there are too many words.
+            CommandRefused: ``check_env`` refuses such an assignment (the message names the
+                argument).
         """
         argv = [self.program]
         ended = False  # the program's literal "--" came before: later words are operands
@@ -173,6 +190,8 @@ class Template:
                     continue
                 for text in produced:
                     _check_word(word, text, ended=ended, fixed=fixed)
+                    if check_env is not None and start + offset in self.wrapped:
+                        _check_assignment(word, text, fixed, check_env)
                 argv.extend(produced)
                 ended = ended or (word.literal == "--" and start + offset not in self.inert)
         if len(argv) - 1 > MAX_SCRIPT_ARGS:
@@ -223,6 +242,22 @@ def _check_word(word: Word, text: str, *, ended: bool, fixed: frozenset[str]) ->
         raise InvalidArguments(f"{word.slots[0]}: one word is over {MAX_SCRIPT_ARG_BYTES} bytes")
 
 
+def _check_assignment(
+    word: Word, text: str, fixed: frozenset[str], check_env: Callable[[Mapping[str, str]], object]
+) -> None:
+    """Refuse ``text``, a word after a wrapper, when its name part came from an argument and it
+    reads ``NAME=value`` with a ``NAME`` that ``check_env`` refuses."""
+    first = word.pieces[0] if word.pieces else ""
+    found = _ENV_ASSIGNMENT.match(text)
+    if not isinstance(first, Slot) or first.name in fixed or found is None:
+        return
+    try:
+        check_env({found.group(1): found.group(2)})
+    except CommandRefused as exc:
+        why = "comes after a wrapper (env, sudo, ...), which reads it as an environment assignment"
+        raise CommandRefused(f"{first.name}: {_cut(text)!r} {why}: {exc.message}") from None
+
+
 def _cut(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -262,7 +297,12 @@ def parse_template(raw: Any, kinds: Mapping[str, Kind], where: str) -> Template:
             items.append(tuple(_word(part, kinds, f"{here}[{n}]") for n, part in enumerate(entry)))
         else:
             raise ConfigError(f"{here}: a word is a string, a group a non-empty list of strings")
-    template = Template(program.literal, tuple(items), _wrapper_dashes(program.literal, items))
+    template = Template(
+        program.literal,
+        tuple(items),
+        _wrapper_dashes(program.literal, items),
+        _after_wrapper(program.literal, items),
+    )
     _refuse_code_slots(template, where)
     return template
 
@@ -328,6 +368,23 @@ def _wrapper_dashes(program: str, items: Sequence[Word | tuple[Word, ...]]) -> f
         elif literal is not None and _base_name(literal) in WRAPPERS:
             waiting = True
     return frozenset(inert)
+
+
+def _after_wrapper(program: str, items: Sequence[Word | tuple[Word, ...]]) -> frozenset[int]:
+    """The positions of the words after the first literal word (the program included) naming a
+    ``WRAPPERS`` program."""
+    words = [word for item in items for word in _words(item)]
+    if _base_name(program) in WRAPPERS:
+        return frozenset(range(len(words)))
+    first = next(
+        (
+            at
+            for at, word in enumerate(words)
+            if word.literal is not None and _base_name(word.literal) in WRAPPERS
+        ),
+        None,
+    )
+    return frozenset() if first is None else frozenset(range(first + 1, len(words)))
 
 
 def _refuse_code_slots(template: Template, where: str) -> None:
