@@ -90,15 +90,18 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _sandboxes(pids: list[int]) -> int:
+def _sandboxes(server: int, pids: list[int]) -> int:
+    """The sandboxes among ``pids``: the server's bwrap children that run the supervisor (bwrap's
+    own child in the new PID namespace, with the same argv, is not counted again)."""
     count = 0
     for pid in pids:
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            comm = Path(f"/proc/{pid}/comm").read_text(encoding="ascii").strip()
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
         except OSError:
             continue
-        count += comm == "bwrap" and b"MCP_LOCALTOOLS_RUN" in cmdline
+        name, parent = stat[stat.index("(") + 1 : stat.rindex(")")], int(stat.rsplit(")", 1)[1].split()[1])
+        count += name == "bwrap" and parent == server and b"MCP_LOCALTOOLS_RUN" in cmdline
     return count
 
 
@@ -171,7 +174,7 @@ class HttpServer:
         async def watch(done: anyio.Event) -> None:
             while not done.is_set():
                 tree = _tree(self.process.pid)
-                self.most_sandboxes = max(self.most_sandboxes, _sandboxes(tree))
+                self.most_sandboxes = max(self.most_sandboxes, _sandboxes(self.process.pid, tree))
                 self.most_processes = max(self.most_processes, len(tree) - 1)
                 await anyio.sleep(0.05)
 
@@ -186,7 +189,7 @@ class HttpServer:
 
     def left(self) -> tuple[int, int]:
         tree = _tree(self.process.pid)
-        return _sandboxes(tree), len(tree) - 1
+        return _sandboxes(self.process.pid, tree), len(tree) - 1
 
     def stop(self) -> None:
         self.process.terminate()

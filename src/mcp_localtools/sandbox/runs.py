@@ -193,7 +193,9 @@ class WrappedRuns:
         return Background(wrapped, full, None)
 
     async def warm(self, owner: str, cwd: Path) -> None:
-        """Nothing to start ahead (see ``Runs.warm``)."""
+        """No sandbox to start ahead: only the commands' environment (the login shell's, asked once
+        per server; see ``Runs.warm``)."""
+        await self.environment.base()
 
 
 def _identity_note(user: tuple[int, int] | None, outcome: RunOutcome) -> str | None:
