@@ -27,9 +27,10 @@ from tests.helpers import INITIALIZE, call_message
 from tests.test_transports import JSON_HEADERS, TOKEN, Served, start, stop
 
 
-@pytest.fixture
-def http(tmp_path: Path) -> Iterator[Served]:
-    server = start("streamable-http", tmp_path)
+@pytest.fixture(scope="module")
+def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One Streamable HTTP server for the module's tests that share it."""
+    server = start("streamable-http", tmp_path_factory.mktemp("http"))
     yield server
     assert TOKEN not in stop(server)
 
@@ -138,14 +139,44 @@ def test_a_wrong_token_is_called_invalid_and_a_missing_one_required(http: Served
     assert missing.json()["error_description"] == "Authentication required"
 
 
-def test_a_connection_that_never_finishes_its_head_is_closed(http: Served) -> None:
-    port = int(http.base.rsplit(":", 1)[1])
-    began = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=HEAD_TIMEOUT_SECONDS + 20) as sock:
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        assert sock.recv(1024) == b""  # closed by the server
-    assert HEAD_TIMEOUT_SECONDS - 1 < time.monotonic() - began < HEAD_TIMEOUT_SECONDS + 15
-    assert httpx2.get(http.base + "/healthz", timeout=10).status_code == 200
+@pytest.fixture
+def short_head_timeout() -> Iterator[str]:
+    """The serving stack's own protocol class with a head timeout of 0.2 s (the server's is
+    ``HEAD_TIMEOUT_SECONDS``) in front of ``/healthz``, served by uvicorn in a thread; yields
+    its base URL."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    from mcp_localtools.transports.serve import _bind, _head_timeout_protocol, _healthz
+
+    listener = _bind("127.0.0.1", 0)
+    app = Starlette(routes=[Route("/healthz", _healthz)])
+    config = uvicorn.Config(app, log_config=None, access_log=False, http=_head_timeout_protocol(0.2))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive(), "uvicorn did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        listener.close()
+
+
+def test_a_connection_that_never_finishes_its_head_is_closed(short_head_timeout: str) -> None:
+    assert HEAD_TIMEOUT_SECONDS == 10.0  # what the server uses; this test takes 0.2 s
+    port = int(short_head_timeout.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        assert sock.recv(1024) == b""  # closed by the server, the head never finished
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:  # a whole head is served
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        assert sock.makefile("rb").readline().startswith(b"HTTP/1.1 200")
+    assert httpx2.get(short_head_timeout + "/healthz", timeout=10).status_code == 200
 
 
 def test_a_second_request_with_an_id_in_flight_on_the_session_is_refused(http: Served) -> None:
