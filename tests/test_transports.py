@@ -46,6 +46,7 @@ class Served:
     token: str | None
     proc: subprocess.Popen[str]
     log: IO[bytes]
+    root: Path
     """The server's stderr (a file, so a long-lived server never blocks on a full pipe)."""
 
     @property
@@ -93,7 +94,7 @@ def start(
         stderr=log,
         text=True,
     )
-    served = Served(transport, f"http://127.0.0.1:{port}", token, proc, log)
+    served = Served(transport, f"http://127.0.0.1:{port}", token, proc, log, root)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
