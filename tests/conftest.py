@@ -9,6 +9,12 @@ import pytest
 from mcp import Client
 
 from tests.helpers import config_for, connect
+from tests.support import markers
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers by cause (``tests/support/markers.py``)."""
+    markers.mark(items)
 
 
 @pytest.fixture

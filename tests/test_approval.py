@@ -304,9 +304,7 @@ async def test_a_real_http_server_asks_before_running(tmp_path: Path, transport:
                 continue  # SSE is a handshake-era transport
             person = Person(decision)
             name = f"{mode}-{decision}.txt"
-            client = served.connect(mode=mode)
-            client.elicitation_callback = person  # before entering: the session is built then
-            async with client:
+            async with served.connect(mode=mode, elicitation_callback=person) as client:
                 result = await client.call_tool("writefile", {"path": name, "content": "hi"})
             assert len(person.questions) == 1, (mode, text_of(result))
             assert (tmp_path / name).exists() == (decision == "approve"), text_of(result)

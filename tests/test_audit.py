@@ -25,6 +25,7 @@ from mcp_localtools.config import AuditConfig
 from mcp_localtools.scrubber import Scrubber
 from mcp_localtools.server import build_server
 from tests.helpers import config_for, connect, error_code, installed_command, text_of
+from tests.support.env import child_env
 
 FIELDS = {
     "time",
@@ -458,7 +459,7 @@ async def test_a_stdio_server_logs_to_the_default_state_directory_and_audit_read
     root.mkdir()
     config = tmp_path / "config.toml"
     config.write_text(f'[paths]\nallowed_roots = ["{root}"]\n[audit]\nenabled = true\n', encoding="utf-8")
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    env = child_env({"HOME": str(home), "PATH": os.environ.get("PATH", "")})
     params = StdioServerParameters(command=installed_command(), args=["--config", str(config)], env=env)
     async with Client(params, mode="legacy") as client:
         await client.call_tool("statpath", {"path": "."})

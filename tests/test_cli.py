@@ -1,4 +1,5 @@
-"""The JSON command line, run as the installed console script: exit codes 0/1/2, tools, help."""
+"""The JSON command line: exit codes 0/1/2, tools, help; in this process (``main``), and as the
+installed console script where the environment matters."""
 
 from __future__ import annotations
 
@@ -9,18 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import installed_command
+from tests.support.cli import run_main
 
 
 def run(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [installed_command(), *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    """The command line with ``args``, in this process (``tests/support/cli.py``); the installed
+    entry point runs as a real process in the ``_run_env`` tests below."""
+    return run_main(*args, cwd=cwd, stdin=stdin)
 
 
 @pytest.fixture

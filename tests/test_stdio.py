@@ -9,7 +9,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -145,13 +144,11 @@ def server(tmp_path: Path) -> Any:
 def test_a_line_that_is_no_json_rpc_request_gets_a_json_rpc_error(
     server: _Server, line: bytes, code: int, words: str, request_id: Any
 ) -> None:
-    began = time.monotonic()
     server.send(line + _line({"jsonrpc": "2.0", "id": 99, "method": "ping"}))
     error = server.reply(timeout=10)
     assert error["id"] == request_id and error["error"]["code"] == code
     assert words in error["error"]["message"]
     assert server.reply(timeout=10)["id"] == 99  # the session goes on
-    assert time.monotonic() - began < 10
 
 
 def test_a_lone_surrogate_in_writefile_content_gets_a_clear_error_and_writes_nothing(
@@ -205,7 +202,6 @@ def test_a_second_request_with_an_id_in_flight_is_refused_and_the_first_still_an
 def test_a_200_mib_line_is_refused_unbuffered_with_its_id_and_the_session_goes_on(server: _Server) -> None:
     head = b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"writefile",'
     head += b'"arguments":{"path":"b","content":"'
-    began = time.monotonic()
 
     def write() -> None:
         server.send(head)
@@ -220,7 +216,6 @@ def test_a_200_mib_line_is_refused_unbuffered_with_its_id_and_the_session_goes_o
     assert refusal["id"] == 20 and refusal["error"]["code"] == -32600
     assert "over the limit of 33554432 bytes" in refusal["error"]["message"]
     assert server.reply(timeout=30)["id"] == 21
-    assert time.monotonic() - began < 30  # 0.6 s here; before: 3.2 s
     assert server.extra_mib() < 100  # 2 x the 16 MiB write limit buffered at most; before: +728 MiB
 
 
@@ -230,7 +225,6 @@ def test_a_configured_line_limit_holds_and_the_server_exits_cleanly_at_eof(tmp_p
     config.write_text(f'[paths]\nallowed_roots = ["{tmp_path}"]\n[server]\nmax_stdio_line_bytes = 65536\n')
     server = _Server(tmp_path, "--config", str(config))
     try:
-        began = time.monotonic()
         server.send(b"{" + b" " * (64 * MiB) + b"\n")
         refusal = server.reply(timeout=60)
         assert refusal["id"] is None and refusal["error"]["code"] == -32600
@@ -239,7 +233,6 @@ def test_a_configured_line_limit_holds_and_the_server_exits_cleanly_at_eof(tmp_p
         server.send(b"{" + b" " * MiB, close=True)  # a last line without a newline, then EOF
         assert server.reply(timeout=60)["error"]["code"] == -32600
         assert server.proc.wait(timeout=30) == 0
-        assert time.monotonic() - began < 30
     finally:
         server.close()
 

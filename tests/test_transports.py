@@ -8,13 +8,14 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import httpx2
@@ -24,6 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import INITIALIZE, error_code, installed_command, processes_with, text_of, wait_until_gone
+from tests.support.env import child_env
 
 TOKEN = "test-token-" + "x" * 40
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -43,66 +45,89 @@ class Served:
     base: str
     token: str | None
     proc: subprocess.Popen[str]
+    log: IO[bytes]
+    root: Path
+    """The server's stderr (a file, so a long-lived server never blocks on a full pipe)."""
 
     @property
     def url(self) -> str:
         return self.base + ("/mcp" if self.transport == "streamable-http" else "/sse")
 
-    def connect(self, *, mode: str = "auto", token: str | None = "default") -> Client:
+    @asynccontextmanager
+    async def connect(
+        self, *, mode: str = "auto", token: str | None = "default", elicitation_callback: Any = None
+    ) -> AsyncIterator[Client]:
+        """The SDK's client, connected with ``token`` (default: the server's own; None: none),
+        answering elicitations with ``elicitation_callback`` (None: it declares none)."""
         token = self.token if token == "default" else token
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        target: AbstractAsyncContextManager[Any]
-        if self.transport == "streamable-http":
-            http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
-            target = streamable_http_client(self.url, http_client=http)
-        else:
-            target = sse_client(self.url, headers=headers)
-        return Client(target, mode=mode)
+        async with AsyncExitStack() as stack:
+            target: AbstractAsyncContextManager[Any]
+            if self.transport == "streamable-http":
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+                )
+                target = streamable_http_client(self.url, http_client=http)
+            else:
+                target = sse_client(self.url, headers=headers)
+            client = Client(target, mode=mode)
+            if elicitation_callback is not None:
+                client.elicitation_callback = (
+                    elicitation_callback  # before entering: the session is built then
+                )
+            yield await stack.enter_async_context(client)
 
 
 def start(
     transport: str, root: Path, *extra: str, env: dict[str, str] | None = None, token: str | None = TOKEN
 ) -> Served:
     port = free_port()
-    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(root), **(env or {})}
+    environment = child_env({"PATH": os.environ.get("PATH", ""), "HOME": str(root), **(env or {})})
     if token is not None:
         environment.setdefault("MCP_LOCALTOOLS_TOKEN", token)
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop())
     proc = subprocess.Popen(
         [installed_command(), "--root", str(root), "--transport", transport, "--port", str(port), *extra],
         cwd=root,
         env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
         text=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    served = Served(transport, f"http://127.0.0.1:{port}", token, proc, log, root)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            pytest.fail(f"server exited with {proc.returncode}: {stop(served)}")
         try:
-            if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
-                return Served(transport, base, token, proc)
+            if httpx2.get(served.base + "/healthz", timeout=1).status_code == 200:
+                return served
         except httpx2.TransportError:
             time.sleep(0.1)
-    proc.kill()
-    pytest.fail("server did not come up within 30 s")
+    pytest.fail(f"server did not come up within 30 s: {stop(served)}")
 
 
 def stop(served: Served) -> str:
-    served.proc.terminate()
-    try:
-        _, err = served.proc.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        served.proc.kill()
-        _, err = served.proc.communicate()
-    return err
+    """Stop the server (SIGTERM, SIGKILL after 15 s) and return what it wrote on stderr."""
+    with served.proc:
+        served.proc.terminate()
+        try:
+            served.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            served.proc.kill()
+            served.proc.wait()
+    with served.log:
+        served.log.seek(0)
+        return served.log.read().decode(errors="replace")
 
 
-@pytest.fixture(params=["streamable-http", "sse"])
-def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
-    (tmp_path / "hello.txt").write_text("hello over http\n", encoding="utf-8")
-    server = start(request.param, tmp_path)
+@pytest.fixture(scope="module", params=["streamable-http", "sse"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server per transport for the module's tests that share it: each test leaves it as it
+    found it (its processes stopped, hello.txt as written)."""
+    root = tmp_path_factory.mktemp("served")
+    (root / "hello.txt").write_text("hello over http\n", encoding="utf-8")
+    server = start(request.param, root)
     yield server
     stderr = stop(server)
     assert TOKEN not in stderr  # never logged
@@ -206,7 +231,7 @@ async def test_twenty_concurrent_sessions_of_fifty_calls_have_no_errors(
 
 
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(cwd), **(env or {})}
+    environment = child_env({"PATH": os.environ.get("PATH", ""), "HOME": str(cwd), **(env or {})})
     return subprocess.run(
         [installed_command(), *args],
         cwd=cwd,

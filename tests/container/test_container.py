@@ -126,7 +126,7 @@ def test_the_image_serves_http_with_the_token_and_a_health_check(served: Served)
 @pytest.mark.anyio
 async def test_a_client_reads_runs_and_writes_as_the_user_over_http(host: Host, served: Served) -> None:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {host.token}"}, timeout=60)
-    async with Client(streamable_http_client(served.base + "/mcp", http_client=http)) as client:
+    async with http, Client(streamable_http_client(served.base + "/mcp", http_client=http)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert {"readfile", "writefile", "shellcommand"} <= names and len(names) >= 22
         read = await client.call_tool("readfile", {"path": "hello.txt"})

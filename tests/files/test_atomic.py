@@ -65,9 +65,9 @@ fd = os.open({str(tmp_path)!r}, os.O_RDONLY | os.O_DIRECTORY)
 write_atomic(fd, "big.bin", chunks(), replace=True)
 """
     for _ in range(5):
-        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-        assert child.stdout is not None and child.stdout.readline() == "writing\n"
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+        with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) as child:
+            assert child.stdout is not None and child.stdout.readline() == "writing\n"
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
     assert sorted(entry.name for entry in tmp_path.iterdir()) == ["big.bin"]
     assert (tmp_path / "big.bin").read_bytes() == b"old"

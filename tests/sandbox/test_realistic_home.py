@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 HOME = "/home/alice"
+REPO = str(Path(__file__).resolve().parents[2])
 SECRETS = {
     ".ssh/id_rsa": "canary-ssh-key-91c3",
     ".cargo/credentials.toml": "canary-cargo-token-5b7e",
@@ -107,8 +109,16 @@ def run_in_a_private_home(commands: list[str]) -> dict[str, Any]:
         "tmp_secret_text": "canary-tmp-license-6d2a",
         "commands": commands,
     }
+    # The fresh /home and /tmp hide nothing this run needs: the folders there that hold the
+    # checkout, its virtualenv or the interpreter are bound back from the real ones (kept on a
+    # tmpfs at /mnt of this private namespace), so the test runs wherever they live.
+    needed = {Path(p) for p in (sys.prefix, sys.base_prefix, os.path.realpath(sys.executable), REPO)}
+    kept = sorted({str(Path(*p.parts[:3])) for p in needed if p.parts[1:2] in (("tmp",), ("home",))})
+    binds = "".join(f" && mkdir -p {k} && mount --bind /mnt{k} {k}" for k in kept)
     script = (
-        f'mount -t tmpfs tmpfs /home && mount -t tmpfs tmpfs /tmp && exec "{sys.executable}" -c "$0" "$1"'
+        "mount -t tmpfs tmpfs /mnt && mkdir /mnt/home /mnt/tmp && mount --rbind /home /mnt/home"
+        " && mount --rbind /tmp /mnt/tmp && mount -t tmpfs tmpfs /home && mount -t tmpfs tmpfs /tmp"
+        f'{binds} && exec "{sys.executable}" -c "$0" "$1"'
     )
     done = subprocess.run(
         ["unshare", "-m", "--propagation", "private", "sh", "-c", script, DRIVER, json.dumps(spec)],

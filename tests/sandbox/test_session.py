@@ -78,13 +78,21 @@ async def test_a_dev_server_is_reached_by_its_connections_later_commands_and_by_
         await call(client, "stopprocess", processID=started["processID"])
 
 
-async def test_a_background_process_idle_for_30_seconds_survives(tmp_path: Path) -> None:
+async def test_a_background_process_survives_the_retirement_of_idle_worker_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """bwrap's --die-with-parent follows the thread that started it; anyio retires idle worker
-    threads after 10 s. A session's sandbox is started by a thread that lives as long as it does,
-    so an idle background process is still running 30 s later."""
+    threads (after 10 s; 0.5 s here). A session's sandbox is started by a thread that lives as long
+    as it does, so an idle background process is still running once the threads it idled past
+    are retired (by the next call that needs a thread)."""
+    from anyio._backends._asyncio import WorkerThread
+
+    monkeypatch.setattr(WorkerThread, "MAX_IDLE_TIME", 0.5)
     async with exec_client(tmp_path) as client:
         started = await call(client, "startprocess", command="sleep 600")
-        await anyio.sleep(30)
+        await anyio.sleep(1.5)  # three idle lifetimes
+        await call(client, "listprocesses")  # retires the idle threads
+        await anyio.sleep(0.5)
         listed = await call(client, "listprocesses")
         mine = [p for p in listed["processes"] if p["processID"] == started["processID"]]
         assert mine and mine[0]["status"] == "running", listed
@@ -160,10 +168,13 @@ async def test_a_unix_socket_in_a_root_is_unreachable_with_the_network_off(tmp_p
             result = await client.call_tool("shellcommand", {"commands": [f'python3 -c "{probe}"']})
             paired = await run_commands(client, f'python3 -c "{pair}"')
     finally:
-        listener.close()
+        with socket.socket(socket.AF_UNIX) as ours:  # the service's first caller, once the calls are done
+            ours.connect(str(path))
+            ours.sendall(b"ours")
         thread.join(timeout=20)
+        listener.close()
     (entry,) = (result.structured_content or {})["results"]
-    assert entry["stdout"] == "" and not accepted
+    assert entry["stdout"] == "" and accepted == [b"ours"]
     assert "Permission denied" in entry["stderr"] and "allow_unix_sockets" in entry["sandboxNote"]
     assert paired["results"][0]["stdout"].strip() == "pair b'x'"
 

@@ -315,16 +315,25 @@ class RipgrepEngine:
                 if not stop.is_set():
                     anyio.from_thread.run(progress, counted(), f"{counted()} {what} so far")
 
+            # Whoever takes ``owner`` first closes rg's stdout: the drain when it starts, else
+            # (cancelled while the drain was still queued for a thread) the finally below.
+            owner = threading.Lock()
+
+            def drain() -> int:
+                if not owner.acquire(blocking=False):
+                    return -1  # cancelled before it started; the pipe is closed already
+                return _drain(process, feed, separator, report)
+
             try:
-                returncode = await anyio.to_thread.run_sync(
-                    _drain, process, feed, separator, report, abandon_on_cancel=True
-                )
+                returncode = await anyio.to_thread.run_sync(drain, abandon_on_cancel=True)
             finally:
                 stop.set()
                 if process.poll() is None:
                     process.kill()
                     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                         await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+                if owner.acquire(blocking=False) and process.stdout is not None:
+                    process.stdout.close()
             errors.seek(0)
             pending = b""
             while chunk := errors.read(_STDERR_CHUNK):  # whole lines, a few MiB at a time

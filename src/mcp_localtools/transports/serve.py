@@ -171,15 +171,15 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 
 
-def _head_timeout_protocol() -> type[Any]:
+def _head_timeout_protocol(seconds: float = HEAD_TIMEOUT_SECONDS) -> type[Any]:
     """uvicorn's h11 protocol that closes a connection whose first request head has not arrived
-    within ``HEAD_TIMEOUT_SECONDS`` (uvicorn's own keep-alive timeout starts only after a first
-    response, and any byte cancels it, so a slow client could hold a descriptor for ever)."""
+    within ``seconds`` (uvicorn's own keep-alive timeout starts only after a first response, and
+    any byte cancels it, so a slow client could hold a descriptor for ever). Returns the class."""
 
     class HeadTimeoutProtocol(h11_protocol()):  # type: ignore[misc]
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_timeout)
+            self.loop.call_later(seconds, self._head_timeout)
 
         def _head_timeout(self) -> None:
             if getattr(self, "cycle", None) is None and not self.transport.is_closing():

@@ -274,7 +274,6 @@ async def test_the_question_shows_the_script_and_a_script_rewritten_after_the_ye
 async def test_the_question_about_a_script_stays_small_whatever_the_script(tmp_path: Path) -> None:
     """A script of long lines, or one long line, is shown in part (its size and sha256 whole):
     the question stays under its limit and the head read stays bounded."""
-    import time
 
     from mcp_localtools.server import build_server
     from tests.helpers import config_for
@@ -284,10 +283,10 @@ async def test_the_question_about_a_script_stays_small_whatever_the_script(tmp_p
     config = config_for(tmp_path, approval={"require": ["exec"]}, exec={"sandbox": "off"})
     person = _RewritingPerson(tmp_path / "wide.sh", None)
     async with Client(build_server(config), elicitation_callback=person) as client:
-        began = time.monotonic()
         for name in ("wide.sh", "flat.sh"):
-            result = await client.call_tool("runscript", {"path": name})
+            with anyio.fail_after(60):
+                result = await client.call_tool("runscript", {"path": name})
             assert error_code(result) != "approval_denied", text_of(result)
-    assert time.monotonic() - began < 30 and len(person.messages) == 2
+    assert len(person.messages) == 2
     assert "the first" in person.messages[0] and "67108864 bytes" in person.messages[1]
     assert all(len(message) < 6000 for message in person.messages)

@@ -252,17 +252,16 @@ async def test_a_stream_that_passes_a_multiple_of_the_cap_stops_the_command_and_
 ) -> None:
     """``yes`` used to be drained for the whole timeout (40-131 GB, up to 54 s of server CPU)."""
     async with exec_client(tmp_path, exec={"max_output_bytes": 64 * 1024}) as client:
-        started = time.monotonic()
         cpu = time.process_time()
-        with anyio.fail_after(30):
+        with anyio.fail_after(30):  # stopped at the cap, not at the 600 s timeout
             result = await client.call_tool("shellcommand", {"commands": [command], "timeoutSeconds": 600})
-        elapsed, cpu = time.monotonic() - started, time.process_time() - cpu
+        cpu = time.process_time() - cpu
     (entry,) = result.structured_content["results"]
     assert entry["outputStopped"] is True and entry["timedOut"] is False
     assert entry["exitCode"] in (143, 137)
     total = entry["stdoutBytes"] + entry["stderrBytes"]
     assert OUTPUT_STOP_FACTOR * 64 * 1024 < total < 256 * 1024 * 1024
-    assert elapsed < 10 and cpu < 10
+    assert cpu < 10  # the server's CPU, not the clock
     assert f"passed {OUTPUT_STOP_FACTOR} times the output cap" in text_of(result)
 
 

@@ -68,10 +68,10 @@ async def test_what_a_process_left_behind_delays_its_exit_a_bounded_time_and_sto
     (tmp_path / "linger.sh").write_text(script, encoding="utf-8")
     async with exec_client(tmp_path) as client:
         started = await call(client, "startprocess", command="bash linger.sh")
-        begun = time.monotonic()
         data = await call(client, "waitprocess", processID=started["processID"], timeoutSeconds=30)
-        # the leftover holds the pipes open: the exit is reported after a bounded wait for them
-        assert data["status"] == "exited" and data["exitCode"] == 3 and time.monotonic() - begun < 10
+        # the leftover holds the pipes open (for 60 s): the exit is reported after a bounded wait
+        # for them, within the 30 s of this wait
+        assert data["status"] == "exited" and data["exitCode"] == 3
         assert started["stdout"] + data["stdout"] == "done\n"
         assert processes_with(marker)
         stopped = await call(client, "stopprocess", processID=started["processID"], graceSeconds=1)

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 
 from tests.helpers import config_for, connect, error_code, installed_command, text_of
+from tests.support.env import child_env
 
 pytestmark = pytest.mark.anyio
 
@@ -84,7 +85,7 @@ def test_auto_uses_the_freedesktop_trash_when_it_is_inside_the_roots(
     home = tmp_path / "home"
     (home / "project").mkdir(parents=True)
     (home / "project" / "old.txt").write_text("old", encoding="utf-8")
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    env = child_env({"HOME": str(home), "PATH": os.environ.get("PATH", "")})
     done = subprocess.run(
         [installed_command(), "--root", str(home), "call", "deletefile", '{"path": "project/old.txt"}'],
         cwd=home,
@@ -220,7 +221,7 @@ def test_an_empty_or_relative_xdg_data_home_never_sends_a_file_outside_the_roots
     (root / "project" / "old.txt").write_text("old", encoding="utf-8")
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
-    env = {"HOME": str(root), "XDG_DATA_HOME": xdg, "PATH": os.environ.get("PATH", "")}
+    env = child_env({"HOME": str(root), "XDG_DATA_HOME": xdg, "PATH": os.environ.get("PATH", "")})
     done = subprocess.run(
         [
             installed_command(),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -49,10 +49,11 @@ async def test_a_bad_regex_is_an_error_naming_the_syntax(client: Client, tmp_pat
 
 async def test_regex_runs_in_linear_time_on_a_pathological_pattern(client: Client, tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("a" * 100_000 + "b\n", encoding="utf-8")
-    began = time.monotonic()
-    result = await client.call_tool("findtext", {"path": "f.txt", "queryType": "REGEX", "query": "^(a+)+$"})
+    with anyio.fail_after(60):  # a backtracking engine would not finish at all
+        result = await client.call_tool(
+            "findtext", {"path": "f.txt", "queryType": "REGEX", "query": "^(a+)+$"}
+        )
     assert not result.is_error and starts(result) == []
-    assert time.monotonic() - began < 20  # a backtracking engine would not finish at all
 
 
 async def test_line_block_matches_trimmed_lines_and_spans_them(client: Client, tmp_path: Path) -> None:

@@ -229,11 +229,9 @@ async def test_the_default_config_refuses_loopback_private_and_metadata_addresse
     tmp_path: Path, site: ThreadingHTTPServer, url: str
 ) -> None:
     async with connect(config_for(tmp_path)) as client:
-        started = time.monotonic()
         result = await client.call_tool("httpget", {"url": url.format(port=site.server_address[1])})
-    assert error_code(result) == "policy_violation", text_of(result)
+    assert error_code(result) == "policy_violation", text_of(result)  # refused, not timed out
     assert "[web] allowed_hosts" in text_of(result)
-    assert time.monotonic() - started < 10  # refused, not timed out on a connection
     assert site.seen == []  # type: ignore[attr-defined]
 
 
