@@ -324,7 +324,8 @@ async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float
             checked = Checked()
             checked.install(client)
             latencies = [
-                await _call(client, "semanticsearch", {"query": q, "limit": 10}, checked) for q in queries
+                await _call(client, "semanticsearch", {"query": q, "maxResults": 10}, checked)
+                for q in queries
             ]
             out["query_median_ms"] = statistics.median(latencies) * 1000
             out["query_p95_ms"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000

@@ -4,6 +4,7 @@ only ``tmp_path``."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -81,7 +82,7 @@ async def test_an_approved_command_runs_and_the_person_saw_the_command_and_its_d
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("decision", "action"), [("deny", "accept"), (None, "decline"), (None, "cancel")])
+@pytest.mark.parametrize(("decision", "action"), [("deny", "accept"), (None, "decline")])
 async def test_a_denied_call_is_refused_and_nothing_runs(
     tmp_path: Path, mode: str, decision: str | None, action: str
 ) -> None:
@@ -94,6 +95,58 @@ async def test_a_denied_call_is_refused_and_nothing_runs(
         assert error_code(result) == "approval_denied"
         assert "was not run: the user denied it" in text_of(result)
     assert canary.read_text(encoding="utf-8") == "alive\n"
+
+
+class Failing(Person):
+    """A client whose form fails: it answers the question with an error."""
+
+    async def __call__(
+        self, context: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
+        self.questions.append(params)
+        return ErrorData(code=-32603, message="the form could not be shown")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("person", "code", "said", "logged"),
+    [
+        (Person(None, action="decline"), "approval_denied", "the user denied it", "denied"),
+        (Person("deny"), "approval_denied", "the user denied it", "denied"),
+        (Person(None, action="cancel"), "approval_unanswered", "cancelled", "cancelled"),
+        (Person("maybe"), "approval_unanswered", "no answer it could read", "failed"),
+        (Failing(), "approval_unanswered", "failed", "failed"),
+    ],
+    ids=["decline", "deny", "cancel", "unreadable", "error"],
+)
+async def test_a_cancelled_or_failed_question_is_no_answer_and_a_decline_is_a_no(
+    tmp_path: Path, mode: str, person: Person, code: str, said: str, logged: str
+) -> None:
+    """A cancel said "the user denied it. Do not repeat the call", as a decline does; the model
+    should hear that nobody answered, and the audit line say which happened."""
+    if mode == "2026-07-28" and isinstance(person, Failing):
+        pytest.skip("a 2026-07-28 client whose form fails raises in the client: no retry reaches the server")
+    person.questions.clear()
+    canary = tmp_path / "canary.txt"
+    canary.write_text("alive\n", encoding="utf-8")
+    log = tmp_path / "audit.jsonl"
+    config = config_for(
+        tmp_path,
+        approval={"require": ["destructive"]},
+        audit={"enabled": True, "path": str(log)},
+    )
+    async with asking(config, person, mode=mode) as client:
+        result = await client.call_tool("deletefile", {"path": "canary.txt"})
+    text = text_of(result)
+    assert error_code(result) == code and said in text, text
+    if code == "approval_unanswered":
+        assert "nobody answered" in text and "denied" not in text, text
+        assert "ask the user" in text and "call again" in text, text
+    else:
+        assert "Do not repeat the call" in text, text
+    assert canary.read_text(encoding="utf-8") == "alive\n"
+    line = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    assert (line["tool"], line["approval"], line["error_code"]) == ("deletefile", logged, code), line
 
 
 @pytest.mark.parametrize("mode", MODES)

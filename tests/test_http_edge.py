@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx2
@@ -275,6 +276,29 @@ def test_at_max_sessions_a_new_client_evicts_the_least_recently_used_idle_sessio
             sessions.append(opened.headers["mcp-session-id"])
         assert ping(sessions[1]) == 404 and ping(sessions[2]) == 404 and ping(sessions[0]) == 404
         assert ping(sessions[-1]) == 200
+    finally:
+        stop(server)
+
+
+def test_new_sessions_arriving_together_close_idle_ones_and_are_never_refused(tmp_path: Path) -> None:
+    """With 3 idle sessions open at max_sessions = 3, new sessions opened eight at a time got 503
+    ("Too many open sessions": every slot held a session still being opened) and 404 (a session
+    still being opened was closed as idle by another)."""
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{tmp_path}"]\n[server]\nmax_sessions = 3\n', encoding="utf-8"
+    )
+    server = start("streamable-http", tmp_path, "--config", str(config))
+    try:
+        headers = {**JSON_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+
+        def open_one(_: int) -> int:
+            return httpx2.post(server.url, json=INITIALIZE, headers=headers, timeout=30).status_code
+
+        assert [open_one(n) for n in range(3)] == [200, 200, 200]  # idle from now on
+        with ThreadPoolExecutor(8) as pool:
+            codes = list(pool.map(open_one, range(48)))
+        assert {code: codes.count(code) for code in set(codes)} == {200: 48}
     finally:
         stop(server)
 

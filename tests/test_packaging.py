@@ -106,7 +106,9 @@ def test_the_schema_refuses_what_the_registry_refuses() -> None:
     assert not validator.is_valid({**server, "packages": [{**server["packages"][0], "version": "latest"}]})
 
 
-def test_server_json_describes_this_package_run_with_uvx_and_a_required_root() -> None:
+def test_server_json_describes_this_package_run_with_uvx_and_an_optional_root() -> None:
+    """``--root`` is optional: without it the server works in the folders a client shares (MCP
+    roots), as a registry client that fills in only required arguments would start it."""
     server = _json(REPO / "server.json")
     repository = _repository()
     owner, name = repository.split("/")[3:5]
@@ -118,7 +120,9 @@ def test_server_json_describes_this_package_run_with_uvx_and_a_required_root() -
     assert package["version"] == __version__ and package["runtimeHint"] == "uvx"
     assert package["transport"] == {"type": "stdio"}
     (root,) = [arg for arg in package["packageArguments"] if arg.get("name") == "--root"]
-    assert root["type"] == "named" and root["isRequired"] is True and root["format"] == "filepath"
+    assert root["type"] == "named" and root["isRequired"] is False and root["format"] == "filepath"
+    assert root["isRepeated"] is True
+    assert "shares" in root["description"] and "2026-07-28" in root["description"], root["description"]
 
 
 def test_the_readme_carries_the_registrys_ownership_marker_for_pypi() -> None:

@@ -109,3 +109,23 @@ def test_figures_that_come_from_the_config_are_rendered_from_it(tmp_path: Path) 
     search = registry.manifest("searchfiles")
     assert "3 MiB" in search["description"] + json.dumps(search["inputSchema"])
     assert "5 MiB" in registry.manifest("writefile")["description"]
+
+
+async def test_no_listed_schema_has_a_boolean_additional_properties_selecttools_included(
+    tmp_path: Path,
+) -> None:
+    """google-genai's MCP converter reads ``additionalProperties`` as a mapping and crashes on
+    ``false``: selecttools' input schema had a top-level ``"additionalProperties": false``."""
+    config = config_for(tmp_path, server={"select_tools": True})
+    async with connect(config, mode="legacy") as client:  # selecttools is served to sessions
+        tools = (await client.list_tools()).tools
+    assert "selecttools" in {tool.name for tool in tools}
+    found = [
+        f"{tool.name}{path}"
+        for tool in tools
+        for path, node in _nodes(tool.input_schema)
+        if isinstance(node.get("additionalProperties"), bool)
+    ]
+    assert found == []
+    select = next(tool for tool in tools if tool.name == "selecttools").input_schema
+    assert not any("title" in node for _, node in _nodes(select.get("properties", {}))), select

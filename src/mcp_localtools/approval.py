@@ -56,7 +56,9 @@ is shown with it."""
 _MAX_SESSION_APPROVALS = 1000
 """Most "approve for this session" answers remembered per session (the oldest is dropped)."""
 
-Answer = Literal["approved", "approved_for_session", "denied"]
+Answer = Literal["approved", "approved_for_session", "denied", "cancelled", "failed"]
+"""What became of a question: approved (this call, or for the session), denied (the person said
+no), cancelled (dismissed: nobody answered) or failed (an answer that could not be read)."""
 
 ProgramLocator = Callable[[str], Awaitable[str | None]]
 """``await locate(name)``: where a call's commands would run the bare program ``name`` from, when
@@ -65,16 +67,20 @@ that lies outside every root (its ``PATH`` directory and its real path); None ot
 
 def read_answer(action: str, content: Mapping[str, Any] | None) -> Answer:
     """What the person said, from an elicitation answer: ``action`` (``accept``, ``decline``,
-    ``cancel``) and the form ``content``. Anything but an accepted form whose decision is
-    ``approve`` or ``approve for this session`` is a denial (fail closed)."""
-    if action != "accept" or content is None:
+    ``cancel``) and the form ``content``. ``decline``, or an accepted form whose decision is
+    ``deny``, is a no (``denied``); ``cancel`` is no answer (``cancelled``); an accepted form
+    without a decision this reads, or another action, is ``failed``. Only ``approve`` and
+    ``approve for this session`` run the call (fail closed)."""
+    if action == "decline":
         return "denied"
-    decision = content.get(DECISION_FIELD)
+    if action == "cancel":
+        return "cancelled"
+    decision = content.get(DECISION_FIELD) if action == "accept" and content is not None else None
     if decision == APPROVE:
         return "approved"
     if decision == APPROVE_SESSION:
         return "approved_for_session"
-    return "denied"
+    return "denied" if decision == DENY else "failed"
 
 
 @dataclass(eq=False)

@@ -3,9 +3,10 @@
 A line (``AuditLog.record``) holds: ``time`` (UTC, ISO 8601), ``session``, ``client``, ``tool``,
 ``arguments`` (scrubbed, below), ``decision`` (``allowed`` / ``refused``) and ``rule`` (the error
 code of a refusal), ``approval`` (``not_required``, ``approved``, ``approved_for_session``,
-``session`` (approved earlier in the session), ``denied``, ``timeout``, ``unsupported`` (the
-client cannot ask), ``allowed_unsupported`` (ran unasked: ``on_unsupported = "allow"``), ``trusted_commands``
-(ran unasked: only trusted programs),
+``session`` (approved earlier in the session), ``denied`` (the person said no), ``timeout``,
+``cancelled`` (the question was dismissed), ``failed`` (it failed, or its answer could not be
+read), ``unsupported`` (the client cannot ask), ``allowed_unsupported`` (ran unasked:
+``on_unsupported = "allow"``), ``trusted_commands`` (ran unasked: only trusted programs),
 ``not_asked`` (its dry run failed, so it could not succeed)) and ``approval_rule``, ``result``
 (``ok`` / ``error``) and ``error_code``, ``duration_ms`` (approval wait included), ``bytes_in``
 (the arguments as JSON), ``bytes_out`` and ``output_sha256`` (the result's content; the content

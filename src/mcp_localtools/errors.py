@@ -31,6 +31,7 @@ line and clients can rely on; messages may be reworded, codes may not.
             ├── SandboxUnavailable  no sandbox can contain commands here (fail closed)
             ├── ApprovalDenied      the person asked (``[approval]``) said no
             ├── ApprovalTimeout     no answer came within ``[approval] timeout_seconds``
+            ├── ApprovalUnanswered  the question was cancelled or failed: nobody answered
             ├── ApprovalUnavailable the client cannot ask a person (no elicitation support)
             └── AuditUnavailable    ``[audit] required`` and the audit log cannot be written
 
@@ -49,6 +50,7 @@ __all__ = [
     "AmbiguousMatch",
     "ApprovalDenied",
     "ApprovalTimeout",
+    "ApprovalUnanswered",
     "ApprovalUnavailable",
     "AuditUnavailable",
     "CommandRefused",
@@ -267,6 +269,14 @@ class ApprovalTimeout(PolicyViolation):
     """The call needed approval and no answer came within ``[approval] timeout_seconds``."""
 
     code = "approval_timeout"
+
+
+class ApprovalUnanswered(PolicyViolation):
+    """The call needed approval and nobody answered: the question was cancelled (dismissed,
+    closed) or failed (an error, an answer that could not be read). Unlike a decline, it may be
+    asked again."""
+
+    code = "approval_unanswered"
 
 
 class ApprovalUnavailable(PolicyViolation):

@@ -18,8 +18,9 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
 from mcp_localtools._version import __version__
 from mcp_localtools.results import ResourcePage, ToolResult
@@ -102,7 +103,10 @@ class ToolArgs(BaseModel):
             return data
         if any(value is None for value in data.values()):
             optional = {
-                field.alias or name for name, field in cls.model_fields.items() if not field.is_required()
+                wire
+                for name, field in cls.model_fields.items()
+                if not field.is_required()
+                for wire in _wire_names(name, field)
             }
             data = {key: value for key, value in data.items() if value is not None or key not in optional}
         integers = _integer_fields(cls)
@@ -114,6 +118,15 @@ class ToolArgs(BaseModel):
                 for key, value in data.items()
             }
         return data
+
+
+def _wire_names(name: str, field: FieldInfo) -> list[str]:
+    """The names a field is taken by on the wire: its alias, and the other names its
+    ``validation_alias`` accepts (``AliasChoices("maxResults", "limit")``)."""
+    names = [field.alias or name]
+    if isinstance(field.validation_alias, AliasChoices):
+        names += [choice for choice in field.validation_alias.choices if isinstance(choice, str)]
+    return names
 
 
 @cache

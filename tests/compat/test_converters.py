@@ -4,7 +4,9 @@ The real converters run in their own virtualenv (``tests/compat/requirements.txt
 makes it and sets ``MCP_LOCALTOOLS_COMPAT_PYTHON``): openai-agents' strict mode as its MCP path
 calls it, google-genai's MCP conversion, anthropic's ``transform_schema``, langchain-core's
 ``convert_to_openai_tool(strict=True)`` and mcp-use's argument models. The tools are the live
-``tools/list``, so a tool added later is covered without touching this file. Issue 15.
+``tools/list`` of a session of a server with ``[server] select_tools = true`` (so ``selecttools``,
+which the server itself serves, is converted too), so a tool added later is covered without
+touching this file. Issue 15; issue 35, item 4.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any
 
 import pytest
 
+from mcp_localtools.config import Config
 from mcp_localtools.registry import Registry
+from mcp_localtools.server.toolsets import SELECT_TOOL, _SelectArgs
 from mcp_localtools.tools import build_registry
 from tests.helpers import config_for
 
@@ -85,13 +89,34 @@ DECLARED: dict[str, Any] = {
 convert for every provider like a built-in tool (what none could take is refused at start-up)."""
 
 
+def _config(root: Path) -> Config:
+    return config_for(root, tools={"custom": DECLARED}, server={"select_tools": True})
+
+
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
-    return build_registry(config_for(tmp_path_factory.mktemp("compat"), tools={"custom": DECLARED}))
+    return build_registry(_config(tmp_path_factory.mktemp("compat")))
 
 
-def test_the_declared_tools_are_among_the_converted(converted: dict[str, Any]) -> None:
-    assert set(DECLARED) <= set(converted["tools"])
+def _validate(registry: Registry, tool: str, arguments: dict[str, Any]) -> None:
+    """Validate ``arguments`` as the server does for ``tool`` (``selecttools`` is the server's own)."""
+    if tool == SELECT_TOOL:  # the server reads a null as the default, as ToolArgs does
+        _SelectArgs.model_validate({key: value for key, value in arguments.items() if value is not None})
+    else:
+        registry.get(tool).args_model.model_validate(arguments)
+
+
+async def _listed(root: Path) -> list[dict[str, Any]]:
+    """The tools a session lists (``selecttools`` among them), as wire JSON."""
+    from tests.helpers import connect
+
+    async with connect(_config(root), mode="legacy") as client:
+        listed = (await client.list_tools()).tools
+    return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed]
+
+
+def test_the_declared_tools_and_selecttools_are_among_the_converted(converted: dict[str, Any]) -> None:
+    assert set(DECLARED) | {SELECT_TOOL} <= set(converted["tools"])
 
 
 SAMPLE_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -125,7 +150,7 @@ async def _sample_results(root: Path) -> dict[str, Any]:
 def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     import anyio
 
-    tools = [registry.manifest(name) for name in registry.names()]
+    tools = anyio.run(_listed, tmp_path_factory.mktemp("listed"))
     results = anyio.run(_sample_results, tmp_path_factory.mktemp("results"))
     required = {
         tool["name"]: {
@@ -148,6 +173,7 @@ def converted(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> d
     assert done.returncode == 0, done.stderr[-4000:]
     report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     report["required"] = required
+    report["schemas"] = {tool["name"]: tool["inputSchema"] for tool in tools}
     return report
 
 
@@ -222,14 +248,14 @@ def test_env_stays_usable_after_every_strict_transform(converted: dict[str, Any]
 def test_what_mcp_use_sends_is_accepted_by_every_tool(converted: dict[str, Any], registry: Registry) -> None:
     for tool, result in converted["tools"].items():
         assert result["mcp_use"]["ok"], f"{tool}: {result['mcp_use'].get('error')}"
-        registry.get(tool).args_model.model_validate(result["mcp_use"]["arguments"])
+        _validate(registry, tool, result["mcp_use"]["arguments"])
 
 
 def test_calls_with_all_defaults_or_all_nulls_are_accepted(
     converted: dict[str, Any], registry: Registry
 ) -> None:
     for tool in converted["tools"]:
-        schema = registry.manifest(tool)["inputSchema"]
+        schema = converted["schemas"][tool]
         required = converted["required"][tool]
         optional = [name for name in schema.get("properties", {}) if name not in required]
         defaults = {
@@ -237,8 +263,8 @@ def test_calls_with_all_defaults_or_all_nulls_are_accepted(
             for name in optional
             if "default" in schema["properties"][name]
         }
-        registry.get(tool).args_model.model_validate({**required, **defaults})
-        registry.get(tool).args_model.model_validate({**required, **dict.fromkeys(optional)})
+        _validate(registry, tool, {**required, **defaults})
+        _validate(registry, tool, {**required, **dict.fromkeys(optional)})
 
 
 def test_anthropics_helper_takes_every_kind_of_result_we_send(converted: dict[str, Any]) -> None:

@@ -562,3 +562,22 @@ async def test_an_approval_answered_while_the_roots_change_does_not_reach_the_ne
         assert error_code(await client.call_tool("deletefile", {"path": "keep.txt"})) is None
         second = await client.call_tool("deletefile", {"path": "keep.txt"})
     assert error_code(second) == "approval_denied" and (tree / "b" / "keep.txt").exists()
+
+
+async def test_without_roots_the_instructions_and_the_refusal_say_that_2026_07_28_sends_none(
+    tree: Path,
+) -> None:
+    """The 2026-07-28 revision carries no client roots: a server without roots of its own serves
+    its clients nothing there, and what the model is told at initialization and what it is
+    refused with say so."""
+    config = config_for(tree, paths={"allowed_roots": []})
+    shared = SharedRoots(tree / "a")  # a handshake-era client shares it; a 2026-07-28 one cannot
+    async with Client(build_server(config), mode="legacy", list_roots_callback=shared) as client:
+        instructions = client.instructions or ""
+        assert (await read(client, tree / "a" / "a.txt"))[0] is None  # the handshake era asks
+    async with Client(build_server(config), mode="2026-07-28", list_roots_callback=shared) as client:
+        code, text = await read(client, tree / "a" / "a.txt")
+    assert code == "no_roots", text
+    for said in (instructions, text):
+        assert "2026-07-28" in said and "carries no client roots" in said, said
+        assert "--root DIR" in said and "[paths] allowed_roots" in said, said

@@ -109,6 +109,19 @@ async def test_a_selection_never_widens_what_the_connection_may_call(tmp_path: P
             await client.call_tool("shellcommand", {"commands": ["true"]})
 
 
+async def test_null_arguments_of_selecttools_mean_their_defaults_as_for_every_tool(tmp_path: Path) -> None:
+    """mcp-use (and the all-nulls case of ``tests/compat``) sends ``null`` for each optional
+    argument: ``tools: null`` was refused ("Input should be a valid list")."""
+    config = config_for(tmp_path, profiles=PROFILES, server={"select_tools": True})
+    async with Client(build_server(config), mode="legacy", raise_exceptions=True) as client:
+        every = await _names(client)
+        narrowed = await client.call_tool("selecttools", {"profile": "reader", "tools": None})
+        assert not narrowed.is_error, text_of(narrowed)
+        again = await client.call_tool("selecttools", {"profile": None, "tools": None})
+        assert not again.is_error, text_of(again)
+        assert await _names(client) == every
+
+
 async def test_sessions_keep_their_own_selection(tmp_path: Path) -> None:
     server = build_server(config_for(tmp_path, profiles=PROFILES, server={"select_tools": True}))
     async with Client(server, mode="legacy") as first, Client(server, mode="legacy") as second:

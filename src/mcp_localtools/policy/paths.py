@@ -48,8 +48,10 @@ __all__ = ["NO_ROOTS_MESSAGE", "PathPolicy", "ResolvedPath"]
 
 NO_ROOTS_MESSAGE = (
     "no allowed roots: the server was started without a root (--root DIR, [paths] allowed_roots or "
-    "MCP_LOCALTOOLS_ROOTS) and the client has sent no roots (MCP roots, such as its workspace folders); "
-    "restart the server with --root DIR, or open a folder in the client"
+    "MCP_LOCALTOOLS_ROOTS) and the client has sent no roots (MCP roots, such as its workspace folders; "
+    "protocol revision 2026-07-28 carries no client roots, so a client speaking it needs the server "
+    "started with --root DIR or [paths] allowed_roots); restart the server with --root DIR, or open a "
+    "folder in a client that shares it (protocol 2024-11-05 ... 2025-11-25)"
 )
 """What every path and command is refused with while a server has no roots."""
 

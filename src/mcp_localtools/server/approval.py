@@ -37,6 +37,7 @@ from mcp_localtools.approval import Answer, ApprovalPolicy, read_answer
 from mcp_localtools.errors import (
     ApprovalDenied,
     ApprovalTimeout,
+    ApprovalUnanswered,
     ApprovalUnavailable,
     InvalidArguments,
     PolicyViolation,
@@ -63,6 +64,7 @@ class Decision:
     Attributes:
         outcome: the audit line's ``approval`` value (``not_required``, ``trusted_commands``,
             ``session``, ``approved``, ``approved_for_session``, ``denied``, ``timeout``,
+            ``cancelled``, ``failed``,
             ``unsupported``, ``allowed_unsupported``, ``not_asked``, ``asked``).
         rule: the ``[approval] require`` entry the call fell under.
         refusal: the call's result when it must not run (denied, timed out, cannot ask, its
@@ -246,10 +248,9 @@ class Approver:
                 )
         except TimeoutError:
             return self._timed_out(call, rule)
-        except MCPError as exc:
+        except MCPError as exc:  # it can ask (it declared elicitation), but this question failed
             logger.info("elicitation for %s failed: %s", call.name, exc)
-            why = f"it answered the approval request with an error ({exc})"
-            return self._unsupported(call, rule, why, pins)
+            return self._unanswered(call, rule, "failed", f"it failed: {exc}")
         return self._verdict(call, rule, read_answer(answer.action, answer.content), pins)
 
     async def _question(self, call: Call, rule: str, details: str | None) -> tuple[str, ToolResult | None]:
@@ -283,12 +284,30 @@ class Approver:
                     policy=True,
                 ),
             )
+        if verdict == "cancelled":
+            return self._unanswered(call, rule, verdict, "the question was cancelled, not declined")
+        if verdict == "failed":
+            return self._unanswered(call, rule, verdict, "the client sent no answer it could read")
         if verdict == "approved_for_session":
             if call.session.stateless or not self.policy.config.session_approval:
                 verdict = "approved"  # not offered there: an answer naming it approves this call only
             else:
                 self.policy.remember(call.session.id, self._key(call, pins))
         return Decision(verdict, rule, pins=pins)
+
+    def _unanswered(self, call: Call, rule: str, outcome: str, why: str) -> Decision:
+        """A question nobody answered (``outcome``: ``cancelled`` or ``failed``, as the audit
+        line records it): unlike a decline, the call may be asked again."""
+        return Decision(
+            outcome,
+            rule,
+            ToolResult.failure(
+                ApprovalUnanswered.code,
+                f"{call.name} was not run: nobody answered the approval request ({why}); call again to "
+                "ask again, or ask the user what to do",
+                policy=True,
+            ),
+        )
 
     def _timed_out(self, call: Call, rule: str) -> Decision:
         timeout = self.policy.config.timeout_seconds

@@ -67,6 +67,8 @@ def instructions_for(paths: PathPolicy, *, per_profile: bool = False, client_roo
             "Local file, search, edit and command tools. They work in the folders your client shares "
             "(its MCP roots, such as its workspace folders); while it shares none, every file and "
             "command tool is refused (no_roots) and the user can restart the server with --root DIR. "
+            "Protocol revision 2026-07-28 carries no client roots: a client speaking it gets no folder "
+            "unless the server is started with --root DIR or [paths] allowed_roots. "
             "Failed calls say what went wrong and what to do."
         )
     roots = ", ".join(str(root) for root in paths.roots)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_localtools.errors import printable
 from mcp_localtools.registry import Registry
+from mcp_localtools.schemas import input_schema
 from mcp_localtools.server.results import ERROR_META_KEY
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Session
@@ -70,7 +71,7 @@ _TOOL = Tool(
         "in both); no argument: every tool again. Never adds a tool the connection could not call. "
         "tools/list changes (notifications/tools/list_changed)."
     ),
-    input_schema=_SelectArgs.model_json_schema(),
+    input_schema=input_schema(_SelectArgs),  # portable as every tool's: no boolean additionalProperties
     annotations={"title": "Select this session's tools", "readOnlyHint": True, "idempotentHint": True},
     _meta=tool_meta("session", READ_ONLY),
 )
@@ -167,8 +168,10 @@ class ToolSets:
 
     def _wanted(self, route: Route, names: set[str], arguments: Mapping[str, Any]) -> set[str] | str:
         """The tools of ``names`` (the route's) that ``arguments`` keep, or why none can be kept."""
-        try:
-            args = _SelectArgs.model_validate(dict(arguments))
+        try:  # null means the default, as for every tool (mcp-use sends null for each optional)
+            args = _SelectArgs.model_validate(
+                {key: value for key, value in arguments.items() if value is not None}
+            )
         except ValidationError as exc:
             return _invalid(exc)
         wanted = set(names)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import anyio
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
@@ -139,16 +140,19 @@ class EdgeGuard:
         self.in_flight: set[tuple[str, str]] = set()
         self.sessions = sessions  # the SDK's StreamableHTTPSessionManager (None for SSE)
         self.recent: OrderedDict[str, None] = OrderedDict()  # session ids, least recently used first
+        self.opening = anyio.Lock()  # one new session at a time, from the eviction to its answer
 
     async def _evict_idle_session(self) -> None:
         """At ``max_sessions``, end the least recently used session with no request in flight, so a
         new client is served instead of refused (abandoned sessions would otherwise hold every slot
-        until their idle timeout). Reads the SDK manager's session table (``_sdk.idle_http_sessions``)."""
+        until their idle timeout). Only a session that has answered is a candidate (``recent``):
+        one still being opened has no request in flight yet, and closing it answered its client
+        404. Reads the SDK manager's session table (``_sdk.idle_http_sessions``)."""
         found = idle_http_sessions(self.sessions)
         if found is None or len(found[0]) < self.settings.max_sessions:
             return
         table, discard = found
-        for session in [*self.recent, *(key for key in table if key not in self.recent)]:
+        for session in list(self.recent):
             transport = table.get(session)
             if transport is not None and requests_in_flight(transport) == 0:
                 logger.info(
@@ -221,8 +225,10 @@ class EdgeGuard:
 
     async def _new_session(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A POST without a session id (a new session): make room at ``max_sessions``, and
-        remember the id the SDK answers with."""
-        await self._evict_idle_session()
+        remember the id the SDK answers with. New sessions are opened one at a time, from the
+        eviction to the end of the opening request (an ``initialize``, answered at once): opened
+        together, each found every slot held by a session still being opened, none idle, and
+        was refused 503."""
 
         async def remember(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -231,7 +237,9 @@ class EdgeGuard:
                         self._touch(value.decode("latin-1"))
             await send(message)
 
-        await self.app(scope, receive, remember)
+        async with self.opening:
+            await self._evict_idle_session()
+            await self.app(scope, receive, remember)
 
     async def _announced_within_cap(self, values: dict[bytes, bytes], send: Send) -> bool:
         """Answer 413 at once, from the head, to a POST whose ``Content-Length`` is over

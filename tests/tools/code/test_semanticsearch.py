@@ -105,3 +105,21 @@ async def test_a_much_called_function_shows_five_callers_and_not_its_own_recursi
     assert walk["callees"] == ["walk_tree"]  # what it calls, itself included
     assert hits["visit_7"]["callees"] == ["walk_tree"]
     assert hits["visit_7"]["callers"] == []
+
+
+async def test_max_results_counts_results_as_in_the_other_search_tools_and_limit_stays_an_alias(
+    tmp_path: Path,
+) -> None:
+    """``maxResults`` in searchfiles, globfiles and findsymbol, ``limit`` here (where readfile's
+    ``limit`` counts lines): semanticsearch takes ``maxResults``; ``limit`` still works."""
+    _project(tmp_path)
+    async with connect(config_for(tmp_path)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        properties = listed["semanticsearch"].input_schema["properties"]
+        assert "maxResults" in properties and "limit" not in properties
+        for arguments in ({"maxResults": 1}, {"limit": 1}, {"limit": None, "maxResults": 1}):
+            result = await client.call_tool("semanticsearch", {"query": "area of a circle", **arguments})
+            assert not result.is_error, text_of(result)
+            assert result.structured_content is not None and result.structured_content["count"] == 1
+        too_many = await client.call_tool("semanticsearch", {"query": "x", "maxResults": 51})
+        assert too_many.is_error and "maxResults" in text_of(too_many), text_of(too_many)

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 import anyio.to_thread
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from mcp_localtools import compat
 from mcp_localtools.codeintel.index import CodeIndex
@@ -40,7 +40,13 @@ EMBEDDING_WEIGHT = 0.5
 
 class SemanticSearchArgs(ToolArgs):
     query: str = Field(description="What the code does, in words or names.", min_length=1, max_length=1000)
-    limit: int = Field(10, ge=1, le=50, description="Most results.")
+    max_results: int = Field(
+        10,
+        ge=1,
+        le=50,
+        validation_alias=AliasChoices("maxResults", "limit"),  # limit: its first name, still taken
+        description="Most results.",
+    )
     include_content: bool = Field(False, description="Also each result's lines.")
     path: str = Field(".", description="Only in this directory.")
 
@@ -127,9 +133,11 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
 
 
 def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, workspace: Workspace) -> ToolResult:
-    hits = search(scope, args.query, args.limit)
+    hits = search(scope, args.query, args.max_results)
     if indexes.check_files(scope.index, sorted({chunk.path for chunk, _ in hits})):
-        hits = search(scope, args.query, args.limit)  # a result's file changed: answer from its new version
+        hits = search(
+            scope, args.query, args.max_results
+        )  # a result's file changed: answer from its new version
     results: list[SearchHit] = []
     relations = _relations(scope, [chunk for chunk, _ in hits])
     for (chunk, score), (callers, callees) in zip(hits, relations, strict=True):
@@ -185,7 +193,7 @@ def _render(
                 )
             )
         if truncated:
-            lines.append(served_text("[truncated: lower limit, or read a result's lines with readfile]"))
+            lines.append(served_text("[truncated: lower maxResults, or read a result's lines with readfile]"))
         if lexical_only:
             lines.append("[WordLlama could not be loaded: ranked by words only]")
         result = SemanticSearchResult(

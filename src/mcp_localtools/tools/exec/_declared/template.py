@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments
+from mcp_localtools.errors import ConfigError, InvalidArguments
 from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+from mcp_localtools.tools.exec._declared.assignment import check_assignment
 
 __all__ = ["INTERPRETERS", "WRAPPERS", "Kind", "Slot", "Template", "Word", "parse_template"]
 
@@ -82,8 +83,6 @@ pytest``, ``npm run x -- args``): the first literal ``--`` after one ends *its* 
 wrapped program's."""
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([a-z][A-Za-z0-9]*)\}|[{}]")
-_ENV_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
-"""A word ``env`` (and ``sudo``) reads as an assignment: ``NAME=value``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +118,8 @@ class Word:
         return "".join(piece for piece in self.pieces if isinstance(piece, str))
 
     def shown(self) -> str:
-        """The word as a description shows it (``<name>``, or a literal word POSIX-quoted)."""
+        """The word as a description shows it (``<name>`` for a placeholder; a literal word
+        POSIX-quoted when it needs quotes)."""
         literal = self.literal
         if literal is not None:
             return shlex.quote(literal)
@@ -128,7 +128,8 @@ class Word:
 
 @dataclass(frozen=True, slots=True)
 class Template:
-    """A parsed command template: the program and the items after it (words, optional groups)."""
+    """A parsed command template: the program and the items after it (a word, or an optional
+    group of words)."""
 
     program: str
     items: tuple[Word | tuple[Word, ...], ...]
@@ -136,7 +137,8 @@ class Template:
     """Positions (among the words after the program, groups counted whole) of ``--`` words that
     end a wrapper's options: they do not let later arguments start with ``-``."""
     wrapped: frozenset[int] = frozenset()
-    """Positions (as ``inert``) of words after a wrapper, where ``NAME=value`` may set a variable."""
+    """Positions (as ``inert``) of the words after a wrapper: an argument there that reads
+    ``NAME=value`` may be an environment assignment (``env {x} prog``)."""
 
     def slots(self) -> set[str]:
         """Every argument the template names."""
@@ -188,10 +190,11 @@ class Template:
                 produced = _fill(word, values)
                 if produced is None:
                     continue
+                lead = word.pieces[0] if word.pieces else ""
                 for text in produced:
                     _check_word(word, text, ended=ended, fixed=fixed)
-                    if check_env is not None and start + offset in self.wrapped:
-                        _check_assignment(word, text, fixed, check_env)
+                    if check_env and start + offset in self.wrapped and isinstance(lead, Slot):
+                        check_assignment(lead.name, text, fixed, check_env)
                 argv.extend(produced)
                 ended = ended or (word.literal == "--" and start + offset not in self.inert)
         if len(argv) - 1 > MAX_SCRIPT_ARGS:
@@ -240,22 +243,6 @@ def _check_word(word: Word, text: str, *, ended: bool, fixed: frozenset[str]) ->
         raise InvalidArguments(f"{word.slots[0]}: contains a NUL byte, which no command argument can hold")
     if len(text.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_ARG_BYTES:
         raise InvalidArguments(f"{word.slots[0]}: one word is over {MAX_SCRIPT_ARG_BYTES} bytes")
-
-
-def _check_assignment(
-    word: Word, text: str, fixed: frozenset[str], check_env: Callable[[Mapping[str, str]], object]
-) -> None:
-    """Refuse ``text``, a word after a wrapper, when its name part came from an argument and it
-    reads ``NAME=value`` with a ``NAME`` that ``check_env`` refuses."""
-    first = word.pieces[0] if word.pieces else ""
-    found = _ENV_ASSIGNMENT.match(text)
-    if not isinstance(first, Slot) or first.name in fixed or found is None:
-        return
-    try:
-        check_env({found.group(1): found.group(2)})
-    except CommandRefused as exc:
-        why = "comes after a wrapper (env, sudo, ...), which reads it as an environment assignment"
-        raise CommandRefused(f"{first.name}: {_cut(text)!r} {why}: {exc.message}") from None
 
 
 def _cut(text: str) -> str:
