@@ -88,6 +88,14 @@ def server(tmp_path: Path) -> Any:
     running.close()
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One server for the module's tests that each read exactly the replies they ask for."""
+    running = _Server(tmp_path_factory.mktemp("stdio"))
+    yield running
+    running.close()
+
+
 @pytest.mark.parametrize(
     ("line", "code", "words", "request_id"),
     [
@@ -142,8 +150,9 @@ def server(tmp_path: Path) -> Any:
     ],
 )
 def test_a_line_that_is_no_json_rpc_request_gets_a_json_rpc_error(
-    server: _Server, line: bytes, code: int, words: str, request_id: Any
+    shared_server: _Server, line: bytes, code: int, words: str, request_id: Any
 ) -> None:
+    server = shared_server
     server.send(line + _line({"jsonrpc": "2.0", "id": 99, "method": "ping"}))
     error = server.reply(timeout=10)
     assert error["id"] == request_id and error["error"]["code"] == code

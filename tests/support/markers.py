@@ -86,6 +86,7 @@ HEAVY_GROUP = "heavy"
 SHARED_SERVER_GROUPS = {
     "tests/test_transports.py::*": "transports",
     "tests/test_http_edge.py::*": "http_edge",
+    "tests/test_stdio.py::test_a_line_that_is_no_json_rpc_request_gets_a_json_rpc_error*": "stdio",
 }
 
 
