@@ -128,3 +128,27 @@ async def test_a_single_two_gigabyte_line_is_stopped_once_the_limit_was_read(tmp
     limit = 64 * 256 * 1024
     assert entry["outputStopped"] and entry["exitCode"] != 0
     assert limit < entry["stdoutBytes"] <= limit + 2 * 1024 * 1024, entry["stdoutBytes"]
+
+
+async def test_connections_starting_at_once_never_pass_the_cap(tmp_path: Path) -> None:
+    """Sandboxes still starting count against ``max_sandboxes``: four connections whose first
+    commands race get at most two sandboxes, the others a clear refusal."""
+    config = config_for(tmp_path, exec={"sandbox": {"max_sandboxes": 2}}, paths={"client_roots": False})
+    server = build_server(config, environ=dict(os.environ))
+    before = sandboxes()
+    codes: list[str | None] = []
+    most = 0
+
+    async def connect() -> None:
+        nonlocal most
+        async with Client(server, mode="legacy", raise_exceptions=True) as client:
+            result = await client.call_tool("shellcommand", {"commands": ["sleep 0.5"]})
+            codes.append(error_code(result))
+            most = max(most, len(sandboxes() - before))
+            await anyio.sleep(0.6)  # keep the connection (and its sandbox) while the others run
+
+    async with anyio.create_task_group() as group:
+        for _ in range(4):
+            group.start_soon(connect)
+    assert codes.count(None) == 2 and codes.count("sandboxes_busy") == 2, codes
+    assert most <= 2

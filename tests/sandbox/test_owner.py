@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -94,3 +95,17 @@ async def test_a_root_owned_by_root_keeps_commands_as_root(tmp_path: Path) -> No
     async with Client(build_server(config_for(tmp_path), environ=dict(os.environ))) as client:
         data = await run_commands(client, "id -u")
     assert data["results"][0]["stdout"].strip() == "0"
+
+
+async def test_the_owners_temp_dir_goes_with_the_connection(checkout: Path) -> None:
+    async with Client(build_server(config_for(checkout), environ=dict(os.environ))) as client:
+        await run_commands(client, "echo x > $TMPDIR/../../kept 2>/dev/null; echo hi")
+        temp_dirs = [
+            path
+            for base in Path(tempfile.gettempdir()).glob(f"mcp-localtools-{os.getpid()}-*")
+            for path in base.iterdir()
+        ]
+        assert any(path.name.endswith("_uid1000") for path in temp_dirs)
+    with anyio.fail_after(20):
+        while any(path.exists() for path in temp_dirs if path.name.endswith("_uid1000")):
+            await anyio.sleep(0.05)

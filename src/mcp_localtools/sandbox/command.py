@@ -289,17 +289,28 @@ class CommandSandbox:
         """Remove the git pointer files in ``missing`` that a command created; returns them."""
         return revert_git_files(missing)
 
-    def release(self, key: str) -> None:
-        """Connection ``key`` ended: close its sandbox (every process in it ends) and remove its
-        temporary directory, in a thread of its own (a command may have left many files there)."""
-        self.connections.release(key)
-        self._missing.pop(key, None)
+    def release(self, owner: str) -> None:
+        """Connection ``owner`` ended: close its sandboxes (every process in them ends) and remove
+        its temporary directories (one per identity), in a thread of their own (a command may have
+        left many files there)."""
+        self.connections.release(owner)
+        for key in [key for key in self._missing if key == owner or key.startswith(owner + "#")]:
+            del self._missing[key]
         if self._base is None:
             return
-        path = self._base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
-        threading.Thread(
-            target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
-        ).start()
+        prefix = re.sub(r"[^A-Za-z0-9_-]", "_", owner)
+        try:
+            paths = [
+                path
+                for path in self._base.iterdir()
+                if path.name == prefix or path.name.startswith(prefix + "_uid")
+            ]
+        except OSError:
+            return
+        for path in paths:
+            threading.Thread(
+                target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
+            ).start()
 
     def explain(
         self,

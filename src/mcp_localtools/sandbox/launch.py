@@ -151,6 +151,15 @@ def supervisor_python(user: tuple[int, int] | None = None) -> str:
 _BY_USER = "#uid"
 
 
+_STARTING: dict[str, int] = {}
+"""Sandboxes being started in the process, by owner: they count against ``max_sandboxes``."""
+
+
+def _of(key: str, owner: str) -> bool:
+    """Whether sandbox ``key`` belongs to connection ``owner``."""
+    return key == owner or key.startswith(owner + _BY_USER)
+
+
 def sandbox_key(owner: str, user: tuple[int, int] | None) -> str:
     """The key of connection ``owner``'s sandbox whose commands run as ``user`` (None: as the
     server): ``owner`` itself, or ``owner#uidN``."""
@@ -229,18 +238,22 @@ class ConnectionSandboxes:
         if entry is not None and not entry.sandbox.closed:
             entry.used = self._clock()
             return entry.sandbox, entry.env
-        lock = self._starting.setdefault(key, anyio.Lock())
-        async with lock:
+        async with self._starting.setdefault(key, anyio.Lock()):
             entry = self._entries.get(key)
             if entry is None or entry.sandbox.closed:
-                self._ended.discard(owner)
                 self.make_room()
-                with anyio.CancelScope(shield=True):
-                    entry = await self._start(key, environ, user)
+                _STARTING[owner] = _STARTING.get(owner, 0) + 1  # counted by make_room meanwhile
+                try:
+                    with anyio.CancelScope(shield=True):
+                        entry = await self._start(key, environ, user)
+                finally:
+                    _STARTING[owner] -= 1
+                    if not _STARTING[owner]:
+                        del _STARTING[owner]
                 if owner in self._ended:  # the connection ended while its sandbox started
+                    self._ended.discard(owner)
                     self.release(owner)
                     raise SandboxGone("the connection ended")
-        self._starting.pop(key, None)
         assert entry is not None
         entry.used = self._clock()
         return entry.sandbox, entry.env
@@ -279,10 +292,15 @@ class ConnectionSandboxes:
         return entry.cgroup.memory_kills() if entry is not None and entry.cgroup is not None else 0
 
     def release(self, owner: str) -> None:
-        """``owner``'s connection ended: close its sandboxes now, and every process in them."""
-        self._ended.add(owner)
-        for key in [key for key in self._entries if key == owner or key.startswith(owner + _BY_USER)]:
-            self._entries.pop(key).sandbox.close()
+        """``owner``'s connection ended: close its sandboxes now, and every process in them (one
+        still starting is closed once started)."""
+        if owner in _STARTING:
+            self._ended.add(owner)
+        for key in [key for key in {*self._entries, *self._starting} if _of(key, owner)]:
+            self._starting.pop(key, None)
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                entry.sandbox.close()
 
     def make_room(self) -> None:
         """Make room for one more sandbox under ``max_sandboxes`` (counted over every server of
@@ -300,7 +318,7 @@ class ConnectionSandboxes:
                     owner._entries.pop(key, None)
                 else:
                     live.append((owner, key, entry))
-        excess = len(live) - self._cap + 1
+        excess = len(live) + sum(_STARTING.values()) - self._cap + 1
         if excess <= 0:
             return
         closable = sorted(
