@@ -109,3 +109,34 @@ async def test_the_owners_temp_dir_goes_with_the_connection(checkout: Path) -> N
     with anyio.fail_after(20):
         while any(path.exists() for path in temp_dirs if path.name.endswith("_uid1000")):
             await anyio.sleep(0.05)
+
+
+async def test_a_copy_or_rewrite_by_a_root_server_never_keeps_a_setuid_bit(checkout: Path) -> None:
+    """The owner's setuid program copied into a directory of root's would be root's and setuid
+    (anyone outside running it would be root): a root server drops the set-user-ID and
+    set-group-ID bits of what it copies or rewrites."""
+    rootdir = checkout / "rootdir"
+    rootdir.mkdir()  # root's, inside the owner's checkout
+    async with Client(build_server(config_for(checkout), environ=dict(os.environ))) as client:
+        await run_commands(client, "cp /bin/true x && chmod 6755 x && stat -c %a x")
+        for tool, arguments in (
+            ("copypath", {"source": "x", "destination": "rootdir/x"}),
+            ("writefile", {"path": "x", "content": "#!/bin/sh\n", "overwrite": True}),
+        ):
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, text_of(result)
+    for path in (rootdir / "x", checkout / "x"):
+        assert not path.stat().st_mode & 0o6000, (path, oct(path.stat().st_mode))
+
+
+async def test_the_owners_commands_never_get_the_checkouts_group_nor_read_root_only_files(
+    checkout: Path,
+) -> None:
+    """A checkout whose group is ``shadow`` (or root's): commands run in the owner's own group,
+    and ``/etc/shadow`` stays covered."""
+    os.chown(checkout, 1000, 42)
+    async with Client(build_server(config_for(checkout), environ=dict(os.environ))) as client:
+        data = await run_commands(client, "id -g; head -c 64 /etc/shadow | wc -c")
+    group, shadow = data["results"][0]["stdout"].split()
+    assert group != "42" and group != "0"
+    assert shadow == "0"

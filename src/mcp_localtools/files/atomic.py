@@ -24,7 +24,7 @@ from mcp_localtools.errors import (
     AlreadyExists,
     from_os_error,
 )
-from mcp_localtools.files.owner import adopt_owner
+from mcp_localtools.files.owner import adopt_owner, safe_mode
 
 __all__ = ["CHUNK_BYTES", "rename_noclobber", "stop_if_cancelled", "temp_name", "write_atomic"]
 
@@ -130,7 +130,7 @@ def write_atomic(
                 raise
         try:
             if mode is not None:
-                compat.fchmod(fd, mode)
+                compat.fchmod(fd, safe_mode(mode))
             adopt_owner(fd, dir_fd, name if replace else None)
             for piece in (data,) if isinstance(data, bytes) else data:
                 view = memoryview(piece)

@@ -19,7 +19,7 @@ from mcp_localtools.errors import (
     from_os_error,
 )
 from mcp_localtools.files.atomic import CHUNK_BYTES, rename_noclobber, stop_if_cancelled, temp_name
-from mcp_localtools.files.owner import adopt_owner
+from mcp_localtools.files.owner import adopt_new_directory, adopt_owner, safe_mode
 from mcp_localtools.files.parents import DIR_FLAGS, ParentDir
 
 __all__ = ["CopyStats", "MoveMethod", "copy_entry", "copy_into_place", "move_entry", "remove_entry"]
@@ -58,7 +58,7 @@ def _copy_file(src_dir: int, src_name: str, dst_dir: int, dst_name: str, info: o
                 while view:
                     view = view[os.write(dst, view) :]
                 copied += len(chunk)
-            compat.fchmod(dst, stat.S_IMODE(info.st_mode))
+            compat.fchmod(dst, safe_mode(stat.S_IMODE(info.st_mode)))
             adopt_owner(dst, dst_dir)
             os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
             os.fsync(dst)
@@ -102,13 +102,13 @@ def copy_entry(
         try:
             os.mkdir(dst_name, 0o700, dir_fd=dst_dir)
             dst = os.open(dst_name, DIR_FLAGS | compat.O_NOFOLLOW, dir_fd=dst_dir)
-            adopt_owner(dst, dst_dir)
+            adopt_new_directory(dst, dst_dir)
             try:
                 with os.scandir(src) as entries:
                     names = sorted(entry.name for entry in entries)
                 for name in names:
                     copy_entry(src, name, dst, name, stats, display=f"{display}/{name}", depth=depth + 1)
-                compat.fchmod(dst, stat.S_IMODE(info.st_mode))
+                compat.fchmod(dst, safe_mode(stat.S_IMODE(info.st_mode)))
                 os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
             finally:
                 os.close(dst)

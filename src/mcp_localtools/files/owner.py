@@ -10,10 +10,11 @@ not), and neither does a directory owned by root.
 from __future__ import annotations
 
 import os
+import stat
 
 from mcp_localtools import compat
 
-__all__ = ["adopt_entry_owner", "adopt_owner"]
+__all__ = ["adopt_entry_owner", "adopt_new_directory", "adopt_owner", "safe_mode"]
 
 
 def adopt_owner(fd: int, dir_fd: int, replaced: str | None = None) -> None:
@@ -36,16 +37,43 @@ def adopt_owner(fd: int, dir_fd: int, replaced: str | None = None) -> None:
         pass
 
 
-def adopt_entry_owner(dir_fd: int, name: str) -> None:
-    """``adopt_owner`` for the entry ``name`` just created in ``dir_fd`` (a directory the caller
-    did not open): opened without following a symlink, then given the directory's owner."""
+def adopt_new_directory(fd: int, dir_fd: int) -> None:
+    """``adopt_owner`` for a directory the caller has just made in ``dir_fd`` and opened as ``fd``,
+    only when it is still what was made: a directory owned by root, empty, with no other name
+    (the directory's owner could have swapped another of root's directories in between the
+    ``mkdir`` and the ``open``)."""
     if not compat.HAS_FCHOWN or os.geteuid() != 0:  # type: ignore[attr-defined,unused-ignore]
         return
     try:
-        fd = os.open(name, os.O_RDONLY | compat.O_NOFOLLOW | compat.O_CLOEXEC, dir_fd=dir_fd)
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_nlink == 2 and not os.listdir(fd):
+            adopt_owner(fd, dir_fd)
+    except OSError:
+        pass
+
+
+def adopt_entry_owner(dir_fd: int, name: str) -> None:
+    """``adopt_new_directory`` for the directory ``name`` just made in ``dir_fd``: opened as a
+    directory, never through a symlink or a FIFO that was swapped in."""
+    if not compat.HAS_FCHOWN or os.geteuid() != 0:  # type: ignore[attr-defined,unused-ignore]
+        return
+    flags = (
+        os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | compat.O_NOFOLLOW | compat.O_NONBLOCK | compat.O_CLOEXEC
+    )
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
     except OSError:
         return
     try:
-        adopt_owner(fd, dir_fd)
+        adopt_new_directory(fd, dir_fd)
     finally:
         os.close(fd)
+
+
+def safe_mode(mode: int) -> int:
+    """``mode`` without the set-user-ID and set-group-ID bits when the server runs as root: a file
+    the tools copy or rewrite is root's where its directory is (a setuid copy of the owner's
+    program would run as root for anyone outside)."""
+    if compat.HAS_FCHOWN and os.geteuid() == 0:  # type: ignore[attr-defined,unused-ignore]
+        return mode & ~(stat.S_ISUID | stat.S_ISGID)
+    return mode

@@ -22,7 +22,7 @@ from mcp_localtools.errors import (
     TooLarge,
     from_os_error,
 )
-from mcp_localtools.files.owner import adopt_owner
+from mcp_localtools.files.owner import adopt_new_directory
 from mcp_localtools.files.read import read_open_file
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.spec import served_text
@@ -137,7 +137,7 @@ def parent_dir(
                         raise SymlinkRefused(f"{probe} became a symlink while it was being created") from exc
                     raise from_os_error(exc, str(probe)) from exc
                 if created and created[-1][1] == name and created[-1][0] == fd:
-                    adopt_owner(child, fd)
+                    adopt_new_directory(child, fd)
                 fd = child
                 stack.callback(os.close, fd)
             yield ParentDir(fd=fd, name=target.name, path=target, created=[p for _, _, p in created])

@@ -332,6 +332,8 @@ async def pump(
             overflow.check(name, sink.total)
             if on_output is not None:
                 on_output(name, chunk)
+            if overflow.stream == name:  # read no more: the writer blocks until it is stopped
+                return
     finally:
         finished.set()
 

@@ -140,7 +140,7 @@ def _sized(
         out = _reachable(out, user)
     if is_root():
         out.append("--unshare-user")
-    if is_root() and user is None:  # another user cannot read root's files anyway
+    if is_root():  # also for another identity: a group may read some (shadow, gid 0)
         for path, is_dir in root_only_paths():
             if any(Path(path) == root or root.is_relative_to(path) for root in policy.writable):
                 continue  # never cover a root

@@ -353,7 +353,10 @@ class CommandSandbox:
 
 
 def _owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
-    """The roots that belong to a user other than root, with that user's ``(uid, gid)``."""
+    """The roots that belong to a user other than root, with the identity their commands run as:
+    that user and its own group (``/etc/passwd``), never the root directory's group, which may be
+    root's or a system group that reads what only root may (gid 0, ``shadow``); without a
+    passwd entry, the group ``nogroup`` (65534)."""
     found: dict[Path, tuple[int, int]] = {}
     for root in roots:
         try:
@@ -361,8 +364,20 @@ def _owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
         except OSError:
             continue
         if info.st_uid != 0:
-            found[Path(root)] = (info.st_uid, info.st_gid)
+            found[Path(root)] = (info.st_uid, _own_group(info.st_uid))
     return found
+
+
+def _own_group(uid: int) -> int:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_gid or _NOGROUP
+    except (ImportError, KeyError):
+        return _NOGROUP
+
+
+_NOGROUP = 65534
 
 
 def _sweep_stale() -> None:
