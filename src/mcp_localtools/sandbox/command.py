@@ -28,7 +28,7 @@ from mcp_localtools.sandbox.git import missing_git_files
 from mcp_localtools.sandbox.git import revert as revert_git_files
 from mcp_localtools.sandbox.identity import IDENTITY_FILE, host_identity, identity_config, write_read_only
 from mcp_localtools.sandbox.launch import ConnectionSandboxes, SandboxLaunch, sandbox_launch
-from mcp_localtools.sandbox.notes import explain
+from mcp_localtools.sandbox.notes import explain, weak_containment
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
 from mcp_localtools.sandbox.repos import RepositoryTracker
@@ -82,6 +82,7 @@ class CommandSandbox:
         self._home = base_dir or (Path(roots[0]) if roots else Path("/"))
         self._missing: dict[str, list[Path]] = {}
         self._owners: dict[Path, tuple[int, int]] = {}
+        self._told: set[str] = set()
         self.connections = ConnectionSandboxes(self._launch_for, config, web)
 
     def start(self) -> None:
@@ -296,6 +297,7 @@ class CommandSandbox:
         self.connections.release(owner)
         for key in [key for key in self._missing if key == owner or key.startswith(owner + "#")]:
             del self._missing[key]
+        self._told.discard(owner)
         if self._base is None:
             return
         prefix = re.sub(r"[^A-Za-z0-9_-]", "_", owner)
@@ -311,6 +313,22 @@ class CommandSandbox:
             threading.Thread(
                 target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
             ).start()
+
+    def weakness(self) -> str | None:
+        """What to tell people when the chosen backend contains commands less than bubblewrap
+        would (Landlock) or not at all (``off``): ``notes.weak_containment``; None for bubblewrap,
+        Seatbelt, or while no backend is chosen."""
+        if self.backend is None:
+            return None
+        return weak_containment(self.backend.name, self._config.mode, self.reason)
+
+    def first_notice(self, owner: str) -> str | None:
+        """``weakness()`` for the first command result of client connection ``owner``, None for
+        its later ones (until ``release(owner)``)."""
+        if owner in self._told:
+            return None
+        self._told.add(owner)
+        return self.weakness()
 
     def explain(
         self,

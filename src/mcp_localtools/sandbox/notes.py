@@ -6,6 +6,11 @@ standard output), whatever its exit code: a refusal that went through a pipe (``
 (``EROFS``, ``EBUSY``, ``EPERM``) names the path and the way that works; another refused write
 says where commands may write; a network failure with the network off says which setting to
 change. Git files a command created where git would have read its config are reported as removed.
+
+``weak_containment`` is what the server says, where people look, when commands run under a weaker
+backend than bubblewrap (Landlock) or uncontained: the initialize instructions and the first
+command result of each connection (the start-up line on stderr, which some clients never show,
+says it too).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 
 from mcp_localtools.regexes import compile_re2, searchable
 
-__all__ = ["explain"]
+__all__ = ["BWRAP_NOT_FOUND", "GET_BWRAP", "explain", "weak_containment"]
 
 _READ_ONLY = re.compile(r"Read-only file system|EROFS")
 _REFUSED = re.compile(
@@ -105,5 +110,45 @@ def explain(
             "the sandbox has no network: commands get an empty network of their own, where "
             "nothing else is reachable (loopback servers of the host included); set "
             "[exec.sandbox] network = true to let commands reach the network (pip install, git fetch)"
+        )
+    return None
+
+
+BWRAP_NOT_FOUND = "bwrap: not found"
+"""How the probe's reason (``probe.choose_backend``) begins when no bwrap was found."""
+
+GET_BWRAP = (
+    "install the system's bubblewrap package (apt install bubblewrap, dnf install bubblewrap, "
+    "apk add bubblewrap) or reinstall mcp-localtools with its bwrap extra (mcp-localtools[bwrap]; "
+    "x86_64/aarch64 Linux, glibc 2.28+), then restart the server"
+)
+"""How a person gets bubblewrap (after "the user can")."""
+
+
+def weak_containment(backend: str, mode: str, reason: str) -> str | None:
+    """What to say about the containment of commands under ``backend`` (``bwrap``, ``landlock``,
+    ``seatbelt``, ``off``), chosen for ``[exec.sandbox] mode`` ``mode``, ``reason`` saying why
+    stronger backends were passed over (``CommandSandbox.reason``): so, why, and how to get
+    bubblewrap. None when nothing is weaker than it could be (bubblewrap, Seatbelt)."""
+    if backend == "landlock":
+        if mode == "landlock":
+            why = (
+                'the config asks for it ([exec.sandbox] mode = "landlock"). To get bubblewrap, the '
+                f'user can set mode = "auto" and, where no bwrap is installed, {GET_BWRAP}'
+            )
+        elif BWRAP_NOT_FOUND in reason:
+            why = f"no bwrap was found. To get bubblewrap, the user can {GET_BWRAP}"
+        else:
+            why = f"bwrap could not run here ({reason})"
+        return (
+            "commands run under Landlock, which contains less than bubblewrap (no process or "
+            "network namespace of their own; protected paths inside the roots are not read-only "
+            f"for commands): {why}"
+        )
+    if backend == "off":
+        return (
+            "commands run uncontained, with the server's full authority ([exec.sandbox] mode = "
+            '"off"). To contain them, the user can set mode = "auto" (bubblewrap on Linux, Seatbelt '
+            f"on macOS) and, on Linux where no bwrap is installed, {GET_BWRAP}"
         )
     return None

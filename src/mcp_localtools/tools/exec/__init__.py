@@ -25,7 +25,7 @@ from mcp_localtools.tools.exec import (
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["MODULES", "command_sandbox"]
+__all__ = ["MODULES", "command_sandbox", "sandbox_notice"]
 
 MODULES = (
     shellcommand,
@@ -51,3 +51,18 @@ def command_sandbox(workspace: Workspace, *, timeout: float) -> tuple[str, str] 
     if not group.sandbox.chosen(timeout):
         return "probing", ""
     return group.sandbox.name, group.sandbox.reason
+
+
+def sandbox_notice(workspace: Workspace, *, timeout: float) -> str | None:
+    """A sentence for the server's instructions when the command tools of ``workspace`` run
+    commands under a weaker sandbox than bubblewrap (Landlock), uncontained, or refuse every
+    command: what, why and how to get bubblewrap (``CommandSandbox.weakness``). Waits up to
+    ``timeout`` seconds for the probe (blocking); None when nothing is to be said, or the probe
+    has not chosen in time."""
+    group = workspace.existing(ExecGroup.create)
+    if group is None or not group.sandbox.chosen(timeout):
+        return None
+    if group.sandbox.backend is None:
+        return f"The command tools refuse every command here: {group.sandbox.reason}."
+    weakness = group.sandbox.weakness()
+    return f"{weakness[0].upper()}{weakness[1:]}." if weakness else None

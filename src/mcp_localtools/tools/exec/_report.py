@@ -49,14 +49,17 @@ class RunReport(ToolOutput):
     sandbox_note: str | None = Field(
         None,
         description="Set when the error output shows the sandbox refused a write or the network: what "
-        "to change.",
+        "to change; and on a connection's first command when commands run under Landlock or "
+        "uncontained: so, and how to get bubblewrap.",
     )
 
 
-def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, object]:
-    """``RunReport`` fields (by Python name) of a run finished inside ``sandbox``."""
-    return {
-        "sandbox_note": outcome.sandbox_note
+def report_fields(outcome: RunOutcome, sandbox: CommandSandbox, owner: str) -> dict[str, object]:
+    """``RunReport`` fields (by Python name) of a run of client connection ``owner``
+    (``CallContext.session_id``) finished inside ``sandbox``; the connection's first also says
+    when the sandbox is weaker than bubblewrap (``CommandSandbox.first_notice``)."""
+    notes = [
+        outcome.sandbox_note
         or sandbox.explain(
             outcome.stderr.text,
             outcome.exit_code,
@@ -64,6 +67,10 @@ def report_fields(outcome: RunOutcome, sandbox: CommandSandbox) -> dict[str, obj
             stdout=outcome.stdout.text,
             cleaned=outcome.cleaned,
         ),
+        sandbox.first_notice(owner),
+    ]
+    return {
+        "sandbox_note": ". ".join(note for note in notes if note) or None,
         "exit_code": outcome.exit_code,
         "timed_out": outcome.timed_out,
         "output_stopped": outcome.output_stopped is not None,

@@ -344,7 +344,7 @@ async def run_script(
             "command": line,
             "interpreter": program.path,
             "sandbox": group.sandbox.name,
-            **report_fields(outcome, group.sandbox),
+            **report_fields(outcome, group.sandbox, ctx.session_id),
         }
     )
     budget = group.limits.max_result_chars

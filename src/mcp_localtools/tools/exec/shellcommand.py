@@ -226,7 +226,7 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
                             "work_dir": str(work.path),
                             "shell": shell.name,
                             "shell_path": shell.path,
-                            **report_fields(outcome, group.sandbox),
+                            **report_fields(outcome, group.sandbox, ctx.session_id),
                         }
                     )
                 )

@@ -188,9 +188,8 @@ async def run_declared(
                 on_output=recorder.feed if recorder is not None else forward,
                 owner=ctx.session_id,
             )
-            steps.append(
-                StepResult.model_validate({"command": line, **report_fields(outcome, group.sandbox)})
-            )
+            fields = report_fields(outcome, group.sandbox, ctx.session_id)
+            steps.append(StepResult.model_validate({"command": line, **fields}))
             if outcome.exit_code != 0 or outcome.timed_out:
                 failed = number
                 break
