@@ -175,7 +175,7 @@ class SupervisedSandbox:
         ``user`` for good."""
         if self._enter is not None:
             self._enter()
-        if self._user is not None:
+        if self._user is not None and sys.platform == "linux":  # supervised sandboxes are Linux's
             uid, gid = self._user
             os.setgroups([])
             os.setresgid(gid, gid, gid)

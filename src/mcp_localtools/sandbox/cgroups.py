@@ -134,7 +134,7 @@ class SandboxCgroups:
         (logged once per controller). Blocking (writes to ``/sys/fs/cgroup``)."""
         parents = _parents()
         for controller in _LIMITS:
-            if controller == "pids" and os.geteuid() != 0:
+            if controller == "pids" and not (hasattr(os, "geteuid") and os.geteuid() == 0):
                 continue  # RLIMIT_NPROC bounds a server that is not root
             if controller not in parents and controller not in _warned:
                 _warned.add(controller)

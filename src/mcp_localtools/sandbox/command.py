@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import weakref
@@ -280,7 +281,7 @@ class CommandSandbox:
             base = self._base
         path = base / re.sub(r"[^A-Za-z0-9_-]", "_", key)
         path.mkdir(mode=0o700, exist_ok=True)
-        if user is not None:
+        if user is not None and sys.platform != "win32":
             os.chown(path, *user)
             base.chmod(0o711)
         return path
@@ -387,12 +388,14 @@ def _owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
 
 
 def _own_group(uid: int) -> int:
-    try:
+    if sys.platform != "win32":  # POSIX only, like this path
         import pwd
 
-        return pwd.getpwuid(uid).pw_gid or _NOGROUP
-    except (ImportError, KeyError):
-        return _NOGROUP
+        try:
+            return pwd.getpwuid(uid).pw_gid or _NOGROUP
+        except KeyError:
+            pass
+    return _NOGROUP
 
 
 _NOGROUP = 65534
