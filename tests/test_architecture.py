@@ -48,7 +48,10 @@ LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.config": "the TOML config's models, one class per section",
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
-    "mcp_localtools.policy.execution": "the command policy; sbx-policy is reworking it (issue 25)",
+    "mcp_localtools.policy.execution": (
+        "the command policy: its rules (blocklists, patterns, refused variables, each with why) "
+        "and the checks that apply them in order, read together"
+    ),
 }
 """Modules allowed over ``MAX_MODULE_LINES``, each with the reason (shrink this list, never grow it
 without one)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -359,3 +360,13 @@ def test_every_tool_that_changes_something_or_reaches_out_declares_its_pre_check
         f"declare a ToolSpec.check, or list the tool in PRE_CHECK_EXEMPT with why: {missing}"
     )
     assert all(reason.strip() for reason in PRE_CHECK_EXEMPT.values())
+
+
+def test_the_tool_specs_group_docstring_names_every_group(tmp_path: Path) -> None:
+    from mcp_localtools.tools import GROUPS
+
+    entry = re.search(r"^ +group: (.*?)^ +\w+: ", ToolSpec.__doc__ or "", re.MULTILINE | re.DOTALL)
+    assert entry is not None
+    named = set(re.findall(r"``(\w+)``", entry.group(1))) - {"_meta"}
+    assert named == {group.__name__.rpartition(".")[2] for group in GROUPS}
+    assert {spec.group for spec in build_registry(config_for(tmp_path)).specs()} <= named
