@@ -464,6 +464,9 @@ async def test_a_renamed_tool_is_still_asked_about_under_its_built_in_name(tmp_p
     assert canary.exists()
 
 
+REPLACE = {"pattern": "a", "replacement": "b", "include": ["*"]}
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     ("tool", "arguments", "code"),
@@ -476,13 +479,29 @@ async def test_a_renamed_tool_is_still_asked_about_under_its_built_in_name(tmp_p
         ("runscript", {"path": "missing.sh"}, "not_found"),
         ("deletefile", {"path": "/etc/hostname"}, "outside_roots"),
         ("shellcommand", {"commands": "ls"}, "invalid_arguments"),
+        ("editfile", {"path": "/etc/hostname", "edits": [{"oldText": "a", "newText": "b"}]}, "outside_roots"),
+        (
+            "replaceinfiles",
+            {"root": "/etc", "pattern": "a", "replacement": "b", "include": ["*"], "dryRun": False},
+            "outside_roots",
+        ),
+        (
+            "replaceinfiles",
+            {"pattern": "(", "replacement": "b", "include": ["*"], "match": "regex"},
+            "invalid_arguments",
+        ),
+        ("httpget", {"url": "http://169.254.169.254/latest/meta-data/"}, "policy_violation"),
+        ("httpget", {"url": "file:///etc/passwd"}, "policy_violation"),
+        ("httpget", {"url": "example.com/x"}, "invalid_arguments"),
+        ("stopprocess", {"processID": "proc_none"}, "not_found"),
+        ("writeprocess", {"processID": "proc_none", "text": "y\n"}, "not_found"),
     ],
 )
 async def test_a_call_the_policy_refuses_is_refused_without_asking_the_person(
     tmp_path: Path, mode: str, tool: str, arguments: dict[str, Any], code: str
 ) -> None:
     person = Person("approve")
-    async with asking(approval_config(tmp_path), person, mode=mode) as client:
+    async with asking(approval_config(tmp_path, require=["all"]), person, mode=mode) as client:
         result = await client.call_tool(tool, arguments)
     assert error_code(result) == code, text_of(result)
     assert person.questions == []

@@ -48,7 +48,10 @@ LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.config": "the TOML config's models, one class per section",
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
-    "mcp_localtools.policy.execution": "the command policy; sbx-policy is reworking it (issue 25)",
+    "mcp_localtools.policy.execution": (
+        "the command policy: its rules (blocklists, patterns, refused variables, each with why) "
+        "and the checks that apply them in order, read together"
+    ),
 }
 """Modules allowed over ``MAX_MODULE_LINES``, each with the reason (shrink this list, never grow it
 without one)."""
@@ -513,3 +516,52 @@ def test_the_allowlists_name_real_modules(rule: str) -> None:
         else {entry.partition(":")[0] for entry in BROAD_EXCEPTS}
     )
     assert names <= set(_modules())
+
+
+CHILD_SCRIPTS: dict[str, str] = {
+    "mcp_localtools.parsers.worker": "the confined parser worker: a process of its own (python worker.py)",
+    "mcp_localtools.processes.supervisor": "runs inside each connection's sandbox, a process of its own",
+    "mcp_localtools.sandbox.landlock_exec": "applies Landlock, then execs the command: a process of its own",
+}
+"""Standalone scripts a server starts as child processes: what they read of their own environment
+is their command line's business, not the server's."""
+
+ENVIRONMENT_READS: dict[str, str] = {}
+"""Modules outside ``cli/`` allowed to read the environment themselves, each with the reason
+(design rule 2: only ``cli/`` reads it; everything else is handed an ``environ`` mapping)."""
+
+_ENVIRONMENT = {"environ", "environb", "getenv", "getenvb"}
+
+
+def _environment_reads(name: str) -> list[int]:
+    """The lines of module ``name`` that touch the process environment (``os.environ``,
+    ``os.getenv``, ``from os import environ``)."""
+    lines = []
+    for node in ast.walk(_tree(name)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+            and node.attr in _ENVIRONMENT
+        ) or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(alias.name in _ENVIRONMENT for alias in node.names)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_command_line_reads_the_environment() -> None:
+    found = {
+        name: lines
+        for name in _modules()
+        if name != f"{PACKAGE}.cli"
+        and not name.startswith(f"{PACKAGE}.cli.")
+        and name not in CHILD_SCRIPTS
+        and name not in ENVIRONMENT_READS
+        and (lines := _environment_reads(name))
+    }
+    assert found == {}, f"only cli/ reads the environment; pass an environ mapping instead: {found}"
+    assert set(CHILD_SCRIPTS) | set(ENVIRONMENT_READS) <= set(_modules())
+    assert all(_environment_reads(name) for name in ENVIRONMENT_READS), "an allowance no longer needed"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -334,3 +335,38 @@ async def test_a_tools_result_models_are_built_on_the_event_loop_before_its_firs
     )
     result = await registry.call("listing", {})
     assert not result.is_error and seen == [True]
+
+
+PRE_CHECK_EXEMPT: dict[str, str] = {}
+"""Tools that change something or reach outside the machine yet declare no ``ToolSpec.check``, each
+with the reason nobody can be asked about a call of it that the policy would then refuse."""
+
+
+def test_every_tool_that_changes_something_or_reaches_out_declares_its_pre_check(tmp_path: Path) -> None:
+    """``[approval]`` asks only about calls that can run: the pipeline puts a call to its tool's
+    pre-check (``Registry.check``: policy, paths, URL rules) before asking, and a tool without
+    one is asked about calls its policy then refuses. Declared tools included."""
+    custom = {"hello": {"description": "Say hello.", "command": ["echo", "hello"]}}
+    registry = build_registry(config_for(tmp_path, tools={"custom": custom}))
+    assert "hello" in registry.names()
+    needing = [
+        spec.name
+        for spec in registry.specs()
+        if not spec.annotations.read_only or spec.annotations.open_world
+    ]
+    assert {"writefile", "editfile", "replaceinfiles", "httpget", "shellcommand", "hello"} <= set(needing)
+    missing = [name for name in needing if registry.get(name).check is None and name not in PRE_CHECK_EXEMPT]
+    assert missing == [], (
+        f"declare a ToolSpec.check, or list the tool in PRE_CHECK_EXEMPT with why: {missing}"
+    )
+    assert all(reason.strip() for reason in PRE_CHECK_EXEMPT.values())
+
+
+def test_the_tool_specs_group_docstring_names_every_group(tmp_path: Path) -> None:
+    from mcp_localtools.tools import GROUPS
+
+    entry = re.search(r"^ +group: (.*?)^ +\w+: ", ToolSpec.__doc__ or "", re.MULTILINE | re.DOTALL)
+    assert entry is not None
+    named = set(re.findall(r"``(\w+)``", entry.group(1))) - {"_meta"}
+    assert named == {group.__name__.rpartition(".")[2] for group in GROUPS}
+    assert {spec.group for spec in build_registry(config_for(tmp_path)).specs()} <= named

@@ -285,7 +285,9 @@ class ToolSpec(Generic[ArgsT]):
 
     Attributes:
         name: lowercase wire name (``readfile``).
-        group: the tool group (``fs``, ``exec``, ``text``, ``image``), used by ``[tools]`` filters.
+        group: the tool group: ``fs``, ``text``, ``exec`` (declared tools too), ``image``, ``web``,
+            ``code`` (a package of ``tools/``); ``[tools]`` filters and ``[approval] require = ["exec"]``
+            match it, and it is a tag of the tool's ``_meta``.
         title: short human-readable name.
         description: the model's documentation: what it does, its limits, what to use instead.
         args_model: the arguments model (input schema and validation).

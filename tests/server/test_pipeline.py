@@ -4,6 +4,7 @@ line always runs)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,3 +194,14 @@ def test_the_servers_pipeline_is_gate_approval_run_then_the_audit_line(tmp_path:
     assert [type(step) for step in full.steps] == [AuditGate, PolicyCheck, Approval, Run]
     assert isinstance(full.last, AuditLine)
     assert [type(step) for step in Pipeline.of().steps] == [Run]
+
+
+def test_the_architectures_step_list_is_the_servers_pipeline(tmp_path: Path) -> None:
+    """docs/ARCHITECTURE.md's "A call, in server/pipeline.py" block names every step of the full
+    pipeline, in order, then the last."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = re.search(r"^A call, in `server/pipeline\.py`:\n\n```\n(.*?)^```", doc, re.MULTILINE | re.DOTALL)
+    assert block is not None, "the ARCHITECTURE has no pipeline step list"
+    listed = re.findall(r"^([A-Z]\w+) ", block.group(1), re.MULTILINE)
+    full = Pipeline.of(audit=_audit(tmp_path / "a.jsonl"), approver=_approver())
+    assert listed == [type(step).__name__ for step in [*full.steps, full.last]]

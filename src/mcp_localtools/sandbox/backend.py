@@ -8,11 +8,14 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from mcp_localtools.sandbox.policy import SandboxPolicy
 
-__all__ = ["Backend", "OffBackend", "run_probe"]
+__all__ = ["Backend", "OffBackend", "SandboxName", "run_probe"]
+
+SandboxName = Literal["bwrap", "landlock", "seatbelt", "off"]
+"""The name of every backend: what a command result's ``sandbox`` field can say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +29,7 @@ class Backend:
         policy: what it enforces.
     """
 
-    name: ClassVar[str] = "off"
+    name: ClassVar[SandboxName] = "off"
     contains: ClassVar[bool] = True
     """Whether it contains anything (``off`` does not: no temp dir, no git checks)."""
     supervised: ClassVar[bool] = False
@@ -83,7 +86,7 @@ class Backend:
 class OffBackend(Backend):
     """No containment: commands run with the server's full authority."""
 
-    name: ClassVar[str] = "off"
+    name: ClassVar[SandboxName] = "off"
     contains: ClassVar[bool] = False
 
     def wrap(

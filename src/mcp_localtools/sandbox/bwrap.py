@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.backend import Backend, SandboxName, run_probe
 from mcp_localtools.sandbox.exposure import is_root, root_only_paths, usable_by
 from mcp_localtools.sandbox.git import CREATED_WHEN_MISSING, nested_git_paths, pinned
 from mcp_localtools.sandbox.policy import SandboxPolicy, real_dir
@@ -28,7 +28,7 @@ __all__ = ["BwrapBackend", "bwrap_arguments", "find_bwrap"]
 class BwrapBackend(Backend):
     """bubblewrap: ``executable`` is the ``bwrap`` binary."""
 
-    name: ClassVar[str] = "bwrap"
+    name: ClassVar[SandboxName] = "bwrap"
     supervised: ClassVar[bool] = True
     private_tmp: ClassVar[bool] = True
     runs_as_owner: ClassVar[bool] = True

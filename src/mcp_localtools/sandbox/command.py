@@ -201,7 +201,9 @@ class CommandSandbox:
             tracker = self._trackers.get(tuple(writable))
             if tracker is None:
                 outside = [self._base] if self._base is not None else []
-                tracker = self._trackers[tuple(writable)] = RepositoryTracker(writable, outside_ok=outside)
+                tracker = self._trackers[tuple(writable)] = RepositoryTracker(
+                    writable, outside_ok=outside, search_path=self._environ.get("PATH", os.defpath)
+                )
         tracker.start()
         return tracker
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.backend import Backend, SandboxName, run_probe
 from mcp_localtools.sandbox.exposure import SYSTEM_CREDENTIALS, is_root, root_only_paths
 from mcp_localtools.sandbox.policy import SandboxPolicy
 
@@ -28,7 +28,7 @@ LANDLOCK_EXEC = Path(__file__).with_name("landlock_exec.py")
 class LandlockBackend(Backend):
     """Landlock: ``executable`` is the Python that runs ``landlock_exec.py``."""
 
-    name: ClassVar[str] = "landlock"
+    name: ClassVar[SandboxName] = "landlock"
     supervised: ClassVar[bool] = True
     drops_capabilities: ClassVar[bool] = True
 

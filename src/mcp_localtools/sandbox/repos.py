@@ -109,11 +109,16 @@ class RepositoryTracker:
         roots: the writable roots.
         outside_ok: directories besides the roots a gitlink may point into (the sessions' temp
             base): the git directory there is cleaned rather than the gitlink set aside.
+        search_path: the ``PATH`` where the host's ``git`` is found (the server's environment's;
+            this module does not read the environment itself).
     """
 
-    def __init__(self, roots: Sequence[Path], *, outside_ok: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, roots: Sequence[Path], *, outside_ok: Sequence[Path] = (), search_path: str = os.defpath
+    ) -> None:
         self.roots = tuple(roots)
         self.outside_ok = tuple(outside_ok)
+        self.search_path = search_path
         self.mode = "scan"
         self._lock = threading.Lock()
         self._known: dict[Path, tuple[int, int] | None] = {}
@@ -290,7 +295,7 @@ class RepositoryTracker:
                             and watched not in self._watches.values()
                         ):
                             self._watch(watched)
-            done += sanitize(path, allowed=(*self.roots, *self.outside_ok))
+            done += sanitize(path, allowed=(*self.roots, *self.outside_ok), search_path=self.search_path)
         return tuple(done)
 
     def close(self) -> None:
@@ -301,11 +306,13 @@ class RepositoryTracker:
             self._inotify, self._watches = None, {}
 
 
-def _git_config(config: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
-    git = shutil.which("git")
+def _git_config(config: Path, *args: str, search_path: str) -> subprocess.CompletedProcess[str] | None:
+    """``git config --file config ARGS``, the ``git`` found on ``search_path``, with no system or
+    global config; None when there is no git or it could not run."""
+    git = shutil.which("git", path=search_path)
     if git is None:
         return None
-    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+    env = {"PATH": search_path, "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
     try:
         return subprocess.run(
             [git, "config", "--file", str(config), *args],
@@ -321,17 +328,18 @@ def _git_config(config: Path, *args: str) -> subprocess.CompletedProcess[str] | 
         return None
 
 
-def _strip(config: Path) -> list[str]:
-    """Remove ``UNTRUSTED_KEYS`` from the config file ``config``; the keys removed."""
+def _strip(config: Path, search_path: str) -> list[str]:
+    """Remove ``UNTRUSTED_KEYS`` from the config file ``config`` (with the ``git`` on
+    ``search_path``); the keys removed."""
     if not config.is_file() or config.is_symlink():
         return []
-    listed = _git_config(config, "--null", "--name-only", "--list")
+    listed = _git_config(config, "--null", "--name-only", "--list", search_path=search_path)
     if listed is None or listed.returncode != 0:
         return []
     names = [name for name in dict.fromkeys(listed.stdout.split("\0")) if name]
     removed = [name for name in names if any(fnmatchcase(name.lower(), key) for key in UNTRUSTED_KEYS)]
     for name in removed:
-        _git_config(config, "--unset-all", name)
+        _git_config(config, "--unset-all", name, search_path=search_path)
     return removed
 
 
@@ -362,23 +370,24 @@ def _gitlink_target(link: Path) -> Path | None:
     return Path(os.path.realpath(link.parent / target))
 
 
-def sanitize(path: Path, *, allowed: Sequence[Path]) -> list[str]:
+def sanitize(path: Path, *, allowed: Sequence[Path], search_path: str = os.defpath) -> list[str]:
     """Make the untrusted ``path`` (a ``.git`` directory, gitlink or ``.gitmodules``) safe for the
     user's git; what was done, one line each. A gitlink into a git directory inside ``allowed``
-    has that directory cleaned; one pointing elsewhere is renamed ``.git.untrusted``."""
+    has that directory cleaned; one pointing elsewhere is renamed ``.git.untrusted``. Config
+    files are edited with the ``git`` found on ``search_path``."""
     if path.name == ".gitmodules":
-        removed = _strip(path)
+        removed = _strip(path, search_path)
         return [f"removed {', '.join(removed)} from {path}"] if removed else []
     if path.is_file():
         target = _gitlink_target(path)
         if target is not None and any(target.is_relative_to(root) for root in allowed):
-            return sanitize(target, allowed=allowed) if target.is_dir() else []
+            return sanitize(target, allowed=allowed, search_path=search_path) if target.is_dir() else []
         aside = path.with_name(".git.untrusted")
         path.replace(aside)
         return [f"set aside {path} as {aside.name}: a git pointer to {target or 'an unknown place'}"]
     done: list[str] = []
     for name in ("config", "config.worktree"):
-        removed = _strip(path / name)
+        removed = _strip(path / name, search_path)
         if removed:
             done.append(f"removed {', '.join(removed)} from {path / name}")
     hooks = _disable_hooks(path / "hooks")
@@ -390,5 +399,5 @@ def sanitize(path: Path, *, allowed: Sequence[Path]) -> list[str]:
             os.path.realpath(path / commondir.read_text(encoding="utf-8", errors="replace").strip())
         )
         if common != path and any(common.is_relative_to(root) for root in allowed):
-            done += sanitize(common, allowed=())
+            done += sanitize(common, allowed=(), search_path=search_path)
     return done

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from mcp_localtools.sandbox.backend import Backend, run_probe
+from mcp_localtools.sandbox.backend import Backend, SandboxName, run_probe
 from mcp_localtools.sandbox.policy import SandboxPolicy
 
 __all__ = ["SEATBELT_EXEC", "SeatbeltBackend", "seatbelt_profile"]
@@ -19,7 +19,7 @@ SEATBELT_EXEC = "/usr/bin/sandbox-exec"
 class SeatbeltBackend(Backend):
     """Seatbelt: ``executable`` is ``sandbox-exec``."""
 
-    name: ClassVar[str] = "seatbelt"
+    name: ClassVar[SandboxName] = "seatbelt"
 
     def wrap(
         self, argv: Sequence[str], *, cwd: Path, temp_dir: Path | None, git: Sequence[Path] | None = None

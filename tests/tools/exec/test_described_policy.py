@@ -99,3 +99,26 @@ async def test_a_host_rule_widens_past_the_blocklist_and_narrows_the_rest_from_p
     registry = build_registry(config, command_rule=_host_rule)  # the Python API, no MCP
     refused: Any = await registry.call("shellcommand", {"commands": ["cat keep.txt"]})
     assert refused.is_error and refused.error is not None and refused.error.code == "command_refused"
+
+
+def test_every_exec_result_states_the_sandboxes_it_can_name(tmp_path: Path) -> None:
+    """``sandbox`` is an enum in the output schema of every command tool that reports it (a
+    plain install answers ``landlock``; the description once said "bwrap, seatbelt, or off"), and
+    every backend's name is one of it."""
+    from mcp_localtools.sandbox.backend import OffBackend
+    from mcp_localtools.sandbox.bwrap import BwrapBackend
+    from mcp_localtools.sandbox.landlock import LandlockBackend
+    from mcp_localtools.sandbox.seatbelt import SeatbeltBackend
+
+    custom = {"hello": {"description": "Say hello.", "command": ["echo", "hello"]}}
+    registry = build_registry(config_for(tmp_path, tools={"custom": custom}))
+    names = {backend.name for backend in (BwrapBackend, LandlockBackend, SeatbeltBackend, OffBackend)}
+    reporting = {
+        name: registry.manifest(name)["outputSchema"]["properties"]["sandbox"]
+        for name in registry.names()
+        if "sandbox" in registry.manifest(name).get("outputSchema", {}).get("properties", {})
+    }
+    assert {"shellcommand", "runscript", "hello"} <= set(reporting)
+    for name, field in reporting.items():
+        assert set(field.get("enum", [])) == names, (name, field)
+        assert all(backend in field["description"] for backend in names), (name, field)

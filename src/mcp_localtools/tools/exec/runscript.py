@@ -46,6 +46,7 @@ from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.sandbox.backend import SandboxName
 from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, served
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
@@ -134,7 +135,9 @@ class RunScriptResult(RunReport):
     work_dir: str = Field(description="Absolute working directory it ran in.")
     command: str = Field(description="The equivalent command line, quoted for its shell.")
     interpreter: str = Field(description="Absolute path of the program that ran the script.")
-    sandbox: str = Field(description="How the script was contained: bwrap, seatbelt, or off.")
+    sandbox: SandboxName = Field(
+        description="How the script was contained: bwrap, landlock, seatbelt, or off."
+    )
 
 
 def _check_args(args: list[str]) -> None:

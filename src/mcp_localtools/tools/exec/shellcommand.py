@@ -29,6 +29,7 @@ from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
+from mcp_localtools.sandbox.backend import SandboxName
 from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
@@ -91,7 +92,9 @@ class ShellCommandResult(ToolOutput):
     skipped: int = Field(
         description="Commands not run because an earlier one failed (executeParallel=false)."
     )
-    sandbox: str = Field(description="How the commands were contained: bwrap, seatbelt, or off.")
+    sandbox: SandboxName = Field(
+        description="How the commands were contained: bwrap, landlock, seatbelt, or off."
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,15 @@ class StopProcessArgs(ToolArgs):
     remove: bool = Field(False, description="Also forget it and its output (frees a slot of the session).")
 
 
+async def check_stop_process(args: StopProcessArgs, ctx: CallContext, *, group: ExecGroup) -> None:
+    """stopprocess's ``ToolSpec.check``: the process is one of this session's.
+
+    Raises:
+        NotFound: no such process in this session.
+    """
+    group.processes.get(args.process_id, ctx.session_id)
+
+
 async def stop_process(args: StopProcessArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
     """The stopprocess handler."""
     process = group.processes.get(args.process_id, ctx.session_id)
@@ -56,6 +65,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=StopProcessArgs,
         result_model=ProcessState,
         handler=partial(stop_process, group=group),
+        check=partial(check_stop_process, group=group),
         annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=True, open_world=False),
         unsupported=compat.why_unsupported(process_groups=True),
     )

@@ -25,6 +25,17 @@ class WriteProcessArgs(ToolArgs):
     close_stdin: bool = Field(False, description="Close stdin after the text (end of input).")
 
 
+async def check_write_process(args: WriteProcessArgs, ctx: CallContext, *, group: ExecGroup) -> None:
+    """writeprocess's ``ToolSpec.check``: the process is one of this session's.
+
+    Raises:
+        NotFound: no such process in this session.
+        TooLarge: ``text`` is over the stdin limit.
+    """
+    group.processes.get(args.process_id, ctx.session_id)
+    group.stdin_bytes(args.text)
+
+
 async def write_process(args: WriteProcessArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
     """The writeprocess handler."""
     process = group.processes.get(args.process_id, ctx.session_id)
@@ -53,6 +64,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=WriteProcessArgs,
         result_model=ProcessState,
         handler=partial(write_process, group=group),
+        check=partial(check_write_process, group=group),
         # Destructive: it types anything into a running shell or REPL a person may have approved.
         annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True),
         unsupported=compat.why_unsupported(process_groups=True),

@@ -25,7 +25,7 @@ from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, Tool
 from mcp_localtools.tools.text._lines import BOM, newline_style
 from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
-from mcp_localtools.tools.text._textfile import edit_text
+from mcp_localtools.tools.text._textfile import check_edit, edit_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["EditFileArgs", "EditFileResult", "TextEdit", "edit_file", "spec"]
@@ -191,6 +191,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=EditFileArgs,
         result_model=EditFileResult,
         handler=offload(partial(edit_file, paths=paths, limits=limits, locks=locks)),
+        check=offload(partial(check_edit, paths=paths)),
         annotations=DESTRUCTIVE,
         preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),

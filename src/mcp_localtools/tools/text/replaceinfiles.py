@@ -21,7 +21,8 @@ from mcp_localtools import compat
 from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import InvalidArguments, NotADirectory, TooLarge, ToolError
 from mcp_localtools.files.locks import FileLocks
-from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.offload import offload_check
+from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
 from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec, served
@@ -153,6 +154,26 @@ def _apply(
     return fit_within(build, budget, max(budget // 2 - 2000, MIN_DIFF_CHARS))
 
 
+def search_root(args: ReplaceInFilesArgs, *, paths: PathPolicy) -> ResolvedPath:
+    """replaceinfiles' checks before any search (also its ``ToolSpec.check``; blocking): the
+    include globs, the regex and its group references, and ``root`` (inside the roots, a
+    directory). Returns ``root`` resolved.
+
+    Raises:
+        InvalidArguments: a bad glob or regex, or a group reference the regex has no group for.
+        OutsideAllowedRoots, NotADirectory: root is outside the roots, or not a directory.
+    """
+    for glob in args.include:
+        if not glob.strip() or any(char in glob for char in "\n\r\x00"):
+            raise InvalidArguments(f"include: {glob!r} is not a usable glob")
+    if args.match == "regex":
+        Replacement.parse(args.replacement, compile_regex(args.pattern, "pattern"), "replacement")
+    resolved = paths.resolve(args.root)
+    if not resolved.real.is_dir():
+        raise NotADirectory(f"root is not a directory: {resolved.path}")
+    return resolved
+
+
 async def replace_in_files(
     args: ReplaceInFilesArgs,
     ctx: CallContext,
@@ -166,17 +187,10 @@ async def replace_in_files(
 
     Raises:
         InvalidArguments: a bad glob or regex, or a group reference the regex has no group for.
-        NotADirectory: root is not a directory.
+        OutsideAllowedRoots, NotADirectory: root is outside the roots, or not a directory.
         TooLarge, ToolError: as ``_apply``; nothing is written then.
     """
-    for glob in args.include:
-        if not glob.strip() or any(char in glob for char in "\n\r\x00"):
-            raise InvalidArguments(f"include: {glob!r} is not a usable glob")
-    if args.match == "regex":  # a bad regex or group reference is refused before any search
-        Replacement.parse(args.replacement, compile_regex(args.pattern, "pattern"), "replacement")
-    resolved = await anyio.to_thread.run_sync(paths.resolve, args.root)
-    if not await anyio.to_thread.run_sync(resolved.real.is_dir):
-        raise NotADirectory(f"root is not a directory: {resolved.path}")
+    resolved = await anyio.to_thread.run_sync(partial(search_root, args, paths=paths))
     query = ContentQuery(
         directory=resolved.real,
         pattern=args.pattern,
@@ -221,6 +235,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=ReplaceInFilesArgs,
         result_model=ReplaceInFilesResult,
         handler=handler,
+        check=offload_check(partial(search_root, paths=paths)),
         annotations=DESTRUCTIVE,
         preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),

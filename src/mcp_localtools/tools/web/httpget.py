@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -23,6 +24,7 @@ from pydantic import Field
 from mcp_localtools._version import __version__
 from mcp_localtools.config import WebConfig
 from mcp_localtools.errors import InvalidArguments, NetworkError, PolicyViolation, ToolTimeout
+from mcp_localtools.offload import offload
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import (
     DEFAULT_MAX_DIMENSION,
@@ -30,7 +32,7 @@ from mcp_localtools.parsers.images import (
     ReturnedImage,
     fit_image,
 )
-from mcp_localtools.policy.network import NetworkPolicy
+from mcp_localtools.policy.network import NetworkPolicy, parse_ip
 from mcp_localtools.results import ImageContent, ToolResult, cut_text
 from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
@@ -81,6 +83,30 @@ def check_url_form(url: str) -> None:
     raise InvalidArguments(
         f"{text!r} has no scheme: httpget needs an absolute URL; add https:// (https://{text})"
     )
+
+
+def check_url(args: HttpGetArgs, *, policy: NetworkPolicy) -> None:
+    """httpget's checks before anything is sent (its ``ToolSpec.check``): the URL's form
+    (``check_url_form``), its scheme and host against ``[web]`` (``NetworkPolicy.check_url``),
+    and a host given as an address (a cloud metadata address, a private one) as the fetch would
+    check it. A host name is not resolved here: the fetch checks every address it resolves to.
+
+    Raises:
+        PolicyViolation: as ``check_url_form``, or the host or address is refused by ``[web]``.
+        InvalidArguments: a file path or a URL without a scheme.
+        NetworkError: the URL cannot be parsed.
+    """
+    import httpx  # the URL as the fetch will read it
+
+    check_url_form(args.url)
+    try:
+        url = httpx.URL(args.url.strip())
+    except httpx.InvalidURL as exc:
+        raise NetworkError(f"not a valid URL: {args.url}: {exc}") from exc
+    policy.check_url(url.scheme, url.host)
+    address = parse_ip(url.host)
+    if address is not None:
+        policy.check_address(url.host, address)
 
 
 _TEXT_APPS = (
@@ -406,6 +432,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         args_model=HttpGetArgs,
         result_model=HttpGetResult,
         handler=handler,
+        check=offload(partial(check_url, policy=policy)),
         annotations=WEB_ANNOTATIONS,
         timeout_seconds=web.timeout_seconds + 30,
     )

@@ -25,6 +25,7 @@ from mcp_localtools.errors import NotFound, ToolError
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.results import ToolResult, fit_within
+from mcp_localtools.sandbox.backend import SandboxName
 from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput
 from mcp_localtools.tools.exec._declared.table import DeclaredTool
 from mcp_localtools.tools.exec._group import ExecGroup
@@ -47,7 +48,9 @@ class DeclaredResult(ToolOutput):
         "run. Absent when every step succeeded.",
     )
     skipped: int = Field(description="Steps not run because an earlier one failed.")
-    sandbox: str = Field(description="How the steps were contained: bwrap, landlock, seatbelt, or off.")
+    sandbox: SandboxName = Field(
+        description="How the steps were contained: bwrap, landlock, seatbelt, or off."
+    )
 
 
 @dataclass(frozen=True, slots=True)
