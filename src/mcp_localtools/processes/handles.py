@@ -1,5 +1,5 @@
 """Handles on a background process: started by the server itself (``PopenHandle``, the sandbox off
-or Seatbelt) or by its exec session's supervisor (``SupervisedHandle``, bwrap and Landlock), with
+or Seatbelt) or by its connection's supervisor (``SupervisedHandle``, bwrap and Landlock), with
 pipes or a pseudo-terminal (``tty``) for its output.
 
 A handle gives the process table (``table.py``) the process's streams, its exit and a way to
@@ -128,7 +128,7 @@ class PopenHandle:
 
 
 class SupervisedHandle:
-    """A process its exec session's supervisor started inside the session's sandbox."""
+    """A process its connection's supervisor started inside the connection's sandbox."""
 
     def __init__(
         self,
@@ -143,7 +143,7 @@ class SupervisedHandle:
         self._sandbox = sandbox
         self._state: RunState = sandbox.spawn(argv, env=env, cwd=cwd, fds=streams.child, keep=True, tty=tty)
         if not self._state.started.wait(_START_SECONDS) or self._state.error is not None:
-            raise OSError(0, self._state.error or "the session's sandbox did not start it in time")
+            raise OSError(0, self._state.error or "the connection's sandbox did not start it in time")
         self.pid = self._state.pid
         self.stdin, self.stdout, self.stderr = streams.stdin, streams.stdout, streams.stderr
 

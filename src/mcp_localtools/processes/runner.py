@@ -112,7 +112,7 @@ class RunOutcome:
     """``"stdout"`` or ``"stderr"`` when the run was stopped because that stream passed
     ``OUTPUT_STOP_FACTOR`` times ``max_output_bytes``; None otherwise."""
     sandbox_note: str | None = None
-    """What the session's sandbox did to the run at run time (a proxy refusal, a limit reached:
+    """What the connection's sandbox did to the run at run time (a proxy refusal, a limit reached:
     ``sandbox/runtime_notes.py``), when it shows."""
 
 

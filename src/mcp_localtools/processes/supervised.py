@@ -1,4 +1,4 @@
-"""Run one command inside an exec session's sandbox, through its supervisor (``session.py``).
+"""Run one command inside a connection's sandbox, through its supervisor (``supervision.py``).
 
 The same contract as ``ProcessRunner.run`` (``runner.py``): output read as it comes into
 ``HeadTail`` buffers and handed to ``on_output``; on timeout (exit 124), too much output or

@@ -1,11 +1,12 @@
-"""One sandbox per exec session: a supervisor inside it starts every command of the session.
+"""One sandbox per client connection: a supervisor inside it starts every command of the connection.
 
 The sandbox's wrapper (``bwrap OPTIONS --`` or the Landlock launcher) and the supervisor's spec
 come from ``sandbox/launch.py``; this module only runs what it is given. ``SupervisedSandbox.start``
 runs the backend's wrapper (bubblewrap's namespaces, or Landlock) around
-``supervisor.py`` once, at the session's first command; ``spawn`` then asks the supervisor for each
-command over a ``SOCK_SEQPACKET`` socket pair, passing the command's stdin, stdout and stderr as file
-descriptors. So every command and background process of a session shares one loopback, one
+``supervisor.py`` once, when the connection is first seen or at its first command; ``spawn`` then
+asks the supervisor for each command over a ``SOCK_SEQPACKET`` socket pair, passing the command's
+stdin, stdout and stderr as file descriptors. So every command and background process of a
+connection shares one loopback, one
 ``/tmp`` and one set of limits, and a command costs a fork inside the sandbox instead of a new
 sandbox and a walk of the roots.
 
@@ -43,7 +44,7 @@ __all__ = ["SUPERVISOR", "RunState", "SandboxGone", "SupervisedSandbox"]
 logger = logging.getLogger(__name__)
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
-"""The script that runs inside each session's sandbox (see its docstring for the protocol)."""
+"""The script that runs inside each connection's sandbox (see its docstring for the protocol)."""
 SANDBOX_ENV: dict[str, str] = {}
 """The whole environment of the wrapper (bubblewrap, the Landlock launcher) and the supervisor:
 empty. Commands can read every ``/proc/*/environ`` in their sandbox, so the server's variables
@@ -55,7 +56,7 @@ _EXIT_SECONDS = 5.0
 
 
 class SandboxGone(Exception):
-    """The session's sandbox could not start, or has ended (its supervisor exited)."""
+    """The connection's sandbox could not start, or has ended (its supervisor exited)."""
 
 
 @dataclass(slots=True)
@@ -82,7 +83,7 @@ class RunState:
 
 
 class SupervisedSandbox:
-    """The sandbox of one exec session and its supervisor.
+    """The sandbox of one client connection (and identity) and its supervisor.
 
     Args:
         wrapper: the backend's argv before the supervisor's (``bwrap OPTIONS --``, or the Landlock
@@ -285,7 +286,7 @@ class SupervisedSandbox:
 
     @property
     def busy(self) -> bool:
-        """Whether a run is still going (a background process keeps its session's sandbox)."""
+        """Whether a run is still going (a background process keeps its connection's sandbox)."""
         with self._lock:
             return any(not state.exited.is_set() for state in self._runs.values())
 
@@ -352,11 +353,11 @@ class SupervisedSandbox:
 
     def _send(self, message: Mapping[str, object], fds: Sequence[int] = ()) -> None:
         if self._sock is None or self.closed:
-            raise SandboxGone("the session's sandbox has ended")
+            raise SandboxGone("the connection's sandbox has ended")
         try:
             compat.send_fds(self._sock, json.dumps(message).encode(), fds)
         except OSError as exc:
-            raise SandboxGone(f"the session's sandbox has ended ({exc})") from None
+            raise SandboxGone(f"the connection's sandbox has ended ({exc})") from None
 
     async def wait(self, state: RunState, what: str = "exited") -> None:
         """Wait (on the event loop) until the run has ``started``, ``exited`` or ``stopped``."""

@@ -1,4 +1,4 @@
-"""The supervisor inside an exec session's sandbox: it starts the session's commands and watches them.
+"""The supervisor inside a client connection's sandbox: it starts the connection's commands and watches them.
 
 Run as a script inside the sandbox, never imported by the server (it starts fast and imports only
 the standard library)::

@@ -1,7 +1,7 @@
 """Long-running processes: what startprocess starts and the other process tools watch and stop.
 
 A background process runs in its own process group, inside the same sandbox as every command of
-its exec session: started by the session's supervisor inside the session's sandbox (bwrap,
+its exec session: started by the supervisor inside the connection's sandbox (bwrap,
 Landlock; ``handles.SupervisedHandle``), or by the server with its argv wrapped (Seatbelt) or not
 (off). Its output comes through pipes, or a pseudo-terminal with ``tty``. Two reader
 threads copy its stdout and stderr

@@ -5,6 +5,6 @@ containment that enforces it.
 files of nested repositories, held read-only), the backends as classes (``backend``: the common
 shape and ``off``; ``bwrap``, ``landlock`` with its standalone ``landlock_exec.py``, ``seatbelt``),
 ``probe`` (which backend works here; fails closed), and ``command`` (``CommandSandbox``: the
-chosen backend, probed in the background, each exec session's private temp dir, and the notes
+chosen backend, probed in the background, each client connection's private temp dir, and the notes
 that explain a refusal). Below ``tools/``: it knows nothing of MCP or of the tools.
 """

@@ -4,7 +4,7 @@ One ``SandboxPolicy`` is built from ``[exec.sandbox]`` and the path policy, and 
 (``bwrap.py``, ``landlock.py``, ``seatbelt.py``; ``probe.py`` picks one) turns it into the
 operating system's own containment:
 
-* **writable**: the allowed roots (and ``write_paths``), the exec session's private temporary
+* **writable**: the allowed roots (and ``write_paths``), the connection's private temporary
   directory (``TMPDIR``), and nothing else;
 * **readable**: the system (``/usr``, ``/bin``, ``/lib*``, ``/etc``, ``/opt`` ... everything not
   hidden), the roots, and the smallest units of the toolchains commands need where they live in a

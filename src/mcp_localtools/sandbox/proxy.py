@@ -1,6 +1,6 @@
-"""The filtering proxy between the exec sessions' sandboxes and the network.
+"""The filtering proxy between the connections' sandboxes and the network.
 
-With ``[exec.sandbox] network = false`` a session's sandbox has a network of its own with only a
+With ``[exec.sandbox] network = false`` a connection's sandbox has a network of its own with only a
 loopback. When ``allowed_domains`` is not empty, the session's supervisor opens a listener on
 ``127.0.0.1:PROXY_PORT`` of that loopback and hands it to the server, which serves this proxy on it
 (so nothing inside the sandbox relays bytes, and no socket file is bound in); commands get

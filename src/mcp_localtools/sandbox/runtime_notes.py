@@ -1,4 +1,4 @@
-"""What a command's result says when its session's sandbox stood in its way at run time: the
+"""What a command's result says when its connection's sandbox stood in its way at run time: the
 filtering proxy refused a host, or the command ran into one of the sandbox's limits, or into the
 refusal of UNIX sockets. Each note names the setting to change (``[exec.sandbox] ...``).
 
