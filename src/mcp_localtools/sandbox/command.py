@@ -301,21 +301,8 @@ class CommandSandbox:
         for key in [key for key in self._missing if key == owner or key.startswith(owner + "#")]:
             del self._missing[key]
         self._told.discard(owner)
-        if self._base is None:
-            return
-        prefix = re.sub(r"[^A-Za-z0-9_-]", "_", owner)
-        try:
-            paths = [
-                path
-                for path in self._base.iterdir()
-                if path.name == prefix or path.name.startswith(prefix + "_uid")
-            ]
-        except OSError:
-            return
-        for path in paths:
-            threading.Thread(
-                target=shutil.rmtree, args=(path,), kwargs={"ignore_errors": True}, daemon=True
-            ).start()
+        if self._base is not None:  # listing and removing are file system work: a thread
+            threading.Thread(target=_remove_dirs_of, args=(self._base, owner), daemon=True).start()
 
     def weakness(self) -> str | None:
         """What to tell people when the chosen backend contains commands less than bubblewrap
@@ -401,6 +388,18 @@ def _own_group(uid: int) -> int:
 
 
 _NOGROUP = 65534
+
+
+def _remove_dirs_of(base: Path, owner: str) -> None:
+    """Remove the temporary directories of connection ``owner`` in ``base`` (one per identity)."""
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "_", owner)
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        if path.name == prefix or path.name.startswith(prefix + "_uid"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _sweep_stale() -> None:

@@ -151,8 +151,9 @@ def supervisor_python(user: tuple[int, int] | None = None) -> str:
 _BY_USER = "#uid"
 
 
-_STARTING: dict[str, int] = {}
-"""Sandboxes being started in the process, by owner: they count against ``max_sandboxes``."""
+_STARTING: dict[tuple[int, str], int] = {}
+"""Sandboxes being started in the process, by ``ConnectionSandboxes`` and owner: they count
+against ``max_sandboxes``."""
 
 
 def _of(key: str, owner: str) -> bool:
@@ -242,14 +243,15 @@ class ConnectionSandboxes:
             entry = self._entries.get(key)
             if entry is None or entry.sandbox.closed:
                 self.make_room()
-                _STARTING[owner] = _STARTING.get(owner, 0) + 1  # counted by make_room meanwhile
+                starting = (id(self), owner)  # session ids repeat across servers of a process
+                _STARTING[starting] = _STARTING.get(starting, 0) + 1  # counted by make_room meanwhile
                 try:
                     with anyio.CancelScope(shield=True):
                         entry = await self._start(key, environ, user)
                 finally:
-                    _STARTING[owner] -= 1
-                    if not _STARTING[owner]:
-                        del _STARTING[owner]
+                    _STARTING[starting] -= 1
+                    if not _STARTING[starting]:
+                        del _STARTING[starting]
                 if owner in self._ended:  # the connection ended while its sandbox started
                     self._ended.discard(owner)
                     self.release(owner)
@@ -294,7 +296,7 @@ class ConnectionSandboxes:
     def release(self, owner: str) -> None:
         """``owner``'s connection ended: close its sandboxes now, and every process in them (one
         still starting is closed once started)."""
-        if owner in _STARTING:
+        if (id(self), owner) in _STARTING:
             self._ended.add(owner)
         for key in [key for key in {*self._entries, *self._starting} if _of(key, owner)]:
             self._starting.pop(key, None)
