@@ -10,7 +10,7 @@ binds them with a title, a description and ``ToolAnnotations`` (``READ_ONLY``, `
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ __all__ = [
     "LOCAL_SESSION",
     "READ_ONLY",
     "CallContext",
+    "ChangesFn",
     "CheckFn",
     "LocateFn",
     "PinFn",
@@ -43,6 +44,8 @@ __all__ = [
     "ToolOutput",
     "ToolSpec",
     "any_case",
+    "changes_anything",
+    "changes_at",
     "render_names",
     "served",
     "served_text",
@@ -71,6 +74,32 @@ PinFn = Callable[[Mapping[str, Any]], Awaitable[tuple[str, dict[str, Any]]]]
 the arguments added to the call once approved so that it runs exactly that (``expectedSha256``);
 raises ``ToolError`` or pydantic's ``ValidationError`` for arguments the call would refuse
 (``ToolSpec.pinned``)."""
+
+ChangesFn = Callable[[Any], "Sequence[str] | None"]
+"""``(args) -> paths``: what a successful call of a writing tool changed (``ToolSpec.changes``):
+the paths its arguments name, as the model wrote them (relative to the base directory, or
+absolute); ``()`` when it changed nothing (a preview); None when it may have changed anything (a
+command)."""
+
+
+def changes_at(*fields: str) -> ChangesFn:
+    """A ``ChangesFn`` for a tool whose arguments ``fields`` (attribute names: ``path``,
+    ``source``, ``destination``) name what it writes; nothing when the call asks for a preview
+    (its ``dry_run`` argument is true)."""
+
+    def changed(args: Any) -> Sequence[str]:
+        if getattr(args, "dry_run", False) is True:
+            return ()
+        return tuple(value for name in fields if isinstance(value := getattr(args, name), str))
+
+    return changed
+
+
+def changes_anything(args: Any) -> None:
+    """The ``ChangesFn`` of a tool whose call may change anything (a command)."""
+    del args
+    return
+
 
 CheckFn = Callable[[Any, "CallContext"], Awaitable[None]]
 """``(args, ctx)``: the policy checks of a call without its effects (``ToolSpec.check``); raises
@@ -310,6 +339,10 @@ class ToolSpec(Generic[ArgsT]):
             one group may share one source.
         builtin_name: the tool's own name when ``[tools.rename]`` serves it under ``name``
             (policies that name tools, such as ``[approval] require``, still match it); else None.
+        changes: what a successful call changed, from its arguments (``changes_at``,
+            ``changes_anything``); the code tools' index is told (``Workspace.changes``). Required
+            for a tool that is not read-only (the constructor raises ``TypeError`` without it);
+            None for a read-only one.
         check: the call's policy checks without its effects (``Registry.check``): the same
             functions the handler calls first (path resolution, the execution policy), raising the
             same ``ToolError``; the approval step runs it before asking a person, so nobody is
@@ -347,6 +380,13 @@ class ToolSpec(Generic[ArgsT]):
     preview: Preview | None = None
     commands: CommandsFn | None = None
     pinned: PinFn | None = None
+    changes: ChangesFn | None = None
+
+    def __post_init__(self) -> None:
+        if self.changes is None and not self.annotations.read_only:
+            raise TypeError(
+                f"tool {self.name!r} is not read-only: its spec declares what it changes (changes=)"
+            )
 
     @property
     def meta(self) -> dict[str, Any]:

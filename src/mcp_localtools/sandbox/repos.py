@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -152,6 +153,7 @@ class RepositoryTracker:
             logger.info("no inotify (%s): repositories are looked for again after each command", exc)
             return None
         self.mode = "inotify"
+        weakref.finalize(self, watcher.close)  # the descriptor goes with the tracker that owns it
         return watcher
 
     def _mask(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -167,23 +167,11 @@ def registry_of(config: Config, workspace: Workspace, known: Catalog) -> Registr
     return registry
 
 
-_PATH_FIELDS = ("path", "source", "destination", "root")
-"""Arguments that name what a writing tool changed (writefile, editfile, movepath, replaceinfiles ...)."""
-
-
-def _changed_paths(spec: ToolSpec[Any], args: ToolArgs, base: Path) -> Sequence[Path] | None:
-    if spec.group == "exec":
-        return None  # a command may change anything
-    named = [getattr(args, name) for name in _PATH_FIELDS if isinstance(getattr(args, name, None), str)]
-    if not named:
-        return None
-    return [Path(os.path.normpath(base / value.strip())) for value in named if value.strip()]
-
-
 def _telling_changes(spec: ToolSpec[Any], workspace: Workspace) -> ToolSpec[Any]:
-    """``spec``, whose successful calls notify ``workspace.changes`` of the paths they named when
-    the tool may write (not ``readOnlyHint``; fetching a URL changes no file)."""
-    if spec.annotations.read_only or spec.group == "web":
+    """``spec``, whose successful calls notify ``workspace.changes`` of what they changed as the
+    spec declares it (``ToolSpec.changes``: paths, or None for anything); read-only tools as they are."""
+    changes = spec.changes
+    if changes is None:
         return spec
     handler = spec.handler
     base = workspace.paths.base_dir
@@ -191,7 +179,11 @@ def _telling_changes(spec: ToolSpec[Any], workspace: Workspace) -> ToolSpec[Any]
     async def handle(args: ToolArgs, ctx: CallContext) -> ToolResult:
         result = await handler(args, ctx)
         if not result.is_error:
-            workspace.changes.notify(_changed_paths(spec, args, base))
+            named = changes(args)
+            if named is None:
+                workspace.changes.notify(None)
+            elif named := [value.strip() for value in named if value.strip()]:
+                workspace.changes.notify([Path(os.path.normpath(base / value)) for value in named])
         return result
 
     return dataclasses.replace(spec, handler=handle)

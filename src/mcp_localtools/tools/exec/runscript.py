@@ -47,7 +47,7 @@ from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.sandbox.backend import SandboxName
-from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, served
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, changes_anything, served
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -380,6 +380,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=partial(run_script, group=group, scripts=scripts),
         check=partial(check_call, group=group, scripts=scripts),
         pinned=partial(pin_script, group=group, scripts=scripts),
+        changes=changes_anything,
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(1),
         unsupported=compat.why_unsupported(process_groups=True),

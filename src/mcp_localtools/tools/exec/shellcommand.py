@@ -30,7 +30,7 @@ from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.results import ErrorInfo, TextContent, ToolResult, dump_model, fit_within
 from mcp_localtools.sandbox.backend import SandboxName
-from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput, ToolSpec, changes_anything
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -325,6 +325,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=partial(shell_command, group=group),
         check=partial(check_call, group=group),
         locate=partial(locate, group=group),
+        changes=changes_anything,
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(policy.max_commands),
         unsupported=compat.why_unsupported(process_groups=True),

@@ -27,7 +27,7 @@ from mcp_localtools.processes.sessions import Session
 from mcp_localtools.processes.shells import Shell, command_argv, resolve_shell
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.regex import compile_path_regex
-from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, changes_anything
 from mcp_localtools.tools.exec._described import with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
@@ -206,6 +206,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=StartProcessResult,
         handler=partial(start_process, group=group),
         check=partial(check_call, group=group),
+        changes=changes_anything,
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=HARD_MAX_TIMEOUT_SECONDS + 60,
         unsupported=compat.why_unsupported(process_groups=True),

@@ -12,7 +12,7 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec
+from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec, changes_anything
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace
@@ -66,6 +66,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=ProcessState,
         handler=partial(stop_process, group=group),
         check=partial(check_stop_process, group=group),
+        changes=changes_anything,
         annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=True, open_world=False),
         unsupported=compat.why_unsupported(process_groups=True),
     )

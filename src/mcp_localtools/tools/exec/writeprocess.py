@@ -11,7 +11,7 @@ from pydantic import Field
 from mcp_localtools import compat
 from mcp_localtools.policy.execution import MAX_STDIN_BYTES
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec
+from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec, changes_anything
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace
@@ -66,6 +66,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         handler=partial(write_process, group=group),
         check=partial(check_write_process, group=group),
         # Destructive: it types anything into a running shell or REPL a person may have approved.
+        changes=changes_anything,
         annotations=ToolAnnotations(read_only=False, destructive=True, idempotent=False, open_world=True),
         unsupported=compat.why_unsupported(process_groups=True),
     )

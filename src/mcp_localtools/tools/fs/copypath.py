@@ -26,7 +26,7 @@ from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, served
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at, served
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
 from mcp_localtools.workspace import Workspace
 
@@ -123,6 +123,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=CopyPathResult,
         handler=offload(partial(copy_path, paths=paths)),
         check=offload_check(partial(_targets, paths=paths)),
+        changes=changes_at("destination"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

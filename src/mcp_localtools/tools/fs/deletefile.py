@@ -51,7 +51,7 @@ from mcp_localtools.files.parents import (
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["DeleteFileArgs", "DeleteFileResult", "delete_file", "spec"]
@@ -238,6 +238,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
         check=offload_check(partial(_target, paths=paths)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -19,7 +19,7 @@ from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import ToolAnnotations, ToolArgs, ToolOutput, ToolSpec, changes_at
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["MAX_NEW_DIRECTORIES", "MakeDirectoryArgs", "MakeDirectoryResult", "make_directory", "spec"]
@@ -100,6 +100,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=MakeDirectoryResult,
         handler=offload(partial(make_directory, paths=paths)),
         check=offload_check(partial(_target, paths=paths)),
+        changes=changes_at("path"),
         annotations=ToolAnnotations(read_only=False, destructive=False, idempotent=True),
         unsupported=compat.why_unsupported(dir_fd=True),
     )

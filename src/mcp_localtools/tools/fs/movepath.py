@@ -24,7 +24,7 @@ from mcp_localtools.files.parents import lstat_entry, parent_dir, refuse_roots
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
 from mcp_localtools.workspace import Workspace
 
@@ -97,6 +97,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=MovePathResult,
         handler=offload(partial(move_path, paths=paths)),
         check=offload_check(partial(_targets, paths=paths)),
+        changes=changes_at("source", "destination"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -38,7 +38,7 @@ from mcp_localtools.files.read import sha256_hex
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at
 from mcp_localtools.tools.fs.readfile import Encoding
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
@@ -194,6 +194,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=WriteFileResult,
         handler=offload(partial(write_file, paths=paths, limits=limits, locks=locks)),
         check=offload(partial(check_write, paths=paths, limits=limits)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

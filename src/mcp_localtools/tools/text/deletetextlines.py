@@ -17,7 +17,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolSpec
+from mcp_localtools.spec import DESTRUCTIVE, ToolSpec, changes_at
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report
@@ -74,6 +74,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             partial(delete_text_lines, paths=workspace.paths, limits=workspace.limits, locks=workspace.locks)
         ),
         check=offload(partial(check_edit, paths=workspace.paths)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -21,7 +21,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec, served_text
+from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec, changes_at, served_text
 from mcp_localtools.tools.text._lines import BOM, newline_style
 from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
@@ -192,6 +192,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=EditFileResult,
         handler=offload(partial(edit_file, paths=paths, limits=limits, locks=locks)),
         check=offload(partial(check_edit, paths=paths)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),

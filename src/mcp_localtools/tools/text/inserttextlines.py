@@ -20,7 +20,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolSpec, any_case
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolSpec, any_case, changes_at
 from mcp_localtools.tools.text._lines import line_list, splice, trimmed, unique_block
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field
 from mcp_localtools.tools.text._textfile import check_edit, edit_text
@@ -147,6 +147,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=InsertTextLinesResult,
         handler=offload(partial(insert_text_lines, paths=paths, limits=limits, locks=locks)),
         check=offload(partial(check_edit, paths=paths)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

@@ -25,7 +25,16 @@ from mcp_localtools.offload import offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
-from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec, served
+from mcp_localtools.spec import (
+    DESTRUCTIVE,
+    DRY_RUN,
+    CallContext,
+    ToolArgs,
+    ToolOutput,
+    ToolSpec,
+    changes_at,
+    served,
+)
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._match import MatchMode, compile_regex, replace_every
@@ -236,6 +245,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=ReplaceInFilesResult,
         handler=handler,
         check=offload_check(partial(search_root, paths=paths)),
+        changes=changes_at("root"),
         annotations=DESTRUCTIVE,
         preview=DRY_RUN,
         unsupported=compat.why_unsupported(dir_fd=True),

@@ -19,7 +19,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolSpec, served_text
+from mcp_localtools.spec import DESTRUCTIVE, ToolSpec, changes_at, served_text
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import line_list, splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report
@@ -96,6 +96,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
             partial(replace_text_lines, paths=workspace.paths, limits=workspace.limits, locks=workspace.locks)
         ),
         check=offload(partial(check_edit, paths=workspace.paths)),
+        changes=changes_at("path"),
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )

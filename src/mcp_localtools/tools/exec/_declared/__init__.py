@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_localtools import compat
 from mcp_localtools.errors import ConfigError
-from mcp_localtools.spec import ToolSpec
+from mcp_localtools.spec import ToolSpec, changes_anything
 from mcp_localtools.tools.exec._declared.run import (
     DeclaredResult,
     check_declared,
@@ -69,6 +69,7 @@ def declared_spec(
         handler=partial(run_declared, tool=tool, group=group),
         check=partial(check_declared, tool=tool, group=group),
         commands=partial(command_lines, tool=tool, group=group),
+        changes=changes_anything,
         annotations=EXEC_ANNOTATIONS,
         timeout_seconds=group.call_timeout(len(tool.steps)),
         unsupported=compat.why_unsupported(process_groups=True),
