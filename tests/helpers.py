@@ -241,6 +241,9 @@ def raw_stdio_exchange(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+        reader.join(timeout=10)
+        if not reader.is_alive():
+            stdout.close()
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     notifications = [reply for reply in replies if "id" not in reply]
     by_id = {reply["id"]: reply for reply in replies if "id" in reply}

@@ -432,7 +432,7 @@ def test_the_audit_command_follows_new_records(sample_log: Path) -> None:
         assert json.loads(line)["tool"] == "statpath"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.communicate(timeout=10)
 
 
 @pytest.mark.anyio

@@ -427,6 +427,7 @@ def test_a_client_that_disconnects_mid_shellcommand_leaves_no_process(served: Se
     finally:
         if client.poll() is None:
             client.kill()
+        client.communicate(timeout=10)
 
 
 @pytest.mark.anyio

@@ -321,7 +321,7 @@ def http_server(tree: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.communicate(timeout=10)
 
 
 async def test_a_client_over_streamable_http_narrows_to_its_roots(tree: Path, http_server: str) -> None:

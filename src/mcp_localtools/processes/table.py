@@ -100,6 +100,7 @@ class Background:
     stdout: StreamBuffer
     stderr: StreamBuffer
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stdin_lock: threading.Lock = field(default_factory=threading.Lock)
     read_at: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
     exit_code: int | None = None
     ended: float | None = None
@@ -120,17 +121,33 @@ class Background:
         Raises:
             InvalidArguments: the process has ended or its stdin is closed.
         """
-        stdin = self.popen.stdin
-        if stdin is None or stdin.closed:
-            raise InvalidArguments(f"the stdin of {self.id} is closed; start a new process to send more")
-        try:
-            if data:
-                stdin.write(data)
-                stdin.flush()
-            if close:
-                stdin.close()
-        except (BrokenPipeError, ValueError, OSError) as exc:
-            raise InvalidArguments(f"{self.id} no longer reads its stdin (it has ended): {exc}") from None
+        with self.stdin_lock:  # the reaper closes stdin once the process has ended (close_stdin)
+            stdin = self.popen.stdin
+            if stdin is None or stdin.closed:
+                if not self.running:
+                    raise InvalidArguments(
+                        f"{self.id} has ended and its stdin is closed; start a new process to send more"
+                    )
+                raise InvalidArguments(f"the stdin of {self.id} is closed; start a new process to send more")
+            try:
+                if data:
+                    stdin.write(data)
+                    stdin.flush()
+                if close:
+                    stdin.close()
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                raise InvalidArguments(f"{self.id} no longer reads its stdin (it has ended): {exc}") from None
+
+    def close_stdin(self) -> None:
+        """Close the server's end of the process's stdin (it has ended: nothing more is sent), after
+        a write in progress; closing twice is harmless."""
+        with self.stdin_lock:
+            stdin = self.popen.stdin
+            if stdin is not None and not stdin.closed:
+                try:
+                    stdin.close()
+                except OSError:
+                    pass  # a write that never reached the ended process: nothing is lost
 
 
 def _exit_code(returncode: int) -> int:
@@ -361,6 +378,7 @@ def _reap(process: Background) -> None:
         process.exit_code = _exit_code(code)
         process.ended = time.time()
     process.changed.set()
+    process.close_stdin()
 
 
 @dataclass(frozen=True, slots=True)

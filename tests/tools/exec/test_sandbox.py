@@ -297,7 +297,7 @@ def test_a_command_cannot_kill_the_server(tmp_path: Path) -> None:
         assert server.poll() is None
     finally:
         server.kill()
-        server.wait(timeout=10)
+        server.communicate(timeout=10)
 
 
 async def test_protected_paths_refuse_writes_through_the_file_tools_and_commands(

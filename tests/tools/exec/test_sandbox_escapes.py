@@ -197,7 +197,7 @@ def test_the_servers_temp_dir_goes_when_it_exits_and_a_killed_servers_at_the_nex
         assert ours(killed.pid), "a sandboxed session has its temp dir"
     finally:
         killed.kill()
-        killed.wait(timeout=10)
+        killed.communicate(timeout=10)
     assert ours(killed.pid), "SIGKILL left it behind"
     raw_stdio_exchange(tmp_path, [INITIALIZE, INITIALIZED, command], env=env)
     assert not ours(killed.pid), "the next server swept the dead one's temp dir"

@@ -157,7 +157,8 @@ async def test_every_format_round_trips_its_metadata_and_comes_back_as_client_im
     (tmp_path / name).write_bytes(
         encoded(_sample(mode, (48, 32) if fmt != "ICO" else (32, 32)), fmt, **options)
     )
-    expected = Image.open(tmp_path / name)
+    with Image.open(tmp_path / name) as expected:
+        expected.load()
 
     meta = await client.call_tool("readimage", {"path": name})
     data = meta.structured_content
