@@ -45,7 +45,6 @@ MCP_EDGE = {"server", "transports", "stdio", "_sdk"}
 
 MAX_MODULE_LINES = 450
 LARGE_MODULES: dict[str, str] = {
-    "mcp_localtools.config": "the TOML config's models, one class per section",
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
     "mcp_localtools.policy.execution": (

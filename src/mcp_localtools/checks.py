@@ -14,7 +14,7 @@ config in one pass instead of one restart per mistake. What it checks:
   by its owner only, long enough, no token used twice), and the bind rules (a non-loopback
   ``host`` needs ``allowed_hosts``; no token only on a loopback address, on purpose).
 
-One key's own value (a type, a range, an unknown key) is pydantic's job in ``config.py``; what a
+One key's own value (a type, a range, an unknown key) is pydantic's job in ``config/``; what a
 group's settings compile to (``denied_patterns`` as RE2, ``[index] languages``) is found while the
 catalog is built and carried in ``Catalog.problems``. ``build_registry`` and ``build_server`` call
 ``check`` once and raise ``ConfigProblems`` (a ``ConfigError``) with all of them.

@@ -2,7 +2,7 @@
 
 Built once from the ``[exec]`` config table and frozen; a call can narrow what it gets (a
 shorter timeout) but never loosen the policy. Three tiers of limits (``docs/ARCHITECTURE.md``):
-hard maxima in ``config.py``, the config's defaults under them, per-call values clamped.
+hard maxima in ``config/base.py``, the config's defaults under them, per-call values clamped.
 
 ``check_command`` applies, in order: NUL and length limits, the scanner (``scanner.scan``; a
 command it cannot read is refused), the hard blocklist of the seed's 40 names plus
