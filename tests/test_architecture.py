@@ -564,3 +564,29 @@ def test_only_the_command_line_reads_the_environment() -> None:
     assert found == {}, f"only cli/ reads the environment; pass an environ mapping instead: {found}"
     assert set(CHILD_SCRIPTS) | set(ENVIRONMENT_READS) <= set(_modules())
     assert all(_environment_reads(name) for name in ENVIRONMENT_READS), "an allowance no longer needed"
+
+
+OWN_EXCEPTIONS: dict[str, str] = {
+    "mcp_localtools.parsers.worker:Refusal": "the confined worker runs standalone and imports nothing of ours",
+}
+"""Exception classes defined outside ``errors.py`` (private ``_Name`` ones, which never leave
+their module, need no entry), each with the reason."""
+
+
+def _exception_classes() -> Iterator[str]:
+    """``module:Class`` of every public class outside ``errors.py`` whose bases name an error."""
+    for name in _modules():
+        if name == "mcp_localtools.errors":
+            continue
+        for node in _tree(name).body:
+            if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
+                continue
+            bases = [ast.unparse(base) for base in node.bases]
+            if any(base.endswith(("Error", "Exception", "Problems", "Violation")) for base in bases):
+                yield f"{name}:{node.name}"
+
+
+def test_every_exception_of_ours_lives_in_errors_py() -> None:
+    found = set(_exception_classes())
+    assert sorted(found - set(OWN_EXCEPTIONS)) == [], "define the exception in errors.py (the one tree)"
+    assert sorted(set(OWN_EXCEPTIONS) - found) == [], "OWN_EXCEPTIONS names a class that is gone: drop it"

@@ -11,9 +11,9 @@ import pytest
 from mcp import Client
 
 from mcp_localtools import ConfigProblems, SpecError, build_registry
-from mcp_localtools.checks import Network, Problem, check
+from mcp_localtools.checks import Network, check
 from mcp_localtools.config import Config
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, Problem
 from mcp_localtools.registry import Registry
 from mcp_localtools.server import build_server
 from mcp_localtools.tools import catalog

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.regexes import RegexError, compile_re2
+from mcp_localtools.errors import RegexError
+from mcp_localtools.regexes import compile_re2
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcp_localtools"
 

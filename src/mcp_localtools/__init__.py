@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_localtools._version import __version__
-from mcp_localtools.checks import ConfigProblems, Problem
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import (
     ConfigError,
+    ConfigProblems,
     LocalToolsError,
     OutsideAllowedRoots,
     PolicyViolation,
+    Problem,
     SpecError,
     ToolError,
     UnknownToolError,

@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from mcp_localtools.config import APPROVAL_CLASSES, Config, ProfileConfig, ToolsConfig
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, Problem, raise_problems
 from mcp_localtools.spec import ToolSpec
 from mcp_localtools.tokens import check_token, read_token_file
 
@@ -41,16 +41,13 @@ __all__ = [
     "INDEX_TOOLS",
     "TOKEN_ENV",
     "Catalog",
-    "ConfigProblems",
     "Network",
-    "Problem",
     "Tokens",
     "bind_problems",
     "check",
     "chosen",
     "is_loopback",
     "matches",
-    "raise_problems",
     "read_tokens",
     "served",
     "unmatched",
@@ -61,52 +58,6 @@ INDEX_TOOLS = frozenset({"findsymbol", "repomap", "semanticsearch"})
 TOKEN_ENV = "MCP_LOCALTOOLS_TOKEN"  # noqa: S105 - a variable name, not a secret
 _NAME = re.compile(r"^[a-z][a-z0-9]*$")
 """A tool name: lowercase letters and digits (``Registry.register`` refuses others too)."""
-_KEY = re.compile(r"^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with the config: ``key`` is its key path (``tools.enabled``,
-    ``profiles.dev.token_file``; ``""`` when no key holds it) and ``message`` what is wrong and
-    what to do."""
-
-    key: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.key}: {self.message}" if self.key else self.message
-
-    @classmethod
-    def of(cls, error: ConfigError, *, under: str = "") -> Problem:
-        """The problem ``error`` reports (its message's leading key path becomes ``key``), its key
-        put under ``under`` (``profiles.dev``) when given."""
-        head, sep, rest = error.message.partition(": ")
-        key, message = (head, rest) if sep and _KEY.match(head) else ("", error.message)
-        return cls(key, message).under(under) if under else cls(key, message)
-
-    def under(self, prefix: str) -> Problem:
-        """This problem with its key put under ``prefix`` (``profiles.dev``)."""
-        return Problem(f"{prefix}.{self.key}" if self.key else prefix, self.message)
-
-
-class ConfigProblems(ConfigError):
-    """The start-up check found problems; ``problems`` holds every one, the message lists them."""
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        self.problems = tuple(problems)
-        lines = [str(problem) for problem in self.problems]
-        message = lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n  " + "\n  ".join(lines)
-        super().__init__(message)
-
-
-def raise_problems(problems: Sequence[Problem]) -> None:
-    """Raise ``ConfigProblems`` when there is any problem.
-
-    Raises:
-        ConfigProblems: ``problems`` is not empty.
-    """
-    if problems:
-        raise ConfigProblems(problems)
 
 
 @dataclass(frozen=True, slots=True)

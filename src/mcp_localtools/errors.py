@@ -7,6 +7,11 @@ line and clients can rely on; messages may be reworded, codes may not.
 
     LocalToolsError
     ├── ConfigError                 start-up: bad config key or value, missing root, duplicate tool
+    │   └── ConfigProblems          the start-up check's every problem (``Problem``) at once
+    ├── SpecError                   a tool's spec cannot be registered: a bug, not the config
+    ├── RegexError                  RE2 refuses a pattern; each caller words it as its own error
+    ├── ScanError                   a command string cannot be read reliably (the policy refuses it)
+    ├── SandboxGone                 a connection's sandbox could not start, or has ended
     ├── UnknownToolError            no tool of that name (a protocol error -32602 over MCP)
     └── ToolError                   a tool call failed; becomes an ``isError`` result
         ├── InvalidArguments        the arguments failed the tool's args model
@@ -43,6 +48,8 @@ from __future__ import annotations
 
 import errno
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 __all__ = [
@@ -55,6 +62,7 @@ __all__ = [
     "AuditUnavailable",
     "CommandRefused",
     "ConfigError",
+    "ConfigProblems",
     "Conflict",
     "FileSystemError",
     "InvalidArguments",
@@ -69,9 +77,13 @@ __all__ = [
     "NotFound",
     "OutsideAllowedRoots",
     "PolicyViolation",
+    "Problem",
     "ProtectedPath",
+    "RegexError",
+    "SandboxGone",
     "SandboxUnavailable",
     "SandboxesBusy",
+    "ScanError",
     "SpecError",
     "SymlinkRefused",
     "TooLarge",
@@ -81,6 +93,7 @@ __all__ = [
     "UnsupportedContent",
     "from_os_error",
     "printable",
+    "raise_problems",
 ]
 
 PATH_MAX = 4096
@@ -126,6 +139,81 @@ class ConfigError(LocalToolsError):
     """
 
     code = "config_error"
+
+
+_KEY = re.compile(r"^[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*$")
+"""A config key path (``tools.enabled``, ``paths.allowed_roots[0]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with the config: ``key`` is its key path (``tools.enabled``,
+    ``profiles.dev.token_file``; ``""`` when no key holds it) and ``message`` what is wrong and
+    what to do."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}" if self.key else self.message
+
+    @classmethod
+    def of(cls, error: ConfigError, *, under: str = "") -> Problem:
+        """The problem ``error`` reports (its message's leading key path becomes ``key``), its key
+        put under ``under`` (``profiles.dev``) when given."""
+        head, sep, rest = error.message.partition(": ")
+        key, message = (head, rest) if sep and _KEY.match(head) else ("", error.message)
+        return cls(key, message).under(under) if under else cls(key, message)
+
+    def under(self, prefix: str) -> Problem:
+        """This problem with its key put under ``prefix`` (``profiles.dev``)."""
+        return Problem(f"{prefix}.{self.key}" if self.key else prefix, self.message)
+
+
+class ConfigProblems(ConfigError):
+    """The start-up check (``checks.check``) found problems; ``problems`` holds every one, the
+    message lists them."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        lines = [str(problem) for problem in self.problems]
+        message = lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n  " + "\n  ".join(lines)
+        super().__init__(message)
+
+
+def raise_problems(problems: Sequence[Problem]) -> None:
+    """Raise ``ConfigProblems`` when there is any problem.
+
+    Raises:
+        ConfigProblems: ``problems`` is not empty.
+    """
+    if problems:
+        raise ConfigProblems(problems)
+
+
+class RegexError(LocalToolsError, ValueError):
+    """A pattern RE2 does not accept (``regexes.compile_re2``); ``reason`` is RE2's own
+    explanation, as text, which each caller words as its own error."""
+
+    code = "regex_error"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ScanError(LocalToolsError):
+    """A command string cannot be read reliably (``policy/sh_lexer.py``, ``win_lexer.py``,
+    ``scanner.py``); the policy refuses it."""
+
+    code = "scan_error"
+
+
+class SandboxGone(LocalToolsError):
+    """A client connection's sandbox could not start, or has ended (its supervisor exited)
+    (``processes/supervision.py``)."""
+
+    code = "sandbox_gone"
 
 
 class SpecError(LocalToolsError):

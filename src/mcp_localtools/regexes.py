@@ -11,15 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RegexError", "compile_re2", "searchable"]
+from mcp_localtools.errors import RegexError
 
-
-class RegexError(ValueError):
-    """A pattern RE2 does not accept; ``reason`` is RE2's own explanation, as text."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+__all__ = ["compile_re2", "searchable"]
 
 
 def compile_re2(

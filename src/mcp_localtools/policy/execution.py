@@ -29,9 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from mcp_localtools.config import ExecConfig
-from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
-from mcp_localtools.policy.scanner import Dialect, Invocation, ScanError, scan
-from mcp_localtools.regexes import RegexError, compile_re2, searchable
+from mcp_localtools.errors import (
+    CommandRefused,
+    ConfigError,
+    InvalidArguments,
+    RegexError,
+    ScanError,
+    TooLarge,
+)
+from mcp_localtools.policy.scanner import Dialect, Invocation, scan
+from mcp_localtools.regexes import compile_re2, searchable
 from mcp_localtools.spec import served_text
 
 __all__ = [

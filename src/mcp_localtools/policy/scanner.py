@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, ScanError, ShCommands, Word, lex_sh
+from mcp_localtools.errors import ScanError
+from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, ShCommands, Word, lex_sh
 from mcp_localtools.policy.win_lexer import lex_cmd, lex_powershell
 
-__all__ = ["Dialect", "Invocation", "Scan", "ScanError", "first_brace_alternative", "scan"]
+__all__ = ["Dialect", "Invocation", "Scan", "first_brace_alternative", "scan"]
 
 Dialect = Literal["sh", "powershell", "cmd"]
 

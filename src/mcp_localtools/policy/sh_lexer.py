@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DYNAMIC", "QUOTED", "UNQUOTED", "ScanError", "ShCommands", "Word", "lex_sh"]
+from mcp_localtools.errors import ScanError
+
+__all__ = ["DYNAMIC", "QUOTED", "UNQUOTED", "ShCommands", "Word", "lex_sh"]
 
 UNQUOTED, QUOTED, DYNAMIC = 0, 1, 2
 """Per-character kinds of a ``Word``."""
@@ -44,10 +46,6 @@ _C_ESCAPES = {
     "t": "\t",
     "v": "\v",
 }
-
-
-class ScanError(Exception):
-    """The command string cannot be read reliably (the policy refuses it)."""
 
 
 @dataclass(slots=True)

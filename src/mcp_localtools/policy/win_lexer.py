@@ -17,7 +17,8 @@ tests on, and the seed's behaviour is the reference.
 
 from __future__ import annotations
 
-from mcp_localtools.policy.sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ScanError, ShCommands, Word
+from mcp_localtools.errors import ScanError
+from mcp_localtools.policy.sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ShCommands, Word
 
 __all__ = ["lex_cmd", "lex_powershell"]
 

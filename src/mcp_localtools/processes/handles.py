@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from mcp_localtools import compat
-from mcp_localtools.processes.supervision import RunState, SandboxGone, SupervisedSandbox
+from mcp_localtools.errors import SandboxGone
+from mcp_localtools.processes.supervision import RunState, SupervisedSandbox
 
 __all__ = ["Handle", "PopenHandle", "Streams", "SupervisedHandle"]
 

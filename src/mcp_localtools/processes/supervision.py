@@ -38,8 +38,9 @@ import anyio.to_thread
 from anyio.lowlevel import EventLoopToken
 
 from mcp_localtools import compat
+from mcp_localtools.errors import SandboxGone
 
-__all__ = ["SUPERVISOR", "RunState", "SandboxGone", "SupervisedSandbox"]
+__all__ = ["SUPERVISOR", "RunState", "SupervisedSandbox"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +54,6 @@ own environment in its spawn request."""
 _MAX_MESSAGE = 64 * 1024
 _START_SECONDS = 30.0
 _EXIT_SECONDS = 5.0
-
-
-class SandboxGone(Exception):
-    """The connection's sandbox could not start, or has ended (its supervisor exited)."""
 
 
 @dataclass(slots=True)

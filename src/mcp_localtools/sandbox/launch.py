@@ -41,8 +41,8 @@ import anyio
 import anyio.to_thread
 
 from mcp_localtools.config import SandboxConfig, WebConfig
-from mcp_localtools.errors import SandboxesBusy
-from mcp_localtools.processes.supervision import SandboxGone, SupervisedSandbox
+from mcp_localtools.errors import SandboxesBusy, SandboxGone
+from mcp_localtools.processes.supervision import SupervisedSandbox
 from mcp_localtools.processes.tree import harden_server_process
 from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.cgroups import SandboxCgroups
@@ -50,7 +50,7 @@ from mcp_localtools.sandbox.exposure import is_root, usable_by
 from mcp_localtools.sandbox.proxy import PROXY_PORT, ProxyServer, Refusal, RefusalLog, proxy_environment
 from mcp_localtools.sandbox.seccomp import unix_socket_filter
 
-__all__ = ["ConnectionSandboxes", "SandboxGone", "SandboxLaunch", "sandbox_key", "sandbox_launch"]
+__all__ = ["ConnectionSandboxes", "SandboxLaunch", "sandbox_key", "sandbox_launch"]
 
 MiB = 1024 * 1024
 SANDBOX_TMP = Path("/tmp")  # noqa: S108 - the sandbox's own tmpfs, not the host's

@@ -23,11 +23,11 @@ import anyio
 import anyio.to_thread
 
 from mcp_localtools.config import SandboxConfig
-from mcp_localtools.errors import SandboxUnavailable
+from mcp_localtools.errors import SandboxGone, SandboxUnavailable
 from mcp_localtools.processes.environment import CommandEnvironment
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.processes.supervised import run_supervised
-from mcp_localtools.processes.supervision import SandboxGone, SupervisedSandbox
+from mcp_localtools.processes.supervision import SupervisedSandbox
 from mcp_localtools.sandbox.command import CommandSandbox
 from mcp_localtools.sandbox.launch import SANDBOX_TMP, sandbox_key
 from mcp_localtools.sandbox.runtime_notes import runtime_note

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_localtools.errors import InvalidArguments
-from mcp_localtools.regexes import RegexError, compile_re2
+from mcp_localtools.errors import InvalidArguments, RegexError
+from mcp_localtools.regexes import compile_re2
 from mcp_localtools.search.line import LINE_WIDTH, Line
 
 __all__ = ["ContentRegex", "check_pattern", "compile_path_regex"]

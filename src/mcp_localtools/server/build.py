@@ -22,9 +22,9 @@ from pydantic import AnyHttpUrl
 from mcp_localtools._version import __version__
 from mcp_localtools.approval import ApprovalPolicy
 from mcp_localtools.audit import AuditLog, Scrubber
-from mcp_localtools.checks import Catalog, Network, Problem, check, raise_problems, read_tokens
+from mcp_localtools.checks import Catalog, Network, check, read_tokens
 from mcp_localtools.config import Config, LimitsConfig
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, Problem, raise_problems
 from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry

@@ -15,18 +15,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mcp_localtools.checks import (
-    INDEX_TOOLS,
-    Catalog,
-    Problem,
-    check,
-    chosen,
-    pattern_problems,
-    raise_problems,
-    selected,
-)
+from mcp_localtools.checks import INDEX_TOOLS, Catalog, check, chosen, pattern_problems, selected
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
-from mcp_localtools.errors import ConfigError
+from mcp_localtools.errors import ConfigError, Problem, raise_problems
 from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry

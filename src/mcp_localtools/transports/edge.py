@@ -19,7 +19,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_localtools import jsonrpc
 from mcp_localtools._sdk import idle_http_sessions, requests_in_flight
-from mcp_localtools.checks import bind_problems, is_loopback, raise_problems
+from mcp_localtools.checks import bind_problems, is_loopback
+from mcp_localtools.errors import raise_problems
 
 __all__ = ["EdgeGuard", "NetworkSettings"]
 

@@ -28,8 +28,8 @@ from functools import partial
 from itertools import islice, pairwise
 from typing import Any, Literal
 
-from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch
-from mcp_localtools.regexes import RegexError, compile_re2
+from mcp_localtools.errors import AmbiguousMatch, InvalidArguments, NoMatch, RegexError
+from mcp_localtools.regexes import compile_re2
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._lines import LISTED_LINES, block_starts, format_line_numbers, trimmed
 from mcp_localtools.tools.text._similar import closest_hint

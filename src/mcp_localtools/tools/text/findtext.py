@@ -22,10 +22,10 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from mcp_localtools.config import LimitsConfig
-from mcp_localtools.errors import InvalidArguments
+from mcp_localtools.errors import InvalidArguments, RegexError
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.regexes import RegexError, compile_re2
+from mcp_localtools.regexes import compile_re2
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.tools.text._lines import block_starts, check_no_overlap, line_list, trimmed
