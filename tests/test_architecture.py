@@ -567,7 +567,7 @@ def test_only_the_command_line_reads_the_environment() -> None:
 
 
 OWN_EXCEPTIONS: dict[str, str] = {
-    "mcp_localtools.parsers.worker:Refusal": "the confined worker runs standalone and imports nothing of ours",
+    "mcp_localtools.parsers.worker:Refusal": "the confined worker runs standalone: imports nothing of ours",
 }
 """Exception classes defined outside ``errors.py`` (private ``_Name`` ones, which never leave
 their module, need no entry), each with the reason."""

@@ -385,9 +385,7 @@ def _dialect(shell: Any) -> Dialect | None:
         return None if sys.platform == "win32" else "sh"
     if name in ("bash", "zsh", "sh", "dash", "ksh"):
         return "sh"
-    if name in ("pwsh", "powershell"):
-        return "powershell"
-    return "cmd" if name == "cmd" else None
+    return "powershell" if name in ("pwsh", "powershell") else None
 
 
 class _TooLong(Exception):

@@ -191,15 +191,9 @@ def test_a_command_the_scanner_cannot_read_is_refused_fail_closed(command: str, 
         ("& 'C:\\tools\\curl.exe' https://x", "powershell", "curl"),
         ("echo a | Invoke-WebRequest x", "powershell", "invoke-webrequest"),
         ("(iwr x)", "powershell", "iwr"),
-        ("del x", "cmd", "del"),
-        ("dir & rd /s /q build", "cmd", "rd"),
-        ("@RMDIR x", "cmd", "rmdir"),
-        ("format c:", "cmd", "format"),
-        ("C:\\Windows\\System32\\curl.exe x", "cmd", "curl"),
-        ("r^m x", "cmd", "rm"),
     ],
 )
-def test_powershell_and_cmd_dialects_find_the_command_word(command: str, dialect: str, name: str) -> None:
+def test_the_powershell_dialect_finds_the_command_word(command: str, dialect: str, name: str) -> None:
     message = refusal(command, dialect)
     assert message is not None and message.startswith(f"blocked command: {name}"), message
 
@@ -211,8 +205,6 @@ def test_powershell_and_cmd_dialects_find_the_command_word(command: str, dialect
         ("Get-Process # sudo ls", "powershell"),
         ("Format-Table", "powershell"),
         ("<# rm #> Get-Date", "powershell"),
-        ('echo "x & del y"', "cmd"),
-        ("echo del", "cmd"),
     ],
 )
 def test_quotes_and_comments_per_dialect_are_allowed(command: str, dialect: str) -> None:

@@ -71,7 +71,6 @@ def test_bd_the_windows_allowlist_compares_upper_case_names() -> None:
         (Shell("dash", "/bin/dash"), ["/bin/dash", "-c"]),
         (Shell("sh", "/bin/sh"), ["/bin/sh", "-c"]),
         (Shell("pwsh", "/bin/pwsh"), ["/bin/pwsh", "-NoLogo", "-NonInteractive", "-Command"]),
-        (Shell("cmd", "cmd.exe"), ["cmd.exe", "/d", "/s", "/c"]),
     ],
 )
 def test_each_shell_is_probed_as_a_login_shell_where_it_can_be(shell: Shell, head: list[str]) -> None:

@@ -50,10 +50,6 @@ PATH = {"PATH": os.environ.get("PATH", os.defpath)}
                 "echo hi",
             ],
         ),
-        (
-            Shell("cmd", "C:\\Windows\\System32\\cmd.exe"),
-            ["C:\\Windows\\System32\\cmd.exe", "/d", "/s", "/c", "echo hi"],
-        ),
     ],
 )
 def test_each_shell_family_has_its_non_interactive_invocation(shell: Shell, argv: list[str]) -> None:
@@ -68,7 +64,7 @@ def test_the_dialect_follows_the_shell_family() -> None:
         "sh",
         "powershell",
         "powershell",
-        "cmd",
+        "sh",  # no cmd.exe dialect: the command tools are never served on Windows
     ]
 
 
@@ -108,7 +104,7 @@ def test_auto_order_is_shell_env_then_account_shell_then_the_list() -> None:
     candidates = auto_candidates({"SHELL": "/usr/bin/dash"}, windows=False)
     assert candidates == ["/usr/bin/dash", *login, "bash", "zsh", "sh", "dash", "ksh", "fish"]
     assert auto_candidates({"SHELL": "/usr/bin/python3"}, windows=False)[0] != "/usr/bin/python3"
-    assert auto_candidates({}, windows=True) == ["pwsh", "powershell", "cmd"]
+    assert auto_candidates({}, windows=True) == ["pwsh", "powershell"]
 
 
 def test_auto_falls_back_to_a_shell_on_path() -> None:

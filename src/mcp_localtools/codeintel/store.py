@@ -238,16 +238,6 @@ class Store:
             self._bump(db)
         return out
 
-    def symbols_of(self, path: str) -> list[Symbol]:
-        """The symbols of one file, in source order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT s.name, s.kind, s.qualified, s.start_line, s.end_line, s.signature, s.doc, s.depth "
-                "FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? ORDER BY s.rowid",
-                (path,),
-            ).fetchall()
-        return [Symbol(*row) for row in rows]
-
     def symbols_where(self, condition: str, parameters: Sequence[object], limit: int) -> list[StoredSymbol]:
         """Symbols whose row matches an SQL ``condition`` on ``s`` (symbols) and ``f`` (files)."""
         with self._lock:

@@ -48,7 +48,7 @@ DEFAULT_PASS_ENV = (
 )
 """``[exec] pass_env``'s default."""
 
-ShellName = Literal["auto", "bash", "zsh", "sh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd"]
+ShellName = Literal["auto", "bash", "zsh", "sh", "dash", "ksh", "fish", "pwsh", "powershell"]
 
 
 class ScriptsConfig(Section):

@@ -466,8 +466,6 @@ class ExecutionPolicy:
             return name
         if name.startswith("mkfs.") and "mkfs" in self.blocked:
             return "mkfs"
-        if dialect == "cmd" and name == "format":
-            return "format"
         return None
 
     def _prefix_allowed(self, invocation: Invocation) -> bool:

@@ -7,15 +7,14 @@ command word of every simple command:
   ``{``, ...) are skipped; ``for``/``case``/``select`` headers and ``[[ ... ]]`` run nothing;
 * wrappers that run their argument as a command are unwrapped with their options: the seed's
   ``env``, ``command``, ``builtin`` and (PowerShell) ``&``, plus ``exec``, ``nohup``, ``time``,
-  ``nice``, ``setsid``, ``timeout``, ``stdbuf``, ``xargs``, ``busybox`` (sh) and ``call``, ``start``
-  (cmd);
+  ``nice``, ``setsid``, ``timeout``, ``stdbuf``, ``xargs``, ``busybox`` (sh);
 * a literal script given to ``sh -c``/``bash -c`` (any sh-family shell), ``eval`` or ``env -S``
   is scanned as a command string of its own;
-* the name is the lowercased basename (``/`` and ``\\`` both separate); PowerShell and cmd also
-  drop ``.exe``, ``.com``, ``.bat`` and ``.cmd``.
+* the name is the lowercased basename (``/`` and ``\\`` both separate); PowerShell also drops
+  ``.exe``, ``.com``, ``.bat`` and ``.cmd``.
 
 An ``Invocation`` says whether the name is literal or computed at run time (``$x``, ``$(...)``,
-``%VAR%``), and whether it is a glob (``/bin/r?``); the policy decides what to do with either.
+``$env:X``), and whether it is a glob (``/bin/r?``); the policy decides what to do with either.
 What no scanner can see (interpreters such as ``python -c``, aliases, scripts written first and
 run later) is listed in the README's security section.
 """
@@ -28,12 +27,12 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from mcp_localtools.errors import ScanError
-from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, ShCommands, Word, lex_sh
-from mcp_localtools.policy.win_lexer import lex_cmd, lex_powershell
+from mcp_localtools.policy.sh_lexer import DYNAMIC, UNQUOTED, Word, lex_sh
+from mcp_localtools.policy.win_lexer import lex_powershell
 
 __all__ = ["Dialect", "Invocation", "Scan", "first_brace_alternative", "scan"]
 
-Dialect = Literal["sh", "powershell", "cmd"]
+Dialect = Literal["sh", "powershell"]
 
 _MAX_NESTING = 8
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
@@ -72,7 +71,6 @@ _SH_WRAPPERS: dict[str, _Wrapper] = {
     ),
     "busybox": _wrapper(),
 }
-_CMD_WRAPPERS: dict[str, _Wrapper] = {"call": _wrapper(), "start": _wrapper()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +128,7 @@ def scan(command: str, dialect: Dialect) -> Scan:
 def _scan_into(command: str, dialect: Dialect, out: list[Invocation], nesting: int) -> bool:
     if nesting > _MAX_NESTING:
         raise ScanError("nested shell scripts (sh -c, eval) are nested too deeply")
-    lexed: ShCommands
-    if dialect == "sh":
-        lexed = lex_sh(command)
-    elif dialect == "powershell":
-        lexed = lex_powershell(command)
-    else:
-        lexed = lex_cmd(command)
+    lexed = lex_sh(command) if dialect == "sh" else lex_powershell(command)
     background = lexed.background
     for words in lexed.commands:
         for found in _invocations(words, dialect):
@@ -149,7 +141,7 @@ def _scan_into(command: str, dialect: Dialect, out: list[Invocation], nesting: i
 
 def _invocations(words: list[Word], dialect: Dialect) -> Iterator[Invocation | str]:
     """The command of one simple command, after unwrapping; a ``str`` is a nested sh script."""
-    wrappers = _SH_WRAPPERS if dialect == "sh" else _CMD_WRAPPERS if dialect == "cmd" else {}
+    wrappers = _SH_WRAPPERS if dialect == "sh" else {}
     index = 0
     for _ in range(len(words) + 1):
         index = _skip_prefix(words, index, dialect)
@@ -248,8 +240,6 @@ def _skip_wrapper_options(words: list[Word], index: int, wrapper: _Wrapper) -> i
             index += 1
         elif text.startswith("-") and len(text) > 1:
             index += 2 if text in wrapper.with_value else 1
-        elif text.startswith("/") and len(text) == 2 and text[1].isalpha():
-            index += 1  # cmd's "start /b" style switches
         elif positionals:
             positionals -= 1
             index += 1

@@ -1,18 +1,14 @@
-"""The PowerShell and cmd.exe side of the command scanner.
+"""The PowerShell side of the command scanner (pwsh runs on Linux and macOS too).
 
-Both split a command string into simple commands (lists of ``Word``) the way the seed does:
-
-* PowerShell: separators ``;`` ``|`` ``||`` ``&&`` newline ``(`` ``)`` ``{`` ``}``; single quotes
+It splits a command string into simple commands (lists of ``Word``) the way the seed does:
+separators ``;`` ``|`` ``||`` ``&&`` newline ``(`` ``)`` ``{`` ``}``; single quotes
   (``''`` is a quote), double quotes (backtick escapes, ``""``), backtick escapes outside quotes;
   ``#`` outside quotes comments out the rest of the line, ``<# ... #>`` is a block comment; ``$``
   starts a variable or subexpression (a run-time value); a lone ``&`` at the start of a command is
   the call operator and is dropped, elsewhere it is the background operator.
-* cmd: separators ``&`` ``&&`` ``|`` ``||`` ``(`` ``)`` newline; ``^`` escapes outside quotes;
-  double quotes only, no escapes inside; ``%VAR%`` and ``!VAR!`` are run-time values; a leading
-  ``@`` is dropped; no comments.
 
-Less thorough than the sh lexer on purpose: these shells cannot run on the machines the project
-tests on, and the seed's behaviour is the reference.
+Less thorough than the sh lexer on purpose: the seed's behaviour is the reference. (cmd.exe is
+not read: the command tools need POSIX process groups, so they are never served on Windows.)
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from __future__ import annotations
 from mcp_localtools.errors import ScanError
 from mcp_localtools.policy.sh_lexer import DYNAMIC, QUOTED, UNQUOTED, ShCommands, Word
 
-__all__ = ["lex_cmd", "lex_powershell"]
+__all__ = ["lex_powershell"]
 
 
 class _Builder:
@@ -149,50 +145,3 @@ def _ps_double(source: str, i: int, word: Word) -> int:
             word.add(c, QUOTED)
             i += 1
     raise ScanError("unterminated double quote")
-
-
-def lex_cmd(source: str) -> ShCommands:
-    """Split a cmd.exe command string into simple commands.
-
-    Raises:
-        ScanError: an unterminated double quote.
-    """
-    built = _Builder()
-    end_word, end_command = built.end_word, built.end_command
-    i, n = 0, len(source)
-
-    while i < n:
-        c = source[i]
-        nxt = source[i + 1] if i + 1 < n else ""
-        if c in " \t\r,=":
-            end_word()
-            i += 1
-        elif c in "\n()":
-            end_command()
-            i += 1
-        elif c in "&|":
-            end_command()
-            i += 2 if nxt == c else 1
-        elif c == "@" and built.at_command_start:
-            i += 1
-        else:
-            word = built.word()
-            if c == "^":
-                if nxt:
-                    word.add(nxt, QUOTED)
-                i += 2
-            elif c == '"':
-                close = source.find('"', i + 1)
-                if close == -1:
-                    raise ScanError("unterminated double quote")
-                word.add(source[i + 1 : close], QUOTED)
-                i = close + 1
-            elif c in "%!" and source.find(c, i + 1) > i + 1:
-                close = source.find(c, i + 1)
-                word.add(c, DYNAMIC)
-                i = close + 1
-            else:
-                word.add(c, UNQUOTED)
-                i += 1
-    end_command()
-    return built.out

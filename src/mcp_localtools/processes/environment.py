@@ -113,8 +113,6 @@ def probe_argv(shell: Shell) -> list[str]:
             f"Write-Output '{END_MARKER}'"
         )
         return [shell.path, "-NoLogo", "-NonInteractive", "-Command", script]
-    if shell.name == "cmd":
-        return [shell.path, "/d", "/s", "/c", f"echo {BEGIN_MARKER}& set& echo {END_MARKER}"]
     script = f"printf '%s\\n' {BEGIN_MARKER}; env; printf '%s\\n' {END_MARKER}"
     if shell.name in ("bash", "zsh"):
         return [shell.path, "-lic", script]

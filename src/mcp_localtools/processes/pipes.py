@@ -77,9 +77,6 @@ class FdWriter(ByteSendStream):
                 raise anyio.BrokenResourceError from None
             view = view[written:]
 
-    async def send_eof(self) -> None:
-        await self.aclose()
-
     async def aclose(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)

@@ -41,7 +41,7 @@ __all__ = [
 
 SHELL_NAMES: tuple[str, ...] = tuple(name for name in get_args(ShellName) if name != "auto")
 _UNIX_ORDER = ("bash", "zsh", "sh", "dash", "ksh", "fish")
-_WINDOWS_ORDER = ("pwsh", "powershell", "cmd")
+_WINDOWS_ORDER = ("pwsh", "powershell")
 _POWERSHELL_FLAGS = ("-NoLogo", "-NonInteractive", "-NoProfile", "-Command")
 
 
@@ -59,18 +59,14 @@ class Shell:
 
 
 def dialect_of(name: str) -> Dialect:
-    """``powershell`` for pwsh/powershell, ``cmd`` for cmd, ``sh`` for the rest."""
-    if name in ("pwsh", "powershell"):
-        return "powershell"
-    return "cmd" if name == "cmd" else "sh"
+    """``powershell`` for pwsh/powershell, ``sh`` for the rest."""
+    return "powershell" if name in ("pwsh", "powershell") else "sh"
 
 
 def command_argv(shell: Shell, command: str) -> list[str]:
     """The argv that makes ``shell`` run ``command``, non-interactive and without profiles."""
     if shell.dialect == "powershell":
         return [shell.path, *_POWERSHELL_FLAGS, command]
-    if shell.dialect == "cmd":
-        return [shell.path, "/d", "/s", "/c", command]
     return [shell.path, "-c", command]
 
 

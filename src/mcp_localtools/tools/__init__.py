@@ -19,7 +19,6 @@ from mcp_localtools.checks import INDEX_TOOLS, Catalog, check, chosen, pattern_p
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.errors import ConfigError, Problem, raise_problems
 from mcp_localtools.policy.execution import CommandRule
-from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
 from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
@@ -101,7 +100,6 @@ def select_tools(specs: Iterable[ToolSpec[Any]], tools: ToolsConfig) -> list[Too
 def build_registry(
     config: Config,
     *,
-    paths: PathPolicy | None = None,
     environ: Mapping[str, str] | None = None,
     workspace: Workspace | None = None,
     command_rule: CommandRule | None = None,
@@ -111,10 +109,9 @@ def build_registry(
 
     Args:
         config: the whole configuration.
-        paths: an already-built PathPolicy for ``config.paths`` (built here when omitted).
         environ: the server's environment; the exec tools pass an allowlisted part of it to
             commands. The command line passes ``os.environ``; None passes nothing.
-        workspace: an already-built workspace of ``config`` (then ``paths``, ``environ`` and
+        workspace: an already-built workspace of ``config`` (then ``environ`` and
             ``command_rule`` are not used), e.g. one with another search engine.
         command_rule: the host's own rule for commands, asked before the execution policy: True
             runs a command whatever the blocklist says, False refuses it, None leaves it to the
@@ -125,9 +122,7 @@ def build_registry(
         ConfigProblems: what ``checks.check`` finds (a ``[tools]`` entry that matches nothing, a
             bad rename, an unknown ``[approval] require`` entry, a bad profile ...), all at once.
     """
-    workspace = workspace or Workspace.from_config(
-        config, paths=paths, environ=environ, command_rule=command_rule
-    )
+    workspace = workspace or Workspace.from_config(config, environ=environ, command_rule=command_rule)
     known = catalog(workspace)
     raise_problems(check(config, known, environ=workspace.environ))
     return registry_of(config, workspace, known)
