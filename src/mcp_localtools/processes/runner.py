@@ -51,6 +51,7 @@ __all__ = [
     "RunOutcome",
     "RunRequest",
     "feed",
+    "finished_outcome",
     "pump",
     "spawn_failure",
     "until_exit",
@@ -181,17 +182,7 @@ class ProcessRunner:
                     tree.finished(process.pid)
                 else:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
                     logger.error("process %d survived SIGKILL; abandoning it", process.pid)
-        code = process.returncode
-        if code is None:  # pragma: no cover - see above
-            code = -compat.SIGKILL
-        return RunOutcome(
-            exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
-            timed_out=timed_out,
-            duration_ms=round((time.monotonic() - started) * 1000),
-            stdout=out.render(),
-            stderr=err.render(),
-            output_stopped=overflow.stream,
-        )
+        return finished_outcome(process.returncode, timed_out, started, out, err, overflow)
 
     async def _supervise(
         self,
@@ -345,6 +336,24 @@ async def feed(stream: ByteSendStream, data: bytes) -> None:
         await stream.aclose()
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError):
         pass  # the command exited without reading all of it
+
+
+def finished_outcome(
+    code: int | None, timed_out: bool, started: float, out: HeadTail, err: HeadTail, overflow: Overflow
+) -> RunOutcome:
+    """The outcome of a command that ran: its exit ``code`` (minus the signal that ended it; None
+    for a process SIGKILL could not end, reported as killed), ``EXIT_TIMEOUT`` when it
+    ``timed_out``, the time since ``started`` (``time.monotonic()``) and its captured output."""
+    if code is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
+        code = -compat.SIGKILL
+    return RunOutcome(
+        exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
+        timed_out=timed_out,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        stdout=out.render(),
+        stderr=err.render(),
+        output_stopped=overflow.stream,
+    )
 
 
 def spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:

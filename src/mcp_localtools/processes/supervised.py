@@ -17,18 +17,17 @@ from functools import partial
 
 import anyio
 
-from mcp_localtools import compat
 from mcp_localtools.errors import SandboxGone
 from mcp_localtools.processes.output import HeadTail
 from mcp_localtools.processes.pipes import FdReader, FdWriter
 from mcp_localtools.processes.runner import (
-    EXIT_TIMEOUT,
     OUTPUT_STOP_FACTOR,
     OutputFn,
     Overflow,
     RunOutcome,
     RunRequest,
     feed,
+    finished_outcome,
     pump,
     spawn_failure,
     until_exit,
@@ -93,15 +92,7 @@ async def run_supervised(
                 await stream.aclose()
     if state.error is not None:
         return spawn_failure(request, OSError(0, state.error), started, cwd_exists=True)
-    code = state.code if state.code is not None else -compat.SIGKILL
-    return RunOutcome(
-        exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
-        timed_out=timed_out,
-        duration_ms=round((time.monotonic() - started) * 1000),
-        stdout=out.render(),
-        stderr=err.render(),
-        output_stopped=overflow.stream,
-    )
+    return finished_outcome(state.code, timed_out, started, out, err, overflow)
 
 
 def _take_rest(reader: FdReader, sink: HeadTail, name: str, on_output: OutputFn | None, limit: int) -> None:
