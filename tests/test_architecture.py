@@ -47,10 +47,6 @@ MAX_MODULE_LINES = 450
 LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py)",
     "mcp_localtools.tools.fs.searchfiles": "arguments, three output modes and both engines' results",
-    "mcp_localtools.policy.execution": (
-        "the command policy: its rules (blocklists, patterns, refused variables, each with why) "
-        "and the checks that apply them in order, read together"
-    ),
 }
 """Modules allowed over ``MAX_MODULE_LINES``, each with the reason (shrink this list, never grow it
 without one)."""

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ApprovalDenied, ConfigError, ScanError, ToolError
-from mcp_localtools.policy.execution import REFUSED_ENV
+from mcp_localtools.policy.commandrules import REFUSED_ENV
 from mcp_localtools.policy.gittrust import git_may_run_programs
 from mcp_localtools.policy.scanner import Dialect, scan
 from mcp_localtools.regexes import compile_re2, searchable

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from mcp_localtools.config import ExecConfig
 from mcp_localtools.errors import CommandRefused, ConfigError, InvalidArguments, TooLarge
-from mcp_localtools.policy.execution import HARD_BLOCKLIST, ExecutionPolicy, command_name, has_fork_bomb
+from mcp_localtools.policy.commandrules import HARD_BLOCKLIST, has_fork_bomb
+from mcp_localtools.policy.execution import ExecutionPolicy, command_name
 from mcp_localtools.policy.scanner import first_brace_alternative
 from tests.helpers import LONG_BYTES, LONG_SHAPES, best_seconds, config_for, filled
 

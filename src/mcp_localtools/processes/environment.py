@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 
 from mcp_localtools import compat
-from mcp_localtools.policy.execution import MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES
+from mcp_localtools.policy.commandrules import MAX_ENV_TOTAL_BYTES, MAX_ENV_VALUE_BYTES
 from mcp_localtools.processes.runner import ProcessRunner, RunRequest
 from mcp_localtools.processes.shells import Shell, auto_candidates, first_found
 

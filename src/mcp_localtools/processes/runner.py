@@ -37,7 +37,7 @@ import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from mcp_localtools import compat
-from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
+from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS
 from mcp_localtools.processes.output import Captured, HeadTail
 from mcp_localtools.processes.tree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 

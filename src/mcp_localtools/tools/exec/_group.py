@@ -26,7 +26,8 @@ from mcp_localtools.errors import (
     ToolError,
 )
 from mcp_localtools.files.read import stat_path
-from mcp_localtools.policy.execution import KILL_GRACE_SECONDS, MAX_STDIN_BYTES, ExecutionPolicy
+from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS, MAX_STDIN_BYTES
+from mcp_localtools.policy.execution import ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.policy.scanner import Dialect
 from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment

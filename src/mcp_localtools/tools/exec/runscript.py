@@ -41,7 +41,7 @@ from mcp_localtools.errors import (
     UnsupportedContent,
 )
 from mcp_localtools.files.read import stat_path
-from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+from mcp_localtools.policy.commandrules import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.policy.paths import ResolvedPath
 from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found

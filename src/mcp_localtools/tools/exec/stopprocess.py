@@ -10,7 +10,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
-from mcp_localtools.policy.execution import KILL_GRACE_SECONDS
+from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS
 from mcp_localtools.results import ToolResult
 from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolSpec, changes_anything
 from mcp_localtools.tools.exec._group import ExecGroup

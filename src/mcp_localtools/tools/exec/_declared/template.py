@@ -38,7 +38,7 @@ from pathlib import PurePath
 from typing import Any
 
 from mcp_localtools.errors import ConfigError, InvalidArguments
-from mcp_localtools.policy.execution import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
+from mcp_localtools.policy.commandrules import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
 from mcp_localtools.tools.exec._declared.assignment import check_assignment
 
 __all__ = ["INTERPRETERS", "WRAPPERS", "Kind", "Slot", "Template", "Word", "parse_template"]
