@@ -1,59 +1,59 @@
-"""Result sizes on the wire (issue 14, the one result budget): what a few large results cost.
+"""Result sizes on the wire (issue 14, the one result budget; issue 35, what a model sees whole):
+the largest result of every tool, both copies.
 
-For each case it prints the characters of the text items, of the compact JSON of
-``structuredContent``, their sum (what ``[limits] max_result_chars`` bounds), and the bytes of the
-whole ``CallToolResult`` as JSON. Cases: ``readfile`` of a 200 KB text file, ``shellcommand``
-``seq 1 200000``, ``directorytree`` of 20,000 files (``maxEntries`` 10,000), ``readtextrange`` of
-2000 lines. The server is built in process and called through the SDK's in-memory client.
+For every tool it runs the cases of ``tests/test_result_budget.py`` (big files, trees, outputs
+and a 2.4 MB page in a temporary directory, under the default configuration) and prints, for the
+largest result of each tool, the characters of its text items, of the compact JSON of its
+``structuredContent`` (``ensure_ascii=False``, as Claude Code forwards it), the bytes of the whole
+``CallToolResult`` as JSON, and whether it was cut. Either copy must stay within
+``[limits] max_result_chars`` (45,000 by default; Claude Code shows about 50,000 inline).
 
-Run it against any checkout: ``PYTHONPATH=CHECKOUT/src python benchmarks/result_sizes.py``.
+Run it from a checkout: ``.venv/bin/python benchmarks/result_sizes.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import anyio
 from mcp import Client
 
-from mcp_localtools.config import parse_config
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the cases live in tests/
+
+from tests.test_result_budget import (
+    copies,
+    largest_results,
+    make_project,
+    page_site,
+    server_config,
+    was_cut,
+)
+
 from mcp_localtools.server import build_server
 
 
-def _sizes(result: Any) -> tuple[int, int, int]:
-    text = sum(len(item.text) for item in result.content if getattr(item, "type", "") == "text")
-    structured = result.structured_content
-    data = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":"))) if structured else 0
-    wire = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
-    return text, data, wire
-
-
 async def main() -> None:
-    with tempfile.TemporaryDirectory() as name:
+    with tempfile.TemporaryDirectory() as name, page_site() as url:
         root = Path(name)
-        (root / "big.txt").write_text("".join(f"line {n} of a 200 KB file\n" for n in range(8000)))
-        for top in range(100):
-            directory = root / "tree" / f"dir{top:03}"
-            directory.mkdir(parents=True)
-            for index in range(200):
-                (directory / f"file-{index:03}.txt").write_bytes(b"x")
-        config = parse_config({"paths": {"allowed_roots": [str(root)]}})
-        cases = [
-            ("readfile 200 KB", "readfile", {"path": "big.txt"}),
-            ("readtextrange 2000 lines", "readtextrange", {"path": "big.txt"}),
-            ("shellcommand seq 1 200000", "shellcommand", {"commands": ["seq 1 200000"]}),
-            ("directorytree 20k files", "directorytree", {"path": "tree", "maxEntries": 10_000}),
-        ]
-        async with Client(build_server(config, environ=dict(os.environ))) as client:
-            print("| case | text chars | structured JSON chars | sum | CallToolResult bytes |")
-            print("|---|---|---|---|---|")
-            for label, tool, arguments in cases:
-                text, data, wire = _sizes(await client.call_tool(tool, arguments))
-                print(f"| {label} | {text:,} | {data:,} | {text + data:,} | {wire:,} |")
+        make_project(root)
+        config = server_config(root)
+        budget = config.limits.max_result_chars
+        async with Client(build_server(config, environ=dict(os.environ)), mode="legacy") as client:
+            results = await largest_results(client, root, url)
+        print(f"max_result_chars = {budget:,} (per copy)\n")
+        print("| tool | text chars | structured JSON chars | CallToolResult bytes | cut |")
+        print("|---|---|---|---|---|")
+        worst = 0
+        for tool, calls in sorted(results.items()):
+            largest = max(calls, key=lambda result: max(copies(result)))
+            text, data = copies(largest)
+            wire = len(largest.model_dump_json(by_alias=True, exclude_none=True).encode())
+            worst = max(worst, text, data)
+            print(f"| {tool} | {text:,} | {data:,} | {wire:,} | {'yes' if was_cut(largest) else ''} |")
+        print(f"\nlargest copy: {worst:,} characters ({'within' if worst <= budget else 'OVER'} the budget)")
 
 
 if __name__ == "__main__":

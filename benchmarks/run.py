@@ -21,6 +21,7 @@ from pathlib import Path
 
 import audit
 import codesearch
+import cold
 import connections
 import issue31
 import reads
@@ -43,6 +44,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "reads": reads.run,
     "codesearch": codesearch.run,
     "issue31": issue31.run,
+    "cold": cold.run,
 }
 
 _PREAMBLE = (
@@ -100,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--before-server", default="", help="sandbox section: also run this install's command, interleaved"
+    )
+    parser.add_argument(
+        "--before-src",
+        default="",
+        help="cold section: also spawn the server from this source tree (its src/), interleaved",
     )
     parser.add_argument(
         "--fallback-runs", type=int, default=5, help="timed runs of the slow pure-Python fallback (default 5)"

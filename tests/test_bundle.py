@@ -75,6 +75,55 @@ def test_the_manifest_asks_for_folders_read_only_and_the_sandbox() -> None:
     assert args[-1] == "${user_config.roots}"  # a multiple setting expands into one argument each
 
 
+def _host_config(manifest: dict[str, Any], platform: str, variables: dict[str, str]) -> dict[str, Any]:
+    """``server.mcp_config`` as an MCPB host resolves it on ``platform`` (``@anthropic-ai/mcpb``'s
+    ``getMcpConfigForManifest``): a platform override replaces ``command``, ``args`` or ``env``
+    whole, then every ``${NAME}`` in a string is replaced."""
+    base = manifest["server"]["mcp_config"]
+    override = base.get("platform_overrides", {}).get(platform, {})
+    config = {key: override.get(key) or base.get(key) for key in ("command", "args", "env")}
+
+    def replace(value: Any) -> Any:
+        if isinstance(value, str):
+            for name, text in variables.items():
+                value = value.replace("${" + name + "}", text)
+            return value
+        if isinstance(value, list):
+            return [replace(item) for item in value]
+        if isinstance(value, dict):
+            return {key: replace(item) for key, item in value.items()}
+        return value
+
+    resolved: dict[str, Any] = replace(config)
+    return resolved
+
+
+@pytest.mark.parametrize(
+    ("platform", "home", "separator", "cache"),
+    [
+        ("linux", "/home/ann", "/", "/home/ann/.cache/"),
+        ("darwin", "/Users/ann", "/", "/Users/ann/Library/Caches/"),
+        ("win32", "C:\\Users\\ann", "\\", "C:\\Users\\ann\\AppData\\Local\\"),
+    ],
+)
+def test_uv_keeps_the_bundles_environment_in_the_users_cache_not_in_the_unpacked_folder(
+    platform: str, home: str, separator: str, cache: str
+) -> None:
+    """``uv run --project BUNDLE`` made its 254 MB ``.venv`` inside the unpacked bundle (issue 35):
+    ``UV_PROJECT_ENVIRONMENT`` puts it in the user's cache directory of each platform, where it
+    survives an update of the bundle and is not counted as the bundle's size."""
+    manifest = _manifest()
+    assert set(manifest["compatibility"]["platforms"]) == {"linux", "darwin", "win32"}
+    unpacked = separator.join([home, "Claude", "Extensions", "mcp-localtools"])
+    variables = {"__dirname": unpacked, "HOME": home, "/": separator, "pathSeparator": separator}
+    config = _host_config(manifest, platform, variables)
+    environment = config["env"]["UV_PROJECT_ENVIRONMENT"]
+    assert environment.startswith(cache) and not environment.startswith(unpacked), environment
+    assert "${" not in environment
+    assert config["env"]["PYTHONIOENCODING"] == "utf-8"  # an override replaces the whole env
+    assert config["command"] == "uv" and config["args"][:3] == ["run", "--project", unpacked]
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

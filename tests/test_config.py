@@ -19,7 +19,7 @@ def test_the_embedded_default_has_the_current_directory_as_the_only_root() -> No
     config = Config()
     assert config.paths.allowed_roots == ["."]
     assert config.tools.enabled == ["*"] and config.server.transport == "stdio"
-    assert config.limits.read_max_lines == 2000 and config.limits.max_result_chars == 80_000
+    assert config.limits.read_max_lines == 2000 and config.limits.max_result_chars == 45_000
     assert config.exec.timeout_seconds == 60 and config.exec.max_output_bytes == 262_144
 
 

@@ -125,13 +125,14 @@ def test_the_declared_tools_of_the_readme_are_served(tmp_path: Path) -> None:
 
 
 _INSTALL = re.compile(
-    r"""(?:uvx --from |pipx install (?:--force )?|pip install -e |"--from", )(['"]?)(.+?)\1(?=[\s,`)]|$)"""
+    r"""(?:uvx --from |pipx install (?:--force )?|uv tool install |pip install -e |"--from", )"""
+    r"""(['"]?)(.+?)\1(?=[\s,`)]|$)"""
 )
 
 
 def _install_specs() -> list[str]:
-    """What each install line of the README installs (``uvx --from``, ``pipx install``, ``pip
-    install -e``, and the ``--from`` of the clients' JSON)."""
+    """What each install line of the README installs (``uvx --from``, ``pipx install``, ``uv tool
+    install``, ``pip install -e``, and the ``--from`` of the clients' JSON)."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     return [found.group(2) for found in _INSTALL.finditer(readme.replace("\n", " "))]
 
@@ -142,3 +143,23 @@ def test_every_install_line_of_the_readme_brings_bwrap() -> None:
     specs = _install_specs()
     assert len(specs) >= 8, specs
     assert [spec for spec in specs if "[bwrap]" not in spec and "[test]" not in spec] == []
+
+
+def test_the_client_configs_run_the_installed_command() -> None:
+    """``uvx`` resolves the package on every start (4.2 s against 1.0-1.5 s installed), and a
+    client that does not wait loses the server's tools (issue 35): the client JSON runs
+    ``mcp-localtools``, and Claude Code's first line does too (``uvx`` comes after, as the
+    alternative)."""
+    import json
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Connect a client") : readme.index("### Clients and model providers")]
+    configs = [
+        json.loads(block) for block in re.findall(r"^```json\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+    ]
+    servers = [
+        entry for config in configs for entry in (config.get("mcpServers") or config["servers"]).values()
+    ]
+    assert len(servers) >= 2 and all(entry["command"] == "mcp-localtools" for entry in servers), servers
+    first = re.search(r"^claude mcp add .*$", section, re.MULTILINE)
+    assert first is not None and first.group(0).startswith("claude mcp add localtools -- mcp-localtools ")

@@ -1,8 +1,11 @@
-"""The result budget's search for a payload that fits (``results.fit_within``)."""
+"""The result budget's search for a payload that fits (``results.fit_within``) and its last guard
+(``results.enforce_budget``)."""
 
 from __future__ import annotations
 
-from mcp_localtools.results import TextContent, ToolResult, fit_within, wire_chars
+import json
+
+from mcp_localtools.results import TextContent, ToolResult, enforce_budget, fit_within, wire_chars
 
 
 def test_a_payload_cut_back_to_the_same_line_break_twice_does_not_collapse_to_nothing() -> None:
@@ -23,3 +26,20 @@ def test_a_payload_cut_back_to_the_same_line_break_twice_does_not_collapse_to_no
 
     result = fit_within(build, 70_000, 49_000)  # 40,000 x 2 over; 42,017 gives 40,000 again
     assert wire_chars(result) == 60_000
+
+
+def test_the_last_guard_cuts_inside_a_list_of_one_item_instead_of_emptying_it() -> None:
+    """A shellcommand whose one command was a 50 KB heredoc came back as ``results: []`` with
+    ``is_error`` false: the guard halved the longest list, the list of its one result, to nothing."""
+    command = "cat > f <<'EOF'\n" + "a line\n" * 7000 + "EOF"
+    structured = {"sessionID": "s", "results": [{"command": command, "stdout": "done\n"}], "truncated": False}
+    result = ToolResult(content=(TextContent(json_text(structured)),), structured=structured)
+    cut = enforce_budget(result, 20_000)
+    assert cut.structured is not None and wire_chars(cut) <= 20_000
+    assert len(cut.structured["results"]) == 1
+    assert cut.structured["results"][0]["stdout"] == "done\n"
+    assert cut.structured["results"][0]["command"].endswith("…[cut]")
+
+
+def json_text(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

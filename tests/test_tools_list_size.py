@@ -109,3 +109,41 @@ async def test_each_code_tool_fits_its_own_budget(tmp_path: Path) -> None:
         assert size <= PER_TOOL_BYTES, (name, size)
         for field_name, field in tool.input_schema.get("properties", {}).items():
             assert field.get("description"), f"{name}.{field_name} has no description"
+
+
+LIST_BUDGET_BYTES = 45_000
+"""The whole ``tools/list`` result as compact JSON, every tool of the default configuration
+(issue 35: it was 86-92 KB for 34 tools, output schemas half of it, and took 35 ms to serve against
+the SDK floor's 5.6 ms)."""
+
+_ANNOTATIONS_ONLY = ("description", "default", "title", "examples")
+
+
+def _annotation_keys(node: object, where: str = "") -> list[str]:
+    """Where a schema node carries a key that only annotates (a property *named* ``description``
+    is a name, not an annotation)."""
+    found: list[str] = []
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            found += _annotation_keys(item, f"{where}[{index}]")
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key in _ANNOTATIONS_ONLY:
+                found.append(f"{where}.{key}")
+            elif key == "properties" and isinstance(value, dict):
+                for name, sub in value.items():
+                    found += _annotation_keys(sub, f"{where}.properties.{name}")
+            else:
+                found += _annotation_keys(value, f"{where}.{key}")
+    return found
+
+
+async def test_the_whole_tools_list_fits_45_kb_and_output_schemas_carry_only_what_is_validated(
+    tmp_path: Path,
+) -> None:
+    async with connect(config_for(tmp_path)) as client:
+        listed = await client.list_tools()
+    size = len(listed.model_dump_json(by_alias=True, exclude_none=True).encode())
+    assert size <= LIST_BUDGET_BYTES, size
+    for tool in listed.tools:
+        assert not _annotation_keys(tool.output_schema), (tool.name, _annotation_keys(tool.output_schema)[:5])

@@ -278,7 +278,7 @@ class Registry:
 
     def manifest(self, name: str) -> dict[str, Any]:
         """The MCP ``tools/list`` entry of a registered tool as wire JSON: ``name``, ``title``,
-        ``description``, both schemas, ``annotations`` (hints, title), ``_meta`` (``ToolSpec.meta``)."""
+        ``description``, both schemas, ``annotations`` (the four hints), ``_meta`` (``ToolSpec.meta``)."""
         spec = self.get(name)
         schema_in, schema_out = self._schemas[name]
         hints = spec.annotations
@@ -288,8 +288,7 @@ class Registry:
             "description": spec.description,
             "inputSchema": schema_in,
             "outputSchema": schema_out,
-            "annotations": {
-                "title": spec.title,
+            "annotations": {  # the title is the tool's own (``title``), not repeated here
                 "readOnlyHint": hints.read_only,
                 "destructiveHint": hints.destructive,
                 "idempotentHint": hints.idempotent,

@@ -276,8 +276,8 @@ def enforce_budget(result: ToolResult, budget: int) -> ToolResult:
 
 def _shrink(data: dict[str, Any], target: int) -> dict[str, Any]:
     """A copy of ``data`` whose compact JSON is at most about ``target`` characters: the
-    largest string or list is halved, again and again (lists lose their last items, strings
-    their end, marked ``…[cut]``)."""
+    largest string or list is halved, again and again (lists lose their last items but never
+    their only one, strings their end, marked ``…[cut]``)."""
     data = json.loads(json.dumps(data))
     for _ in range(200):
         if json_chars(data) <= target:
@@ -294,7 +294,8 @@ def _shrink(data: dict[str, Any], target: int) -> dict[str, Any]:
 
 
 def _largest(node: Any) -> tuple[Any, Any, Any] | None:
-    """``(container, key, value)`` of the longest cuttable string or non-empty list in ``node``."""
+    """``(container, key, value)`` of the longest cuttable string, or list of two items or more,
+    in ``node``."""
     best: tuple[Any, Any, Any] | None = None
     best_size = 0
     stack: list[Any] = [node]
@@ -308,7 +309,9 @@ def _largest(node: Any) -> tuple[Any, Any, Any] | None:
                     best, best_size = (container, key, value), size
             elif isinstance(value, list):
                 size = json_chars(value)
-                if value and size > best_size:
+                # A list of one item is never emptied (a command's only result, a map's only
+                # file): what is inside it is cut instead.
+                if len(value) > 1 and size > best_size:
                     best, best_size = (container, key, value), size
                 stack.append(value)
             elif isinstance(value, dict):

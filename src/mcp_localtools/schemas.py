@@ -288,7 +288,8 @@ def _portable(node: Any) -> Any:
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a result model as serialised, wire names, no titles.
+    """The JSON Schema of a result model as serialised, wire names, only what a client can
+    usefully validate: an object, and its fields whose values are a closed set (``_shallow``).
 
     Results are dumped without ``None`` fields, so an optional field is absent rather than null:
     its ``anyOf: [T, null]`` is written as plain ``T`` (a simpler schema, and a cheaper one for
@@ -297,8 +298,24 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema(
         by_alias=True, mode="serialization", schema_generator=_SchemaWithoutTitles
     )
-    simplified: dict[str, Any] = _drop_nulls(_inline_refs(schema))
+    simplified: dict[str, Any] = _shallow(_drop_nulls(_inline_refs(schema)))
     return simplified
+
+
+def _shallow(schema: dict[str, Any]) -> dict[str, Any]:
+    """What a client can usefully validate of a result: that it is an object, and the values a
+    field may take when they are a closed set (``enum``, e.g. ``sandbox``). The fields' names,
+    types, bounds and nested entries are the result model's own output, serialised from the same
+    model, so a check of them cannot fail; they cost the client time (the SDK's client spent
+    19-50 ms validating one 30 KB ``symbols`` result against the whole nested schema) and
+    ``tools/list`` bytes (output schemas were half of its 87 KB)."""
+    properties = schema.get("properties") or {}
+    closed = {
+        name: {key: sub[key] for key in ("type", "enum") if key in sub}
+        for name, sub in properties.items()
+        if isinstance(sub, dict) and "enum" in sub
+    }
+    return {"type": "object", "properties": closed} if closed else {"type": "object"}
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -84,9 +84,11 @@ class LimitsConfig(Section):
     max_read_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_READ_BYTES)] = 16 * MiB
     max_write_bytes: Annotated[int, Field(ge=1, le=HARD_MAX_WRITE_BYTES)] = 16 * MiB
     read_max_lines: Annotated[int, Field(ge=1, le=HARD_MAX_READ_LINES)] = 2000
-    max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 80_000
-    """One result's budget: its text plus the JSON of its structured content (characters).
-    80,000 stays under Claude Code's default 25,000-token cap for an MCP result."""
+    max_result_chars: Annotated[int, Field(ge=1000, le=HARD_MAX_RESULT_CHARS)] = 45_000
+    """One result's budget, per copy: its text items, and the compact JSON of its structured
+    content, each stay within it (characters). 45,000: Claude Code forwards the JSON of
+    ``structuredContent`` and shows a result inline only up to about 50,000 characters of it (past
+    that the model gets a 2 KB preview and a file path)."""
     search_seconds: Annotated[float, Field(gt=0, le=3600)] = 60
     """Longest a searchfiles search runs (seconds); then it stops and answers with what
     it found so far, ``truncated`` set."""

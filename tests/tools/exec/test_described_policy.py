@@ -121,4 +121,5 @@ def test_every_exec_result_states_the_sandboxes_it_can_name(tmp_path: Path) -> N
     assert {"shellcommand", "runscript", "hello"} <= set(reporting)
     for name, field in reporting.items():
         assert set(field.get("enum", [])) == names, (name, field)
-        assert all(backend in field["description"] for backend in names), (name, field)
+        described = registry.get(name).result_model.model_fields["sandbox"].description or ""
+        assert all(backend in described for backend in names), (name, described)  # the model's docs

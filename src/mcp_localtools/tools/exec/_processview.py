@@ -11,6 +11,7 @@ from pydantic import Field
 
 from mcp_localtools.processes.table import Background, read_new
 from mcp_localtools.spec import ToolOutput, served_text
+from mcp_localtools.tools.exec._report import cut_command
 
 __all__ = [
     "ProcessOutput",
@@ -52,13 +53,17 @@ class ProcessOutput(ProcessState):
     more: bool = Field(description="True when more output is kept after this read: call again.")
 
 
+ECHOED_COMMAND_CHARS = 2000
+"""A process's command as its results echo it: at most about this many characters (head and tail)."""
+
+
 def state_of(process: Background) -> dict[str, object]:
     """``ProcessState`` fields (by Python name) of ``process`` now."""
     with process.lock:
         ended = process.ended
         return {
             "process_id": process.id,
-            "command": process.command,
+            "command": cut_command(process.command, ECHOED_COMMAND_CHARS),
             "work_dir": str(process.work_dir),
             "status": "running" if process.exit_code is None else "exited",
             "exit_code": process.exit_code,

@@ -13,7 +13,15 @@ from mcp_localtools.results import LinkContent, head_tail
 from mcp_localtools.sandbox.command import CommandSandbox
 from mcp_localtools.spec import ToolOutput
 
-__all__ = ["KeptStreams", "RunReport", "cut_reports", "render_run", "report_fields", "share_out"]
+__all__ = [
+    "KeptStreams",
+    "RunReport",
+    "cut_command",
+    "cut_reports",
+    "render_run",
+    "report_fields",
+    "share_out",
+]
 
 STREAMS = ("stdout", "stderr")
 
@@ -151,6 +159,18 @@ class KeptStreams:
 
 
 R = TypeVar("R", bound=RunReport)
+
+
+def cut_command(command: str, limit: int) -> str:
+    """``command`` as a result echoes it: whole when it has at most ``limit`` characters, else
+    its head and tail with a marker saying how many characters of it were left out (the model
+    sent it, so it lost nothing; a 50 KB heredoc echoed twice used to crowd out the output)."""
+
+    def marker(elided: int) -> str:
+        return f"[... {elided} characters of the command elided ...]"
+
+    cut, _ = head_tail(command, max(limit, 200), marker)
+    return cut
 
 
 def cut_reports(

@@ -34,7 +34,14 @@ from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput, ToolSpec, cha
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
-from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
+from mcp_localtools.tools.exec._report import (
+    KeptStreams,
+    RunReport,
+    cut_command,
+    cut_reports,
+    render_run,
+    report_fields,
+)
 from mcp_localtools.tools.exec._streaming import OutputStreamer
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
@@ -247,6 +254,15 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
 
     def build(payload: int) -> ToolResult:
         shown, links = cut_reports(results, [entry.command for entry in results], kept, payload)
+        # Each command is echoed in both copies: together they take at most about a quarter of
+        # the payload, the rest is left to the output.
+        echo = payload // (4 * max(len(shown), 1))
+        shown = [
+            entry.model_copy(update={"command": cut_command(entry.command, echo)})
+            if len(entry.command) > echo
+            else entry
+            for entry in shown
+        ]
         result = ShellCommandResult(
             session_id=session.id,
             work_dir=str(work.path),

@@ -171,7 +171,7 @@ async def start_process(args: StartProcessArgs, ctx: CallContext, *, group: Exec
                 "wait_timed_out": timed_out,
             }
         )
-        head = f"started {process.id} in {work.path} (session {session.id}): $ {command}"
+        head = f"started {process.id} in {work.path} (session {session.id}): $ {result.command}"
         if pattern is not None:
             head += (
                 f"\n[waitFor matched: {matched}]"

@@ -75,6 +75,11 @@ class EditFileArgs(ToolArgs):
     expected_sha256: str | None = expected_sha256_field()
 
 
+LISTED_RANGES = 200
+"""Line ranges an edit lists at most: 60,000 replacements once listed 60,000 ranges, which crowded
+the diff out of the result budget."""
+
+
 class LineRange(ToolOutput):
     start_line: int = Field(description="1-based first line replaced.")
     end_line: int = Field(description="1-based last line replaced.")
@@ -89,7 +94,8 @@ class AppliedEdit(ToolOutput):
     )
     replacements: int = Field(description="Number of places replaced.")
     lines: list[LineRange] = Field(
-        description="The replaced lines, counted in the text this edit was applied to (the file for edit 0)."
+        description=f"The replaced lines (the first {LISTED_RANGES}; replacements counts them all), "
+        "counted in the text this edit was applied to (the file for edit 0)."
     )
 
 
@@ -152,7 +158,7 @@ def edit_file(args: EditFileArgs, *, paths: PathPolicy, limits: LimitsConfig, lo
                 AppliedEdit(
                     match=done.kind,
                     replacements=len(done.lines),
-                    lines=[LineRange(start_line=a, end_line=b) for a, b in done.lines],
+                    lines=[LineRange(start_line=a, end_line=b) for a, b in done.lines[:LISTED_RANGES]],
                 )
             )
         body = _keep_final_newline(original, body, newline)

@@ -121,11 +121,12 @@ def read_text_range(args: ReadTextRangeArgs, *, paths: PathPolicy, limits: Limit
         stop = min(args.end_line, total)
 
     budget = limits.max_result_chars
-    # The lines go twice (numbered in the text, plain in structuredContent.text): half each.
+    # The lines go in both copies (numbered in the text, plain in structuredContent.text), and
+    # the budget bounds each copy: start from all of it, fit_within cuts back what JSON escapes add.
     return fit_within(
         partial(_window, file.path, file.sha256, lines, start, stop, limits.read_max_lines),
         budget,
-        budget // 2 - _RESERVE,
+        budget - _RESERVE,
     )
 
 

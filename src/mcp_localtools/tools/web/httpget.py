@@ -33,7 +33,7 @@ from mcp_localtools.parsers.images import (
     fit_image,
 )
 from mcp_localtools.policy.network import NetworkPolicy, parse_ip
-from mcp_localtools.results import ImageContent, ToolResult, cut_text
+from mcp_localtools.results import ImageContent, ToolResult, cut_text, fit_within
 from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
 from mcp_localtools.tools.web._proxies import proxies_from
@@ -156,6 +156,10 @@ class HttpGetResult(ToolOutput):
     truncated: bool = Field(False, description="True when the body or the text was cut to a budget.")
     returned: ReturnedImage | None = Field(None, description="kind=image: the image content as returned.")
     note: str | None = Field(None, description="Something the caller should know about this result.")
+    content: str | None = Field(
+        None,
+        description="kind=markdown or text: the page as text (clients that read only this copy see it here).",
+    )
 
 
 def _media_type(content_type: str | None) -> str:
@@ -356,11 +360,17 @@ async def _text(
     if media in _HTML and not args.raw:
         text = await anyio.to_thread.run_sync(_to_markdown, text, abandon_on_cancel=True)
         kind = "markdown"
-    text, over = cut_text(text, max_chars)
     cut_note = f"the body was cut at {fetched.cap} bytes (decoded)" if fetched.cut else None
-    notes = [n for n in (cut_note, f"text cut to {max_chars} characters" if over else None) if n]
-    result = HttpGetResult(**common, kind=kind, truncated=fetched.cut or over, note="; ".join(notes) or None)
-    return ToolResult.of(result, text=f"{head}\n\n{text}")
+
+    def build(limit: int) -> ToolResult:  # the text in both copies (`content` for Claude Code)
+        shown, over = cut_text(text, limit)
+        over_note = f"text cut to {len(shown)} of {len(text)} characters to fit the result budget; "
+        over_note += "download the page to a file and read that in windows for the rest"
+        note = "; ".join(n for n in (cut_note, over_note if over else None) if n) or None
+        result = HttpGetResult(**common, kind=kind, truncated=fetched.cut or over, note=note, content=shown)
+        return ToolResult.of(result, text=f"{head}\n\n{shown}" + (f"\n[{note}]" if over else ""))
+
+    return fit_within(build, max_chars, max_chars - 1000)
 
 
 async def http_get(
