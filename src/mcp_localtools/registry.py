@@ -35,16 +35,8 @@ from mcp_localtools.errors import (
 )
 from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
 from mcp_localtools.schemas import cached_schema, input_schema, models_in, output_schema
-from mcp_localtools.spec import (
-    LOCAL_SESSION,
-    CallContext,
-    ProgressFn,
-    ResourceSource,
-    SessionEndFn,
-    ToolSpec,
-    render_names,
-    serving,
-)
+from mcp_localtools.spec import LOCAL_SESSION, CallContext, ProgressFn, ResourceSource, SessionEndFn, ToolSpec
+from mcp_localtools.toolnames import render_names, serving
 
 __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "Registry"]
 
@@ -115,8 +107,8 @@ class Registry:
             text plus the JSON of its structured content is cut to it (``results.enforce_budget``);
             None leaves results as the tools made them.
         renamed: ``[tools] rename`` (own name -> served name): registered descriptions (the tool's
-            and every field's) name tools as served (``spec.render_names``), and each call runs
-            with it in place for ``spec.served``, so refusals and hints do too.
+            and every field's) name tools as served (``toolnames.render_names``), and each call runs
+            with it in place for ``toolnames.served``, so refusals and hints do too.
         declare: ``(name, table) -> spec`` of a declared tool (``register_map``), bound to a
             workspace by ``build_registry``; None: this registry cannot declare tools.
     """
@@ -389,7 +381,7 @@ class Registry:
     ) -> ToolResult | None:
         """Validate ``arguments`` and await ``body(args, context)`` (the handler or the check)
         under the call timeout; every failure becomes an error result."""
-        with serving(self.renamed):  # refusals and hints name tools as served (spec.served)
+        with serving(self.renamed):  # refusals and hints name tools as served (toolnames.served)
             name = spec.name
             if spec.name not in self._built:
                 # Tool models are built on first use (``defer_build``); build this tool's here, on the

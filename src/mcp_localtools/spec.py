@@ -9,13 +9,9 @@ binds them with a title, a description and ``ToolAnnotations`` (``READ_ONLY``, `
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar, get_args
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, model_validator
@@ -46,10 +42,6 @@ __all__ = [
     "any_case",
     "changes_anything",
     "changes_at",
-    "render_names",
-    "served",
-    "served_text",
-    "serving",
     "tool_meta",
 ]
 
@@ -392,53 +384,3 @@ class ToolSpec(Generic[ArgsT]):
     def meta(self) -> dict[str, Any]:
         """The tool's ``_meta`` in ``tools/list``: version and tags (``tool_meta``)."""
         return tool_meta(self.group, self.annotations)
-
-
-_SERVED_NAMES: ContextVar[Mapping[str, str]] = ContextVar("served_names", default=MappingProxyType({}))
-"""``[tools] rename`` of the registry running the current call (own name -> served name)."""
-
-
-def served(name: str) -> str:
-    """The name the tool ``name`` (its own name: ``readfile``) is served under in the call being
-    run: ``[tools] rename``, which ``Registry`` puts in place for each call it runs (``serving``).
-    A refusal or hint that tells the model to call a tool names it through this ("call
-    {served('readfile')} with offset=..."); outside a call it is ``name`` itself."""
-    return _SERVED_NAMES.get().get(name, name)
-
-
-def served_text(text: str) -> str:
-    """A sentence we wrote (never user content: no path, command or file text in it) with the
-    tools it names as served in the call being run (``render_names`` with the call's renames)."""
-    return render_names(text, _SERVED_NAMES.get())
-
-
-@contextmanager
-def serving(renamed: Mapping[str, str]) -> Iterator[None]:
-    """Within the block (and the worker threads and tasks it starts), ``served`` answers from
-    ``renamed`` (own name -> served name)."""
-    token = _SERVED_NAMES.set(renamed)
-    try:
-        yield
-    finally:
-        _SERVED_NAMES.reset(token)
-
-
-PLAIN_WORDS = frozenset({"symbols"})
-"""Tool names that are also ordinary words in descriptions ("functions and symbols"):
-``render_names`` leaves them, so renaming such a tool does not rewrite the word."""
-
-
-def render_names(text: str, renamed: Mapping[str, str]) -> str:
-    """``text`` (a description we wrote: never user content) with every renamed tool's own name,
-    as a word of its own (not part of a longer name like ``readfile.py``), replaced by the
-    name it is served under; all at once, so two tools may swap names."""
-    words = sorted((name for name in renamed if name not in PLAIN_WORDS), key=len, reverse=True)
-    if not words or not text:
-        return text
-    pattern = _word_pattern(tuple(words))
-    return pattern.sub(lambda found: renamed[found.group(0)], text)
-
-
-@cache
-def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, words)) + r")(?![\w-]|\.\w)")

@@ -25,7 +25,7 @@ from mcp_localtools.errors import (
 from mcp_localtools.files.owner import adopt_new_directory
 from mcp_localtools.files.read import read_open_file
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.spec import served_text
+from mcp_localtools.toolnames import served_text
 
 __all__ = [
     "DIR_FLAGS",

@@ -58,7 +58,7 @@ from mcp_localtools.policy.commandrules import (
 )
 from mcp_localtools.policy.scanner import Dialect, Invocation, scan
 from mcp_localtools.regexes import compile_re2, searchable
-from mcp_localtools.spec import served_text
+from mcp_localtools.toolnames import served_text
 
 __all__ = [
     "CommandRule",

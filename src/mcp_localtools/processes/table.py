@@ -38,7 +38,7 @@ from mcp_localtools import compat
 from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
 from mcp_localtools.processes.handles import Handle, PopenHandle, Streams, SupervisedHandle
 from mcp_localtools.processes.supervision import SupervisedSandbox
-from mcp_localtools.spec import served_text
+from mcp_localtools.toolnames import served_text
 
 __all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
 

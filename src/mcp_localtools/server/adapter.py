@@ -41,8 +41,8 @@ from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Session, Sessions
 from mcp_localtools.server.toolsets import ToolSets
-from mcp_localtools.spec import render_names
 from mcp_localtools.stdio import serve_stdio
+from mcp_localtools.toolnames import render_names
 
 __all__ = ["RegistryServer", "refuse_second_initialize"]
 

@@ -13,7 +13,8 @@ from mcp_localtools.codeintel.languages import LANGUAGES
 from mcp_localtools.errors import ConfigError, NotADirectory, PolicyViolation, ToolError
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
-from mcp_localtools.spec import CallContext, ProgressFn, served, served_text
+from mcp_localtools.spec import CallContext, ProgressFn
+from mcp_localtools.toolnames import served, served_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = [

@@ -25,7 +25,8 @@ from mcp_localtools.codeintel.ranking import fuse
 from mcp_localtools.codeintel.store import StoredChunk
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, served_text
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.code._group import Scope, code_indexes, open_scope, read_lines
 from mcp_localtools.workspace import Workspace
 

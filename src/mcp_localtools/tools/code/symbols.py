@@ -23,7 +23,8 @@ from mcp_localtools.config import LimitsConfig
 from mcp_localtools.errors import UnsupportedContent, printable
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, served, served_text
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.toolnames import served, served_text
 from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
 from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace

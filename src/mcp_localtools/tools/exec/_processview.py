@@ -10,7 +10,8 @@ import anyio
 from pydantic import Field
 
 from mcp_localtools.processes.table import Background, read_new
-from mcp_localtools.spec import ToolOutput, served_text
+from mcp_localtools.spec import ToolOutput
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.exec._report import cut_command
 
 __all__ = [

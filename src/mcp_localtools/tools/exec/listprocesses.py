@@ -10,7 +10,8 @@ from pydantic import Field
 
 from mcp_localtools import compat
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, served_text
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._processview import ProcessState, state_of
 from mcp_localtools.workspace import Workspace

@@ -47,7 +47,8 @@ from mcp_localtools.processes.environment import merged_env
 from mcp_localtools.processes.shells import Shell, command_argv, first_found
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.sandbox.backend import SandboxName
-from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, changes_anything, served
+from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec, changes_anything
+from mcp_localtools.toolnames import served
 from mcp_localtools.tools.exec._described import commands_sentence, with_approval_note
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup

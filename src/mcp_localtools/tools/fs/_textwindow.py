@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
 from mcp_localtools.files.lineindex import LineIndex, pread, utf8_prefix
 from mcp_localtools.results import TextContent, ToolResult, fit_within
-from mcp_localtools.spec import ToolOutput, served
+from mcp_localtools.spec import ToolOutput
+from mcp_localtools.toolnames import served
 
 __all__ = [
     "TextWindow",

@@ -26,7 +26,8 @@ from mcp_localtools.files.parents import lstat_entry, parent_dir
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at, served
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at
+from mcp_localtools.toolnames import served
 from mcp_localtools.tools.fs._transfer import check_pair, replaceable
 from mcp_localtools.workspace import Workspace
 

@@ -43,7 +43,8 @@ from mcp_localtools.parsers.images import (
 )
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ImageContent, ToolResult
-from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, served_text
+from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["ReadImageArgs", "ReadImageResult", "read_image", "spec"]

@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.spec import ToolOutput, served_text
+from mcp_localtools.spec import ToolOutput
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._textfile import EditableText, Saved
 

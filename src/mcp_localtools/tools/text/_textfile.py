@@ -28,7 +28,7 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.files.parents import ParentDir, parent_dir, read_entry
 from mcp_localtools.files.read import decode_utf8, read_regular_file, sha256_hex
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
-from mcp_localtools.spec import served, served_text
+from mcp_localtools.toolnames import served, served_text
 from mcp_localtools.tools.text._lines import TextLines, parse_text
 
 __all__ = ["EditableText", "Saved", "TextFile", "edit_text", "read_text", "root_relative"]

@@ -21,7 +21,8 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec, changes_at, served_text
+from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, ToolArgs, ToolOutput, ToolSpec, changes_at
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.text._lines import BOM, newline_style
 from mcp_localtools.tools.text._match import MatchKind, MatchMode, apply_edit
 from mcp_localtools.tools.text._report import EditedFile, edit_report, expected_sha256_field

@@ -20,7 +20,8 @@ from mcp_localtools.errors import InvalidArguments
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec, served
+from mcp_localtools.spec import READ_ONLY, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.toolnames import served
 from mcp_localtools.tools.text._lines import line_list, trimmed, unique_block
 from mcp_localtools.tools.text._textfile import read_text
 from mcp_localtools.workspace import Workspace

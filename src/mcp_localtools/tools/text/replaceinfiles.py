@@ -25,16 +25,8 @@ from mcp_localtools.offload import offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.search.engine import ContentQuery, Engine, FileHits, WalkFilters
-from mcp_localtools.spec import (
-    DESTRUCTIVE,
-    DRY_RUN,
-    CallContext,
-    ToolArgs,
-    ToolOutput,
-    ToolSpec,
-    changes_at,
-    served,
-)
+from mcp_localtools.spec import DESTRUCTIVE, DRY_RUN, CallContext, ToolArgs, ToolOutput, ToolSpec, changes_at
+from mcp_localtools.toolnames import served
 from mcp_localtools.tools.text._diff import MIN_DIFF_CHARS, diff_within, unified_diff
 from mcp_localtools.tools.text._groups import Replacement
 from mcp_localtools.tools.text._match import MatchMode, compile_regex, replace_every

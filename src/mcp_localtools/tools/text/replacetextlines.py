@@ -19,7 +19,8 @@ from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.offload import offload
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolSpec, changes_at, served_text
+from mcp_localtools.spec import DESTRUCTIVE, ToolSpec, changes_at
+from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.text._blocks import BlockArgs, block_numbers, find_blocks
 from mcp_localtools.tools.text._lines import line_list, splice_many
 from mcp_localtools.tools.text._report import EditedFile, edit_report

@@ -17,7 +17,7 @@ import zlib
 from typing import Any
 
 from mcp_localtools.errors import UnsupportedContent
-from mcp_localtools.spec import served
+from mcp_localtools.toolnames import served
 
 __all__ = ["ACCEPT_ENCODING", "BodyDecoder"]
 
