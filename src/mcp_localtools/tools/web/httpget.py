@@ -10,7 +10,6 @@ the content type and the final URL are always in the result; a 404 is a result, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pydantic import Field
 
 from mcp_localtools._version import __version__
 from mcp_localtools.config import WebConfig
-from mcp_localtools.errors import InvalidArguments, NetworkError, PolicyViolation, ToolTimeout
+from mcp_localtools.errors import NetworkError, ToolTimeout
 from mcp_localtools.offload import offload
 from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers.images import (
@@ -32,11 +31,12 @@ from mcp_localtools.parsers.images import (
     ReturnedImage,
     fit_image,
 )
-from mcp_localtools.policy.network import NetworkPolicy, parse_ip
+from mcp_localtools.policy.network import NetworkPolicy
 from mcp_localtools.results import ImageContent, ToolResult, cut_text, fit_within
 from mcp_localtools.spec import CallContext, ToolAnnotations, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.web._decode import ACCEPT_ENCODING, BodyDecoder
 from mcp_localtools.tools.web._proxies import proxies_from
+from mcp_localtools.tools.web._urls import check_url, check_url_form
 from mcp_localtools.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -47,68 +47,6 @@ __all__ = ["HttpGetArgs", "HttpGetResult", "http_get", "spec"]
 WEB_ANNOTATIONS = ToolAnnotations(read_only=True, destructive=False, idempotent=True, open_world=True)
 
 _HTML = ("text/html", "application/xhtml+xml")
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(//)?")
-_PATH_LIKE = ("/", "./", "../", "~", "\\")
-
-
-def check_url_form(url: str) -> None:
-    """Refuse, before anything is sent, a ``url`` that is no absolute http(s) URL, saying what
-    to do instead: a ``file:`` URL or a file path (read files with ``readfile``), a URL without
-    a scheme (``example.com/x``, ``localhost:8080``: add ``https://``), another scheme.
-
-    Raises:
-        PolicyViolation: a ``file:`` URL, or a scheme other than http and https.
-        InvalidArguments: a file path, or no scheme.
-    """
-    text = url.strip()
-    found = _SCHEME.match(text)
-    scheme = found.group(1).lower() if found else ""
-    if scheme == "file":
-        path = re.sub(r"^file:(//[^/]*)?", "", text, flags=re.IGNORECASE) or "/"
-        raise PolicyViolation(
-            f"file: URLs are not fetched: httpget reads only http and https URLs; read the file with "
-            f"readfile (path {path})"
-        )
-    if found is not None and found.group(2) is not None and scheme not in ("http", "https"):
-        raise PolicyViolation(f"refusing scheme {scheme!r}: only http and https URLs can be fetched")
-    if found is not None and found.group(2) is None and not text[found.end() :][:1].isdigit():
-        raise PolicyViolation(f"refusing scheme {scheme!r}: only http and https URLs can be fetched")
-    if found is not None and found.group(2) is not None:
-        return
-    if text.startswith(_PATH_LIKE):
-        raise InvalidArguments(
-            f"{text!r} is a file path, not a URL: httpget fetches http and https URLs; read files "
-            "with readfile"
-        )
-    raise InvalidArguments(
-        f"{text!r} has no scheme: httpget needs an absolute URL; add https:// (https://{text})"
-    )
-
-
-def check_url(args: HttpGetArgs, *, policy: NetworkPolicy) -> None:
-    """httpget's checks before anything is sent (its ``ToolSpec.check``): the URL's form
-    (``check_url_form``), its scheme and host against ``[web]`` (``NetworkPolicy.check_url``),
-    and a host given as an address (a cloud metadata address, a private one) as the fetch would
-    check it. A host name is not resolved here: the fetch checks every address it resolves to.
-
-    Raises:
-        PolicyViolation: as ``check_url_form``, or the host or address is refused by ``[web]``.
-        InvalidArguments: a file path or a URL without a scheme.
-        NetworkError: the URL cannot be parsed.
-    """
-    import httpx  # the URL as the fetch will read it
-
-    check_url_form(args.url)
-    try:
-        url = httpx.URL(args.url.strip())
-    except httpx.InvalidURL as exc:
-        raise NetworkError(f"not a valid URL: {args.url}: {exc}") from exc
-    policy.check_url(url.scheme, url.host)
-    address = parse_ip(url.host)
-    if address is not None:
-        policy.check_address(url.host, address)
-
-
 _TEXT_APPS = (
     "application/json",
     "application/xml",
