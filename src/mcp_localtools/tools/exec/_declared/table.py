@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcp_localtools.config import HARD_MAX_COMMANDS, HARD_MAX_TIMEOUT_SECONDS
 from mcp_localtools.errors import ConfigError, InvalidArguments
 from mcp_localtools.tools.exec._declared.arguments import Arguments, read_arguments
-from mcp_localtools.tools.exec._declared.template import Template, parse_template
+from mcp_localtools.tools.exec._declared.template import parse_template
+from mcp_localtools.tools.exec._declared.words import Template
 
 __all__ = ["DeclaredTool", "read_table"]
 

@@ -31,20 +31,15 @@ and the other ``REFUSED_ENV`` names are refused unless ``[exec] allowed_env`` na
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from mcp_localtools.errors import ConfigError, InvalidArguments
-from mcp_localtools.policy.commandrules import MAX_SCRIPT_ARG_BYTES, MAX_SCRIPT_ARGS
-from mcp_localtools.tools.exec._declared.assignment import check_assignment
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.tools.exec._declared.words import Kind, Slot, Template, Word, words_in
 
-__all__ = ["INTERPRETERS", "WRAPPERS", "Kind", "Slot", "Template", "Word", "parse_template"]
+__all__ = ["INTERPRETERS", "WRAPPERS", "parse_template"]
 
-Kind = str
-"""An argument's JSON Schema type: ``string``, ``integer``, ``number``, ``boolean`` or ``array``."""
 
 INTERPRETERS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh", "powershell", "cmd", "python", "python3", "node",
@@ -83,170 +78,6 @@ pytest``, ``npm run x -- args``): the first literal ``--`` after one ends *its* 
 wrapped program's."""
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([a-z][A-Za-z0-9]*)\}|[{}]")
-
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """A placeholder: the argument's wire name."""
-
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One word of a template: literal text and placeholders, in order."""
-
-    pieces: tuple[str | Slot, ...]
-
-    @property
-    def whole(self) -> str | None:
-        """The argument this word is exactly (``"{paths}"``), or None."""
-        if len(self.pieces) == 1 and isinstance(self.pieces[0], Slot):
-            return self.pieces[0].name
-        return None
-
-    @property
-    def slots(self) -> list[str]:
-        """The arguments the word names."""
-        return [piece.name for piece in self.pieces if isinstance(piece, Slot)]
-
-    @property
-    def literal(self) -> str | None:
-        """The word's text when it names no argument, else None."""
-        if self.slots:
-            return None
-        return "".join(piece for piece in self.pieces if isinstance(piece, str))
-
-    def shown(self) -> str:
-        """The word as a description shows it (``<name>`` for a placeholder; a literal word
-        POSIX-quoted when it needs quotes)."""
-        literal = self.literal
-        if literal is not None:
-            return shlex.quote(literal)
-        return "".join(f"<{piece.name}>" if isinstance(piece, Slot) else piece for piece in self.pieces)
-
-
-@dataclass(frozen=True, slots=True)
-class Template:
-    """A parsed command template: the program and the items after it (a word, or an optional
-    group of words)."""
-
-    program: str
-    items: tuple[Word | tuple[Word, ...], ...]
-    inert: frozenset[int] = frozenset()
-    """Positions (among the words after the program, groups counted whole) of ``--`` words that
-    end a wrapper's options: they do not let later arguments start with ``-``."""
-    wrapped: frozenset[int] = frozenset()
-    """Positions (as ``inert``) of the words after a wrapper: an argument there that reads
-    ``NAME=value`` may be an environment assignment (``env {x} prog``)."""
-
-    def slots(self) -> set[str]:
-        """Every argument the template names."""
-        return {name for item in self.items for word in _words(item) for name in word.slots}
-
-    def shown(self) -> str:
-        """The template as a description shows it: ``pytest -q [-k <expr>] -- <paths>``."""
-        parts = [shlex.quote(self.program)]
-        for item in self.items:
-            if isinstance(item, Word):
-                parts.append(item.shown())
-            else:
-                parts.append("[" + " ".join(word.shown() for word in item) + "]")
-        return " ".join(parts)
-
-    def render(
-        self,
-        values: Mapping[str, Any],
-        fixed: frozenset[str],
-        check_env: Callable[[Mapping[str, str]], object] | None = None,
-    ) -> list[str]:
-        """The argv for the call's ``values`` (wire name → value, None when absent).
-
-        Args:
-            values: the validated arguments.
-            fixed: arguments whose values the config's author wrote (``enum``): they may start
-                with ``-``, and may be ``NAME=value`` after a wrapper.
-            check_env: the execution policy's ``check_env``, given each ``NAME=value`` word an
-                argument makes after a wrapper (as ``{NAME: value}``); None: not checked (the
-                words are only shown).
-
-        Raises:
-            InvalidArguments: a word would start with ``-`` from an argument before any ``--``,
-                holds a NUL byte, is too long, or there are too many words.
-            CommandRefused: ``check_env`` refuses such an assignment (the message names the
-                argument).
-        """
-        argv = [self.program]
-        ended = False  # the program's literal "--" came before: later words are operands
-        position = 0
-        for item in self.items:
-            words = _words(item)
-            start, position = position, position + len(words)
-            if not isinstance(item, Word) and not all(
-                _present(values.get(n)) for w in words for n in w.slots
-            ):
-                continue
-            for offset, word in enumerate(words):
-                produced = _fill(word, values)
-                if produced is None:
-                    continue
-                lead = word.pieces[0] if word.pieces else ""
-                for text in produced:
-                    _check_word(word, text, ended=ended, fixed=fixed)
-                    if check_env and start + offset in self.wrapped and isinstance(lead, Slot):
-                        check_assignment(lead.name, text, fixed, check_env)
-                argv.extend(produced)
-                ended = ended or (word.literal == "--" and start + offset not in self.inert)
-        if len(argv) - 1 > MAX_SCRIPT_ARGS:
-            raise InvalidArguments(
-                f"the command would have {len(argv) - 1} arguments (max {MAX_SCRIPT_ARGS})"
-            )
-        return argv
-
-
-def _words(item: Word | tuple[Word, ...]) -> tuple[Word, ...]:
-    return (item,) if isinstance(item, Word) else item
-
-
-def _present(value: Any) -> bool:
-    return value is not None and value is not False and value != []
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def _fill(word: Word, values: Mapping[str, Any]) -> list[str] | None:
-    """The words ``word`` gives for ``values``; None when it gives none (an absent argument, or
-    a boolean switch)."""
-    whole = word.whole
-    if whole is not None:
-        value = values.get(whole)
-        if value is None or isinstance(value, bool):
-            return None
-        return [_text(item) for item in value] if isinstance(value, list) else [_text(value)]
-    if any(values.get(name) is None for name in word.slots):
-        return None
-    return ["".join(_text(values[p.name]) if isinstance(p, Slot) else p for p in word.pieces)]
-
-
-def _check_word(word: Word, text: str, *, ended: bool, fixed: frozenset[str]) -> None:
-    first = word.pieces[0] if word.pieces else ""
-    if isinstance(first, Slot) and text.startswith("-") and not ended and first.name not in fixed:
-        raise InvalidArguments(
-            f"{first.name}: {_cut(text)!r} starts with '-' and would be read as an option; "
-            "pass a value that does not start with '-' (for a file, write ./-name)"
-        )
-    if "\x00" in text:
-        raise InvalidArguments(f"{word.slots[0]}: contains a NUL byte, which no command argument can hold")
-    if len(text.encode("utf-8", "surrogateescape")) > MAX_SCRIPT_ARG_BYTES:
-        raise InvalidArguments(f"{word.slots[0]}: one word is over {MAX_SCRIPT_ARG_BYTES} bytes")
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_template(raw: Any, kinds: Mapping[str, Kind], where: str) -> Template:
@@ -347,7 +178,7 @@ def _wrapper_dashes(program: str, items: Sequence[Word | tuple[Word, ...]]) -> f
     nice's, so ``{file}`` may still not be ``--output=...``)."""
     inert: set[int] = set()
     waiting = _base_name(program) in WRAPPERS
-    for position, word in enumerate(word for item in items for word in _words(item)):
+    for position, word in enumerate(word for item in items for word in words_in(item)):
         literal = word.literal
         if literal == "--" and waiting:
             inert.add(position)
@@ -360,7 +191,7 @@ def _wrapper_dashes(program: str, items: Sequence[Word | tuple[Word, ...]]) -> f
 def _after_wrapper(program: str, items: Sequence[Word | tuple[Word, ...]]) -> frozenset[int]:
     """The positions of the words after the first literal word (the program included) naming a
     ``WRAPPERS`` program."""
-    words = [word for item in items for word in _words(item)]
+    words = [word for item in items for word in words_in(item)]
     if _base_name(program) in WRAPPERS:
         return frozenset(range(len(words)))
     first = next(
@@ -389,7 +220,7 @@ def _refuse_code_slots(template: Template, where: str) -> None:
     runner: str | None = None  # the interpreter (or env) seen
     flag: str | None = None  # a code flag whose code word has not come yet
     interpreter = env = value = False
-    for word in [Word((template.program,)), *(w for item in template.items for w in _words(item))]:
+    for word in [Word((template.program,)), *(w for item in template.items for w in words_in(item))]:
         literal = word.literal
         if flag is not None:
             if word.slots:
