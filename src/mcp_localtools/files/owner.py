@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 from mcp_localtools import compat
 
-__all__ = ["adopt_entry_owner", "adopt_new_directory", "adopt_owner", "safe_mode"]
+__all__ = ["adopt_entry_owner", "adopt_new_directory", "adopt_owner", "root_owners", "safe_mode"]
 
 
 def adopt_owner(fd: int, dir_fd: int, replaced: str | None = None) -> None:
@@ -77,3 +80,33 @@ def safe_mode(mode: int) -> int:
     if compat.HAS_FCHOWN and os.geteuid() == 0:  # type: ignore[attr-defined,unused-ignore]
         return mode & ~(stat.S_ISUID | stat.S_ISGID)
     return mode
+
+
+def root_owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
+    """The roots that belong to a user other than root, with the identity their commands run as:
+    that user and its own group (``/etc/passwd``), never the root directory's group, which may be
+    root's or a system group that reads what only root may (gid 0, ``shadow``); without a
+    passwd entry, the group ``nogroup`` (65534)."""
+    found: dict[Path, tuple[int, int]] = {}
+    for root in roots:
+        try:
+            info = os.stat(root)
+        except OSError:
+            continue
+        if info.st_uid != 0:
+            found[Path(root)] = (info.st_uid, _own_group(info.st_uid))
+    return found
+
+
+def _own_group(uid: int) -> int:
+    if sys.platform != "win32":  # POSIX only, like this path
+        import pwd
+
+        try:
+            return pwd.getpwuid(uid).pw_gid or _NOGROUP
+        except KeyError:
+            pass
+    return _NOGROUP
+
+
+_NOGROUP = 65534

@@ -23,6 +23,7 @@ import anyio.to_thread
 
 from mcp_localtools.config import SandboxConfig, WebConfig
 from mcp_localtools.errors import SandboxUnavailable
+from mcp_localtools.files.owner import root_owners
 from mcp_localtools.sandbox.backend import Backend
 from mcp_localtools.sandbox.exposure import is_root
 from mcp_localtools.sandbox.git import missing_git_files
@@ -34,12 +35,11 @@ from mcp_localtools.sandbox.policy import SandboxPolicy
 from mcp_localtools.sandbox.probe import choose_backend
 from mcp_localtools.sandbox.repos import RepositoryTracker
 from mcp_localtools.sandbox.seccomp import unix_socket_filter
+from mcp_localtools.sandbox.tempdirs import TEMP_PREFIX, remove_dirs_of, sweep_stale
 
 __all__ = ["CommandSandbox"]
 
 logger = logging.getLogger(__name__)
-
-_PREFIX = "mcp-localtools-"
 
 
 class CommandSandbox:
@@ -106,7 +106,7 @@ class CommandSandbox:
             )
             self.reason = "; ".join(passed_over)  # why a weaker backend was taken
             if is_root():
-                self._owners = _owners(self._layout[0])
+                self._owners = root_owners(self._layout[0])
         except SandboxUnavailable as exc:
             self.reason = exc.message
             logger.error("COMMANDS WILL BE REFUSED: %s", exc.message)
@@ -276,8 +276,8 @@ class CommandSandbox:
             return None
         with self._guard:
             if self._base is None:
-                _sweep_stale()
-                self._base = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+                sweep_stale()
+                self._base = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
                 finalizer = weakref.finalize(self, shutil.rmtree, str(self._base), ignore_errors=True)
                 finalizer.atexit = True
             base = self._base
@@ -302,7 +302,7 @@ class CommandSandbox:
             del self._missing[key]
         self._told.discard(owner)
         if self._base is not None:  # listing and removing are file system work: a thread
-            threading.Thread(target=_remove_dirs_of, args=(self._base, owner), daemon=True).start()
+            threading.Thread(target=remove_dirs_of, args=(self._base, owner), daemon=True).start()
 
     def weakness(self) -> str | None:
         """What to tell people when the chosen backend contains commands less than bubblewrap
@@ -358,75 +358,3 @@ class CommandSandbox:
                 write_read_only(config, text)
             extra["GIT_CONFIG_GLOBAL"] = str(config)
         return extra
-
-
-def _owners(roots: Sequence[Path]) -> dict[Path, tuple[int, int]]:
-    """The roots that belong to a user other than root, with the identity their commands run as:
-    that user and its own group (``/etc/passwd``), never the root directory's group, which may be
-    root's or a system group that reads what only root may (gid 0, ``shadow``); without a
-    passwd entry, the group ``nogroup`` (65534)."""
-    found: dict[Path, tuple[int, int]] = {}
-    for root in roots:
-        try:
-            info = os.stat(root)
-        except OSError:
-            continue
-        if info.st_uid != 0:
-            found[Path(root)] = (info.st_uid, _own_group(info.st_uid))
-    return found
-
-
-def _own_group(uid: int) -> int:
-    if sys.platform != "win32":  # POSIX only, like this path
-        import pwd
-
-        try:
-            return pwd.getpwuid(uid).pw_gid or _NOGROUP
-        except KeyError:
-            pass
-    return _NOGROUP
-
-
-_NOGROUP = 65534
-
-
-def _remove_dirs_of(base: Path, owner: str) -> None:
-    """Remove the temporary directories of connection ``owner`` in ``base`` (one per identity)."""
-    prefix = re.sub(r"[^A-Za-z0-9_-]", "_", owner)
-    try:
-        entries = list(base.iterdir())
-    except OSError:
-        return
-    for path in entries:
-        if path.name == prefix or path.name.startswith(prefix + "_uid"):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _sweep_stale() -> None:
-    """Remove the temp base dirs of servers that are gone (``mcp-localtools-<pid>-*`` of this
-    user whose pid is not running): a server killed with SIGKILL cannot clean up after itself."""
-    base = Path(tempfile.gettempdir())
-    try:
-        candidates = list(base.glob(_PREFIX + "*"))
-    except OSError:
-        return
-    for path in candidates:
-        pid = path.name[len(_PREFIX) :].partition("-")[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
-        try:
-            if hasattr(os, "geteuid") and path.stat().st_uid != os.geteuid():
-                continue
-        except OSError:
-            continue
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: alive
-        return True
-    return True
