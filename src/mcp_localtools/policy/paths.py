@@ -42,6 +42,7 @@ from mcp_localtools.errors import (
     from_os_error,
     printable,
 )
+from mcp_localtools.policy.pathnames import kernel_realpath, normal_text, normalise, split_path
 from mcp_localtools.policy.protected import GIT_PROTECTED
 
 __all__ = ["NO_ROOTS_MESSAGE", "PathPolicy", "ResolvedPath"]
@@ -79,44 +80,6 @@ class ResolvedPath:
     def is_root(self) -> bool:
         """True when the path is one of the allowed roots itself."""
         return self.real == self.root
-
-
-def _normalise(path: Path) -> Path:
-    return Path(_normal_text(os.fspath(path)))
-
-
-def _normal_text(path: str) -> str:
-    """``path`` with ``.``, ``..`` and repeated separators collapsed lexically."""
-    text = os.path.normpath(path)
-    if text.startswith("//"):  # POSIX keeps a leading "//"; we do not treat it specially
-        text = "/" + text.lstrip("/")
-    return text
-
-
-def _split(path: str) -> tuple[str, str]:
-    """``(parent, name)`` of a normalised absolute path (``/`` is its own parent)."""
-    if compat.IS_WINDOWS:  # pragma: no cover - Windows
-        return str(Path(path).parent), Path(path).name
-    parent, _, name = path.rpartition("/")
-    return parent or "/", name
-
-
-def _walk(lexical: str, follow_final: bool) -> str | None:
-    """The real path of an existing path, resolved by the kernel in one walk: opened with
-    ``O_PATH`` (``O_NOFOLLOW`` for the final component unless ``follow_final``) and read back
-    from ``/proc/self/fd`` (Linux). None when the path does not exist (or is unreachable), or
-    where there is no ``O_PATH``: the caller resolves it with ``realpath``."""
-    if not compat.O_PATH:  # pragma: no cover - not Linux
-        return None
-    flags = compat.O_PATH | compat.O_CLOEXEC | (0 if follow_final else compat.O_NOFOLLOW)
-    try:
-        fd = os.open(lexical, flags)
-    except OSError:
-        return None
-    try:
-        return compat.fd_path(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +161,7 @@ class PathPolicy:
         text = os.fspath(raw)
         if not text.strip() or "\x00" in text:
             raise ConfigError(f"invalid {what}: {text!r}")
-        lexical = _normalise(Path(text).expanduser().absolute())
+        lexical = normalise(Path(text).expanduser().absolute())
         try:
             real = lexical.resolve(strict=True)
         except (OSError, RuntimeError) as exc:
@@ -300,11 +263,11 @@ class PathPolicy:
         if "\x00" in given:
             raise InvalidPath(f"invalid path: {field} contains a NUL byte: {printable(given)}")
         absolute = Path(given).is_absolute() if compat.IS_WINDOWS else given.startswith("/")
-        lexical = _normal_text(given if absolute else f"{self.base_dir}{os.sep}{given}")
+        lexical = normal_text(given if absolute else f"{self.base_dir}{os.sep}{given}")
         try:  # as text: pathlib's parsing costs more than the walk itself
-            real = _walk(lexical, follow_final)
+            real = kernel_realpath(lexical, follow_final)
             if real is None:
-                parent, name = _split(lexical)
+                parent, name = split_path(lexical)
                 if follow_final or parent == lexical:
                     real = os.path.realpath(lexical)
                 else:
