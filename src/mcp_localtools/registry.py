@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,7 @@ from mcp_localtools.results import ResourcePage, ToolResult, enforce_budget
 from mcp_localtools.schemas import cached_schema, input_schema, models_in, output_schema
 from mcp_localtools.spec import LOCAL_SESSION, CallContext, ProgressFn, ResourceSource, SessionEndFn, ToolSpec
 from mcp_localtools.toolnames import render_names, serving
+from mcp_localtools.validation import lone_surrogate, validation_message
 
 __all__ = ["DEFAULT_CALL_TIMEOUT_SECONDS", "Registry"]
 
@@ -52,26 +53,6 @@ async def _no_check(args: Any, ctx: CallContext) -> None:
     """The check of a tool without one: its arguments were valid, nothing more to ask."""
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _lone_surrogate(value: Any, where: str) -> str | None:
-    """The argument path (``edits[0].newText``) of the first string in ``value`` holding a lone
-    surrogate, which no UTF-8 file, command line or environment can carry; None if there is none.
-    JSON over MCP cannot produce one, but the JSON command line and the Python API can."""
-    if isinstance(value, str):
-        return None if value.isascii() or not _SURROGATE.search(value) else where
-    if isinstance(value, Mapping):
-        items: Iterable[tuple[str, Any]] = (
-            (f"{where}.{key}" if where else str(key), v) for key, v in value.items()
-        )
-    elif isinstance(value, list | tuple):
-        items = ((f"{where}[{index}]", v) for index, v in enumerate(value))
-    else:
-        return None
-    return next((found for path, item in items if (found := _lone_surrogate(item, path))), None)
-
-
 def _nodes(node: Any) -> Iterator[dict[str, Any]]:
     """Every object in a JSON Schema, ``node`` first."""
     if isinstance(node, dict):
@@ -81,20 +62,6 @@ def _nodes(node: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(node, list):
         for value in node:
             yield from _nodes(value)
-
-
-def _format_validation_error(name: str, spec: ToolSpec[Any], exc: ValidationError) -> str:
-    known = sorted((f.alias or n) for n, f in spec.args_model.model_fields.items())
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(part) for part in err["loc"]) or "arguments"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unknown argument {where!r} (valid: {', '.join(known)})")
-        elif err["type"] == "missing":
-            problems.append(f"{where}: required")
-        else:
-            problems.append(f"{where}: {err['msg']}")
-    return f"invalid arguments for {name}: " + "; ".join(problems)
 
 
 @dataclass
@@ -390,7 +357,7 @@ class Registry:
                 for model in models_in(spec.args_model) + models_in(spec.result_model):
                     model.model_rebuild()
                 self._built.add(spec.name)
-            if (where := _lone_surrogate(arguments or {}, "")) is not None:
+            if (where := lone_surrogate(arguments or {}, "")) is not None:
                 return ToolResult.failure(
                     InvalidArguments.code,
                     f"invalid arguments for {name}: {where}: holds a lone surrogate (\\ud800-\\udfff), "
@@ -399,7 +366,7 @@ class Registry:
             try:
                 args = spec.args_model.model_validate(dict(arguments or {}))
             except ValidationError as exc:
-                return ToolResult.failure(InvalidArguments.code, _format_validation_error(name, spec, exc))
+                return ToolResult.failure(InvalidArguments.code, validation_message(name, spec, exc))
             limit = timeout or spec.timeout_seconds or self.default_timeout
             try:
                 with anyio.fail_after(limit):
