@@ -44,6 +44,8 @@ MCP_EDGE = {"server", "transports", "stdio", "_sdk"}
 """The top-level modules and packages that may import the MCP SDK (``mcp``, ``mcp_types``)."""
 
 MAX_MODULE_LINES = 420
+MAX_ROW_WORDS = 30
+"""The most words a row of ARCHITECTURE's module table says about a module."""
 LARGE_MODULES: dict[str, str] = {
     "mcp_localtools.parsers.worker": "the confined worker runs standalone (python worker.py): one file",
     "mcp_localtools.policy.sh_lexer": "one pass over a command's characters, its states read together",
@@ -587,3 +589,14 @@ def test_every_exception_of_ours_lives_in_errors_py() -> None:
     found = set(_exception_classes())
     assert sorted(found - set(OWN_EXCEPTIONS)) == [], "define the exception in errors.py (the one tree)"
     assert sorted(set(OWN_EXCEPTIONS) - found) == [], "OWN_EXCEPTIONS names a class that is gone: drop it"
+
+
+def test_the_module_table_has_one_line_per_row() -> None:
+    """Each row of ARCHITECTURE's module table says what the module holds in one line; a
+    package's detail is its ``__init__`` docstring (issue 39: a map that stays short)."""
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("| module | what it holds |", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) > 20, "the module table was not found"
+    long = [row.split(" | ", 1)[0] for row in rows if len(row.split(" | ", 1)[1].split()) > MAX_ROW_WORDS]
+    assert long == [], f"rows over {MAX_ROW_WORDS} words: move the detail into the module's docstring"

@@ -4,6 +4,10 @@ The engine (``engine.py``) is ripgrep when an ``rg`` of version 14 or later is i
 ``ripgrep`` wheel puts one next to this interpreter), else the pure-Python fallback; the tools
 give the same results with either. It is chosen at the first search, not at start-up (finding
 ripgrep runs ``rg --version``).
+
+Its modules: ripgrep (``rg.py``; ``rgrecords.py`` parses its output, one regex pass per chunk) and a
+pure-Python fallback (``native.py``, ``walk.py``, ``ignore.py``, ``regex.py``) with identical
+results; ``DeferredEngine`` picks one at the first search.
 """
 
 from __future__ import annotations
