@@ -29,6 +29,7 @@ from harness import Spawned, cpu_seconds, linear_stdio, server_command
 from mcp import Client
 
 from mcp_localtools.search.rg import find_ripgrep
+from mcp_localtools.tools import spec_of
 
 PATTERN = r"class \w+Error\("
 MIN_FILES = 5000
@@ -226,7 +227,7 @@ def serve_python_engine(root: str) -> None:
     workspace = Workspace.from_config(config, search=NativeEngine())
     registry = Registry()
     for module in (searchfiles, globfiles, directorytree):
-        registry.register(module.spec(workspace))
+        registry.register(spec_of(module, workspace))
     create_server(registry).run()
 
 

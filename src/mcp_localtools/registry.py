@@ -130,7 +130,8 @@ class Registry:
         """Add a tool.
 
         Raises:
-            SpecError: a taken or malformed name, no title or description, an undocumented field.
+            SpecError: a taken or malformed name, no title, description or group, an undocumented
+                field.
         """
         if not _NAME.match(spec.name):
             raise SpecError(f"tool name {spec.name!r} must be lowercase letters and digits")
@@ -138,6 +139,10 @@ class Registry:
             raise SpecError(f"tool {spec.name!r} is registered twice")
         if not spec.description.strip() or not spec.title.strip():
             raise SpecError(f"tool {spec.name!r} needs a title and a description")
+        if not _NAME.match(spec.group):
+            raise SpecError(
+                f"tool {spec.name!r} needs its group (group=; the catalog sets it from the package)"
+            )
         for model in (spec.args_model, spec.result_model):
             undocumented = [n for n, f in model.model_fields.items() if not f.description]
             if undocumented:

@@ -306,15 +306,16 @@ class ToolSpec(Generic[ArgsT]):
 
     Attributes:
         name: lowercase wire name (``readfile``).
-        group: the tool group: ``fs``, ``text``, ``exec`` (declared tools too), ``image``, ``web``,
-            ``code`` (a package of ``tools/``); ``[tools]`` filters and ``[approval] require = ["exec"]``
-            match it, and it is a tag of the tool's ``_meta``.
         title: short human-readable name.
         description: the model's documentation: what it does, its limits, what to use instead.
         args_model: the arguments model (input schema and validation).
         result_model: the structured result model (output schema).
         handler: ``async (args, ctx) -> ToolResult``; raises ``ToolError`` for failures.
         annotations: MCP annotations.
+        group: the tool group: ``fs``, ``text``, ``exec`` (declared tools too), ``image``, ``web``,
+            ``code``: the package of ``tools/`` the tool's module lives in, which the catalog sets
+            (``tools.catalog``; a tool module leaves it out); ``[tools]`` filters and ``[approval]
+            require = ["exec"]`` match it, and it is a tag of the tool's ``_meta``.
         timeout_seconds: this tool's call timeout, when it differs from the registry default.
         unsupported: why the tool cannot work on this platform (``compat.why_unsupported``), or
             None when it can; ``build_registry`` leaves such a tool out and logs the reason.
@@ -353,13 +354,13 @@ class ToolSpec(Generic[ArgsT]):
     """
 
     name: str
-    group: str
     title: str
     description: str
     args_model: type[ArgsT]
     result_model: type[ToolOutput]
     handler: Callable[[ArgsT, CallContext], Awaitable[ToolResult]]
     annotations: ToolAnnotations
+    group: str = ""
     timeout_seconds: float | None = None
     unsupported: str | None = None
     on_register: Callable[[], None] | None = None

@@ -20,6 +20,7 @@ from mcp_localtools.parsers import ParserRunner
 from mcp_localtools.parsers import runner as runner_module
 from mcp_localtools.parsers.pdf import extract_pdf_text
 from mcp_localtools.registry import Registry
+from mcp_localtools.tools import spec_of
 from mcp_localtools.tools.image import readimage
 from mcp_localtools.workspace import Workspace
 from tests.helpers import config_for, make_large_png, make_pdf, make_png, parser_workers
@@ -50,7 +51,7 @@ async def test_a_parse_over_its_time_is_stopped_with_a_clear_error_and_its_worke
 async def test_a_call_that_times_out_leaves_no_worker_behind(tmp_path: Path, huge_png: bytes) -> None:
     (tmp_path / "huge.png").write_bytes(huge_png)
     registry = Registry()
-    registry.register(readimage.spec(Workspace.from_config(config_for(tmp_path))))
+    registry.register(spec_of(readimage, Workspace.from_config(config_for(tmp_path))))
     with anyio.fail_after(60):
         result = await registry.call(
             "readimage", {"path": "huge.png", "includeBase64Data": True}, timeout=0.5

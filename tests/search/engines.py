@@ -11,6 +11,7 @@ from mcp_localtools.config import Config
 from mcp_localtools.registry import Registry
 from mcp_localtools.search import Engine, NativeEngine, RipgrepEngine
 from mcp_localtools.search.rg import find_ripgrep
+from mcp_localtools.tools import spec_of
 from mcp_localtools.tools.fs import directorytree, globfiles, searchfiles
 from mcp_localtools.workspace import Workspace
 
@@ -32,5 +33,5 @@ def search_registry(config: Config, engine: Engine) -> Registry:
     registry = Registry()
     workspace = Workspace.from_config(config, search=engine)
     for module in (searchfiles, globfiles, directorytree):
-        registry.register(module.spec(workspace))
+        registry.register(spec_of(module, workspace))
     return registry

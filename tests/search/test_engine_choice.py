@@ -11,6 +11,7 @@ import pytest
 
 import mcp_localtools.search as search_package
 from mcp_localtools.registry import Registry
+from mcp_localtools.tools import spec_of
 from mcp_localtools.tools.fs import directorytree, globfiles, searchfiles
 from mcp_localtools.workspace import Workspace
 from tests.helpers import config_for
@@ -33,7 +34,7 @@ async def test_the_engine_is_picked_once_at_the_first_search_off_the_event_loop(
     registry = Registry()
     workspace = Workspace.from_config(config)
     for module in (searchfiles, globfiles, directorytree):
-        registry.register(module.spec(workspace))
+        registry.register(spec_of(module, workspace))
     assert picks == [], "building the specs runs no rg --version"
 
     (tmp_path / "a.txt").write_text("needle\n", encoding="utf-8")

@@ -37,6 +37,7 @@ __all__ = [
     "profile_tools",
     "registry_of",
     "select_tools",
+    "spec_of",
 ]
 
 logger = logging.getLogger(__name__)
@@ -54,8 +55,14 @@ def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
             ``[exec.scripts]`` entry), ``[index] languages`` names a language without a grammar, or a
             ``[tools.custom]`` table is invalid (its key path named).
     """
-    builtin = [module.spec(workspace) for group in GROUPS for module in group.MODULES]
+    builtin = [spec_of(module, workspace) for group in GROUPS for module in group.MODULES]
     return [*builtin, *declared_specs(workspace, _builtin_names())]
+
+
+def spec_of(module: Any, workspace: Workspace) -> ToolSpec[Any]:
+    """The spec of tool ``module`` (``tools/<group>/<name>.py``) bound to ``workspace``, its group
+    the name of the package it lives in: a tool module does not write it out."""
+    return dataclasses.replace(module.spec(workspace), group=module.__name__.split(".")[-2])
 
 
 def _builtin_names() -> frozenset[str]:
@@ -73,7 +80,7 @@ def catalog(workspace: Workspace) -> Catalog:
         for module in group.MODULES:
             names.append((group.__name__.rpartition(".")[2], module.__name__.rpartition(".")[2]))
             try:
-                specs.append(module.spec(workspace))
+                specs.append(spec_of(module, workspace))
             except ConfigError as exc:
                 problems.append(Problem.of(exc))
     try:

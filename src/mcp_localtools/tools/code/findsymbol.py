@@ -215,7 +215,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The findsymbol tool, bound to ``workspace``."""
     return ToolSpec(
         name="findsymbol",
-        group="code",
         title="Find a symbol and its callers",
         description=(
             "Where a function, class or other symbol is defined and where it is used (calls, types), "

@@ -131,7 +131,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The repomap tool, bound to ``workspace``."""
     return ToolSpec(
         name="repomap",
-        group="code",
         title="Map of a repository",
         description=(
             "The most important definitions of a codebase (PageRank over who uses what), grouped by file "

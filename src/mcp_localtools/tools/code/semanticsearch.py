@@ -218,7 +218,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The semanticsearch tool, bound to ``workspace``."""
     return ToolSpec(
         name="semanticsearch",
-        group="code",
         title="Search code by meaning",
         description=(
             "Find functions, classes and text by what they do, offline: BM25 on split identifiers plus "

@@ -154,7 +154,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     index_settings(workspace)
     return ToolSpec(
         name="symbols",
-        group="code",
         title="Outline of code",
         description=(
             "Outline of a source file or directory: functions, classes, methods, constants, types with "

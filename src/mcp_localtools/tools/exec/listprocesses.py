@@ -47,7 +47,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     return ToolSpec(
         name="listprocesses",
-        group="exec",
         title="List background processes",
         description=(
             "This session's processes from startprocess: command, status, exit code, runtime, output sizes."

@@ -54,7 +54,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     return ToolSpec(
         name="processoutput",
-        group="exec",
         title="Read a background process's output",
         description=(
             "Output of a process from startprocess since the last read (or from stdoutOffset/"

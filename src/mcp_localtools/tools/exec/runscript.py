@@ -368,7 +368,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     allowed = ", ".join(sorted(e or '""' for e in scripts.allowed_extensions))
     described = ToolSpec(
         name="runscript",
-        group="exec",
         title="Run a script file",
         description=(
             f"Run a script by its extension ({allowed}) with that shell, python3 or PowerShell; no exec "

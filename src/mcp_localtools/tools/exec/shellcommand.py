@@ -326,7 +326,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     policy = group.policy
     described = ToolSpec(
         name="shellcommand",
-        group="exec",
         title="Run shell commands",
         description=(
             f"Run shell commands in order. Each: timeout {policy.timeout_seconds:g} s (up to "

@@ -192,7 +192,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     described = ToolSpec(
         name="startprocess",
-        group="exec",
         title="Start a background process",
         description=(
             "Start one command in the background (a dev server, a watcher, a REPL) and return its "

@@ -55,7 +55,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     return ToolSpec(
         name="stopprocess",
-        group="exec",
         title="Stop a background process",
         description=(
             "Stop a process from startprocess and everything it started (its process group): SIGTERM, "

@@ -85,7 +85,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     return ToolSpec(
         name="waitprocess",
-        group="exec",
         title="Wait for a background process",
         description=(
             "Wait until a process from startprocess exits, or until a new line of its output matches "

@@ -54,7 +54,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     group = workspace.shared(ExecGroup.create)
     return ToolSpec(
         name="writeprocess",
-        group="exec",
         title="Write to a background process",
         description=(
             "Send text to the stdin of a process from startprocess (a REPL, a prompt; end lines with "

@@ -114,7 +114,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="copypath",
-        group="fs",
         title="Copy a file or tree",
         description=(
             "Copy a file or directory tree, keeping modes and times (symlinks in a tree "

@@ -231,7 +231,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="deletefile",
-        group="fs",
         title="Move to the trash",
         description="Move a file or directory to a trash, never unlinking. A root cannot be deleted.",
         args_model=DeleteFileArgs,

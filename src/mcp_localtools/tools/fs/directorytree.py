@@ -209,7 +209,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     limits = workspace.limits
     return ToolSpec(
         name="directorytree",
-        group="fs",
         title="Show a directory tree",
         description=(
             "Show a directory as an indented tree with file sizes; cut directories say how many entries "

@@ -227,7 +227,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     engine = workspace.search
     return ToolSpec(
         name="globfiles",
-        group="fs",
         title="Find files by glob",
         description="Find files by a glob on their path; no symlinks. For contents use searchfiles.",
         args_model=GlobFilesArgs,

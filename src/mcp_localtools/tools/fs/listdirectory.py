@@ -151,7 +151,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     limits = workspace.limits
     return ToolSpec(
         name="listdirectory",
-        group="fs",
         title="List a directory",
         description=(
             "List one directory's entries, sorted by name, dotfiles included. "

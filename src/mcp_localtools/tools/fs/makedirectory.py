@@ -91,7 +91,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="makedirectory",
-        group="fs",
         title="Create a directory",
         description=(
             "Create a directory. An existing directory is fine (created=false); an existing file is an error."

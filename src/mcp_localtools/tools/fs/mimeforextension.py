@@ -58,7 +58,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The mimeforextension tool, bound to ``workspace``."""
     return ToolSpec(
         name="mimeforextension",
-        group="fs",
         title="MIME type of an extension",
         description=(
             "MIME type of a file extension; no file access. Unknown: application/octet-stream, known=false."

@@ -64,7 +64,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="mimeforpath",
-        group="fs",
         title="MIME type of a file",
         description=(
             "A file's MIME type (by extension, else its first 4096 bytes) and how the tools treat it "

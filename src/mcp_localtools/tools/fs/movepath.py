@@ -90,7 +90,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="movepath",
-        group="fs",
         title="Move or rename",
         description="Move or rename a file, directory or symlink, across devices too.",
         args_model=MovePathArgs,

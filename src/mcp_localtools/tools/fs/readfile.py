@@ -318,7 +318,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
 
     return ToolSpec(
         name="readfile",
-        group="fs",
         title="Read a file",
         description=(
             f"Read a file. Text: UTF-8 verbatim, {limits.read_max_lines} lines unless limit, at most "

@@ -457,7 +457,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     engine = workspace.search
     return ToolSpec(
         name="searchfiles",
-        group="fs",
         title="Search files",
         description=(
             "Search file contents under root with ripgrep, line by line (files mode also matches "

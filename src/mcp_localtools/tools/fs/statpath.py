@@ -79,7 +79,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     paths = workspace.paths
     return ToolSpec(
         name="statpath",
-        group="fs",
         title="Inspect a path",
         description=(
             "A path's type, size, modification time, permission bits and symlink target; exists=false "

@@ -184,7 +184,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     locks = workspace.locks
     return ToolSpec(
         name="writefile",
-        group="fs",
         title="Write a file",
         description=(
             f"Create or replace a file, atomically; at most {size_text(limits.max_write_bytes)}. For small "

@@ -230,7 +230,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
 
     return ToolSpec(
         name="readimage",
-        group="image",
         title="Read an image",
         description=(
             "An image's size, format, MIME type, mode, frames, DPI and EXIF orientation without decoding "

@@ -62,7 +62,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The deletetextlines tool, bound to ``workspace``."""
     return ToolSpec(
         name="deletetextlines",
-        group="text",
         title="Delete lines from a text file",
         description=(
             "Delete a block of lines from a UTF-8 file; a wrong match count is an error listing the "

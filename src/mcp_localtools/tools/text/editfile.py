@@ -188,7 +188,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     locks = workspace.locks
     return ToolSpec(
         name="editfile",
-        group="text",
         title="Edit a text file",
         description=(
             "Replace text in a UTF-8 file. A wrong match count is an error listing the matches (none: "

@@ -248,7 +248,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     limits = workspace.limits
     return ToolSpec(
         name="findtext",
-        group="text",
         title="Find text in a file",
         description=(
             "Find lines in one UTF-8 file; returns line numbers with context. For many files use searchfiles."

@@ -137,7 +137,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     locks = workspace.locks
     return ToolSpec(
         name="inserttextlines",
-        group="text",
         title="Insert lines into a text file",
         description=(
             "Insert lines into a UTF-8 file at a position. Keeps line endings, BOM, final "

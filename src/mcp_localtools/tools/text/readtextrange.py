@@ -185,7 +185,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     limits = workspace.limits
     return ToolSpec(
         name="readtextrange",
-        group="text",
         title="Read lines of a text file",
         description=(
             "Read numbered lines of a UTF-8 file: between marker lines (included; each must match once, "

@@ -225,7 +225,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
 
     return ToolSpec(
         name="replaceinfiles",
-        group="text",
         title="Replace in many files",
         description=(
             "Replace a word, text or RE2 regex in every file under root matching the include globs "

@@ -84,7 +84,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The replacetextlines tool, bound to ``workspace``."""
     return ToolSpec(
         name="replacetextlines",
-        group="text",
         title="Replace lines in a text file",
         description=(
             "Replace a block of lines in a UTF-8 file; a wrong match count is an error listing the "

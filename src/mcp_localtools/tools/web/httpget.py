@@ -369,7 +369,6 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
 
     return ToolSpec(
         name="httpget",
-        group="web",
         title="Fetch a URL",
         description=(
             "GET or HEAD an http(s) URL. HTML comes back as Markdown, text as text, images as image "
