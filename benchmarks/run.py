@@ -23,6 +23,7 @@ import audit
 import codesearch
 import connections
 import issue31
+import issue38
 import reads
 import suite
 
@@ -43,6 +44,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "reads": reads.run,
     "codesearch": codesearch.run,
     "issue31": issue31.run,
+    "issue38": issue38.run,
 }
 
 _PREAMBLE = (
