@@ -205,6 +205,7 @@ class _Request:
     cut: bool
     notes: Sequence[str]
     rest: bool
+    lines: int
 
 
 def text_result(
@@ -238,18 +239,25 @@ def text_result(
         notes: further notes for the caller, after the window's.
         rest: with ``total`` None, whether lines follow ``text`` (a forward read).
     """
-    request = _Request(text, first, total, tail, line_numbers, cut, notes, rest)
+    lines = count_lines(text)
+    request = _Request(text, first, total, tail, line_numbers, cut, notes, rest, lines)
     # The text goes twice (the text content and structuredContent.content), each copy within the
-    # budget (results.wire_chars): the whole budget less the metadata, less while a copy (notes,
-    # JSON escapes) is over it.
-    return fit_within(partial(_window_result, base, request), budget, budget - 500)
+    # budget (results.wire_chars): the whole budget less the metadata and the JSON escapes of the
+    # line breaks (and of the tabs of numbered lines) the window will hold, so that the first
+    # window built fits; less again only when other escapes or the notes put a copy over it.
+    breaks = lines if len(text) <= budget else lines * budget // len(text) + 1
+    escapes = breaks * (2 if line_numbers else 1)
+    return fit_within(partial(_window_result, base, request), budget, budget - 500 - escapes)
 
 
 def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolResult:
     """``text_result`` with the window cut to ``payload`` characters."""
     budget = max(payload, 1)
     text, first, total, tail = request.text, request.first, request.total, request.tail
-    lines = count_lines(text)
+    lines = request.lines
+    if tail is None and len(text) > budget:  # only the lines that can fit are numbered and cut
+        end = text.rfind("\n", 0, budget)
+        text = text[: end + 1] if end >= 0 else text[: budget + 1]
     if request.line_numbers:
         assert first is not None, "numbered lines need the first line's number"
         shown = number_lines(text, first + 1)
@@ -258,7 +266,7 @@ def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolRes
     skip = _lines_over(shown, budget) if tail is not None else 0
     if skip:
         shown = shown.split("\n", skip)[-1]
-    window = text_window(shown, offset=0, limit=lines - skip, budget=budget)
+    window = text_window(shown, offset=0, limit=count_lines(shown), budget=budget)
     begin = first + skip if first is not None else None
     used = window.end_line or 0
     if total is not None and first is not None:
