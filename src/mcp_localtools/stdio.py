@@ -19,7 +19,9 @@ the session at EOF while requests are still running. Here:
   for its id instead of ending the writer.
 
 While serving, fd 0 reads the null device and fd 1 points at stderr, so children and stray prints
-never touch the wire; both are restored on exit.
+never touch the wire; both are restored on exit. A wire that is a pipe or a socket (as a client
+starts a server) is read and written by the event loop itself, non-blocking: a call costs no
+thread hand-off for its request or its reply (other files, and Windows, use a worker thread).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import logging
 import os
 import re
 import select
+import stat
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -70,16 +73,19 @@ class _Oversized:
     length: int
 
 
-async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Oversized]:
+async def _read_lines(
+    fd: int, max_line_bytes: int, *, polled: bool = False
+) -> AsyncIterator[bytes | _Oversized]:
     """Lines of ``fd`` without their newline, until EOF (a last line without newline counts).
 
     A line over ``max_line_bytes`` is yielded as ``_Oversized``: only its first
     ``ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
-    ``max_line_bytes`` plus one read chunk whatever arrives."""
+    ``max_line_bytes`` plus one read chunk whatever arrives. ``polled``: ``fd`` is non-blocking
+    and read by the event loop (``_read``)."""
     buffer = bytearray()
     dropping: _Oversized | None = None
     while True:
-        chunk = await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+        chunk = await _read(fd, polled)
         if not chunk:
             break
         start = 0
@@ -107,6 +113,54 @@ async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Ov
         yield dropping
     elif buffer.strip():
         yield bytes(buffer)
+
+
+if sys.platform == "win32":  # pragma: no cover - the Proactor loop waits on no pipe
+
+    def _non_blocking(fd: int) -> tuple[bool, bool]:
+        """Windows: the wire is read and written by worker threads."""
+        return False, False
+
+    def _restore(fd: int, changed: bool) -> None:
+        """Windows: nothing was changed."""
+
+else:
+
+    def _non_blocking(fd: int) -> tuple[bool, bool]:
+        """``(polled, changed)``: ``fd`` is a pipe or a socket, now non-blocking, that the event
+        loop reads or writes itself (else it stays as it is, with the worker threads: a file or
+        a terminal); ``changed``: it was made non-blocking here, and ``_restore`` makes it
+        blocking again (the description may outlive us)."""
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            return False, False
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return False, False
+        if not os.get_blocking(fd):
+            return True, False
+        os.set_blocking(fd, False)
+        return True, True
+
+    def _restore(fd: int, changed: bool) -> None:
+        """Make ``fd`` blocking again when ``_non_blocking`` changed it."""
+        if changed:
+            try:
+                os.set_blocking(fd, True)
+            except OSError:
+                pass
+
+
+async def _read(fd: int, polled: bool) -> bytes:
+    """The next bytes of ``fd`` (empty at EOF): read by the event loop when it waits on ``fd``
+    (``polled``: non-blocking), else in a worker thread."""
+    if not polled:
+        return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+    while True:
+        try:
+            return os.read(fd, _CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:
@@ -221,8 +275,9 @@ def _error(request_id: int | str | None, code: int, message: str) -> types.JSONR
 class _Wire:
     """stdout: one writer at a time, and the ids of the requests still owed an answer."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, polled: bool = False) -> None:
         self._fd = fd
+        self._polled = polled
         self._lock = anyio.Lock()
         self.pending: dict[tuple[str, int | str | None], int] = {}
         self.changed = anyio.Event()
@@ -263,7 +318,10 @@ class _Wire:
         async with self._lock:
             if not self.broken:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, self._fd, data)
+                    if self._polled:
+                        await _write_polled(self._fd, data)
+                    else:
+                        await anyio.to_thread.run_sync(_write_all, self._fd, data)
                 except OSError as exc:
                     logger.warning("stdout is gone (%s); no more replies can be sent", exc)
                     self.broken = True
@@ -299,6 +357,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+async def _write_polled(fd: int, data: bytes) -> None:
+    """Write ``data`` to the non-blocking ``fd`` from the event loop: what the pipe takes now,
+    the rest as it drains (raises ``OSError`` when the reader is gone)."""
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            await anyio.wait_writable(fd)
+
+
 def _claim(fd: int, diversion: int) -> tuple[int, int]:
     """Move ``fd`` to a private descriptor and point ``fd`` at ``diversion``; returns ``(private,
     saved)`` for ``_release``."""
@@ -330,23 +399,32 @@ async def serve_stdio(
     wire_in, _ = _claim(stdin_fd, null)
     os.close(null)
     wire_out, _ = _claim(stdout_fd, 2)
+    (read_polled, read_changed), (write_polled, write_changed) = (
+        _non_blocking(wire_in),
+        _non_blocking(wire_out),
+    )
     try:
-        await _serve(server, max_line_bytes, wire_in, wire_out)
+        await _serve(server, max_line_bytes, wire_in, wire_out, polled=(read_polled, write_polled))
     finally:
+        _restore(wire_in, read_changed)
+        _restore(wire_out, write_changed)
         _release(wire_out, stdout_fd)
         _release(wire_in, stdin_fd)
         os.close(wire_out)
         os.close(wire_in)
 
 
-async def _serve(server: Server[Any], max_line_bytes: int, wire_in: int, wire_out: int) -> None:
-    wire = _Wire(wire_out)
+async def _serve(
+    server: Server[Any], max_line_bytes: int, wire_in: int, wire_out: int, *, polled: tuple[bool, bool]
+) -> None:
+    """Serve over ``wire_in``/``wire_out``; ``polled``: each is non-blocking, for the event loop."""
+    wire = _Wire(wire_out, polled=polled[1])
     read_send, read_receive = create_context_streams[SessionMessage | Exception](0)
     write_send, write_receive = create_context_streams[SessionMessage](0)
 
     async def reader() -> None:
         async with read_send:
-            async for line in _read_lines(wire_in, max_line_bytes):
+            async for line in _read_lines(wire_in, max_line_bytes, polled=polled[0]):
                 if isinstance(line, _Oversized):
                     await wire.send(
                         _error(
