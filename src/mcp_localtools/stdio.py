@@ -20,8 +20,8 @@ the session at EOF while requests are still running. Here:
 
 While serving, fd 0 reads the null device and fd 1 points at stderr, so children and stray prints
 never touch the wire; both are restored on exit. A wire that is a pipe or a socket (as a client
-starts a server) is read and written by the event loop itself, non-blocking: a call costs no
-thread hand-off for its request or its reply (other files, and Windows, use a worker thread).
+starts a server) is read and written by the event loop itself, non-blocking
+(``stdio_io.py``): a call costs no thread hand-off for its request or its reply.
 """
 
 from __future__ import annotations
@@ -30,14 +30,10 @@ import logging
 import os
 import re
 import select
-import stat
 import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
@@ -47,7 +43,6 @@ from mcp_localtools import jsonrpc
 from mcp_localtools._sdk import create_context_streams
 from mcp_localtools.errors import printable
 from mcp_localtools.jsonrpc import (
-    ID_SCAN_BYTES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -56,111 +51,13 @@ from mcp_localtools.jsonrpc import (
     json_type,
     recover_id,
 )
+from mcp_localtools.stdio_io import Oversized, non_blocking, read_lines, restore, write
 
 __all__ = ["PARSE_ERROR", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-_CHUNK = 1024 * 1024
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Oversized:
-    """A line longer than the limit: its first bytes and its full length."""
-
-    prefix: bytes
-    length: int
-
-
-async def _read_lines(
-    fd: int, max_line_bytes: int, *, polled: bool = False
-) -> AsyncIterator[bytes | _Oversized]:
-    """Lines of ``fd`` without their newline, until EOF (a last line without newline counts).
-
-    A line over ``max_line_bytes`` is yielded as ``_Oversized``: only its first
-    ``ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
-    ``max_line_bytes`` plus one read chunk whatever arrives. ``polled``: ``fd`` is non-blocking
-    and read by the event loop (``_read``)."""
-    buffer = bytearray()
-    dropping: _Oversized | None = None
-    while True:
-        chunk = await _read(fd, polled)
-        if not chunk:
-            break
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            piece = memoryview(chunk)[start : len(chunk) if end < 0 else end]
-            if dropping is not None:
-                dropping = _Oversized(dropping.prefix, dropping.length + len(piece))
-            elif len(buffer) + len(piece) > max_line_bytes:
-                prefix = bytes(buffer[:ID_SCAN_BYTES]) + bytes(piece[: max(0, ID_SCAN_BYTES - len(buffer))])
-                dropping = _Oversized(prefix, len(buffer) + len(piece))
-                buffer = bytearray()
-            else:
-                buffer += piece
-            if end < 0:
-                break
-            if dropping is not None:
-                yield dropping
-                dropping = None
-            else:
-                yield bytes(buffer)
-                buffer = bytearray()
-            start = end + 1
-    if dropping is not None:
-        yield dropping
-    elif buffer.strip():
-        yield bytes(buffer)
-
-
-if sys.platform == "win32":  # pragma: no cover - the Proactor loop waits on no pipe
-
-    def _non_blocking(fd: int) -> tuple[bool, bool]:
-        """Windows: the wire is read and written by worker threads."""
-        return False, False
-
-    def _restore(fd: int, changed: bool) -> None:
-        """Windows: nothing was changed."""
-
-else:
-
-    def _non_blocking(fd: int) -> tuple[bool, bool]:
-        """``(polled, changed)``: ``fd`` is a pipe or a socket, now non-blocking, that the event
-        loop reads or writes itself (else it stays as it is, with the worker threads: a file or
-        a terminal); ``changed``: it was made non-blocking here, and ``_restore`` makes it
-        blocking again (the description may outlive us)."""
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError:
-            return False, False
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            return False, False
-        if not os.get_blocking(fd):
-            return True, False
-        os.set_blocking(fd, False)
-        return True, True
-
-    def _restore(fd: int, changed: bool) -> None:
-        """Make ``fd`` blocking again when ``_non_blocking`` changed it."""
-        if changed:
-            try:
-                os.set_blocking(fd, True)
-            except OSError:
-                pass
-
-
-async def _read(fd: int, polled: bool) -> bytes:
-    """The next bytes of ``fd`` (empty at EOF): read by the event loop when it waits on ``fd``
-    (``polled``: non-blocking), else in a worker thread."""
-    if not polled:
-        return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
-    while True:
-        try:
-            return os.read(fd, _CHUNK)
-        except BlockingIOError:
-            await anyio.wait_readable(fd)
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:
@@ -318,10 +215,7 @@ class _Wire:
         async with self._lock:
             if not self.broken:
                 try:
-                    if self._polled:
-                        await _write_polled(self._fd, data)
-                    else:
-                        await anyio.to_thread.run_sync(_write_all, self._fd, data)
+                    await write(self._fd, data, polled=self._polled)
                 except OSError as exc:
                     logger.warning("stdout is gone (%s); no more replies can be sent", exc)
                     self.broken = True
@@ -349,23 +243,6 @@ else:
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
         return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-async def _write_polled(fd: int, data: bytes) -> None:
-    """Write ``data`` to the non-blocking ``fd`` from the event loop: what the pipe takes now,
-    the rest as it drains (raises ``OSError`` when the reader is gone)."""
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            await anyio.wait_writable(fd)
 
 
 def _claim(fd: int, diversion: int) -> tuple[int, int]:
@@ -400,14 +277,14 @@ async def serve_stdio(
     os.close(null)
     wire_out, _ = _claim(stdout_fd, 2)
     (read_polled, read_changed), (write_polled, write_changed) = (
-        _non_blocking(wire_in),
-        _non_blocking(wire_out),
+        non_blocking(wire_in),
+        non_blocking(wire_out),
     )
     try:
         await _serve(server, max_line_bytes, wire_in, wire_out, polled=(read_polled, write_polled))
     finally:
-        _restore(wire_in, read_changed)
-        _restore(wire_out, write_changed)
+        restore(wire_in, read_changed)
+        restore(wire_out, write_changed)
         _release(wire_out, stdout_fd)
         _release(wire_in, stdin_fd)
         os.close(wire_out)
@@ -424,8 +301,8 @@ async def _serve(
 
     async def reader() -> None:
         async with read_send:
-            async for line in _read_lines(wire_in, max_line_bytes, polled=polled[0]):
-                if isinstance(line, _Oversized):
+            async for line in read_lines(wire_in, max_line_bytes, polled=polled[0]):
+                if isinstance(line, Oversized):
                     await wire.send(
                         _error(
                             recover_id(line.prefix),

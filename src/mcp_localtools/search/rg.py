@@ -333,17 +333,13 @@ class RipgrepEngine:
                     return -1  # cancelled before it started; the pipe is closed already
                 return _drain(process, feed, separator)
 
-            failure: Exception | None = None
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(report)
-                    try:
-                        returncode = await anyio.to_thread.run_sync(drain, abandon_on_cancel=True)
-                    except Exception as exc:  # noqa: BLE001 - raised below, not as a group
-                        failure = exc
+                    returncode = await anyio.to_thread.run_sync(drain, abandon_on_cancel=True)
                     group.cancel_scope.cancel()
-                if failure is not None:
-                    raise failure
+            except ExceptionGroup as raised:  # the reader's error (a ToolError), as it was raised
+                raise raised.exceptions[0] from None
             finally:
                 if process.poll() is None:
                     process.kill()
