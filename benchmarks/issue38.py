@@ -12,9 +12,10 @@ of a new 500 MiB file and a whole 50 MiB file; the SDK floor (``floor_server.py`
 the tail, for scale.
 
 Wall time is the client's round trip; CPU per call is the server process's: the run time of its
-threads (``/proc/PID/task/*/schedstat``, ns) and that of the children it reaped, such as rg
-(``/proc/PID/stat``, 10 ms ticks), read around each call; for ``rg -n`` it is the benchmark's
-reaped children (``getrusage``), for raw Python the benchmark thread's own.
+live threads (``/proc/PID/task/*/schedstat``, ns) and that of its ended threads and of the
+children it reaped, such as rg (``/proc/PID/stat``, 10 ms ticks), read around each call; for
+``rg -n`` it is the benchmark's reaped children (``getrusage``), for raw Python the benchmark
+thread's own.
 ``ISSUE38_ONLY=head,tail`` runs only the operations whose names hold one of the words. The
 load average is read at the start of each operation. Use ``--work /tmp/DIR`` (about 1.3 GB: the
 500 MiB file, the 50 MiB file and the trees) and delete it afterwards.
@@ -89,22 +90,32 @@ class Operation:
 
 
 def server_cpu(pid: int) -> float:
-    """CPU seconds of process ``pid`` so far: its live threads' run time (``schedstat``, in ns)
-    plus the time of the threads that ended and of the children it reaped (``stat``, in ticks)."""
-    live = 0
+    """CPU seconds of process ``pid`` so far: its live threads' run time (``schedstat``, in ns),
+    plus, in clock ticks (``stat``), the time of its threads that have ended and of the children
+    it reaped (a thread that ended, such as Python 3.11's waitpid thread of a child process, is
+    no longer in ``task/``)."""
+    hertz = os.sysconf("SC_CLK_TCK")
+    live_ns = live_ticks = 0
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as handle:
-                live += int(handle.read().split()[0])
+                ns = int(handle.read().split()[0])
+            ticks = sum(_stat_fields(f"/proc/{pid}/task/{task}/stat")[11:13])
         except (FileNotFoundError, ProcessLookupError):
             continue
-    return live / 1e9 + _children_ticks(pid)
+        live_ns += ns
+        live_ticks += ticks
+    fields = _stat_fields(f"/proc/{pid}/stat")
+    ended = max(0, sum(fields[11:13]) - live_ticks)
+    return live_ns / 1e9 + (ended + sum(fields[13:15])) / hertz
 
 
-def _children_ticks(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[13:15]) / os.sysconf("SC_CLK_TCK")
+def _stat_fields(path: str) -> list[int]:
+    with open(path, encoding="utf-8") as handle:
+        return [
+            int(value) if value.lstrip("-").isdigit() else 0
+            for value in handle.read().rsplit(")", 1)[1].split()
+        ]
 
 
 def _children_cpu() -> float:
