@@ -24,6 +24,7 @@ import codesearch
 import cold
 import connections
 import issue31
+import issue38
 import reads
 import suite
 
@@ -45,6 +46,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace], str]] = {
     "codesearch": codesearch.run,
     "issue31": issue31.run,
     "cold": cold.run,
+    "issue38": issue38.run,
 }
 
 _PREAMBLE = (

@@ -4,11 +4,15 @@ goes unanswered."""
 
 from __future__ import annotations
 
+import array
+import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +282,51 @@ def test_a_second_initialize_is_refused_and_the_session_goes_on(server: _Server)
     assert refusal["id"] == 2 and refusal["error"]["code"] == -32600, refusal
     assert "already initialized" in refusal["error"]["message"]
     assert server.reply(timeout=10) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def _wait_until_pipe_holds(fd: int, size: int, seconds: float = 30) -> None:
+    """Wait until the pipe read by ``fd`` holds at least ``size`` unread bytes (``FIONREAD``)."""
+    import fcntl
+    import termios
+
+    deadline = time.monotonic() + seconds
+    while True:
+        held = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, held)
+        if held[0] >= size:
+            return
+        assert time.monotonic() < deadline, f"the pipe holds {held[0]} bytes after {seconds} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the event loop waits on no pipe on Windows")
+def test_the_wire_pipes_are_served_non_blocking_and_given_back_blocking(tmp_path: Path) -> None:
+    """The event loop reads and writes a pipe wire itself (issue 38: no thread hand-off for a
+    request or a reply): both pipes are non-blocking while the server runs (the flag belongs to
+    the pipe's description, which the test shares), blocking again once it has exited, and a
+    reply larger than the pipe's buffer arrives whole to a reader that starts late."""
+    (tmp_path / "wide.txt").write_text(("w" * 99 + "\n") * 1500, encoding="utf-8")  # 150 KB
+    read_in, write_in = os.pipe()
+    read_out, write_out = os.pipe()
+    proc = subprocess.Popen([installed_command(), "--root", str(tmp_path)], stdin=read_in, stdout=write_out)
+    try:
+        requests = _line(INITIALIZE) + _line(INITIALIZED)
+        requests += _line(call_message(2, "readfile", {"path": "wide.txt", "limit": 1500}))
+        os.write(write_in, requests)
+        _wait_until_pipe_holds(read_out, 60_000)  # the reply (two copies of ~45,000 characters) fills it
+        assert not os.get_blocking(read_in) and not os.get_blocking(write_out)
+        with os.fdopen(read_out, "rb", closefd=False) as replies:
+            assert json.loads(replies.readline())["id"] == 1
+            reply = json.loads(replies.readline())
+        assert reply["id"] == 2 and len(reply["result"]["structuredContent"]["content"]) > 40_000
+        os.close(write_in)  # EOF: the server answers what it read and exits
+        assert proc.wait(timeout=30) == 0
+        assert os.get_blocking(read_in) and os.get_blocking(write_out)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for fd in (read_in, read_out, write_out):
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(write_in)

@@ -194,7 +194,7 @@ def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> T
         The first result that fits, or the last one tried (``enforce_budget`` then cuts it).
     """
     limit = max(start, 0)
-    result = build(limit)
+    result = _measured(build(limit))
     size = wire_chars(result)
     known: list[tuple[int, int]] = []  # (limit, size) tried
     for _ in range(8):
@@ -212,9 +212,17 @@ def fit_within(build: Callable[[int], ToolResult], budget: int, start: int) -> T
             # break): in proportion, never a jump to nothing.
             target = limit * min(budget / size, 0.9)
         limit = max(0, min(limit - 1, int(target * 0.98)))
-        result = build(limit)
+        result = _measured(build(limit))
         size = wire_chars(result)
     return result
+
+
+def _measured(result: ToolResult) -> ToolResult:
+    """``result`` with ``structured_chars`` counted (once: ``enforce_budget`` then need not
+    serialize the structured content again only to measure it)."""
+    if result.structured is None or result.structured_chars is not None:
+        return result
+    return replace(result, structured_chars=json_chars(result.structured))
 
 
 def head_tail(text: str, limit: int, marker: Callable[[int], str]) -> tuple[str, bool]:

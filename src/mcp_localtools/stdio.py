@@ -19,7 +19,9 @@ the session at EOF while requests are still running. Here:
   for its id instead of ending the writer.
 
 While serving, fd 0 reads the null device and fd 1 points at stderr, so children and stray prints
-never touch the wire; both are restored on exit.
+never touch the wire; both are restored on exit. A wire that is a pipe or a socket (as a client
+starts a server) is read and written by the event loop itself, non-blocking
+(``stdio_io.py``): a call costs no thread hand-off for its request or its reply.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ import os
 import re
 import select
 import sys
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
@@ -44,7 +43,6 @@ from mcp_localtools import jsonrpc
 from mcp_localtools._sdk import create_context_streams
 from mcp_localtools.errors import printable
 from mcp_localtools.jsonrpc import (
-    ID_SCAN_BYTES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -53,60 +51,13 @@ from mcp_localtools.jsonrpc import (
     json_type,
     recover_id,
 )
+from mcp_localtools.stdio_io import Oversized, non_blocking, read_lines, restore, write
 
 __all__ = ["PARSE_ERROR", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-_CHUNK = 1024 * 1024
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Oversized:
-    """A line longer than the limit: its first bytes and its full length."""
-
-    prefix: bytes
-    length: int
-
-
-async def _read_lines(fd: int, max_line_bytes: int) -> AsyncIterator[bytes | _Oversized]:
-    """Lines of ``fd`` without their newline, until EOF (a last line without newline counts).
-
-    A line over ``max_line_bytes`` is yielded as ``_Oversized``: only its first
-    ``ID_SCAN_BYTES`` are kept, the rest is read and dropped, so memory stays within
-    ``max_line_bytes`` plus one read chunk whatever arrives."""
-    buffer = bytearray()
-    dropping: _Oversized | None = None
-    while True:
-        chunk = await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
-        if not chunk:
-            break
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            piece = memoryview(chunk)[start : len(chunk) if end < 0 else end]
-            if dropping is not None:
-                dropping = _Oversized(dropping.prefix, dropping.length + len(piece))
-            elif len(buffer) + len(piece) > max_line_bytes:
-                prefix = bytes(buffer[:ID_SCAN_BYTES]) + bytes(piece[: max(0, ID_SCAN_BYTES - len(buffer))])
-                dropping = _Oversized(prefix, len(buffer) + len(piece))
-                buffer = bytearray()
-            else:
-                buffer += piece
-            if end < 0:
-                break
-            if dropping is not None:
-                yield dropping
-                dropping = None
-            else:
-                yield bytes(buffer)
-                buffer = bytearray()
-            start = end + 1
-    if dropping is not None:
-        yield dropping
-    elif buffer.strip():
-        yield bytes(buffer)
 
 
 def _lone_surrogate(value: Any, path: str) -> str | None:
@@ -221,8 +172,9 @@ def _error(request_id: int | str | None, code: int, message: str) -> types.JSONR
 class _Wire:
     """stdout: one writer at a time, and the ids of the requests still owed an answer."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, polled: bool = False) -> None:
         self._fd = fd
+        self._polled = polled
         self._lock = anyio.Lock()
         self.pending: dict[tuple[str, int | str | None], int] = {}
         self.changed = anyio.Event()
@@ -263,7 +215,7 @@ class _Wire:
         async with self._lock:
             if not self.broken:
                 try:
-                    await anyio.to_thread.run_sync(_write_all, self._fd, data)
+                    await write(self._fd, data, polled=self._polled)
                 except OSError as exc:
                     logger.warning("stdout is gone (%s); no more replies can be sent", exc)
                     self.broken = True
@@ -291,12 +243,6 @@ else:
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
         return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _claim(fd: int, diversion: int) -> tuple[int, int]:
@@ -330,24 +276,33 @@ async def serve_stdio(
     wire_in, _ = _claim(stdin_fd, null)
     os.close(null)
     wire_out, _ = _claim(stdout_fd, 2)
+    (read_polled, read_changed), (write_polled, write_changed) = (
+        non_blocking(wire_in),
+        non_blocking(wire_out),
+    )
     try:
-        await _serve(server, max_line_bytes, wire_in, wire_out)
+        await _serve(server, max_line_bytes, wire_in, wire_out, polled=(read_polled, write_polled))
     finally:
+        restore(wire_in, read_changed)
+        restore(wire_out, write_changed)
         _release(wire_out, stdout_fd)
         _release(wire_in, stdin_fd)
         os.close(wire_out)
         os.close(wire_in)
 
 
-async def _serve(server: Server[Any], max_line_bytes: int, wire_in: int, wire_out: int) -> None:
-    wire = _Wire(wire_out)
+async def _serve(
+    server: Server[Any], max_line_bytes: int, wire_in: int, wire_out: int, *, polled: tuple[bool, bool]
+) -> None:
+    """Serve over ``wire_in``/``wire_out``; ``polled``: each is non-blocking, for the event loop."""
+    wire = _Wire(wire_out, polled=polled[1])
     read_send, read_receive = create_context_streams[SessionMessage | Exception](0)
     write_send, write_receive = create_context_streams[SessionMessage](0)
 
     async def reader() -> None:
         async with read_send:
-            async for line in _read_lines(wire_in, max_line_bytes):
-                if isinstance(line, _Oversized):
+            async for line in read_lines(wire_in, max_line_bytes, polled=polled[0]):
+                if isinstance(line, Oversized):
                     await wire.send(
                         _error(
                             recover_id(line.prefix),

@@ -10,6 +10,7 @@ from typing import Literal
 import anyio
 import pytest
 
+from mcp_localtools.results import ToolResult
 from mcp_localtools.search import RipgrepEngine
 from mcp_localtools.search.engine import ContentQuery, WalkFilters
 from mcp_localtools.search.rg import find_ripgrep, version_ok
@@ -55,6 +56,33 @@ async def test_a_timed_out_search_kills_rg(stuck_tree: Path) -> None:
     assert result.error is not None and result.error.code == "timeout"
     assert running and running[0], "rg was running (blocked on the FIFO) before the timeout"
     assert child_processes("rg") == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_progress_report_that_never_returns_does_not_stop_the_search(stuck_tree: Path) -> None:
+    """Progress is reported from the event loop, not from the thread reading rg (issue 38): a
+    report that never returns held the reader, and with it rg, until the call timed out."""
+    registry = search_registry(config_for(stuck_tree), make_engine("ripgrep"))
+    results: list[ToolResult] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if "so far" in (message or ""):
+            await anyio.sleep_forever()
+
+    async def call() -> None:
+        results.append(await registry.call("searchfiles", {"pattern": "needle"}, progress=on_progress))
+
+    def unblock() -> None:  # rg waits on its .gitignore (a FIFO): let it go on
+        with open(stuck_tree / ".gitignore", "w", encoding="utf-8"):
+            pass
+
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await anyio.sleep(0.6)  # rg starts and blocks; a report falls due meanwhile
+            await anyio.to_thread.run_sync(unblock)
+    assert results[0].error is None and results[0].structured is not None
+    assert results[0].structured["files"] == ["a.txt"]
 
 
 async def test_a_cancelled_call_kills_rg(stuck_tree: Path) -> None:

@@ -39,6 +39,7 @@ from mcp_localtools.compat.processes import (
     pidfd_send_signal,
     prctl,
     waitpid_nohang,
+    watch_children_by_pidfd,
 )
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "set_blocking",
     "take_terminal",
     "waitpid_nohang",
+    "watch_children_by_pidfd",
     "why_unsupported",
 ]
 

@@ -20,6 +20,7 @@ __all__ = [
     "pidfd_send_signal",
     "prctl",
     "waitpid_nohang",
+    "watch_children_by_pidfd",
 ]
 
 # --- accounts ----------------------------------------------------------------------------------
@@ -155,3 +156,26 @@ else:  # pragma: no cover - not Linux
     def boot_ticks() -> int:
         """Raises ``OSError`` (``ENOSYS``): the boot clock in ``/proc`` ticks is Linux only."""
         raise OSError(errno.ENOSYS, "CLOCK_BOOTTIME is Linux only")
+
+
+if sys.platform == "linux" and sys.version_info < (3, 12):
+
+    def watch_children_by_pidfd() -> None:
+        """Python 3.11 on Linux: asyncio waits for the running loop's child processes through
+        pidfds (``PidfdChildWatcher``, what 3.12 and later choose by themselves) instead of a
+        thread started for each one. Nothing when pidfds are refused (a seccomp policy). Call it
+        from the one event loop that starts processes."""
+        import asyncio
+
+        try:
+            os.close(os.pidfd_open(os.getpid()))
+        except OSError:
+            return
+        watcher = asyncio.PidfdChildWatcher()
+        watcher.attach_loop(asyncio.get_running_loop())
+        asyncio.get_event_loop_policy().set_child_watcher(watcher)
+
+else:  # pragma: no cover - Python 3.12 and later choose pidfds themselves; not Linux: none
+
+    def watch_children_by_pidfd() -> None:
+        """Nothing: Python 3.12 and later on Linux wait through pidfds already."""

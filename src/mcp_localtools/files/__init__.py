@@ -1,7 +1,8 @@
 """Race-proof file I/O under a PathPolicy, shared by every tool group that touches files.
 
 Its modules: ``read`` (verified, bounded reads), ``lineindex`` (per-version line index of a file,
-extended when the file only grew, and its SHA-256 when asked: windows in O(window)), ``parents``
+counted lazily as far as windows need, extended when the file only grew, and its SHA-256 when asked:
+windows in O(window)), ``linetail`` (a file's last lines, read backwards from its end), ``parents``
 (open and create the directory holding a target), ``atomic`` (temp file, fsync, rename), ``owner``
 (what the tools create in another user's folder belongs to that user when the server is root; the
 roots' owners, as whom a root server's commands run), ``copy`` (descriptor-based copies and moves),

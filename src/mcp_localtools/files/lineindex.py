@@ -1,9 +1,12 @@
 """Line index of a regular file: windows of lines at O(window) cost, and the file's SHA-256.
 
-One streaming scan per file version (device, inode, size, mtime, ctime) hashes the file and
-records, for every ``BLOCK`` bytes, how many newlines come before it. A line's byte offset is then
+A scan of a file version (device, inode, size, mtime, ctime) records, for every ``BLOCK`` bytes,
+how many newlines come before it (and hashes the file when asked). A line's byte offset is then
 found by a bisection over those counts and a bisection inside one block (``bytes.count``, in C),
 so a window anywhere in a file of any size costs one block read plus the window's own bytes.
+The scan is lazy: an index may cover only the file's first bytes (``LineIndex.complete`` false)
+and is extended as far as a window needs (``LineIndex.ensure``), so the head of a file never read
+costs its own bytes (``files.linetail`` finds a tail by reading backwards from the end).
 Indexes are kept in a small LRU cache (``LineIndexes``, one per ``Workspace``); a new version
 of a file (same size, new mtime or ctime) is a different key, so a stale index is never used.
 
@@ -20,15 +23,15 @@ import threading
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_localtools.errors import FileSystemError, from_os_error
 
-__all__ = ["BLOCK", "LineIndex", "LineIndexes", "line_index", "pread", "utf8_prefix"]
+__all__ = ["BLOCK", "SCAN", "LineIndex", "LineIndexes", "line_index", "pread", "read_at", "utf8_prefix"]
 
 BLOCK = 64 * 1024
 """Granularity of the index (bytes): a line is located by scanning at most one block."""
-_SCAN = 16 * BLOCK
+SCAN = 16 * BLOCK
 """Bytes read per ``pread`` while scanning (1 MiB)."""
 HEAD_BYTES = 4096
 """The first bytes of the file, kept for content sniffing."""
@@ -48,13 +51,16 @@ class LineIndex:
         size: the file's size in bytes.
         head: the first ``HEAD_BYTES`` bytes (for MIME and text sniffing).
         newlines: ``newlines[k]`` is the number of ``\\n`` bytes in ``[0, k * BLOCK)``; the last
-            entry is the count for the whole file.
-        ends_with_newline: the last byte is ``\\n`` (false for an empty file).
+            entry is the count for the bytes scanned so far (the whole file once ``complete``).
+        ends_with_newline: the last byte is ``\\n`` (false for an empty file; known once
+            ``complete``).
         last_block: digest of the bytes of the block that holds the last byte (from
             ``last_block_start`` to ``size``): a grown file whose old last block still matches
             (and whose head does) is indexed from there on only (``LineIndexes.index``).
         sha256: SHA-256 of the whole file (64 lowercase hex digits), or None until someone asks
             (``LineIndexes.sha256``): hashing is 7 x the cost of counting lines.
+        scanned: bytes counted so far from the start (a multiple of ``BLOCK``, or ``size``).
+        version: the file version the index is of (None: not checked while extending).
     """
 
     size: int
@@ -63,10 +69,25 @@ class LineIndex:
     ends_with_newline: bool
     last_block: bytes = b""
     sha256: str | None = None
+    scanned: int = -1
+    version: _Key | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.scanned < 0:
+            self.scanned = self.size
 
     @property
-    def total_lines(self) -> int:
-        """Lines in the file; a final line without newline counts, an empty file has none."""
+    def complete(self) -> bool:
+        """Every byte of the file has been counted (``total_lines`` is known)."""
+        return self.scanned >= self.size
+
+    @property
+    def total_lines(self) -> int | None:
+        """Lines in the file (a final line without newline counts, an empty file has none), or
+        None while the index is not ``complete``."""
+        if not self.complete:
+            return None
         return self.newlines[-1] + (1 if self.size and not self.ends_with_newline else 0)
 
     @property
@@ -74,25 +95,86 @@ class LineIndex:
         """Byte offset of the block that holds the file's last byte (0 for an empty file)."""
         return max(0, (self.size - 1) // BLOCK * BLOCK)
 
+    def ensure(self, fd: int, line: int) -> int:
+        """Count lines of the file open at ``fd`` until the start of the 0-based ``line`` is
+        known (or the whole file is counted), reading forward from where the last scan stopped.
+
+        Returns:
+            The bytes this call read (0 when the index already covered ``line``).
+
+        Raises:
+            FileSystemError: the read failed, or the file changed (another version) meanwhile.
+        """
+        if self.complete or self.newlines[-1] >= line:
+            return 0
+        read = 0
+        with self._lock:
+            while not self.complete and self.newlines[-1] < line:
+                read += self._count_more(fd)
+        return read
+
+    def _count_more(self, fd: int) -> int:
+        """Count the next piece of the file (doubling from ``BLOCK`` up to ``SCAN`` bytes)."""
+        position = self.scanned
+        want = min(SCAN, max(BLOCK, position), self.size - position)
+        chunk = read_at(fd, want, position)
+        if len(chunk) < want or (self.version is not None and _version(_fstat(fd)) != self.version):
+            raise FileSystemError("the file changed while it was being read; read it again")
+        count = self.newlines[-1]
+        for offset in range(0, len(chunk), BLOCK):
+            count += chunk.count(b"\n", offset, offset + BLOCK)
+            self.newlines.append(count)
+        self.scanned = position + len(chunk)
+        if self.complete:
+            self.ends_with_newline = chunk[-1:] == b"\n"
+            start = self.last_block_start
+            self.last_block = _digest(
+                chunk[start - position :] if start >= position else read_at(fd, self.size - start, start)
+            )
+        return len(chunk)
+
     def line_start(self, fd: int, line: int) -> int:
         """Byte offset where the 0-based ``line`` starts (``size`` for ``line >= total_lines``).
 
-        Reads at most one ``BLOCK`` of the file open at ``fd``.
+        Reads at most one ``BLOCK`` of the file open at ``fd`` when the index covers ``line``
+        (else it is extended first: ``ensure``).
 
         Raises:
             FileSystemError: the read failed, or the file no longer matches the index.
         """
         if line <= 0:
             return 0
+        self.ensure(fd, line)
         if line > self.newlines[-1]:
             return self.size
         block = bisect_left(self.newlines, line) - 1  # newlines[block] < line <= newlines[block + 1]
         want = line - self.newlines[block]
-        data = _pread(fd, BLOCK, block * BLOCK)
-        at = bisect_left(range(len(data)), want, key=lambda i: data.count(b"\n", 0, i + 1))
-        if at >= len(data):
+        data = read_at(fd, BLOCK, block * BLOCK)
+        return block * BLOCK + _nth_newline(data, want) + 1
+
+
+def _nth_newline(data: bytes, nth: int) -> int:
+    """Offset in ``data`` of its ``nth`` (1-based) newline: a bisection that counts each byte
+    about twice in all (``bytes.count`` of the half still in question), then ``find`` over the
+    last few hundred bytes.
+
+    Raises:
+        FileSystemError: ``data`` holds fewer newlines (the file changed under the index).
+    """
+    low, high, before = 0, len(data), 0  # the nth newline is in data[low:high]; before: in data[:low]
+    while high - low > 512:
+        middle = (low + high) // 2
+        count = data.count(b"\n", low, middle)
+        if before + count >= nth:
+            high = middle
+        else:
+            low, before = middle, before + count
+    at = low - 1
+    for _ in range(nth - before):
+        at = data.find(b"\n", at + 1, high)
+        if at < 0:
             raise FileSystemError("the file changed while it was being read; read it again")
-        return block * BLOCK + at + 1
+    return at
 
 
 def pread(fd: int, count: int, offset: int) -> bytes:
@@ -109,9 +191,17 @@ def pread(fd: int, count: int, offset: int) -> bytes:
     return data
 
 
-def _pread(fd: int, count: int, offset: int) -> bytes:
+def read_at(fd: int, count: int, offset: int) -> bytes:
+    """``pread``, its ``OSError`` raised as the matching ``ToolError``."""
     try:
         return pread(fd, count, offset)
+    except OSError as exc:
+        raise from_os_error(exc, f"descriptor {fd}") from exc
+
+
+def _fstat(fd: int) -> os.stat_result:
+    try:
+        return os.fstat(fd)
     except OSError as exc:
         raise from_os_error(exc, f"descriptor {fd}") from exc
 
@@ -188,12 +278,18 @@ class LineIndexes:
             self._cache.clear()
             self._bytes = 0
 
-    def index(self, fd: int, info: os.stat_result, display: str, *, sha256: bool = False) -> LineIndex:
+    def index(
+        self, fd: int, info: os.stat_result, display: str, *, sha256: bool = False, count: bool = True
+    ) -> LineIndex:
         """The index of the file open at ``fd`` (``fstat``: ``info``): cached, extended from the
         index of an earlier version the file grew from, or built by one scan.
 
         Args:
             sha256: the index's ``sha256`` is wanted too (computed now when it is not known).
+            count: every line must be counted now (``total_lines`` known); when false, a version
+                not seen before gets an index of its head only (O(1)), counted further as windows
+                need (``LineIndex.ensure``); one that grew from a counted version is still
+                extended (what was appended).
 
         Raises:
             FileSystemError: as ``line_index``.
@@ -205,29 +301,36 @@ class LineIndexes:
                 self._cache.move_to_end(version)
             grown = None if found is not None else self._shorter(version)
         if found is not None:
+            if (count or sha256) and not found.complete:
+                found.ensure(fd, sys.maxsize)
             if sha256 and found.sha256 is None:
                 self.sha256(fd, found, display)
             return found
-        key, index = _scan_stable(fd, info, display, grown, sha256=sha256)
+        if count or sha256 or grown is not None:
+            key, index = _scan_stable(fd, info, display, grown, sha256=sha256)
+        else:
+            key, index = version, _unscanned(fd, info)
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = index
-                self._bytes += index.newlines.itemsize * len(index.newlines)
+                self._bytes += _array_bytes(index)
             while len(self._cache) > self._max_entries or (
                 self._bytes > self._max_bytes and len(self._cache) > 1
             ):
                 _, old = self._cache.popitem(last=False)
-                self._bytes -= old.newlines.itemsize * len(old.newlines)
+                self._bytes -= _array_bytes(old)
         if sha256 and index.sha256 is None:
             self.sha256(fd, index, display)
         return index
 
     def _shorter(self, version: _Key) -> LineIndex | None:
-        """The cached index of the longest shorter version of the same file (device, inode)."""
+        """The cached complete index of the longest shorter version of the same file (device,
+        inode)."""
         best: LineIndex | None = None
         for key, index in self._cache.items():
             if (
-                key[:2] == version[:2]
+                index.complete
+                and key[:2] == version[:2]
                 and index.size < version[2]
                 and (best is None or index.size > best.size)
             ):
@@ -249,7 +352,7 @@ class LineIndexes:
             raise from_os_error(exc, display) from exc
         digest = hashlib.sha256()
         position = 0
-        while chunk := _pread(fd, _SCAN, position):
+        while chunk := read_at(fd, SCAN, position):
             digest.update(chunk)
             position += len(chunk)
         try:
@@ -262,14 +365,32 @@ class LineIndexes:
         return index.sha256
 
 
+def _array_bytes(index: LineIndex) -> int:
+    """What ``index``'s newline counts take once complete (bytes): charged when it is cached."""
+    return index.newlines.itemsize * (index.size // BLOCK + 2)
+
+
+def _unscanned(fd: int, info: os.stat_result) -> LineIndex:
+    """An index of the file open at ``fd`` that has counted nothing yet (its head read)."""
+    head = read_at(fd, HEAD_BYTES, 0)
+    return LineIndex(
+        size=info.st_size,
+        head=head,
+        newlines=array("q", [0]),
+        ends_with_newline=False,
+        scanned=0,
+        version=_version(info),
+    )
+
+
 def _extend(fd: int, old: LineIndex) -> LineIndex | None:
     """``old`` extended over what was appended to its file since, or None when the file's head
     or its old last block changed (then it must be scanned again)."""
-    head = _pread(fd, HEAD_BYTES, 0)
+    head = read_at(fd, HEAD_BYTES, 0)
     if head[: len(old.head)] != old.head:
         return None
     start = old.last_block_start
-    if _digest(_pread(fd, old.size - start, start)) != old.last_block:
+    if _digest(read_at(fd, old.size - start, start)) != old.last_block:
         return None
     return _scan(fd, sha256=False, start=start, prefix=old.newlines[: start // BLOCK + 1], head=head)
 
@@ -279,28 +400,28 @@ def _scan(
 ) -> LineIndex:
     """Count the file's newlines per block from ``start`` (a block boundary; ``prefix``: the
     counts before it), hashing the file when ``sha256`` (then ``start`` is 0), reading
-    ``_SCAN`` bytes at a time."""
+    ``SCAN`` bytes at a time."""
     digest = hashlib.sha256() if sha256 else None
     newlines = array("q", [0]) if prefix is None else array("q", prefix)
     count = newlines[-1]
     last = b""
     position = start
     while True:
-        chunk = _pread(fd, _SCAN, position)
+        chunk = read_at(fd, SCAN, position)
         if not chunk:
             break
         if head is None:
             head = chunk[:HEAD_BYTES]
         if digest is not None:
             digest.update(chunk)
-        # chunk starts on a block boundary (_SCAN is a multiple of BLOCK, and only the last
+        # chunk starts on a block boundary (SCAN is a multiple of BLOCK, and only the last
         # read can be short), so its blocks are the file's.
         for offset in range(0, len(chunk), BLOCK):
             count += chunk.count(b"\n", offset, offset + BLOCK)
             newlines.append(count)
         position += len(chunk)
         last = chunk[-BLOCK:]
-        if len(chunk) < _SCAN:
+        if len(chunk) < SCAN:
             break
     index = LineIndex(
         size=position,
@@ -310,7 +431,7 @@ def _scan(
         sha256=digest.hexdigest() if digest is not None else None,
     )
     if position > start:
-        index.last_block = _digest(_pread(fd, position - index.last_block_start, index.last_block_start))
+        index.last_block = _digest(read_at(fd, position - index.last_block_start, index.last_block_start))
     return index
 
 

@@ -274,35 +274,32 @@ class _Run:
 
 async def until_exit(exited: Callable[[], Awaitable[object]], overflow: Overflow, timeout: float) -> bool:
     """Wait until ``exited()`` returns (the run's process ended) or one stream passes its
-    ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait."""
+    ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait.
+    No task of its own: the stream that passes the limit cancels the wait (``Overflow.check``)."""
     with anyio.move_on_after(timeout) as deadline:
-        async with anyio.create_task_group() as ending:
-
-            async def exit_() -> None:
+        with anyio.CancelScope() as flooded:
+            overflow.stops = flooded
+            if overflow.stream is None:
                 await exited()
-                ending.cancel_scope.cancel()
-
-            async def flooded() -> None:
-                await overflow.passed.wait()
-                ending.cancel_scope.cancel()
-
-            ending.start_soon(exit_)
-            ending.start_soon(flooded)
+        overflow.stops = None
     return deadline.cancelled_caught
 
 
 class Overflow:
-    """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run."""
+    """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run (it
+    cancels ``stops``, the wait of ``until_exit``; a stream that passes the limit before that
+    wait began is seen by it in ``stream``)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.stream: str | None = None
-        self.passed = anyio.Event()
+        self.stops: anyio.CancelScope | None = None
 
     def check(self, name: str, total: int) -> None:
         if total > self.limit and self.stream is None:
             self.stream = name
-            self.passed.set()
+            if self.stops is not None:
+                self.stops.cancel()
 
 
 async def pump(

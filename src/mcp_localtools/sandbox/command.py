@@ -215,6 +215,13 @@ class CommandSandbox:
         return tuple(line for tracker in trackers for line in tracker.check())
 
     @property
+    def uncontained(self) -> bool:
+        """Whether the chosen backend contains nothing (``[exec.sandbox] mode = "off"``): commands
+        run as they are, so ``wrap``, ``temp_dir``, ``command_env`` and ``settle`` have nothing to
+        do (False until the backend is chosen)."""
+        return self.backend is not None and not self.backend.contains
+
+    @property
     def supervised(self) -> bool:
         """Whether commands run in their connection's sandbox through its supervisor
         (``Backend.supervised``: bwrap, Landlock); else each command is wrapped on its own

@@ -169,6 +169,8 @@ class WrappedRuns:
     async def _wrap(
         self, argv: list[str], cwd: Path, env: Mapping[str, str], owner: str
     ) -> tuple[list[str], dict[str, str], list[Path]]:
+        if self.sandbox.uncontained:  # off: the command as it is, no file work, no thread
+            return list(argv), dict(env), []
         base = await self.environment.base()  # its HOME and PATH decide what commands see
 
         def prepare() -> tuple[list[str], list[Path], dict[str, str]]:  # file system work: a thread
@@ -183,6 +185,8 @@ class WrappedRuns:
         """See ``Runs.run``."""
         wrapped, env, missing = await self._wrap(list(request.argv), request.cwd, request.env, owner)
         outcome = await self.runner.run(replace(request, argv=wrapped, env=env), on_output)
+        if self.sandbox.uncontained:  # nothing was wrapped, no repository tracked: nothing to settle
+            return outcome
         return await _settle(self.sandbox, outcome, missing)
 
     async def background(

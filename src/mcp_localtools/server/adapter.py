@@ -33,6 +33,7 @@ from mcp.types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_localtools import compat
 from mcp_localtools._sdk import connection_of, lowlevel_server
 from mcp_localtools.errors import NotFound
 from mcp_localtools.server.call import Call
@@ -116,7 +117,9 @@ class RegistryServer(MCPServer[Any]):
             self.roots.changed(session)
 
     async def run_stdio_async(self) -> None:
-        """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``)."""
+        """Serve over stdin/stdout with our bounded reader (``stdio.serve_stdio``); commands'
+        processes are waited for through pidfds (``compat.watch_children_by_pidfd``)."""
+        compat.watch_children_by_pidfd()
         await serve_stdio(lowlevel_server(self), max_line_bytes=self.max_stdio_line_bytes)
 
     async def list_tools(self) -> list[Tool]:

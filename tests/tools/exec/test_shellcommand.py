@@ -26,7 +26,15 @@ from mcp_localtools.tools import build_registry
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec.shellcommand import ShellCommandArgs
 from mcp_localtools.workspace import Workspace
-from tests.helpers import config_for, error_code, text_of
+from tests.helpers import (
+    INITIALIZE,
+    INITIALIZED,
+    call_message,
+    config_for,
+    error_code,
+    installed_command,
+    text_of,
+)
 from tests.tools.exec.conftest import exec_client
 
 pytestmark = pytest.mark.anyio
@@ -527,3 +535,31 @@ async def test_env_as_a_list_of_name_value_objects_is_what_is_published_and_the_
     ]:
         result = await shell.call_tool("shellcommand", {"commands": ["true"], "env": bad})
         assert error_code(result) == "invalid_arguments" and says in text_of(result), text_of(result)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux only")
+def test_the_installed_server_waits_for_a_command_through_a_pidfd_not_a_thread(tmp_path: Path) -> None:
+    """The stdio server waits for its commands' processes through pidfds (what Python 3.12 and
+    later do by themselves; 3.11 started a waitpid thread per process, issue 38): while a command
+    runs (sandbox off), the server holds a pidfd for it (and one for the login-shell probe, if
+    that still runs)."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{tmp_path}"]\n[exec.sandbox]\nmode = "off"\n', encoding="utf-8"
+    )
+    command = "ls -l /proc/$PPID/fd | grep -c pidfd"
+    messages = [
+        INITIALIZE,
+        INITIALIZED,
+        call_message(2, "shellcommand", {"commands": [command], "shell": "sh"}),
+    ]
+    done = subprocess.run(
+        [installed_command(), "--config", str(config)],
+        input="".join(json.dumps(message) + "\n" for message in messages),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    reply = next(json.loads(line) for line in done.stdout.splitlines() if json.loads(line).get("id") == 2)
+    assert int(reply["result"]["structuredContent"]["results"][0]["stdout"]) >= 1

@@ -809,8 +809,9 @@ async def test_the_tail_of_a_growing_large_file_is_right(tmp_path: Path) -> None
         for start in range(0, 100_000, 10_000):
             handle.write("".join(f"{n:08d} {'y' * 74}\n" for n in range(start, start + 10_000)).encode())
     async with connect(config_for(tmp_path)) as client:
-        for more in range(3):
-            result = await client.call_tool("readfile", {"path": "big.log", "tail": 2})
+        for more in range(3):  # counted once (over HASH_UP_TO: not by a tail), then extended
+            args = {"path": "big.log", "tail": 2, **({} if more else {"countLines": True})}
+            result = await client.call_tool("readfile", args)
             data = result.structured_content
             total = 100_000 + more
             assert data["totalLines"] == total and (data["startLine"], data["endLine"]) == (total - 1, total)
@@ -841,7 +842,7 @@ async def test_the_server_keeps_the_line_index_between_calls(tmp_path: Path) -> 
     target.write_bytes(_numbered_lines(100_000))  # over HASH_UP_TO: not hashed, so extended
     assert target.stat().st_size > HASH_UP_TO
     async with connect(config_for(tmp_path)) as client:
-        first = await client.call_tool("readfile", {"path": "grow.log", "tail": 1})
+        first = await client.call_tool("readfile", {"path": "grow.log", "tail": 1, "countLines": True})
         with target.open("r+b") as handle:
             handle.seek(HEAD_BYTES + 10)
             at = HEAD_BYTES + 10 + handle.read(200).index(b"\n")

@@ -164,7 +164,7 @@ async def test_binary_files_and_files_over_the_size_cap_are_not_searched(client:
     (tree / "big.txt").write_bytes(b"class BigError(\n" * 1000)
     result = await search(client, "Blob|Late|Big", maxFileSizeBytes=10_000)
     assert result["files"] == [] and result["oversizeFiles"] == 1
-    assert "1 file over 10000 bytes not searched" in text_of(
+    assert "1 file over 10000 bytes left out" in text_of(
         await client.call_tool("searchfiles", {"pattern": "Blob|Late|Big", "maxFileSizeBytes": 10_000})
     )
     assert (await search(client, "Big"))["files"] == ["big.txt"]
@@ -172,6 +172,21 @@ async def test_binary_files_and_files_over_the_size_cap_are_not_searched(client:
     for mode in ("matches", "count"):  # skipped files are reported in every mode, not only files
         counted = await search(client, "Blob|Late|Big", maxFileSizeBytes=10_000, outputMode=mode)
         assert counted["oversizeFiles"] == 1, mode
+
+
+async def test_ripgrep_reads_files_over_the_cap_and_leaves_out_those_that_match(
+    client: Client, tree: Path, engine_name: str
+) -> None:
+    """rg gets only the flags the result needs (issue 38): no ``--max-filesize`` (a stat of every
+    file, 15 % of its CPU) nor ``--debug``; a file over the cap that matched is left out after
+    the search and counted. The Python engine passes over every file over the cap unread and
+    counts them all."""
+    (tree / "big-match.txt").write_bytes(b"class BigError(\n" * 1000)
+    (tree / "big-other.txt").write_bytes(b"nothing here\n" * 1000)
+    for mode in ("matches", "count"):
+        result = await search(client, "BigError", maxFileSizeBytes=10_000, outputMode=mode)
+        assert result["totalFiles"] == 0, mode
+        assert result["oversizeFiles"] == (1 if engine_name == "ripgrep" else 2), mode
 
 
 async def test_each_file_appears_once_and_files_mode_has_no_lines(client: Client, tree: Path) -> None:

@@ -25,6 +25,7 @@ from mcp_localtools.toolnames import served
 __all__ = [
     "TextWindow",
     "count_lines",
+    "decode_window",
     "lines_wanted",
     "number_lines",
     "read_lines",
@@ -150,8 +151,17 @@ def read_lines(
     if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
         newline = data.rfind(b"\n")
         data = data[: newline + 1] if newline >= 0 else utf8_prefix(data)
+    return decode_window(data, path, start), first
+
+
+def decode_window(data: bytes, path: Path, start: int) -> str:
+    """``data``, read from byte offset ``start`` of the file at ``path``, decoded as UTF-8.
+
+    Raises:
+        UnsupportedContent: the bytes are not valid UTF-8 (the message gives the file offset).
+    """
     try:
-        return data.decode("utf-8"), first
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnsupportedContent(
             f"not valid UTF-8 text: {path} (invalid byte at offset {start + exc.start}); "
@@ -185,28 +195,32 @@ def _lines_over(text: str, budget: int) -> int:
 @dataclass(frozen=True, slots=True)
 class _Request:
     """What the window of one call is cut from: ``text``, whole lines ``first``, ``first + 1``,
-    ... (0-based) of a text of ``total`` lines; ``tail``: the call's tail argument."""
+    ... (0-based; None: not counted) of a text of ``total`` lines (None: not counted; then
+    ``rest`` tells whether lines follow the text); ``tail``: the call's tail argument."""
 
     text: str
-    first: int
-    total: int
+    first: int | None
+    total: int | None
     tail: int | None
     line_numbers: bool
     cut: bool
     notes: Sequence[str]
+    rest: bool
+    lines: int
 
 
 def text_result(
     base: ResultT,
     text: str,
     *,
-    first: int,
-    total: int,
+    first: int | None,
+    total: int | None,
     tail: int | None,
     line_numbers: bool,
     budget: int,
     cut: bool = False,
     notes: Sequence[str] = (),
+    rest: bool = False,
 ) -> ToolResult:
     """The text-mode result: the window ``text`` numbered when asked, and cut to the result
     budget (from the end for a forward read, from the start for ``tail``).
@@ -217,63 +231,94 @@ def text_result(
         text: whole lines ``first``, ``first + 1``, ... of a text of ``total`` lines (the
             lines the call asked for, or fewer when the read was capped; a long first line may
             be a prefix only).
-        first: the 0-based number of the window's first line.
+        first: the 0-based number of the window's first line; None when the lines before a
+            tail were not counted (then ``line_numbers`` must be false).
+        total: lines in the whole text; None when not counted (a large file's head or tail).
         tail: the call's ``tail`` argument (None for a forward read).
         budget: the result budget (``max_result_chars``).
         cut: the text was already cut before it got here (PDF extraction stopped at its cap).
         notes: further notes for the caller, after the window's.
+        rest: with ``total`` None, whether lines follow ``text`` (a forward read).
     """
-    request = _Request(text, first, total, tail, line_numbers, cut, notes)
+    lines = count_lines(text)
+    request = _Request(text, first, total, tail, line_numbers, cut, notes, rest, lines)
     # The text goes twice (the text content and structuredContent.content), each copy within the
-    # budget (results.wire_chars): the whole budget less the metadata, less while a copy (notes,
-    # JSON escapes) is over it.
-    return fit_within(partial(_window_result, base, request), budget, budget - 500)
+    # budget (results.wire_chars): the whole budget less the metadata and the JSON escapes of the
+    # line breaks (and of the tabs of numbered lines) the window will hold, so that the first
+    # window built fits; less again only when other escapes or the notes put a copy over it.
+    breaks = lines if len(text) <= budget else lines * budget // len(text) + 1
+    escapes = breaks * (2 if line_numbers else 1)
+    return fit_within(partial(_window_result, base, request), budget, budget - 500 - escapes)
 
 
 def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolResult:
     """``text_result`` with the window cut to ``payload`` characters."""
     budget = max(payload, 1)
     text, first, total, tail = request.text, request.first, request.total, request.tail
-    lines = count_lines(text)
-    shown = number_lines(text, first + 1) if request.line_numbers else text
+    lines = request.lines
+    if tail is None and len(text) > budget:  # only the lines that can fit are numbered and cut
+        end = text.rfind("\n", 0, budget)
+        text = text[: end + 1] if end >= 0 else text[: budget + 1]
+    if request.line_numbers:
+        assert first is not None, "numbered lines need the first line's number"
+        shown = number_lines(text, first + 1)
+    else:
+        shown = text
     skip = _lines_over(shown, budget) if tail is not None else 0
     if skip:
         shown = shown.split("\n", skip)[-1]
-    window = text_window(shown, offset=0, limit=lines - skip, budget=budget)
-    begin = first + skip
+    window = text_window(shown, offset=0, limit=count_lines(shown), budget=budget)
+    begin = first + skip if first is not None else None
     used = window.end_line or 0
-    remains = begin + used < total
-    next_offset = begin + used if remains and (tail is None or window.cut_line is not None) else None
-    missing = max(0, total - tail) if tail is not None else None  # the tail's first line
+    if total is not None and first is not None:
+        remains = first + skip + used < total
+    else:
+        remains = skip + used < lines or request.rest
+    next_offset = (
+        begin + used
+        if begin is not None and remains and (tail is None or window.cut_line is not None)
+        else None
+    )
+    missing = (
+        max(0, total - tail) if tail is not None and total is not None else None
+    )  # the tail's first line
+    uncounted_cut = tail is not None and begin is None and (skip > 0 or request.cut)
     fields: dict[str, Any] = {
         "content": window.text,
         "total_lines": total,
-        "start_line": begin + 1 if used else None,
-        "end_line": begin + used if used else None,
+        "start_line": begin + 1 if used and begin is not None else None,
+        "end_line": begin + used if used and begin is not None else None,
         "next_offset": next_offset,
         "truncated": next_offset is not None
         or window.cut_line is not None
         or request.cut
+        or uncounted_cut
         or (begin != missing and missing is not None),
     }
     result = base.model_copy(update=fields)
     told: list[str] = []
     if window.cut_line is not None:
+        which = f"line {begin + 1}" if begin is not None else "the line shown"
         told.append(
-            f"line {begin + 1} is longer than the result budget and was cut after {len(window.text)} "
-            "characters"
+            f"{which} is longer than the result budget and was cut after {len(window.text)} characters"
         )
-    if missing is not None and begin > missing:
+    if missing is not None and begin is not None and begin > missing:
         told.append(
             f"showing the last {used} lines ({begin + 1}-{begin + used} of {total}), what fits the result "
             f"budget; call {served('readfile')} with offset={missing}, limit={begin - missing} for the "
             "lines before"
         )
-    elif next_offset is not None:
+    elif uncounted_cut:
         told.append(
-            f"showing lines {begin + 1}-{begin + used} of {total}; call {served('readfile')} with "
-            f"offset={next_offset} "
-            "to continue"
+            f"showing the last {used} lines, what fits the result budget; the file's lines were not "
+            f"counted: call {served('readfile')} with tail={tail} and countLines=true for their numbers, "
+            "then offset and limit for the lines before"
+        )
+    elif next_offset is not None and begin is not None:
+        of = f"of {total}" if total is not None else "(lines not counted: countLines=true counts them)"
+        told.append(
+            f"showing lines {begin + 1}-{begin + used} {of}; call {served('readfile')} with "
+            f"offset={next_offset} to continue"
         )
     notes = [f"[{'; '.join(told)}]", *request.notes] if told else request.notes
     return ToolResult.of(result, *map(TextContent, notes), text=window.text)

@@ -4,7 +4,10 @@ Text mode returns the file's text verbatim (or numbered like ``cat -n`` with ``l
 to a line window (``offset`` lines skipped, at most ``limit`` lines; or the last ``tail`` lines)
 and to the result budget; when cut, the result says so and gives ``nextOffset``. Text windows of
 files of any size cost O(window): the file is indexed once per version (``files.lineindex``: line
-offsets and SHA-256, cached), then only the window's bytes are read (``_textwindow``). Binary mode
+offsets and SHA-256, cached), then only the window's bytes are read (``_textwindow``). A file
+over ``HASH_UP_TO`` not counted yet is not counted whole for one window: its head costs the
+lines up to the window, its tail is read backwards from the end, and ``totalLines`` is left out
+until the lines are counted (``countLines``, or a window that reached the end). Binary mode
 reads other files the same way, in pieces of bytes (``offset``/``length``, ``nextOffset``). The
 whole-file cap (``max_read_bytes``) applies to reads that need the whole file: images and PDFs
 (``_binaryforms``: image content, embedded PDFs, a PDF's text layer page by page).
@@ -23,6 +26,7 @@ from pydantic import Field
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, TooLarge, UnsupportedContent, from_os_error
 from mcp_localtools.files.lineindex import HEAD_BYTES, LineIndex, LineIndexes, pread
+from mcp_localtools.files.linetail import last_lines
 from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
 from mcp_localtools.parsers import ParserRunner
@@ -32,7 +36,14 @@ from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec, any_case
 from mcp_localtools.tools.fs._binaryforms import binary_piece, is_whole_file_form, read_binary, read_pdf_text
-from mcp_localtools.tools.fs._textwindow import TextWindow, lines_wanted, read_lines, text_result, text_window
+from mcp_localtools.tools.fs._textwindow import (
+    TextWindow,
+    decode_window,
+    lines_wanted,
+    read_lines,
+    text_result,
+    text_window,
+)
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
@@ -42,7 +53,12 @@ __all__ = ["HASH_UP_TO", "ReadFileArgs", "ReadFileResult", "TextWindow", "read_f
 HASH_UP_TO = 1024 * 1024
 """Text files up to this size (bytes) are hashed on every read (once per version, cached with
 their line index); larger ones only when the call sets ``sha256``: hashing costs about 7 x
-counting lines, and a tail of a growing log should cost what it appended, not its size."""
+counting lines, and a tail of a growing log should cost what it appended, not its size. Their
+lines are counted as far as a window needs (all of them with ``countLines`` or ``sha256``)."""
+
+SCAN_NOTE_FROM = 1024 * 1024
+"""A window whose lines had to be counted over more bytes than this (a first window deep in a
+large file) says how many."""
 
 _Encodings = Literal["text", "binary"]
 Encoding = Annotated[_Encodings, any_case(_Encodings)]
@@ -83,6 +99,10 @@ class ReadFileArgs(ToolArgs):
         description=("Binary images: the file's own bytes, not upright and fitted."),
     )
     sha256: bool = Field(False, description=f"Text: hash files over {size_text(HASH_UP_TO)} too.")
+    count_lines: bool = Field(
+        False,
+        description=f"Text: count every line (totalLines) of a file over {size_text(HASH_UP_TO)}; reads it.",
+    )
 
 
 class ReadFileResult(ToolOutput):
@@ -98,7 +118,13 @@ class ReadFileResult(ToolOutput):
         ),
     )
     content: str | None = Field(None, description="Text mode: the text of the returned lines, verbatim.")
-    total_lines: int | None = Field(None, description="Text mode: lines in the whole text.")
+    total_lines: int | None = Field(
+        None,
+        description=(
+            f"Text mode: lines in the whole text; absent when not counted (over {size_text(HASH_UP_TO)}, "
+            "not read to its end yet, no countLines)."
+        ),
+    )
     start_line: int | None = Field(None, description="Text mode: 1-based number of the first returned line.")
     end_line: int | None = Field(None, description="Text mode: 1-based number of the last returned line.")
     next_offset: int | None = Field(
@@ -214,9 +240,10 @@ def _load_or_read_text(
             if piece is not None:
                 return piece
         else:
-            index = indexes.index(
-                fd, info, str(resolved.path), sha256=args.sha256 or info.st_size <= HASH_UP_TO
-            )
+            small = info.st_size <= HASH_UP_TO
+            # Numbered tail lines need the lines before them counted.
+            count = args.count_lines or small or (args.tail is not None and args.line_numbers)
+            index = indexes.index(fd, info, str(resolved.path), sha256=args.sha256 or small, count=count)
             mime = detect_mime(resolved.path, index.head)
             # detect_mime answers application/pdf for the .pdf extension and for sniffed PDF content.
             if mime.base != "application/pdf":
@@ -284,25 +311,36 @@ def _read_text(
         raise UnsupportedContent(f'cannot read {path} as text: it is {mime.base}; use encoding "binary"')
     if not is_probably_text(index.head):
         raise UnsupportedContent(f'cannot read {path} as text: it looks binary; use encoding "binary"')
-    total = index.total_lines
-    first, count = lines_wanted(
-        total, offset=args.offset, limit=args.limit, tail=args.tail, default_limit=limits.read_max_lines
-    )
     # Characters are at least one byte and at most four: the budget never shows more than this.
     cap = 4 * limits.max_result_chars + 8
-    text, first = read_lines(fd, index, path, first, count, tail=args.tail is not None, cap=cap)
     base = ReadFileResult(
         path=str(path), encoding="text", mime_type=mime.base, size_bytes=index.size, sha256=index.sha256
     )
-    return text_result(
-        base,
-        text,
-        first=first,
-        total=total,
-        tail=args.tail,
-        line_numbers=args.line_numbers,
-        budget=limits.max_result_chars,
+    window = partial(
+        text_result, base, tail=args.tail, line_numbers=args.line_numbers, budget=limits.max_result_chars
     )
+    if not index.complete and args.tail is not None:  # backwards from the end, nothing counted
+        tail = last_lines(fd, index.size, args.tail, cap)
+        text = decode_window(tail.data, path, tail.start)
+        return window(text, first=tail.first, total=tail.total, cut=tail.short)
+    notes: list[str] = []
+    if not index.complete:  # count as far as the window goes
+        scanned = index.ensure(fd, args.offset + (args.limit or limits.read_max_lines))
+        if scanned > SCAN_NOTE_FROM:
+            notes.append(
+                f"[counted the lines of the first {size_text(index.scanned)} of the file to find line "
+                f"{args.offset + 1} (this file version's first read this deep; later windows read only "
+                "their own bytes)]"
+            )
+    total = index.total_lines
+    if total is None:
+        first, count = args.offset, args.limit or limits.read_max_lines
+    else:
+        first, count = lines_wanted(
+            total, offset=args.offset, limit=args.limit, tail=args.tail, default_limit=limits.read_max_lines
+        )
+    text, first = read_lines(fd, index, path, first, count, tail=args.tail is not None, cap=cap)
+    return window(text, first=first, total=total, notes=notes, rest=total is None)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

@@ -138,7 +138,8 @@ class SearchFilesResult(ToolOutput):
         description=f"Entries that could not be read (the first {MAX_SKIPPED}); the search went on."
     )
     oversize_files: int | None = Field(
-        None, description="Files over maxFileSizeBytes, not searched (nor listed in files mode)."
+        None,
+        description="Files over maxFileSizeBytes left out (ripgrep: those that matched; Python: all).",
     )
 
 
@@ -376,7 +377,7 @@ def _finish(
     if oversize:
         notes.append(
             f"[{_plural(oversize, 'file')} over {args.max_file_size_bytes or limits.max_read_bytes} bytes "
-            "not searched; raise maxFileSizeBytes to include them]"
+            "left out; raise maxFileSizeBytes to include them]"
         )
     if note := skipped_note(skipped):
         notes.append(note)
