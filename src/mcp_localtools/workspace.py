@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from mcp_localtools.changes import ChangeFeed
 from mcp_localtools.config import Config, ExecConfig, LimitsConfig
-from mcp_localtools.files.lineindex import LineIndexes
+from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.execution import CommandRule

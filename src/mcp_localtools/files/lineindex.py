@@ -22,12 +22,24 @@ import sys
 import threading
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from mcp_localtools.errors import FileSystemError, from_os_error
 
-__all__ = ["BLOCK", "SCAN", "LineIndex", "LineIndexes", "line_index", "pread", "read_at", "utf8_prefix"]
+__all__ = [
+    "BLOCK",
+    "HEAD_BYTES",
+    "SCAN",
+    "LineIndex",
+    "Version",
+    "line_index",
+    "pread",
+    "read_at",
+    "scan_stable",
+    "unscanned",
+    "utf8_prefix",
+    "version_of",
+]
 
 BLOCK = 64 * 1024
 """Granularity of the index (bytes): a line is located by scanning at most one block."""
@@ -35,12 +47,10 @@ SCAN = 16 * BLOCK
 """Bytes read per ``pread`` while scanning (1 MiB)."""
 HEAD_BYTES = 4096
 """The first bytes of the file, kept for content sniffing."""
-_CACHE_ENTRIES = 64
-_CACHE_BYTES = 32 * 1024 * 1024
-"""Bounds of the cache: entries, and bytes of index arrays (8 bytes per 64 KiB of file)."""
 _RETRIES = 3
 
-_Key = tuple[int, int, int, int, int]
+Version = tuple[int, int, int, int, int]
+"""A file version: device, inode, size, mtime and ctime (nanoseconds)."""
 
 
 @dataclass(slots=True)
@@ -70,7 +80,7 @@ class LineIndex:
     last_block: bytes = b""
     sha256: str | None = None
     scanned: int = -1
-    version: _Key | None = None
+    version: Version | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -118,7 +128,7 @@ class LineIndex:
         position = self.scanned
         want = min(SCAN, max(BLOCK, position), self.size - position)
         chunk = read_at(fd, want, position)
-        if len(chunk) < want or (self.version is not None and _version(_fstat(fd)) != self.version):
+        if len(chunk) < want or (self.version is not None and version_of(_fstat(fd)) != self.version):
             raise FileSystemError("the file changed while it was being read; read it again")
         count = self.newlines[-1]
         for offset in range(0, len(chunk), BLOCK):
@@ -206,7 +216,7 @@ def _fstat(fd: int) -> os.stat_result:
         raise from_os_error(exc, f"descriptor {fd}") from exc
 
 
-def _version(info: os.stat_result) -> _Key:
+def version_of(info: os.stat_result) -> Version:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
@@ -225,16 +235,16 @@ def line_index(fd: int, info: os.stat_result, display: str, *, sha256: bool = Tr
     Raises:
         FileSystemError: reading failed, or the file kept changing while it was scanned.
     """
-    return _scan_stable(fd, info, display, None, sha256=sha256)[1]
+    return scan_stable(fd, info, display, None, sha256=sha256)[1]
 
 
-def _scan_stable(
+def scan_stable(
     fd: int, info: os.stat_result, display: str, grown: LineIndex | None, *, sha256: bool
-) -> tuple[_Key, LineIndex]:
+) -> tuple[Version, LineIndex]:
     """``(version, index)`` of a scan during which the file did not change: from ``grown``'s
     last block on when it is an index of an earlier, shorter version that is still a prefix of
     the file, else from the start."""
-    key = _version(info)
+    key = version_of(info)
     for _ in range(_RETRIES):
         index = None
         if grown is not None and not sha256 and grown.size < info.st_size:
@@ -245,132 +255,13 @@ def _scan_stable(
             after = os.fstat(fd)
         except OSError as exc:
             raise from_os_error(exc, display) from exc
-        if _version(after) == key and index.size == info.st_size:
+        if version_of(after) == key and index.size == info.st_size:
             return key, index
-        key, info = _version(after), after
+        key, info = version_of(after), after
     raise FileSystemError(f"{display} kept changing while it was being read; read it again later")
 
 
-class LineIndexes:
-    """The line indexes of recently read file versions: an LRU cache bounded by entries and by
-    the bytes of their newline counts, safe across threads. The ``Workspace`` owns one.
-
-    A version not in the cache whose file (same device and inode) has an index of a shorter
-    version is taken to have grown (a log being appended to): when the old head and last block
-    are unchanged, only the bytes from that block on are scanned. A file rewritten in place
-    with other bytes before its old last block is not detected this way: the same cost/trust
-    trade-off as ``tail -f``; the SHA-256, when asked for, is always of the whole file.
-    """
-
-    def __init__(self, max_entries: int = _CACHE_ENTRIES, max_bytes: int = _CACHE_BYTES) -> None:
-        self._max_entries = max_entries
-        self._max_bytes = max_bytes
-        self._cache: OrderedDict[_Key, LineIndex] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._cache)
-
-    def clear(self) -> None:
-        """Forget every cached index."""
-        with self._lock:
-            self._cache.clear()
-            self._bytes = 0
-
-    def index(
-        self, fd: int, info: os.stat_result, display: str, *, sha256: bool = False, count: bool = True
-    ) -> LineIndex:
-        """The index of the file open at ``fd`` (``fstat``: ``info``): cached, extended from the
-        index of an earlier version the file grew from, or built by one scan.
-
-        Args:
-            sha256: the index's ``sha256`` is wanted too (computed now when it is not known).
-            count: every line must be counted now (``total_lines`` known); when false, a version
-                not seen before gets an index of its head only (O(1)), counted further as windows
-                need (``LineIndex.ensure``); one that grew from a counted version is still
-                extended (what was appended).
-
-        Raises:
-            FileSystemError: as ``line_index``.
-        """
-        version = _version(info)
-        with self._lock:
-            found = self._cache.get(version)
-            if found is not None:
-                self._cache.move_to_end(version)
-            grown = None if found is not None else self._shorter(version)
-        if found is not None:
-            if (count or sha256) and not found.complete:
-                found.ensure(fd, sys.maxsize)
-            if sha256 and found.sha256 is None:
-                self.sha256(fd, found, display)
-            return found
-        if count or sha256 or grown is not None:
-            key, index = _scan_stable(fd, info, display, grown, sha256=sha256)
-        else:
-            key, index = version, _unscanned(fd, info)
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = index
-                self._bytes += _array_bytes(index)
-            while len(self._cache) > self._max_entries or (
-                self._bytes > self._max_bytes and len(self._cache) > 1
-            ):
-                _, old = self._cache.popitem(last=False)
-                self._bytes -= _array_bytes(old)
-        if sha256 and index.sha256 is None:
-            self.sha256(fd, index, display)
-        return index
-
-    def _shorter(self, version: _Key) -> LineIndex | None:
-        """The cached complete index of the longest shorter version of the same file (device,
-        inode)."""
-        best: LineIndex | None = None
-        for key, index in self._cache.items():
-            if (
-                index.complete
-                and key[:2] == version[:2]
-                and index.size < version[2]
-                and (best is None or index.size > best.size)
-            ):
-                best = index
-        return best
-
-    def sha256(self, fd: int, index: LineIndex, display: str) -> str:
-        """``index.sha256``, computed now by one read of the file open at ``fd`` when it is not
-        known yet (O(file), in the calling thread), and kept in ``index``.
-
-        Raises:
-            FileSystemError: reading failed, or the file changed (another version) meanwhile.
-        """
-        if index.sha256 is not None:
-            return index.sha256
-        try:
-            before = os.fstat(fd)
-        except OSError as exc:
-            raise from_os_error(exc, display) from exc
-        digest = hashlib.sha256()
-        position = 0
-        while chunk := read_at(fd, SCAN, position):
-            digest.update(chunk)
-            position += len(chunk)
-        try:
-            after = os.fstat(fd)
-        except OSError as exc:
-            raise from_os_error(exc, display) from exc
-        if _version(after) != _version(before) or position != index.size:
-            raise FileSystemError(f"{display} changed while it was being read; read it again")
-        index.sha256 = digest.hexdigest()
-        return index.sha256
-
-
-def _array_bytes(index: LineIndex) -> int:
-    """What ``index``'s newline counts take once complete (bytes): charged when it is cached."""
-    return index.newlines.itemsize * (index.size // BLOCK + 2)
-
-
-def _unscanned(fd: int, info: os.stat_result) -> LineIndex:
+def unscanned(fd: int, info: os.stat_result) -> LineIndex:
     """An index of the file open at ``fd`` that has counted nothing yet (its head read)."""
     head = read_at(fd, HEAD_BYTES, 0)
     return LineIndex(
@@ -379,7 +270,7 @@ def _unscanned(fd: int, info: os.stat_result) -> LineIndex:
         newlines=array("q", [0]),
         ends_with_newline=False,
         scanned=0,
-        version=_version(info),
+        version=version_of(info),
     )
 
 

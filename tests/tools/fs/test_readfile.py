@@ -17,7 +17,8 @@ from mcp import Client
 from mcp.types import EmbeddedResource, ImageContent
 from PIL import Image
 
-from mcp_localtools.files.lineindex import BLOCK, HEAD_BYTES, LineIndex, LineIndexes
+from mcp_localtools.files.lineindex import BLOCK, HEAD_BYTES, LineIndex
+from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.parsers.pdf import parse_page_spec
 from mcp_localtools.tools.fs.readfile import HASH_UP_TO, text_window
 from tests.helpers import (

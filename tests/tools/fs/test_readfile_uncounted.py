@@ -11,7 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mcp_localtools.files.lineindex import BLOCK, LineIndexes
+from mcp_localtools.files.lineindex import BLOCK
+from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.files.linetail import last_lines
 from mcp_localtools.tools.fs.readfile import HASH_UP_TO
 from tests.helpers import config_for, connect, text_of

@@ -25,7 +25,8 @@ from pydantic import Field
 
 from mcp_localtools.config import HARD_MAX_READ_LINES, LimitsConfig
 from mcp_localtools.errors import InvalidArguments, TooLarge, UnsupportedContent, from_os_error
-from mcp_localtools.files.lineindex import HEAD_BYTES, LineIndex, LineIndexes, pread
+from mcp_localtools.files.lineindex import HEAD_BYTES, LineIndex, pread
+from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.files.linetail import last_lines
 from mcp_localtools.files.read import FileData, open_regular_file, read_regular_file, sha256_hex
 from mcp_localtools.mime import MimeInfo, detect_mime, is_probably_text
