@@ -13,7 +13,7 @@ import threading
 
 from mcp_localtools.search.engine import FileHits
 
-__all__ = ["MAX_PENDING_LINES", "TopResults", "path_key"]
+__all__ = ["MAX_PENDING_LINES", "ClosableTop", "TopResults", "path_key"]
 
 MAX_PENDING_LINES = 65_536
 """Reported lines (``FileHits.lines``) held before the candidates are sorted and cut."""
@@ -90,3 +90,22 @@ class TopResults:
         with self._lock:
             self._compact()
             return [hits for _, hits, _ in self._pending]
+
+
+class ClosableTop:
+    """A ``TopResults`` sink that a search stopped at its time budget closes: an engine thread
+    still running (abandoned) adds nothing once the result is being built."""
+
+    def __init__(self, top: TopResults) -> None:
+        self._top = top
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def add(self, hits: FileHits, units: int) -> None:
+        with self._lock:
+            if not self._closed:
+                self._top.add(hits, units)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True

@@ -8,8 +8,6 @@ instead of failing the search (the seed aborted it). What is walked: see ``engin
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
@@ -22,15 +20,15 @@ from mcp_localtools.config import HARD_MAX_READ_BYTES, LimitsConfig
 from mcp_localtools.errors import LocalToolsError, printable
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.results import ToolResult, fit_within
-from mcp_localtools.search.engine import ContentQuery, Engine, EngineOutput, FileHits, Skipped, WalkFilters
+from mcp_localtools.search.engine import Engine, FileHits, Skipped
 from mcp_localtools.search.line import cap_lines
-from mcp_localtools.search.regex import ContentRegex, compile_path_regex
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.tools.fs._budget import LineBudget
 from mcp_localtools.tools.fs._excerpt import Containment, FileReader
-from mcp_localtools.tools.fs._roots import MAX_RESULTS, SearchRoot, check_globs, open_root
+from mcp_localtools.tools.fs._roots import MAX_RESULTS
+from mcp_localtools.tools.fs._searchquery import Prepared, prepare_search
 from mcp_localtools.tools.fs._skipped import MAX_SKIPPED, SkippedPath, skipped_note, skipped_paths
-from mcp_localtools.tools.fs._top import TopResults
+from mcp_localtools.tools.fs._top import ClosableTop, TopResults
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
@@ -44,25 +42,6 @@ __all__ = [
 ]
 
 MAX_CONTEXT = 20
-
-
-class ClosableTop:
-    """A ``TopResults`` sink that a search stopped at its time budget closes: an engine thread
-    still running (abandoned) adds nothing once the result is being built."""
-
-    def __init__(self, top: TopResults) -> None:
-        self._top = top
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def add(self, hits: FileHits, units: int) -> None:
-        with self._lock:
-            if not self._closed:
-                self._top.add(hits, units)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
 
 
 class SearchFilesArgs(ToolArgs):
@@ -147,68 +126,13 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-_ENGINE_OUTPUT: dict[str, EngineOutput] = {"files": "files", "count": "count", "matches": "lines"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """What a search needs before the engine runs.
-
-    Attributes:
-        root: the opened root.
-        query: the content search.
-        path_regex: files mode: the pattern compiled for display paths.
-    """
-
-    root: SearchRoot
-    query: ContentQuery
-    path_regex: Any
-
-
-def _prepare(args: SearchFilesArgs, paths: PathPolicy, limits: LimitsConfig) -> _Prepared:
-    """Compile the pattern where it is used, check the globs and open the root (blocking).
-
-    Raises:
-        InvalidArguments: the pattern or a glob is unusable.
-        ToolError: the root is not a readable directory inside the roots (see ``open_root``).
-    """
-    mode = args.output_mode
-    options = {"case_sensitive": args.case_sensitive, "fixed_strings": args.fixed_strings}
-    # Either compile validates the pattern (the same bytes, the same options): files mode
-    # matches paths with one, the other modes match lines in Python (excerpts, the Python engine).
-    path_regex = compile_path_regex(args.pattern, **options) if mode == "files" else None
-    regex = None if mode == "files" else ContentRegex(args.pattern, **options)
-    filters = WalkFilters(
-        include=check_globs(args.include, "include"),
-        exclude=check_globs(args.exclude, "exclude"),
-        respect_ignore_files=args.respect_ignore_files,
-        include_hidden=args.include_hidden,
-    )
-    root = open_root(paths, args.root, field="root")
-    query = ContentQuery(
-        directory=root.real,
-        pattern=args.pattern,
-        case_sensitive=args.case_sensitive,
-        fixed_strings=args.fixed_strings,
-        filters=filters,
-        max_file_size=args.max_file_size_bytes or limits.max_read_bytes,
-        output="occurrences" if mode == "count" and args.count_occurrences else _ENGINE_OUTPUT[mode],
-        context_lines=args.context_lines if mode == "matches" else 0,
-        regex=regex,
-        # No result shows more lines than maxResults, nor more than its budget holds (a shown
-        # line costs at least 3 characters): the engines keep no more of any one file.
-        max_lines=min(args.max_results, limits.max_result_chars // 3 + 1),
-    )
-    return _Prepared(root, query, path_regex)
-
-
 async def search_files(
     args: SearchFilesArgs, ctx: CallContext, *, paths: PathPolicy, limits: LimitsConfig, engine: Engine
 ) -> ToolResult:
     """The searchfiles tool body: the file work before and after the search runs in worker
     threads (one hop each), the search in the engine."""
     mode = args.output_mode
-    prepared = await anyio.to_thread.run_sync(_prepare, args, paths, limits, abandon_on_cancel=True)
+    prepared = await anyio.to_thread.run_sync(prepare_search, args, paths, limits, abandon_on_cancel=True)
     root, query = prepared.root, prepared.query
     found = TopResults(args.max_results, dedupe=mode == "files")
     top = ClosableTop(found)
@@ -268,7 +192,7 @@ def _tool_error(raised: ExceptionGroup[Exception]) -> Exception:
 
 def _result(
     args: SearchFilesArgs,
-    prepared: _Prepared,
+    prepared: Prepared,
     top: TopResults,
     skipped_entries: list[Skipped],
     oversize: int | None,
@@ -326,7 +250,7 @@ def _result(
 
 def _finish(
     args: SearchFilesArgs,
-    prepared: _Prepared,
+    prepared: Prepared,
     top: TopResults,
     skipped: list[SkippedPath],
     oversize: int | None,
