@@ -41,11 +41,10 @@ import anyio
 from harness import Spawned, linear_stdio, server_command
 from issue31 import PATTERN, TREES, before_src, make_tree
 from mcp import Client
+from reads import big_files
 
 HERE = Path(__file__).resolve().parent
 FLOOR = [sys.executable, str(HERE / "floor_server.py")]
-BIG_LINE = 80
-BIG_LINES = 50 * 1024 * 1024 // BIG_LINE
 REFERENCE_PACKAGE = "@modelcontextprotocol/server-filesystem"
 
 # operation -> (reference contender, bound on ours / reference, measured on "wall", "cpu" or both)
@@ -157,22 +156,7 @@ def prepare_files(data: Path) -> tuple[Path, Path, Path]:
     kib = data / "one-kib.txt"
     kib.write_text("".join(f"{n:03d} {'x' * 59}\n" for n in range(16)), encoding="utf-8")
     (data / "small.txt").write_text("small file\n", encoding="utf-8")
-    big = data / "fifty-mib.txt"
-    if not big.exists() or big.stat().st_size != BIG_LINES * BIG_LINE:
-        with big.open("w", encoding="utf-8") as handle:
-            for start in range(0, BIG_LINES, 65536):
-                handle.write(
-                    "".join(
-                        f"{n:08d} {'y' * (BIG_LINE - 10)}\n"
-                        for n in range(start, min(start + 65536, BIG_LINES))
-                    )
-                )
-    large = data / "five-hundred-mib.txt"
-    if not large.exists() or large.stat().st_size != 10 * BIG_LINES * BIG_LINE:
-        with large.open("wb") as out:
-            for _ in range(10):
-                with big.open("rb") as source:
-                    shutil.copyfileobj(source, out, 16 * 1024 * 1024)
+    big, large = big_files(data)
     return kib, big, large
 
 

@@ -52,12 +52,9 @@ LARGE_BYTES = 500 * 1024 * 1024
 Call = Callable[[], Awaitable[Any]]
 
 
-def _prepare(work: Path) -> Path:
-    """The data files: 1 KiB, 50 MiB (80-byte numbered lines), a 500 MiB file (the 50 MiB one ten
-    times) and a 1 GiB log."""
-    data = work / "reads"
-    data.mkdir(parents=True, exist_ok=True)
-    (data / "one-kib.txt").write_text(("k" * 63 + "\n") * 16, encoding="utf-8")
+def big_files(data: Path) -> tuple[Path, Path]:
+    """In ``data``: a 50 MiB file of 80-byte numbered lines, and a 500 MiB one (the 50 MiB one ten
+    times); each written once and kept while its size is right."""
     big = data / "fifty-mib.txt"
     if not big.exists() or big.stat().st_size != BIG_LINES * BIG_LINE:
         with big.open("w", encoding="utf-8") as handle:
@@ -74,6 +71,16 @@ def _prepare(work: Path) -> Path:
             for _ in range(10):
                 with big.open("rb") as source:
                     shutil.copyfileobj(source, out, 16 * 1024 * 1024)
+    return big, large
+
+
+def _prepare(work: Path) -> Path:
+    """The data files: 1 KiB, 50 MiB (80-byte numbered lines), a 500 MiB file (the 50 MiB one ten
+    times) and a 1 GiB log."""
+    data = work / "reads"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "one-kib.txt").write_text(("k" * 63 + "\n") * 16, encoding="utf-8")
+    big_files(data)
     log = data / "one-gib.log"
     if not log.exists() or log.stat().st_size < LOG_BYTES:
         line = "2026-11-23T00:00:00.000Z INFO request id={:08d} path=/api/v1/items status=200 took=12ms\n"
