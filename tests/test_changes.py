@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_localtools.config import Config
-from mcp_localtools.spec import DESTRUCTIVE, LOCAL_SESSION, ToolArgs, ToolOutput, ToolSpec
+from mcp_localtools.spec import DESTRUCTIVE, LOCAL_SESSION, ToolArgs, ToolOutput, ToolSpec, changes_at
 from mcp_localtools.tools import catalog, registry_of
 from mcp_localtools.workspace import Workspace
 from tests.helpers import config_for
@@ -33,10 +33,14 @@ async def test_writing_tools_tell_the_paths_their_arguments_name(tmp_path: Path)
     await registry.call("movepath", {"source": "new.txt", "destination": "sub/../moved.txt"})
     await registry.call("copypath", {"source": "a.txt", "destination": "b.txt"})
 
+    (tmp_path / "bin").mkdir()
+    await registry.call("deletefile", {"path": "b.txt", "trashDir": "bin"})
+
     assert told == [
         [tmp_path / "new.txt"],
         [tmp_path / "new.txt", tmp_path / "moved.txt"],
         [tmp_path / "b.txt"],
+        [tmp_path / "b.txt", tmp_path / "bin"],  # a trashDir it names is written too
     ]
 
 
@@ -87,4 +91,21 @@ def test_a_tool_that_is_not_read_only_must_say_what_it_changes() -> None:
             result_model=ToolOutput,
             handler=handler,
             annotations=DESTRUCTIVE,
+        )
+
+
+def test_changes_at_names_fields_of_the_arguments() -> None:
+    async def handler(args: _Args, ctx: Any) -> Any:
+        raise AssertionError
+
+    with pytest.raises(TypeError, match="'paht'"):
+        ToolSpec(
+            name="scribble",
+            title="Scribble",
+            description="Writes.",
+            args_model=_Args,
+            result_model=ToolOutput,
+            handler=handler,
+            annotations=DESTRUCTIVE,
+            changes=changes_at("paht"),
         )

@@ -84,6 +84,7 @@ def changes_at(*fields: str) -> ChangesFn:
             return ()
         return tuple(value for name in fields if isinstance(value := getattr(args, name), str))
 
+    changed.fields = fields  # type: ignore[attr-defined]  # ToolSpec checks them against its args
     return changed
 
 
@@ -380,6 +381,9 @@ class ToolSpec(Generic[ArgsT]):
             raise TypeError(
                 f"tool {self.name!r} is not read-only: its spec declares what it changes (changes=)"
             )
+        unknown = [f for f in getattr(self.changes, "fields", ()) if f not in self.args_model.model_fields]
+        if unknown:
+            raise TypeError(f"tool {self.name!r}: changes_at names {unknown}, not fields of its arguments")
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Its modules: ``runner`` (``ProcessRunner``: spawn, capture, time out, stop the whole tree, drain
 with a bound), ``tree`` (the server's process tree: escaped descendants, subreaper, non-dumpable),
-``output`` (head-and-tail capture), ``table`` (``ProcessTable``: background processes, their bounded
-buffers, reader threads and ``read_new``), ``sessions`` (exec sessions: a working directory and
+``output`` (head-and-tail capture), ``table`` (``ProcessTable``: the background processes of each
+session, their reader and reaper threads), ``background`` (one background process: its bounded
+output buffers, its stdin, ``read_new``), ``sessions`` (exec sessions: a working directory and
 environment), ``stored`` (``OutputStore``: full outputs kept as session resources, read in pages),
 ``environment`` (``CommandEnvironment``: the allowlisted base environment and the login shell's),
 ``shells`` (which shell, which argv), ``supervision`` (``SupervisedSandbox``: one client

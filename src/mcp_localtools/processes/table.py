@@ -27,7 +27,6 @@ import signal
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -35,123 +34,18 @@ import anyio
 import anyio.to_thread
 
 from mcp_localtools import compat
-from mcp_localtools.errors import InvalidArguments, NotFound, TooLarge
+from mcp_localtools.errors import NotFound, TooLarge
+from mcp_localtools.processes.background import Background, StreamBuffer, exit_code_of
 from mcp_localtools.processes.handles import Handle, PopenHandle, Streams, SupervisedHandle
 from mcp_localtools.processes.supervision import SupervisedSandbox
 from mcp_localtools.toolnames import served_text
 
-__all__ = ["Background", "NewOutput", "ProcessTable", "StreamBuffer", "read_new"]
+__all__ = ["ProcessTable"]
 
 _CHUNK = 65536
 DRAIN_SECONDS = 2.0
 """Longest an exit waits for the readers to reach the end of the process's output."""
 _POLL_SECONDS = 0.02
-
-
-class StreamBuffer:
-    """The most recent ``limit`` bytes of one stream, addressed by absolute offsets (bytes since
-    the process started writing to it). Thread-safe through its owner's lock."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.start = 0  # absolute offset of data[0]
-        self.total = 0  # bytes written in all
-
-    def write(self, chunk: bytes) -> None:
-        self.data += chunk
-        self.total += len(chunk)
-        excess = len(self.data) - self.limit
-        if excess > 0:
-            del self.data[:excess]
-            self.start += excess
-
-    def read(self, offset: int, max_bytes: int) -> tuple[bytes, int, int]:
-        """``(bytes from offset, the offset they start at, bytes lost before them)``: what is
-        kept from ``offset`` on, at most ``max_bytes``; an offset older than the buffer starts at
-        the oldest byte kept, and the gap is reported as lost."""
-        begin = max(offset, self.start)
-        lost = begin - offset if offset < self.start else 0
-        piece = bytes(self.data[begin - self.start : begin - self.start + max_bytes])
-        return piece, begin, lost
-
-
-@dataclass(eq=False)
-class Background:
-    """One started process.
-
-    Attributes:
-        id: ``proc_`` and 16 random hex digits.
-        owner: the MCP session that started it.
-        command: the command as given.
-        work_dir: its working directory.
-        shell: the shell that runs it.
-        popen: its handle (``handles.py``): started by the server, or by its session's supervisor.
-        started: wall-clock start (seconds since the epoch).
-    """
-
-    id: str
-    owner: str
-    command: str
-    work_dir: Path
-    shell: str
-    popen: Handle
-    started: float
-    stdout: StreamBuffer
-    stderr: StreamBuffer
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    stdin_lock: threading.Lock = field(default_factory=threading.Lock)
-    read_at: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
-    exit_code: int | None = None
-    ended: float | None = None
-    last_used: float = field(default_factory=time.monotonic)
-    changed: threading.Event = field(default_factory=threading.Event)
-    threads: list[threading.Thread] = field(default_factory=list)
-
-    @property
-    def running(self) -> bool:
-        return self.exit_code is None
-
-    def stream(self, name: str) -> StreamBuffer:
-        return self.stdout if name == "stdout" else self.stderr
-
-    def write_stdin(self, data: bytes, *, close: bool) -> None:
-        """Send ``data`` to the process's stdin (blocking until the pipe takes it); close it after.
-
-        Raises:
-            InvalidArguments: the process has ended or its stdin is closed.
-        """
-        with self.stdin_lock:  # the reaper closes stdin once the process has ended (close_stdin)
-            stdin = self.popen.stdin
-            if stdin is None or stdin.closed:
-                if not self.running:
-                    raise InvalidArguments(
-                        f"{self.id} has ended and its stdin is closed; start a new process to send more"
-                    )
-                raise InvalidArguments(f"the stdin of {self.id} is closed; start a new process to send more")
-            try:
-                if data:
-                    stdin.write(data)
-                    stdin.flush()
-                if close:
-                    stdin.close()
-            except (BrokenPipeError, ValueError, OSError) as exc:
-                raise InvalidArguments(f"{self.id} no longer reads its stdin (it has ended): {exc}") from None
-
-    def close_stdin(self) -> None:
-        """Close the server's end of the process's stdin (it has ended: nothing more is sent), after
-        a write in progress; closing twice is harmless."""
-        with self.stdin_lock:
-            stdin = self.popen.stdin
-            if stdin is not None and not stdin.closed:
-                try:
-                    stdin.close()
-                except OSError:
-                    pass  # a write that never reached the ended process: nothing is lost
-
-
-def _exit_code(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
 
 
 class ProcessTable:
@@ -375,44 +269,7 @@ def _reap(process: Background) -> None:
     for thread in process.threads[:2]:  # "exited" is never seen before the output written before it
         thread.join(timeout=max(0.0, deadline - time.monotonic()))
     with process.lock:
-        process.exit_code = _exit_code(code)
+        process.exit_code = exit_code_of(code)
         process.ended = time.time()
     process.changed.set()
     process.close_stdin()
-
-
-@dataclass(frozen=True, slots=True)
-class NewOutput:
-    """Output of one stream read from an offset: its text, where it starts and ends (absolute
-    byte offsets), and how many bytes before it are no longer kept."""
-
-    text: str
-    start: int
-    end: int
-    lost: int
-
-
-def read_new(process: Background, name: str, offset: int | None, max_bytes: int) -> NewOutput:
-    """Stream ``name`` of ``process`` from ``offset`` (None: from where the last read of this
-    stream ended), at most ``max_bytes``; advances the read position. The text is UTF-8 with
-    invalid bytes replaced; a read never ends inside a character."""
-    with process.lock:
-        begin = process.read_at[name] if offset is None else offset
-        data, start, lost = process.stream(name).read(begin, max_bytes)
-        data = _whole_characters(data)
-        end = start + len(data)
-        process.read_at[name] = end
-    return NewOutput(data.decode("utf-8", "replace"), start, end, lost)
-
-
-def _whole_characters(data: bytes) -> bytes:
-    """``data`` without a UTF-8 character cut off at its end (the next read starts with it);
-    unchanged when that would leave nothing (a stream that ends in invalid bytes)."""
-    lead = len(data) - 1
-    while lead >= 0 and lead > len(data) - 4 and (data[lead] & 0xC0) == 0x80:
-        lead -= 1
-    if lead <= 0:
-        return data
-    first = data[lead]
-    need = 2 if first >> 5 == 0b110 else 3 if first >> 4 == 0b1110 else 4 if first >> 3 == 0b11110 else 1
-    return data if len(data) - lead >= need else data[:lead]

@@ -207,10 +207,14 @@ def test_a_non_dumpable_server_keeps_same_user_commands_out_of_its_stdout_and_en
     with tempfile.TemporaryDirectory() as scratch:
         os.chmod(scratch, 0o755)
         shutil.copy(source, Path(scratch, "proctree.py"))
-        # It takes prctl from compat, which imports nothing else of the package.
+        # It takes prctl from compat, which imports nothing else of the package but its own modules.
         Path(scratch, "mcp_localtools").mkdir()
         Path(scratch, "mcp_localtools", "__init__.py").touch()
-        shutil.copy(source.parents[1] / "compat.py", Path(scratch, "mcp_localtools", "compat.py"))
+        shutil.copytree(
+            source.parents[1] / "compat",
+            Path(scratch, "mcp_localtools", "compat"),
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         Path(scratch, "probe.py").write_text(_PROBE, encoding="utf-8")
         done = subprocess.run(
             [

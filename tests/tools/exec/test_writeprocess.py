@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from tests.helpers import error_code, text_of
@@ -21,3 +22,17 @@ async def test_close_stdin_ends_input_and_a_later_write_says_so(tmp_path: Path) 
         assert done["stdout"].strip() == "2"
         again = await client.call_tool("writeprocess", {"processID": process, "text": "c\n"})
         assert error_code(again) == "invalid_arguments" and "closed" in text_of(again)
+
+
+async def test_a_write_the_process_never_reads_does_not_hold_up_the_next_call(tmp_path: Path) -> None:
+    """A write a process does not read blocks in its thread; its call cancelled, the next write
+    is told so within ``STDIN_WAIT_SECONDS`` instead of waiting behind it, and stopprocess ends
+    the process (its reaper never hangs on that write)."""
+    async with exec_client(tmp_path) as client:
+        process = (await call(client, "startprocess", command="sleep 600"))["processID"]
+        with anyio.move_on_after(1):  # 512 KiB fill the pipe; nobody reads
+            await client.call_tool("writeprocess", {"processID": process, "text": "x" * (512 * 1024)})
+        again = await client.call_tool("writeprocess", {"processID": process, "text": "y\n"})
+        assert error_code(again) == "invalid_arguments" and "still waiting" in text_of(again), text_of(again)
+        stopped = await call(client, "stopprocess", processID=process)
+        assert stopped["status"] != "running", stopped

@@ -53,7 +53,8 @@ def containment_sentence(config: ExecConfig) -> str:
 def with_approval_note(spec: ToolSpec[Any], approval: ApprovalConfig) -> ToolSpec[Any]:
     """``spec`` with "Asks the user first." at the end of its description when ``[approval]
     require`` applies to it (naming ``trusted_commands`` for shellcommand, the one tool they lift)."""
-    if ApprovalPolicy(approval).rule_for(spec) is None:
+    # A command tool's spec is built before the catalog gives it its group (its package, exec).
+    if ApprovalPolicy(approval).rule_for(dataclasses.replace(spec, group=spec.group or "exec")) is None:
         return spec
     note = "Asks the user first"
     if approval.trusted_commands and (spec.builtin_name or spec.name) == "shellcommand":

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import Field
 
-from mcp_localtools.processes.table import Background, read_new
+from mcp_localtools.processes.background import Background, read_new
 from mcp_localtools.spec import ToolOutput
 from mcp_localtools.toolnames import served_text
 from mcp_localtools.tools.exec._report import cut_command

@@ -51,7 +51,7 @@ from mcp_localtools.files.parents import (
 from mcp_localtools.offload import offload, offload_check
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.results import ToolResult
-from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec, changes_at
+from mcp_localtools.spec import DESTRUCTIVE, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["DeleteFileArgs", "DeleteFileResult", "delete_file", "spec"]
@@ -226,6 +226,13 @@ def delete_file(args: DeleteFileArgs, *, paths: PathPolicy) -> ToolResult:
     return ToolResult.of(result, text=f"moved {source.path} to the trash: {trashed} ({method})")
 
 
+def _changed(args: DeleteFileArgs) -> tuple[str, ...]:
+    """What a deletefile call changes: the path it trashed, and a ``trashDir`` it named (the
+    ``auto`` trash lies outside the roots, or in a hidden ``.trash`` no index reads)."""
+    named = args.trash_dir.strip()
+    return (args.path,) if named.lower() in ("", "auto") else (args.path, named)
+
+
 def spec(workspace: Workspace) -> ToolSpec[Any]:
     """The deletefile tool, bound to ``workspace``."""
     paths = workspace.paths
@@ -237,7 +244,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         result_model=DeleteFileResult,
         handler=offload(partial(delete_file, paths=paths)),
         check=offload_check(partial(_target, paths=paths)),
-        changes=changes_at("path"),
+        changes=_changed,
         annotations=DESTRUCTIVE,
         unsupported=compat.why_unsupported(dir_fd=True),
     )
