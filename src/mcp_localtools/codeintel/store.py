@@ -19,83 +19,41 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from mcp_localtools.codeintel.database import SCHEMA, connect
 from mcp_localtools.codeintel.records import Entry, FileIdentity, FileRecord, StoredChunk, StoredSymbol
 from mcp_localtools.codeintel.tags import Reference, Symbol
 
 __all__ = ["SCHEMA", "Entry", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
-SCHEMA = "mcp-localtools code index 5; wordllama l2_supercat_256; snowball english"
-"""Written into every database; a database with another value is rebuilt."""
-
 TITLE_WEIGHT = 10.0
 """How much more a query term weighs in a chunk's title than in its body (BM25F-style; tuned on
 benchmarks/codesearch)."""
-
-_TABLES = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    sha256 TEXT NOT NULL, language TEXT NOT NULL, lines INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS symbols (
-    file_id INTEGER NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, qualified TEXT NOT NULL,
-    kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT NOT NULL,
-    doc TEXT NOT NULL, depth INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
-CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id, name);
-CREATE TABLE IF NOT EXISTS refs (
-    file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
-    scope TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
-CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
-    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
-    title, body, tokenize = "unicode61 tokenchars '_'");
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocabulary USING fts5vocab(chunk_terms, 'row');
-"""
 
 
 class Store:
     """The index database of one directory.
 
     Args:
-        path: the database file (its directory is created), or None for a database in memory.
+        path: the database file (its directory is created), or None for a database in memory;
+            a damaged file is discarded and made again (``database.connect``).
 
     Raises:
-        sqlite3.Error: the database cannot be opened or created.
+        sqlite3.Error, OSError: the database cannot be opened or created.
     """
 
     def __init__(self, path: Path | None) -> None:
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._db = sqlite3.connect(
-            ":memory:" if path is None else str(path), check_same_thread=False, timeout=30
-        )
+        self._db = connect(path)
         self._lock = threading.RLock()
-        with self._lock:
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            if path is not None:
-                self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute("PRAGMA cache_size = -16000")  # 16 MB of pages at most
-            self._check_schema()
 
-    def _check_schema(self) -> None:
-        try:
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.OperationalError:
-            row = None
-        if row is not None and row[0] == SCHEMA:
-            return
-        names = [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")]
-        for name in names:
-            if not name.startswith(("sqlite_", "chunk_terms_")):
-                self._db.execute(f'DROP TABLE IF EXISTS "{name}"')
-        self._db.executescript(_TABLES)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
-        self._db.commit()
+    def complete(self) -> bool:
+        """Whether a build ran to its end (``mark_complete``) since the database was made."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM meta WHERE key = 'complete'").fetchone() is not None
+
+    def mark_complete(self) -> None:
+        """Record that a build ran to its end: every file it listed is committed."""
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
 
     def close(self) -> None:
         """Close the database."""

@@ -142,7 +142,10 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
         for item in found[: args.max_results]
     ]
     cut = len(found) > args.max_results or total_uses > len(uses)
-    return _render(args, definitions, uses, total_uses, cut, suggestions, workspace.limits.max_result_chars)
+    busy = indexes.indexing(index)
+    return _render(
+        args, definitions, uses, total_uses, cut, suggestions, workspace.limits.max_result_chars, busy
+    )
 
 
 def _render(
@@ -153,6 +156,7 @@ def _render(
     cut: bool,
     suggestions: list[str],
     budget: int,
+    busy: str | None = None,
 ) -> ToolResult:
     def build(payload: int) -> ToolResult:
         lines: list[str] = []
@@ -183,7 +187,9 @@ def _render(
                 used += len(text) + 1
                 lines.append(text)
                 shown_uses.append(use)
-        if not definitions:
+        if not definitions and busy:
+            lines.append(f"[{busy}: no definition found yet; ask again when indexing ends]")
+        elif not definitions:
             hint = f"; close names: {', '.join(suggestions)}" if suggestions else ""
             lines.append(
                 f"[no definition found{hint}; "

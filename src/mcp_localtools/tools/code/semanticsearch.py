@@ -156,11 +156,12 @@ def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, worksp
             )
         )  # fmt: skip
     lexical_only = None if scope.index.can_embed() else True
-    return _render(args, results, lexical_only, workspace.limits.max_result_chars)
+    busy = indexes.indexing(scope.index)
+    return _render(args, results, lexical_only, workspace.limits.max_result_chars, busy)
 
 
 def _render(
-    args: SemanticSearchArgs, hits: list[SearchHit], lexical_only: bool | None, budget: int
+    args: SemanticSearchArgs, hits: list[SearchHit], lexical_only: bool | None, budget: int, busy: str | None
 ) -> ToolResult:
     def build(payload: int) -> ToolResult:
         share = max(payload // max(len(hits), 1), 200)
@@ -186,7 +187,9 @@ def _render(
                 break
             lines.extend(text)
             shown.append(hit.model_copy(update={"content": content}))
-        if not hits:
+        if busy:
+            lines.append(f"[{busy}: files not indexed yet are missing; ask again when indexing ends]")
+        elif not hits:
             lines.append(
                 served_text(
                     "[no results: the index holds code and text files; try other words, or searchfiles]"
