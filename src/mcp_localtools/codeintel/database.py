@@ -16,7 +16,7 @@ __all__ = ["SCHEMA", "connect"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 5; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 6; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
