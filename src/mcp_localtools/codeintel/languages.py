@@ -175,7 +175,8 @@ class Grammars:
         except (ImportError, AttributeError, ValueError, TypeError) as exc:
             logger.warning("no grammar for %s (%s): %s", info.name, info.distribution, exc)
             return None
-        sources = [_tags_text(info.distribution), *map(_tags_text, info.extra_tags), _supplement(info.name)]
+        ours = [info.name, *(["javascript"] if "tree-sitter-javascript" in info.extra_tags else [])]
+        sources = [_tags_text(info.distribution), *map(_tags_text, info.extra_tags), *map(_supplement, ours)]
         usable: list[str] = []
         for source in sources:
             if not source.strip():

@@ -42,6 +42,7 @@ _DECLARATOR_PARENTS = frozenset(
 )
 _DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+_JS_MEMBERS = frozenset({"assignment_expression", "call_expression", "method_definition", "pair"})
 # Which definition wins when two patterns capture the same node (Rust's methods are functions too).
 _PRIORITY = {"method": 3, "constant": 2, "function": 1}
 
@@ -238,6 +239,8 @@ def _cpp_scope(node: tree_sitter.Node, source: bytes) -> str:
 def _same_definition(outer: _Definition, inner: _Definition) -> bool:
     """Whether ``inner`` is the value of ``outer`` under the same name (``x.f = function f() {}``)."""
     parent = inner.node.parent
+    if parent is not None and parent.type == "arguments" and outer.node.type == "call_expression":
+        parent = parent.parent  # defineGetter(req, 'ip', function ip() {...})
     return (
         parent is not None
         and (parent.start_byte, parent.end_byte) == (outer.node.start_byte, outer.node.end_byte)
@@ -249,11 +252,31 @@ def _same_definition(outer: _Definition, inner: _Definition) -> bool:
 
 
 def _js_owner(node: tree_sitter.Node, source: bytes) -> str:
-    """``res`` of ``res.send = function ...``, ``Layer`` of ``Layer.prototype.match = ...``."""
-    left = node.child_by_field_name("left")
-    target = (
-        left.child_by_field_name("object") if left is not None and left.type == "member_expression" else None
-    )
+    """The object a JavaScript member belongs to: ``res`` of ``res.send = function ...``, ``Layer``
+    of ``Layer.prototype.match = ...``, ``req`` of ``defineGetter(req, 'ip', ...)`` and of
+    ``Object.defineProperty(req, 'ip', {...})``, ``utils`` of ``const utils = {parse() {...}}``
+    and of ``Foo.prototype = {parse() {...}}``; ``""`` for none."""
+    target = None
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        target = (
+            left.child_by_field_name("object")
+            if left is not None and left.type == "member_expression"
+            else None
+        )
+    elif node.type == "call_expression":
+        arguments = node.child_by_field_name("arguments")
+        target = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    elif (
+        node.type in ("method_definition", "pair")
+        and node.parent is not None
+        and node.parent.type == "object"
+    ):
+        holder = node.parent.parent
+        if holder is not None and holder.type == "variable_declarator":
+            target = holder.child_by_field_name("name")
+        elif holder is not None and holder.type == "assignment_expression":
+            target = holder.child_by_field_name("left")
     if target is None or len(_text(target, source)) > 80:
         return ""
     return _text(target, source).removesuffix(".prototype")
@@ -317,8 +340,12 @@ def _symbols(
         elif language == "cpp" and node.type == "function_definition" and (scope := _cpp_scope(node, source)):
             prefix = f"{prefix}.{scope}" if prefix else scope
         qualified = f"{prefix}.{definition.name}" if prefix else definition.name
-        if node.type == "assignment_expression" and (owner := _js_owner(node, source)):
+        if node.type in _JS_MEMBERS and (owner := _js_owner(node, source)):
             qualified = f"{owner}.{definition.name}"
+            if node.type != "assignment_expression" and prefix:  # an object literal or call inside a symbol
+                qualified = f"{prefix}.{qualified}"
+            if kind == "function" and node.type in ("method_definition", "pair"):
+                kind = "method"
         symbols.append(
             Symbol(
                 name=definition.name,
