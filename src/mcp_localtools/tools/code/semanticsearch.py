@@ -2,7 +2,8 @@
 
 Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
 other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
-WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``). Each result is a symbol
+WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``), the best ``RERANKED``
+re-scored by what their file is (``rerank``: code above docs, history and tests). Each result is a symbol
 with its file, kind, line range, fused score, summary (signature and first doc line), its
 callers (calls of its name, with the symbol each is in) and callees (the names it calls), and
 with ``includeContent`` its lines. Files of the results that changed since they were indexed
@@ -22,6 +23,7 @@ from mcp_localtools import compat
 from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
+from mcp_localtools.codeintel.rerank import reranked
 from mcp_localtools.codeintel.store import StoredChunk
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
@@ -34,6 +36,8 @@ __all__ = ["SearchHit", "SemanticSearchArgs", "SemanticSearchResult", "search", 
 CANDIDATES = 100
 """Chunks each ranking contributes to the fusion."""
 MAX_RELATIONS = 5
+RERANKED = 30
+"""Fused candidates re-ranked (``rerank``) for the results."""
 EMBEDDING_WEIGHT = 0.5
 """The embeddings' ranking in the fusion, against 1 for BM25 (tuned on benchmarks/codesearch)."""
 
@@ -93,11 +97,15 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
         rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
     fused = fuse(rankings, weights)
-    rows = index.store.chunks([chunk for chunk, _ in fused[: limit * 2 if not scope.prefix else want * 2]])
-    hits = [
-        (rows[chunk], score) for chunk, score in fused if chunk in rows and scope.covers(rows[chunk].path)
+    rows = index.store.chunks(
+        [chunk for chunk, _ in fused[: max(limit * 3, RERANKED) if not scope.prefix else want * 2]]
+    )
+    candidates = [
+        (chunk, score, rows[chunk].path, rows[chunk].kind)
+        for chunk, score in fused
+        if chunk in rows and scope.covers(rows[chunk].path)
     ]
-    return hits[:limit]
+    return [(rows[chunk], score) for chunk, score in reranked(candidates, query)[:limit]]
 
 
 def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
