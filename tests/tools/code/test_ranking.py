@@ -51,3 +51,18 @@ async def test_code_ranks_above_changelog_docs_and_tests(tmp_path: Path) -> None
 )
 async def test_prose_and_tests_rank_first_when_asked_for(tmp_path: Path, query: str, expected: str) -> None:
     assert await _top(tmp_path, query) == expected
+
+
+async def test_overloads_are_one_result(tmp_path: Path) -> None:
+    (tmp_path / "window.ts").write_text(
+        "/** Splits the source into windows of a fixed time span. */\n"
+        "export function windowTime(span: number): Window;\n"
+        "export function windowTime(span: number, every: number): Window;\n"
+        "export function windowTime(span: number, every?: number): Window {\n"
+        "  return new Window(span, every);\n}\n",
+        encoding="utf-8",
+    )
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "split the source into time windows"})
+    assert result.structured_content is not None, text_of(result)
+    assert [hit["symbol"] for hit in result.structured_content["results"]].count("windowTime") == 1

@@ -3,11 +3,11 @@
 Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
 other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
 WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``), the best ``RERANKED``
-re-scored by what their file is (``rerank``: code above docs, history and tests). Each result is a symbol
-with its file, kind, line range, fused score, summary (signature and first doc line), its
-callers (calls of its name, with the symbol each is in) and callees (the names it calls), and
-with ``includeContent`` its lines. Files of the results that changed since they were indexed
-are read again and the query run again before the answer.
+re-scored by what their file is (``rerank``: code above docs, history and tests), an overloaded
+symbol one result. Each result is a symbol with its file, kind, line range, fused score, summary
+(signature and first doc line), its callers (calls of its name, with the symbol each is in) and
+callees (the names it calls), and with ``includeContent`` its lines. Files of the results that
+changed since they were indexed are read again and the query run again before the answer.
 """
 
 from __future__ import annotations
@@ -97,7 +97,15 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
         rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
     fused = fuse(rankings, weights)
-    rows = index.store.chunks(
+    ordered, rows = _reranked(scope, query, fused, limit, want)
+    return [(rows[chunk], score) for chunk, score in ordered[:limit]]
+
+
+def _reranked(
+    scope: Scope, query: str, fused: list[tuple[int, float]], limit: int, want: int
+) -> tuple[list[tuple[int, float]], dict[int, StoredChunk]]:
+    """The best fused chunks in the scope re-ranked (``rerank``), and their rows."""
+    rows = scope.index.store.chunks(
         [chunk for chunk, _ in fused[: max(limit * 3, RERANKED) if not scope.prefix else want * 2]]
     )
     candidates = [
@@ -105,7 +113,15 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
         for chunk, score in fused
         if chunk in rows and scope.covers(rows[chunk].path)
     ]
-    return [(rows[chunk], score) for chunk, score in reranked(candidates, query)[:limit]]
+    seen: set[tuple[str, str]] = set()
+    ordered = []
+    for chunk, score in reranked(candidates, query):
+        row = rows[chunk]
+        if row.symbol and (row.path, row.symbol) in seen:
+            continue  # an overload's signature, a second declaration: the first stands for all
+        seen.add((row.path, row.symbol))
+        ordered.append((chunk, score))
+    return ordered, rows
 
 
 def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
