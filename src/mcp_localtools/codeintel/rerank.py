@@ -1,9 +1,10 @@
 """Re-ranking semantic search's fused candidates: code before prose.
 
 A question about behaviour wants the code that does it, not the changelog entry, the guide or
-the test that mentions it; those are ranked below code (their fused score multiplied by
-``PROSE_FACTOR`` or ``TEST_FACTOR``) unless the question asks for them (``docs``, ``readme``,
-``changelog``, ``test``, ...).
+the test that mentions it, nor the declaration file (``.d.ts``, ``.pyi``) that only names it;
+those are ranked below code (their fused score multiplied by ``PROSE_FACTOR``, ``TEST_FACTOR``
+or ``DECLARATION_FACTOR``), prose and tests unless the question asks for them (``docs``,
+``readme``, ``changelog``, ``test``, ...).
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-__all__ = ["PROSE_FACTOR", "TEST_FACTOR", "file_prior", "wants"]
+__all__ = ["DECLARATION_FACTOR", "PROSE_FACTOR", "TEST_FACTOR", "file_prior", "reranked", "wants"]
 
 PROSE_FACTOR = 0.5
 """A documentation or history file's share of its fused score (tuned on benchmarks/codesearch)."""
 TEST_FACTOR = 0.5
 """A test file's share of its fused score (tuned on benchmarks/codesearch)."""
 
+DECLARATION_FACTOR = 0.5
+"""A declaration file's (``.d.ts``, ``.pyi``: signatures without the code) share of its fused score."""
+
+_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts", ".pyi")
 _PROSE_EXTENSIONS = frozenset({".md", ".markdown", ".rst", ".txt", ".adoc"})
 _HISTORY = re.compile(
     r"^(change ?log|changes|history|news|releases?|authors|contributors|licen[cs]e)\b", re.I
@@ -41,7 +46,8 @@ def wants(query: str) -> tuple[bool, bool]:
 def file_prior(path: str, kind: str, asks: tuple[bool, bool]) -> float:
     """The factor of a chunk's fused score by what its file is: 1 for code, ``PROSE_FACTOR`` for
     documentation and history (a window of text in ``.md``/``.rst``/..., a changelog), ``TEST_FACTOR``
-    for a test, each 1 when the question (``wants``) asks for it."""
+    for a test, each 1 when the question (``wants``) asks for it; ``DECLARATION_FACTOR`` for a
+    declaration file."""
     base = posixpath.basename(path)
     stem, extension = posixpath.splitext(base)
     prose, tests = asks
@@ -49,6 +55,8 @@ def file_prior(path: str, kind: str, asks: tuple[bool, bool]) -> float:
         return PROSE_FACTOR
     if not tests and (_TEST_FILE.match(base) or _TEST_DIRECTORIES.intersection(path.split("/")[:-1])):
         return TEST_FACTOR
+    if base.endswith(_DECLARATIONS):
+        return DECLARATION_FACTOR
     return 1.0
 
 

@@ -66,3 +66,23 @@ async def test_overloads_are_one_result(tmp_path: Path) -> None:
         result = await client.call_tool("semanticsearch", {"query": "split the source into time windows"})
     assert result.structured_content is not None, text_of(result)
     assert [hit["symbol"] for hit in result.structured_content["results"]].count("windowTime") == 1
+
+
+async def test_the_code_ranks_above_its_declaration_file(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "typings").mkdir()
+    (tmp_path / "typings" / "index.d.ts").write_text(
+        "export class Command {\n  /**\n   * Add a required option which must have a value after parsing.\n"
+        "   */\n  requiredOption(flags: string, description?: string): this;\n}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "lib" / "command.js").write_text(
+        "class Command {\n  /**\n   * Add a required option which must have a value after parsing.\n   */\n"
+        "  requiredOption(flags, description) {\n"
+        "    return this._optionEx({ mandatory: true }, flags, description);\n  }\n}\n",
+        encoding="utf-8",
+    )
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "required option"})
+    assert result.structured_content is not None, text_of(result)
+    assert result.structured_content["results"][0]["path"] == "lib/command.js", text_of(result)
