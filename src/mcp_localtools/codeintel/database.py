@@ -16,7 +16,7 @@ __all__ = ["SCHEMA", "connect"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 6; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 7; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS refs (
     scope TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
 CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
+CREATE TABLE IF NOT EXISTS imports (
+    file_id INTEGER NOT NULL, local TEXT NOT NULL, name TEXT NOT NULL, module TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS imports_file ON imports (file_id, local);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);

@@ -18,8 +18,10 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mcp_localtools.codeintel.database import SCHEMA, connect
+from mcp_localtools.codeintel.imports import Resolver
 from mcp_localtools.codeintel.records import Entry, FileIdentity, FileRecord, StoredChunk, StoredSymbol
 from mcp_localtools.codeintel.tags import Reference, Symbol
 
@@ -136,7 +138,7 @@ class Store:
         db.execute(
             "DELETE FROM chunk_terms WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
         )
-        for table in ("chunks", "symbols", "refs"):
+        for table in ("chunks", "symbols", "refs", "imports"):
             db.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))  # noqa: S608 - fixed names
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
@@ -179,6 +181,10 @@ class Store:
                     db.executemany(
                         "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
                         [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
+                    )
+                    db.executemany(
+                        "INSERT INTO imports VALUES (?, ?, ?, ?)",
+                        [(file_id, i.local, i.name, i.module) for i in tags.imports],
                     )
                 ids = list(range(next_id, next_id + len(chunks)))
                 next_id += len(chunks)
@@ -239,6 +245,15 @@ class Store:
                 (*names, limit),
             ).fetchall()
         return [(row[0], Reference(*row[1:])) for row in rows]
+
+    def resolver(self) -> Resolver:
+        """A ``Resolver`` of uses to definitions over this index (for one query: it caches)."""
+        return Resolver(self.select)
+
+    def select(self, sql: str, parameters: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (for ``imports.Resolver``, which owns its queries)."""
+        with self._lock:
+            return self._db.execute(sql, tuple(parameters)).fetchall()
 
     def calls_to(self, names: Sequence[str], per_name: int) -> dict[str, list[tuple[str, Reference]]]:
         """The calls of each of ``names`` (references of kind ``call``), at most ``per_name`` of

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-    from mcp_localtools.codeintel.languages import Grammar
+from mcp_localtools.codeintel.imports import Import, extract_imports
+from mcp_localtools.codeintel.languages import Grammar
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
 
@@ -99,12 +100,14 @@ class FileTags:
         symbols: definitions in source order (by start, outer before inner).
         references: uses in source order.
         lines: the file's line count.
+        imports: what it imports (``imports.extract_imports``; with references only).
     """
 
     language: str
     symbols: tuple[Symbol, ...]
     references: tuple[Reference, ...]
     lines: int
+    imports: tuple[Import, ...] = ()
 
 
 @dataclass(slots=True)
@@ -399,4 +402,5 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
             Reference(name, kind, node.start_point[0] + 1, _scope_of(node.start_byte, spans, starts))
         )
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
-    return FileTags(language, tuple(symbols), tuple(found), lines)
+    imported = extract_imports(grammar.imports, tree, source) if references else ()
+    return FileTags(language, tuple(symbols), tuple(found), lines, imported)

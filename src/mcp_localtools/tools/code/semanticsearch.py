@@ -134,22 +134,29 @@ def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, f
 
 
 def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str], list[str]]]:
-    """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere) and
-    callees (the names it calls), in two queries for all of them."""
+    """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere: those that
+    resolve to its file through scope and imports first, then possible ones, marked, whose name
+    cannot be followed; none that resolve to another file) and callees (the names it calls)."""
     store = scope.index.store
     names = {chunk.symbol: chunk.symbol.rpartition(".")[2] for chunk in chunks if chunk.symbol}
     calls = store.calls_to(sorted(set(names.values())), MAX_RELATIONS * 4)
+    resolver = store.resolver()
+    uses = {(path, ref.name) for found in calls.values() for path, ref in found}
+    resolver.prime(path for path, _ in uses)
+    where = {(path, name): resolver.resolve(path, name) for path, name in uses}
     inside = store.references_within([(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks])
     out: list[tuple[list[str], list[str]]] = []
     for chunk, refs in zip(chunks, inside, strict=True):
         others = [
-            (path, ref)
+            (path, ref, where[path, ref.name])
             for path, ref in calls.get(names.get(chunk.symbol, ""), [])
-            if ref.scope != chunk.symbol
+            if ref.scope != chunk.symbol and where[path, ref.name] in (chunk.path, None)
         ]
+        others.sort(key=lambda item: item[2] is None)  # resolved to it first, then possible ones
         callers = [
             f"{scope.show(path)}:{ref.line} {ref.scope or '(top level)'}"
-            for path, ref in others[:MAX_RELATIONS]
+            + (" (possible)" if to is None else "")
+            for path, ref, to in others[:MAX_RELATIONS]
         ]
         callees = list(dict.fromkeys(ref.name for ref in refs if ref.kind == "call"))[: MAX_RELATIONS * 2]
         out.append((callers, callees))
