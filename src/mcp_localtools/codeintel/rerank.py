@@ -4,7 +4,8 @@ A question about behaviour wants the code that does it, not the changelog entry,
 the test that mentions it, nor the declaration file (``.d.ts``, ``.pyi``) that only names it;
 those are ranked below code (their fused score multiplied by ``PROSE_FACTOR``, ``TEST_FACTOR``
 or ``DECLARATION_FACTOR``), prose and tests unless the question asks for them (``docs``,
-``readme``, ``changelog``, ``test``, ...).
+``readme``, ``changelog``, ``test``, ...). A symbol whose name the question spells in words
+(``debounce time``: ``debounceTime``) weighs ``NAME_FACTOR`` times more.
 """
 
 from __future__ import annotations
@@ -13,13 +14,26 @@ import posixpath
 import re
 from collections.abc import Sequence
 
-__all__ = ["DECLARATION_FACTOR", "PROSE_FACTOR", "TEST_FACTOR", "file_prior", "reranked", "wants"]
+__all__ = [
+    "DECLARATION_FACTOR",
+    "NAME_FACTOR",
+    "PROSE_FACTOR",
+    "TEST_FACTOR",
+    "file_prior",
+    "name_factor",
+    "named",
+    "reranked",
+    "wants",
+]
 
 PROSE_FACTOR = 0.5
 """A documentation or history file's share of its fused score (tuned on benchmarks/codesearch)."""
 TEST_FACTOR = 0.5
 """A test file's share of its fused score (tuned on benchmarks/codesearch)."""
 
+NAME_FACTOR = 1.5
+"""A symbol whose name the query spells in words weighs this many times more (tuned on
+benchmarks/codesearch)."""
 DECLARATION_FACTOR = 0.5
 """A declaration file's (``.d.ts``, ``.pyi``: signatures without the code) share of its fused score."""
 
@@ -60,8 +74,28 @@ def file_prior(path: str, kind: str, asks: tuple[bool, bool]) -> float:
     return 1.0
 
 
-def reranked(candidates: Sequence[tuple[int, float, str, str]], query: str) -> list[tuple[int, float]]:
-    """``candidates`` (chunk id, fused score, path, kind), best first, re-scored by ``file_prior``."""
-    asks = wants(query)
-    scored = [(chunk, score * file_prior(path, kind, asks)) for chunk, score, path, kind in candidates]
+def named(query: str) -> frozenset[str]:
+    """The names a query may spell in words: each run of two to four of its words, joined
+    (``throttle time`` -> ``throttletime``), or a one-word query's word; at least four letters."""
+    words = re.findall(r"[a-z0-9]+", query.lower())
+    shortest = 1 if len(words) == 1 else 2  # one word of many names too much (help, text, file)
+    runs = ("".join(words[i : i + n]) for n in range(shortest, 5) for i in range(len(words) - n + 1))
+    return frozenset(run for run in runs if len(run) >= 4)
+
+
+def name_factor(symbol: str, spelled: frozenset[str]) -> float:
+    """``NAME_FACTOR`` when the symbol's own name, without case and underscores, is one that the
+    query spells (``named``): ``debounceTime`` for "debounce time"; else 1."""
+    own = symbol.rpartition(".")[2].replace("_", "").lower()
+    return NAME_FACTOR if own and own in spelled else 1.0
+
+
+def reranked(candidates: Sequence[tuple[int, float, str, str, str]], query: str) -> list[tuple[int, float]]:
+    """``candidates`` (chunk id, fused score, path, kind, symbol), best first, re-scored by
+    ``file_prior`` and ``name_factor``."""
+    asks, spelled = wants(query), named(query)
+    scored = [
+        (chunk, score * file_prior(path, kind, asks) * name_factor(symbol, spelled))
+        for chunk, score, path, kind, symbol in candidates
+    ]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0]))

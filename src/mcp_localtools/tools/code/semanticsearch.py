@@ -36,7 +36,7 @@ __all__ = ["SearchHit", "SemanticSearchArgs", "SemanticSearchResult", "search", 
 CANDIDATES = 100
 """Chunks each ranking contributes to the fusion."""
 MAX_RELATIONS = 5
-RERANKED = 30
+RERANKED = 60
 """Fused candidates re-ranked (``rerank``) for the results."""
 EMBEDDING_WEIGHT = 0.5
 """The embeddings' ranking in the fusion, against 1 for BM25 (tuned on benchmarks/codesearch)."""
@@ -109,7 +109,7 @@ def _reranked(
         [chunk for chunk, _ in fused[: max(limit * 3, RERANKED) if not scope.prefix else want * 2]]
     )
     candidates = [
-        (chunk, score, rows[chunk].path, rows[chunk].kind)
+        (chunk, score, rows[chunk].path, rows[chunk].kind, rows[chunk].symbol)
         for chunk, score in fused
         if chunk in rows and scope.covers(rows[chunk].path)
     ]
