@@ -163,7 +163,7 @@ def test_the_index_command_builds_the_index_ahead_of_time(tmp_path: Path) -> Non
     environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(
         [installed_command(), "index", str(project)],
-        capture_output=True, text=True, env=environ, cwd=tmp_path, timeout=120, check=False,
+        capture_output=True, text=True, env=environ, cwd=project, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"indexed {project}: 1 files, 1 symbols")

@@ -1,9 +1,10 @@
 """Symbol-sized pieces of a file, the units semantic search ranks and returns.
 
-A function or method is one chunk; a class is one chunk of its header (signature, docstring and
-the lines before its first member) and its members are their own; what no such symbol covers
-(module-level code, constants) is cut into line windows, and so is a text file without a
-grammar. Each chunk carries the text to index: its path, qualified name, signature, doc and
+A function or method is one chunk, from the doc comment just above it (JSDoc ``/** */``, ``///``,
+``#``: the reader's view, not a window of its own); a class is one chunk of its header (signature,
+docstring and the lines before its first member's doc) and its members are their own; what no
+such symbol covers (module-level code, constants) is cut into line windows, and so is a text file
+without a grammar. Each chunk carries the text to index: its path, qualified name, signature, doc and
 body, cut to ``MAX_CHUNK_CHARS``.
 """
 
@@ -24,6 +25,8 @@ MAX_MEANING_CHARS = 1500
 """Characters of a chunk's body (or window) whose words are embedded."""
 MAX_HEADER_LINES = 30
 """Lines of a class's header chunk at most."""
+
+_COMMENT_MARKS = ("/**", "/*!", "/*", "///", "//!", "//", "#", "*")
 
 _WHOLE = frozenset({"function", "method", "macro"})
 _HEADERS = frozenset({"class", "interface", "enum", "struct", "type", "module", "impl", "namespace"})
@@ -59,14 +62,31 @@ def _body(lines: list[str], start: int, end: int) -> str:
     return "\n".join(lines[start - 1 : end])[:MAX_CHUNK_CHARS]
 
 
-def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int) -> Chunk:
+def _comment_above(lines: list[str], start: int, covered: list[bool]) -> int:
+    """The first line of the comment block just above line ``start`` (JSDoc ``/** */``, ``///``,
+    ``//``, ``#``; one blank line between them allowed), or ``start`` when there is none."""
+    first = start
+    number = start - 1
+    if number >= 1 and not lines[number - 1].strip() and not covered[number - 1]:
+        number -= 1  # one blank line between a doc comment and its symbol
+    while number >= 1 and not covered[number - 1]:
+        line = lines[number - 1].strip()
+        if not line.startswith(_COMMENT_MARKS) and not line.endswith("*/"):
+            break
+        first = number
+        number -= 1
+    return first
+
+
+def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int, covered: list[bool]) -> Chunk:
     summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
-    body = _body(lines, symbol.start_line, end)
+    first = _comment_above(lines, symbol.start_line, covered)
+    body = _body(lines, first, end)
     stem = posixpath.splitext(posixpath.basename(path))[0]
     return Chunk(
         symbol=symbol.qualified_name,
         kind=symbol.kind,
-        start_line=symbol.start_line,
+        start_line=first,
         end_line=symbol.end_line,
         title=f"{path} {symbol.qualified_name} {symbol.signature} {symbol.doc}",
         text=body,
@@ -114,14 +134,17 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
                 (s.start_line for s in symbols[index + 1 :] if s.depth > symbol.depth and s.kind in _WHOLE),
                 None,
             )
+            if inner:  # the first member's doc comment is the member's
+                inner = _comment_above(lines, inner, covered)
             limit = symbol.start_line + MAX_HEADER_LINES - 1
             end = min(symbol.end_line, limit, inner - 1 if inner and inner > symbol.start_line else limit)
         else:
             continue
         if any(covered[symbol.start_line - 1 : end]) and symbol.kind not in _WHOLE:
             continue
-        chunks.append(_symbol_chunk(path, symbol, lines, end))
-        for number in range(symbol.start_line, min(end, len(lines)) + 1):
+        chunk = _symbol_chunk(path, symbol, lines, end, covered)
+        chunks.append(chunk)
+        for number in range(chunk.start_line, min(end, len(lines)) + 1):
             covered[number - 1] = True
     chunks.extend(_windows(path, lines, covered))
     chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))

@@ -27,9 +27,10 @@ import hashlib
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,10 +125,19 @@ class CodeIndexes:
         settings: ``[index]``.
         engine: the search engine whose walk lists files.
         home: the home directory (never indexed whole), if known.
+        environ: the server's environment (``TMPDIR``), if known.
     """
 
-    def __init__(self, paths: PathPolicy, settings: IndexSettings, engine: Engine, home: Path | None) -> None:
+    def __init__(
+        self,
+        paths: PathPolicy,
+        settings: IndexSettings,
+        engine: Engine,
+        home: Path | None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.paths = paths
+        self._environ: Mapping[str, str] = environ or {}
         self.settings = settings
         self._engine = engine
         self._home = home
@@ -136,6 +146,7 @@ class CodeIndexes:
         self._indexes: dict[Path, CodeIndex] = {}
         self._state: dict[Path, Freshness] = {}
         self._lock = threading.Lock()
+        self._warned = False
 
     @property
     def grammars(self) -> Grammars:
@@ -178,6 +189,11 @@ class CodeIndexes:
         cache = self.settings.cache_dir
         if cache is None:
             return Store(None)
+        inside = self.paths.root_of(Path(os.path.realpath(cache)))
+        if inside is not None:
+            cache = self._moved_cache(cache, inside)
+            if cache is None:
+                return Store(None)
         try:
             return Store(cache / self._key(directory) / "index.sqlite3")
         except (OSError, sqlite3.Error) as exc:
@@ -185,6 +201,32 @@ class CodeIndexes:
                 f"cannot open the code index of {directory} under {cache}: {exc}; set [index] cache_dir "
                 "to a writable directory"
             ) from exc
+
+    def _moved_cache(self, cache: Path, root: Path) -> Path | None:
+        """Where the index goes instead of ``cache``, which lies inside ``root`` (where a command or
+        a file tool could change what the model is shown): ``$TMPDIR`` (else ``/var/tmp``)
+        ``/mcp-localtools-<uid>/index`` when that is outside the roots and a directory of this
+        user's alone, else None (in memory). Logged once."""
+        tmp = self._environ.get("TMPDIR") or "/var/tmp"  # noqa: S108 - a private directory, checked below
+        base = Path(tmp) / f"mcp-localtools-{os.getuid()}"
+        moved: Path | None = base / "index"
+        try:
+            base.mkdir(mode=0o700, exist_ok=True)
+            info = os.lstat(base)
+            if self.paths.root_of(Path(os.path.realpath(base))) is not None or not (
+                stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+            ):
+                moved = None
+        except OSError:
+            moved = None
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "the index cache %s lies inside the allowed root %s, where tools could change it: the "
+                "code index is kept %s; set [index] cache_dir to a directory outside the roots",
+                cache, root, f"in {moved}" if moved else "in memory",
+            )  # fmt: skip
+        return moved
 
     async def ready(self, index: CodeIndex, report: Report) -> None:
         """Bring ``index`` up to date before an answer (see the module docstring), reporting
@@ -215,7 +257,8 @@ class CodeIndexes:
                 return  # a rescan is running: it will see what changed
             # The first build is waited for; an index on disk answers at once while it is checked,
             # its vectors and graph loaded in the background for the answers that need them.
-            building = state.listed_at is None and not index.has_files()
+            # An unfinished build (a full disk, a killed server) is finished before answers too.
+            building = state.listed_at is None and not index.store.complete()
             if state.listed_at is None and not building:
                 threading.Thread(target=index.warm, name="code index warm-up", daemon=True).start()
             state.listed_at, state.building, state.error = time.monotonic(), building, None
@@ -252,6 +295,8 @@ class CodeIndexes:
             changed, gone = index.stale(listing)
             state.total = len(changed)
             index.update(changed, gone, lambda done: setattr(state, "done", done))
+            if not index.store.complete():
+                index.store.mark_complete()  # after every batch's commit
             if state.building:  # what the first answers need, made before they are asked
                 threading.Thread(target=index.warm, name="code index warm-up", daemon=True).start()
         except Exception as exc:
@@ -289,6 +334,17 @@ class CodeIndexes:
             await anyio.to_thread.run_sync(job.join, step, abandon_on_cancel=True)
             if job.is_alive() and state.total:
                 await report(state.done, state.total, f"indexing {state.done} of {state.total} files")
+
+    def indexing(self, index: CodeIndex) -> str | None:
+        """``"indexing, N of M files"`` while an update of ``index`` that the answer did not wait
+        for is running (an empty answer may only mean "not indexed yet"), else None."""
+        with self._lock:
+            state = self._state.get(index.directory)
+            if state is None or state.job is None:
+                return None
+            if not state.total:
+                return "indexing, listing files"
+            return f"indexing, {state.done} of {state.total} files"
 
     async def settle(self, index: CodeIndex, report: Report) -> None:
         """Wait until no update of ``index`` runs (a rescan an answer did not wait for)."""

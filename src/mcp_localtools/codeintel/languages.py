@@ -134,12 +134,14 @@ class Grammar:
         queries: the compiled tags queries (the grammar's own, then ours), each usable alone.
         definition_queries: the same with only their definition patterns (an outline needs no
             references, and skipping them halves the query time).
+        imports: the query of what a file imports (``queries/<name>.imports.scm``), if any.
     """
 
     info: LanguageInfo
     language: tree_sitter.Language
     queries: tuple[tree_sitter.Query, ...]
     definition_queries: tuple[tree_sitter.Query, ...]
+    imports: tree_sitter.Query | None = None
 
     def parser(self) -> tree_sitter.Parser:
         """A new parser for this language (a parser is not shared between threads)."""
@@ -175,7 +177,8 @@ class Grammars:
         except (ImportError, AttributeError, ValueError, TypeError) as exc:
             logger.warning("no grammar for %s (%s): %s", info.name, info.distribution, exc)
             return None
-        sources = [_tags_text(info.distribution), *map(_tags_text, info.extra_tags), _supplement(info.name)]
+        ours = [info.name, *(["javascript"] if "tree-sitter-javascript" in info.extra_tags else [])]
+        sources = [_tags_text(info.distribution), *map(_tags_text, info.extra_tags), *map(_supplement, ours)]
         usable: list[str] = []
         for source in sources:
             if not source.strip():
@@ -189,7 +192,13 @@ class Grammars:
         whole = "\n".join(usable)
         queries = [tree_sitter.Query(language, whole)] if usable else []
         definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
-        return Grammar(info, language, tuple(queries), tuple(definitions))
+        imports = next((text for text in (_supplement(f"{name}.imports") for name in ours) if text), "")
+        try:
+            imported = tree_sitter.Query(language, imports) if imports else None
+        except (tree_sitter.QueryError, ValueError) as exc:
+            logger.warning("the imports query of %s does not compile: %s", info.name, exc)
+            imported = None
+        return Grammar(info, language, tuple(queries), tuple(definitions), imported)
 
 
 def _definitions_only(query: tree_sitter.Query, source: str) -> tree_sitter.Query:

@@ -18,84 +18,44 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from mcp_localtools.codeintel.database import SCHEMA, connect
+from mcp_localtools.codeintel.imports import Resolver
 from mcp_localtools.codeintel.records import Entry, FileIdentity, FileRecord, StoredChunk, StoredSymbol
 from mcp_localtools.codeintel.tags import Reference, Symbol
 
 __all__ = ["SCHEMA", "Entry", "FileIdentity", "FileRecord", "Store", "StoredChunk", "StoredSymbol"]
 
-SCHEMA = "mcp-localtools code index 5; wordllama l2_supercat_256; snowball english"
-"""Written into every database; a database with another value is rebuilt."""
-
 TITLE_WEIGHT = 10.0
 """How much more a query term weighs in a chunk's title than in its body (BM25F-style; tuned on
 benchmarks/codesearch)."""
-
-_TABLES = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-    sha256 TEXT NOT NULL, language TEXT NOT NULL, lines INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS symbols (
-    file_id INTEGER NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, qualified TEXT NOT NULL,
-    kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT NOT NULL,
-    doc TEXT NOT NULL, depth INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
-CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id, name);
-CREATE TABLE IF NOT EXISTS refs (
-    file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
-    scope TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
-CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
-    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
-    title, body, tokenize = "unicode61 tokenchars '_'");
-CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocabulary USING fts5vocab(chunk_terms, 'row');
-"""
 
 
 class Store:
     """The index database of one directory.
 
     Args:
-        path: the database file (its directory is created), or None for a database in memory.
+        path: the database file (its directory is created), or None for a database in memory;
+            a damaged file is discarded and made again (``database.connect``).
 
     Raises:
-        sqlite3.Error: the database cannot be opened or created.
+        sqlite3.Error, OSError: the database cannot be opened or created.
     """
 
     def __init__(self, path: Path | None) -> None:
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._db = sqlite3.connect(
-            ":memory:" if path is None else str(path), check_same_thread=False, timeout=30
-        )
+        self._db = connect(path)
         self._lock = threading.RLock()
-        with self._lock:
-            self._db.execute("PRAGMA busy_timeout = 30000")
-            if path is not None:
-                self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute("PRAGMA cache_size = -16000")  # 16 MB of pages at most
-            self._check_schema()
 
-    def _check_schema(self) -> None:
-        try:
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.OperationalError:
-            row = None
-        if row is not None and row[0] == SCHEMA:
-            return
-        names = [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")]
-        for name in names:
-            if not name.startswith(("sqlite_", "chunk_terms_")):
-                self._db.execute(f'DROP TABLE IF EXISTS "{name}"')
-        self._db.executescript(_TABLES)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
-        self._db.commit()
+    def complete(self) -> bool:
+        """Whether a build ran to its end (``mark_complete``) since the database was made."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM meta WHERE key = 'complete'").fetchone() is not None
+
+    def mark_complete(self) -> None:
+        """Record that a build ran to its end: every file it listed is committed."""
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
 
     def close(self) -> None:
         """Close the database."""
@@ -178,7 +138,7 @@ class Store:
         db.execute(
             "DELETE FROM chunk_terms WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
         )
-        for table in ("chunks", "symbols", "refs"):
+        for table in ("chunks", "symbols", "refs", "imports"):
             db.execute(f"DELETE FROM {table} WHERE file_id = ?", (file_id,))  # noqa: S608 - fixed names
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
@@ -221,6 +181,10 @@ class Store:
                     db.executemany(
                         "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
                         [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
+                    )
+                    db.executemany(
+                        "INSERT INTO imports VALUES (?, ?, ?, ?)",
+                        [(file_id, i.local, i.name, i.module) for i in tags.imports],
                     )
                 ids = list(range(next_id, next_id + len(chunks)))
                 next_id += len(chunks)
@@ -281,6 +245,15 @@ class Store:
                 (*names, limit),
             ).fetchall()
         return [(row[0], Reference(*row[1:])) for row in rows]
+
+    def resolver(self) -> Resolver:
+        """A ``Resolver`` of uses to definitions over this index (for one query: it caches)."""
+        return Resolver(self.select)
+
+    def select(self, sql: str, parameters: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of a read-only query (for ``imports.Resolver``, which owns its queries)."""
+        with self._lock:
+            return self._db.execute(sql, tuple(parameters)).fetchall()
 
     def calls_to(self, names: Sequence[str], per_name: int) -> dict[str, list[tuple[str, Reference]]]:
         """The calls of each of ``names`` (references of kind ``call``), at most ``per_name`` of

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-    from mcp_localtools.codeintel.languages import Grammar
+from mcp_localtools.codeintel.imports import Import, extract_imports
+from mcp_localtools.codeintel.languages import Grammar
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
 
@@ -42,6 +43,7 @@ _DECLARATOR_PARENTS = frozenset(
 )
 _DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+_JS_MEMBERS = frozenset({"assignment_expression", "call_expression", "method_definition", "pair"})
 # Which definition wins when two patterns capture the same node (Rust's methods are functions too).
 _PRIORITY = {"method": 3, "constant": 2, "function": 1}
 
@@ -98,12 +100,14 @@ class FileTags:
         symbols: definitions in source order (by start, outer before inner).
         references: uses in source order.
         lines: the file's line count.
+        imports: what it imports (``imports.extract_imports``; with references only).
     """
 
     language: str
     symbols: tuple[Symbol, ...]
     references: tuple[Reference, ...]
     lines: int
+    imports: tuple[Import, ...] = ()
 
 
 @dataclass(slots=True)
@@ -238,6 +242,8 @@ def _cpp_scope(node: tree_sitter.Node, source: bytes) -> str:
 def _same_definition(outer: _Definition, inner: _Definition) -> bool:
     """Whether ``inner`` is the value of ``outer`` under the same name (``x.f = function f() {}``)."""
     parent = inner.node.parent
+    if parent is not None and parent.type == "arguments" and outer.node.type == "call_expression":
+        parent = parent.parent  # defineGetter(req, 'ip', function ip() {...})
     return (
         parent is not None
         and (parent.start_byte, parent.end_byte) == (outer.node.start_byte, outer.node.end_byte)
@@ -249,11 +255,31 @@ def _same_definition(outer: _Definition, inner: _Definition) -> bool:
 
 
 def _js_owner(node: tree_sitter.Node, source: bytes) -> str:
-    """``res`` of ``res.send = function ...``, ``Layer`` of ``Layer.prototype.match = ...``."""
-    left = node.child_by_field_name("left")
-    target = (
-        left.child_by_field_name("object") if left is not None and left.type == "member_expression" else None
-    )
+    """The object a JavaScript member belongs to: ``res`` of ``res.send = function ...``, ``Layer``
+    of ``Layer.prototype.match = ...``, ``req`` of ``defineGetter(req, 'ip', ...)`` and of
+    ``Object.defineProperty(req, 'ip', {...})``, ``utils`` of ``const utils = {parse() {...}}``
+    and of ``Foo.prototype = {parse() {...}}``; ``""`` for none."""
+    target = None
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        target = (
+            left.child_by_field_name("object")
+            if left is not None and left.type == "member_expression"
+            else None
+        )
+    elif node.type == "call_expression":
+        arguments = node.child_by_field_name("arguments")
+        target = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    elif (
+        node.type in ("method_definition", "pair")
+        and node.parent is not None
+        and node.parent.type == "object"
+    ):
+        holder = node.parent.parent
+        if holder is not None and holder.type == "variable_declarator":
+            target = holder.child_by_field_name("name")
+        elif holder is not None and holder.type == "assignment_expression":
+            target = holder.child_by_field_name("left")
     if target is None or len(_text(target, source)) > 80:
         return ""
     return _text(target, source).removesuffix(".prototype")
@@ -317,8 +343,12 @@ def _symbols(
         elif language == "cpp" and node.type == "function_definition" and (scope := _cpp_scope(node, source)):
             prefix = f"{prefix}.{scope}" if prefix else scope
         qualified = f"{prefix}.{definition.name}" if prefix else definition.name
-        if node.type == "assignment_expression" and (owner := _js_owner(node, source)):
+        if node.type in _JS_MEMBERS and (owner := _js_owner(node, source)):
             qualified = f"{owner}.{definition.name}"
+            if node.type != "assignment_expression" and prefix:  # an object literal or call inside a symbol
+                qualified = f"{prefix}.{qualified}"
+            if kind == "function" and node.type in ("method_definition", "pair"):
+                kind = "method"
         symbols.append(
             Symbol(
                 name=definition.name,
@@ -372,4 +402,5 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
             Reference(name, kind, node.start_point[0] + 1, _scope_of(node.start_byte, spans, starts))
         )
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
-    return FileTags(language, tuple(symbols), tuple(found), lines)
+    imported = extract_imports(grammar.imports, tree, source) if references else ()
+    return FileTags(language, tuple(symbols), tuple(found), lines, imported)

@@ -33,7 +33,8 @@ def index_settings(workspace: Workspace) -> IndexSettings:
     (``$XDG_CACHE_HOME/mcp-localtools/index``, else ``$HOME/.cache/...``; neither: in memory).
 
     Raises:
-        ConfigError: ``languages`` names a language no grammar reads.
+        ConfigError: ``languages`` names a language no grammar reads; ``cache_dir`` lies inside a
+            root (a default one that does is moved by ``CodeIndexes``, with a start-up message).
     """
     config = workspace.config.index
     known = {info.name for info in LANGUAGES}
@@ -47,6 +48,12 @@ def index_settings(workspace: Workspace) -> IndexSettings:
     cache = Path(base) / "mcp-localtools" / "index" if base and Path(base).is_absolute() else None
     if config.cache_dir:
         cache = Path(config.cache_dir).expanduser()
+        inside = workspace.paths.root_of(Path(os.path.realpath(cache)))
+        if inside is not None:
+            raise ConfigError(
+                f"index.cache_dir: {cache} lies inside the allowed root {inside}, where tools could change "
+                "the index; set it to a directory outside the roots (the default is in the user's cache)"
+            )
     hidden = tuple(
         Path(os.path.realpath(Path(entry).expanduser())) for entry in workspace.config.exec.sandbox.hide_paths
     )
@@ -66,6 +73,7 @@ def _create(workspace: Workspace) -> CodeIndexes:
         index_settings(workspace),
         workspace.search,
         Path(os.path.realpath(home)) if home else None,
+        workspace.environ,
     )
     workspace.changes.subscribe(indexes.changed)
     return indexes

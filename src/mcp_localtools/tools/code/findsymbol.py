@@ -17,8 +17,10 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
+from mcp_localtools.codeintel.imports import Resolver
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.store import StoredSymbol
+from mcp_localtools.codeintel.tags import Reference
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -30,6 +32,8 @@ from mcp_localtools.workspace import Workspace
 __all__ = ["Definition", "FindSymbolArgs", "FindSymbolResult", "Use", "find_symbol", "spec"]
 
 MAX_RESULTS = 500
+MAX_RESOLVED = 2000
+"""Files whose uses are resolved through their imports; uses in more are listed as possible."""
 _FUZZY_SCORE = 70
 
 
@@ -52,6 +56,9 @@ class Use(ToolOutput):
     name: str = Field(description="The name used.")
     caller: str | None = Field(None, description="Qualified name of the symbol the use is in.")
     text: str = Field(description="The line, trimmed.")
+    resolved: bool = Field(
+        description="Resolves to a definition shown (its file, or by imports); else possible."
+    )
 
 
 class FindSymbolResult(ToolOutput):
@@ -98,6 +105,19 @@ def _definitions(scope: Scope, args: FindSymbolArgs) -> tuple[list[StoredSymbol]
     return found, suggestions
 
 
+def _resolve(resolver: Resolver, uses: list[tuple[str, Reference]]) -> dict[tuple[str, str], str | None]:
+    """The file each (path, name) of ``uses`` resolves to (``Resolver``; None: not followed), for
+    the first ``MAX_RESOLVED`` files; the rest are not followed."""
+    pairs = list(dict.fromkeys((path, ref.name) for path, ref in uses))
+    resolver.prime(list(dict.fromkeys(path for path, _ in pairs))[:MAX_RESOLVED])
+    files: set[str] = set()
+    out: dict[tuple[str, str], str | None] = {}
+    for path, name in pairs:
+        files.add(path)
+        out[path, name] = resolver.resolve(path, name) if len(files) <= MAX_RESOLVED else None
+    return out
+
+
 def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace: Workspace) -> ToolResult:
     index = scope.index
     found, suggestions = _definitions(scope, args)
@@ -118,8 +138,22 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
     if args.include_references and found:
         names = sorted({item.symbol.name for item in found})[:50]
         raw = [(path, ref) for path, ref in index.store.references_to(names, 20_000) if scope.covers(path)]
+        shown = {item.path for item in found}
+        where = _resolve(index.store.resolver(), raw)
+        raw = [
+            (path, ref)
+            for path, ref in raw
+            if where[path, ref.name] in shown or where[path, ref.name] is None
+        ]
         total_uses = len(raw)
-        raw.sort(key=lambda pair: (-ranks.get(pair[0], 0.0), pair[0], pair[1].line))
+        raw.sort(
+            key=lambda pair: (
+                where[pair[0], pair[1].name] is None,
+                -ranks.get(pair[0], 0.0),
+                pair[0],
+                pair[1].line,
+            )
+        )
         texts: dict[str, list[str]] = {}
         for path, ref in raw[: args.max_results]:
             if path not in texts:
@@ -136,6 +170,7 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
                     name=ref.name,
                     caller=ref.scope or None,
                     text=text,
+                    resolved=where[path, ref.name] is not None,
                 )
             )
     definitions = [
@@ -143,7 +178,10 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
         for item in found[: args.max_results]
     ]
     cut = len(found) > args.max_results or total_uses > len(uses)
-    return _render(args, definitions, uses, total_uses, cut, suggestions, workspace.limits.max_result_chars)
+    busy = indexes.indexing(index)
+    return _render(
+        args, definitions, uses, total_uses, cut, suggestions, workspace.limits.max_result_chars, busy
+    )
 
 
 def _render(
@@ -154,6 +192,7 @@ def _render(
     cut: bool,
     suggestions: list[str],
     budget: int,
+    busy: str | None = None,
 ) -> ToolResult:
     def build(payload: int) -> ToolResult:
         lines: list[str] = []
@@ -174,8 +213,13 @@ def _render(
             lines.append(text)
             shown_defs.append(item)
         if args.include_references and definitions:
+            resolved = sum(use.resolved for use in uses)
             lines.append(f"{total_uses} use(s), by importance of the file:")
-            for use in uses:
+            for number, use in enumerate(uses):
+                if number == resolved:
+                    lines.append(
+                        "possible uses (the same name, not resolved to it through scope and imports):"
+                    )
                 where = f" in {use.caller}" if use.caller else ""
                 text = f"  {printable(use.path)}:{use.line}{where}: {use.text}"
                 if used + len(text) > payload:
@@ -184,7 +228,9 @@ def _render(
                 used += len(text) + 1
                 lines.append(text)
                 shown_uses.append(use)
-        if not definitions:
+        if not definitions and busy:
+            lines.append(f"[{busy}: no definition found yet; ask again when indexing ends]")
+        elif not definitions:
             hint = f"; close names: {', '.join(suggestions)}" if suggestions else ""
             lines.append(
                 f"[no definition found{hint}; "

@@ -2,11 +2,12 @@
 
 Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
 other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
-WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``). Each result is a symbol
-with its file, kind, line range, fused score, summary (signature and first doc line), its
-callers (calls of its name, with the symbol each is in) and callees (the names it calls), and
-with ``includeContent`` its lines. Files of the results that changed since they were indexed
-are read again and the query run again before the answer.
+WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``), the best ``RERANKED``
+re-scored by what their file is (``rerank``: code above docs, history and tests), an overloaded
+symbol one result. Each result is a symbol with its file, kind, line range, fused score, summary
+(signature and first doc line), its callers (calls of its name, with the symbol each is in) and
+callees (the names it calls), and with ``includeContent`` its lines. Files of the results that
+changed since they were indexed are read again and the query run again before the answer.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp_localtools import compat
 from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
+from mcp_localtools.codeintel.rerank import reranked
 from mcp_localtools.codeintel.store import StoredChunk
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
@@ -35,6 +37,8 @@ __all__ = ["SearchHit", "SemanticSearchArgs", "SemanticSearchResult", "search", 
 CANDIDATES = 100
 """Chunks each ranking contributes to the fusion."""
 MAX_RELATIONS = 5
+RERANKED = 60
+"""Fused candidates re-ranked (``rerank``) for the results."""
 EMBEDDING_WEIGHT = 0.5
 """The embeddings' ranking in the fusion, against 1 for BM25 (tuned on benchmarks/codesearch)."""
 
@@ -94,11 +98,31 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
         rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
     fused = fuse(rankings, weights)
-    rows = index.store.chunks([chunk for chunk, _ in fused[: limit * 2 if not scope.prefix else want * 2]])
-    hits = [
-        (rows[chunk], score) for chunk, score in fused if chunk in rows and scope.covers(rows[chunk].path)
+    ordered, rows = _reranked(scope, query, fused, limit, want)
+    return [(rows[chunk], score) for chunk, score in ordered[:limit]]
+
+
+def _reranked(
+    scope: Scope, query: str, fused: list[tuple[int, float]], limit: int, want: int
+) -> tuple[list[tuple[int, float]], dict[int, StoredChunk]]:
+    """The best fused chunks in the scope re-ranked (``rerank``), and their rows."""
+    rows = scope.index.store.chunks(
+        [chunk for chunk, _ in fused[: max(limit * 3, RERANKED) if not scope.prefix else want * 2]]
+    )
+    candidates = [
+        (chunk, score, rows[chunk].path, rows[chunk].kind, rows[chunk].symbol)
+        for chunk, score in fused
+        if chunk in rows and scope.covers(rows[chunk].path)
     ]
-    return hits[:limit]
+    seen: set[tuple[str, str]] = set()
+    ordered = []
+    for chunk, score in reranked(candidates, query):
+        row = rows[chunk]
+        if row.symbol and (row.path, row.symbol) in seen:
+            continue  # an overload's signature, a second declaration: the first stands for all
+        seen.add((row.path, row.symbol))
+        ordered.append((chunk, score))
+    return ordered, rows
 
 
 def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
@@ -111,22 +135,29 @@ def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, f
 
 
 def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str], list[str]]]:
-    """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere) and
-    callees (the names it calls), in two queries for all of them."""
+    """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere: those that
+    resolve to its file through scope and imports first, then possible ones, marked, whose name
+    cannot be followed; none that resolve to another file) and callees (the names it calls)."""
     store = scope.index.store
     names = {chunk.symbol: chunk.symbol.rpartition(".")[2] for chunk in chunks if chunk.symbol}
     calls = store.calls_to(sorted(set(names.values())), MAX_RELATIONS * 4)
+    resolver = store.resolver()
+    uses = {(path, ref.name) for found in calls.values() for path, ref in found}
+    resolver.prime(path for path, _ in uses)
+    where = {(path, name): resolver.resolve(path, name) for path, name in uses}
     inside = store.references_within([(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks])
     out: list[tuple[list[str], list[str]]] = []
     for chunk, refs in zip(chunks, inside, strict=True):
         others = [
-            (path, ref)
+            (path, ref, where[path, ref.name])
             for path, ref in calls.get(names.get(chunk.symbol, ""), [])
-            if ref.scope != chunk.symbol
+            if ref.scope != chunk.symbol and where[path, ref.name] in (chunk.path, None)
         ]
+        others.sort(key=lambda item: item[2] is None)  # resolved to it first, then possible ones
         callers = [
             f"{scope.show(path)}:{ref.line} {ref.scope or '(top level)'}"
-            for path, ref in others[:MAX_RELATIONS]
+            + (" (possible)" if to is None else "")
+            for path, ref, to in others[:MAX_RELATIONS]
         ]
         callees = list(dict.fromkeys(ref.name for ref in refs if ref.kind == "call"))[: MAX_RELATIONS * 2]
         out.append((callers, callees))
@@ -157,11 +188,12 @@ def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, worksp
             )
         )  # fmt: skip
     lexical_only = None if scope.index.can_embed() else True
-    return _render(args, results, lexical_only, workspace.limits.max_result_chars)
+    busy = indexes.indexing(scope.index)
+    return _render(args, results, lexical_only, workspace.limits.max_result_chars, busy)
 
 
 def _render(
-    args: SemanticSearchArgs, hits: list[SearchHit], lexical_only: bool | None, budget: int
+    args: SemanticSearchArgs, hits: list[SearchHit], lexical_only: bool | None, budget: int, busy: str | None
 ) -> ToolResult:
     def build(payload: int) -> ToolResult:
         share = max(payload // max(len(hits), 1), 200)
@@ -187,7 +219,9 @@ def _render(
                 break
             lines.extend(text)
             shown.append(hit.model_copy(update={"content": content}))
-        if not hits:
+        if busy:
+            lines.append(f"[{busy}: files not indexed yet are missing; ask again when indexing ends]")
+        elif not hits:
             lines.append(
                 served_text(
                     "[no results: the index holds code and text files; try other words, or searchfiles]"

@@ -1,0 +1,172 @@
+"""What a file imports, and which file a use of a name resolves to through them.
+
+``extract_imports`` reads a file's imports with its grammar's query
+(``queries/<language>.imports.scm``: Python's ``from m import n as a``; JavaScript's and
+TypeScript's ``import {n as a} from './m'``, ``import a from './m'``, ``const a = require('./m')``,
+``const {n: a} = require('./m')``). ``module_candidates`` turns an
+import's module into the indexed paths it may be (a relative module against the importing file;
+an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
+which file a use resolves to: the file that uses it when that file defines the name, else the
+file its import names, followed through re-exports (``from .api import get`` in a package's
+``__init__.py``) for a few hops; None when the name comes from nowhere it can follow (a method
+of an object, a global, a package outside the index): a possible caller, not a known one.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+__all__ = ["Import", "Resolver", "extract_imports", "module_candidates"]
+
+_JS_SUFFIXES = (
+    "",
+    ".js",
+    ".mjs",
+    ".cjs",
+    ".jsx",
+    ".ts",
+    ".tsx",
+    ".mts",
+    "/index.js",
+    "/index.ts",
+    "/index.tsx",
+)
+_HOPS = 3
+"""Re-exports followed at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported name: the name it has in the importing file (``local``), its name in the
+    module (``name``, ``""`` for the module itself or its default export) and the module as
+    written (``module``: ``.api``, ``./layer``)."""
+
+    local: str
+    name: str
+    module: str
+
+
+def extract_imports(
+    query: tree_sitter.Query | None, tree: tree_sitter.Tree, source: bytes
+) -> tuple[Import, ...]:
+    """The imports of a parsed file by its grammar's imports ``query`` (``Grammar.imports``);
+    ``()`` without one."""
+    if query is None:
+        return ()
+    import tree_sitter
+
+    found: list[Import] = []
+    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+        module = captures.get("module")
+        if not module:
+            continue
+        imported = _first(captures.get("name"), source)
+        local = _first(captures.get("local"), source) or imported.rpartition(".")[2]
+        if local:
+            found.append(Import(local, imported, _first(module, source)))
+    return tuple(dict.fromkeys(found))
+
+
+def _first(nodes: Sequence[tree_sitter.Node] | None, source: bytes) -> str:
+    return source[nodes[0].start_byte : nodes[0].end_byte].decode("utf-8", "replace") if nodes else ""
+
+
+def module_candidates(module: str, importer: str, language: str) -> tuple[list[str], list[str]]:
+    """``(exact paths, path tails)`` the module of an import in the file ``importer`` may be:
+    exact paths relative to the indexed directory, and tails (``/a/b.py``) an absolute Python
+    module may end with."""
+    if language == "python":
+        dots = len(module) - len(module.lstrip("."))
+        parts = module[dots:].replace(".", "/")
+        if dots:
+            base = posixpath.dirname(importer)
+            for _ in range(dots - 1):
+                base = posixpath.dirname(base)
+            stem = posixpath.join(base, parts) if parts else base
+            return [f"{stem}.py", f"{stem}/__init__.py"] if parts else [f"{stem}/__init__.py"], []
+        return [f"{parts}.py", f"{parts}/__init__.py"], [f"/{parts}.py", f"/{parts}/__init__.py"]
+    if not module.startswith("."):
+        return [], []  # a package: outside the index, or found by a resolution we do not follow
+    stem = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+    return [stem + suffix for suffix in _JS_SUFFIXES], []
+
+
+class Resolver:
+    """Which file a use of a name resolves to (see the module docstring), over one index's
+    tables, the imports of the files it read cached (for one query).
+
+    Args:
+        select: runs a read-only SQL query on the index (``Store.select``): rows as tuples.
+    """
+
+    def __init__(self, select: Callable[[str, Sequence[object]], list[tuple[Any, ...]]]) -> None:
+        self._select = select
+        self._imports: dict[str, list[Import]] = {}
+        self._languages: dict[str, str] = {}
+
+    def prime(self, paths: Iterable[str]) -> None:
+        """Load the imports of ``paths`` at once (one query for a result's uses)."""
+        missing = sorted(set(paths) - self._imports.keys())
+        if not missing:
+            return
+        for path in missing:
+            self._imports[path] = []
+        marks = ",".join("?" * len(missing))
+        for row in self._select(
+            f"SELECT f.path, f.language, i.local, i.name, i.module FROM files f LEFT JOIN imports i "  # noqa: S608
+            f"ON i.file_id = f.id WHERE f.path IN ({marks})",
+            missing,
+        ):
+            self._languages[row[0]] = row[1]
+            if row[2] is not None:
+                self._imports[row[0]].append(Import(*row[2:]))
+
+    def _defines(self, path: str, name: str) -> bool:
+        return bool(
+            self._select(
+                "SELECT 1 FROM symbols s JOIN files f ON f.id = s.file_id "
+                "WHERE f.path = ? AND s.name = ? LIMIT 1",
+                (path, name),
+            )
+        )
+
+    def _existing(self, exact: Sequence[str], tails: Sequence[str]) -> list[str]:
+        """Those of ``exact`` that are indexed files, in order, then files ending with a tail."""
+        marks = ",".join("?" * len(exact)) or "NULL"
+        found = {row[0] for row in self._select(f"SELECT path FROM files WHERE path IN ({marks})", exact)}  # noqa: S608
+        out = [path for path in exact if path in found]
+        for tail in tails if not out else ():
+            escaped = tail.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._select(
+                "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' ORDER BY length(path), path LIMIT 1",
+                ("%" + escaped,),
+            )
+            out.extend(row[0] for row in rows)
+        return out
+
+    def resolve(self, path: str, name: str) -> str | None:
+        """The indexed file whose definition ``name`` used in the file at ``path`` resolves to,
+        or None when it cannot be followed."""
+        seen: set[str] = set()
+        for _ in range(_HOPS + 1):
+            if path in seen:
+                return None
+            seen.add(path)
+            if self._defines(path, name):
+                return path
+            self.prime([path])
+            step = next((item for item in self._imports[path] if item.local == name), None)
+            if step is None:
+                return None
+            exact, tails = module_candidates(step.module, path, self._languages.get(path, ""))
+            targets = self._existing(exact, tails)
+            if not targets:
+                return None
+            path, name = targets[0], step.name.rpartition(".")[2] or name
+        return None

@@ -1,0 +1,5 @@
+; What a Python file imports (codeintel/imports.py): from m import n, from m import n as a.
+(import_from_statement module_name: (_) @module name: (dotted_name) @name)
+(import_from_statement
+  module_name: (_) @module
+  name: (aliased_import name: (dotted_name) @name alias: (identifier) @local))

@@ -1,0 +1,125 @@
+"""An index that is right or says so: a corrupt or unfinished database is rebuilt, an answer
+during a build says so, and the cache never lives inside a root (issue 37, item 4)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from mcp_localtools.codeintel import indexes as indexes_module
+from mcp_localtools.codeintel.index import IndexSettings
+from mcp_localtools.codeintel.indexes import CodeIndexes
+from mcp_localtools.errors import ConfigError
+from mcp_localtools.policy.paths import PathPolicy
+from mcp_localtools.search import default_engine
+from mcp_localtools.server import build_server
+from tests.helpers import config_for, text_of
+
+pytestmark = pytest.mark.anyio
+
+
+def _project(root: Path, files: int) -> None:
+    root.mkdir(exist_ok=True)
+    for number in range(files):
+        body = "".join(f"def helper_{number}_{k}(value):\n    return value + {k}\n\n" for k in range(20))
+        (root / f"m{number:03}.py").write_text(f"def function_{number}(value):\n    return value\n\n" + body)
+
+
+async def _found(client: Client, name: str) -> tuple[list[str], str]:
+    result = await client.call_tool("findsymbol", {"name": name, "includeReferences": False})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return [d["path"] for d in result.structured_content["definitions"]], text_of(result)
+
+
+def _server(root: Path, cache: Path) -> Client:
+    return Client(
+        build_server(config_for(root), environ={"XDG_CACHE_HOME": str(cache)}), raise_exceptions=True
+    )
+
+
+def _database(cache: Path) -> Path:
+    [database] = list(cache.glob("mcp-localtools/index/*/index.sqlite3"))
+    return database
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+async def test_a_corrupt_database_is_rebuilt_instead_of_failing(tmp_path: Path, damage: str) -> None:
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 40)
+    async with _server(root, cache) as client:
+        assert (await _found(client, "function_39"))[0] == ["m039.py"]
+    database = _database(cache)
+    with closing(sqlite3.connect(database)) as db:  # every page in the file, none in the WAL
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for extra in ("-wal", "-shm"):
+        Path(f"{database}{extra}").unlink(missing_ok=True)
+    data = database.read_bytes()
+    assert len(data) > 64 * 1024
+    database.write_bytes(b"this is not a database\n" * 100 if damage == "garbage" else data[: len(data) // 2])
+    async with _server(root, cache) as client:
+        assert (await _found(client, "function_39"))[0] == ["m039.py"]
+        search = await client.call_tool("semanticsearch", {"query": "helper 39 7 value"})
+        assert not search.is_error, text_of(search)
+
+
+async def test_an_unfinished_build_is_finished_before_an_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 40)
+    # A build that stopped half way (a full disk, a killed server): half the files committed.
+    settings = IndexSettings(cache_dir=cache / "mcp-localtools" / "index")
+    indexes = CodeIndexes(PathPolicy.create([root]), settings, default_engine(), None)
+    index = indexes.index_for(root)
+    files = sorted(path.name for path in root.iterdir())
+    await anyio.to_thread.run_sync(index.update, files[:20], [], lambda done: None)
+    index.store.close()
+    # An index on disk answers at once while a large project is rescanned in the background...
+    monkeypatch.setattr(indexes_module, "WAIT_SECONDS", 0.0)
+    async with _server(root, cache) as client:
+        # ... but not an unfinished one: that one is built to its end first.
+        assert (await _found(client, "function_39"))[0] == ["m039.py"]
+
+
+async def test_an_answer_during_indexing_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 2)
+    async with _server(root, cache) as client:
+        assert (await _found(client, "function_1"))[0] == ["m001.py"]
+        for number in range(2, 400):  # a checkout brings many files: the rescan takes a while
+            (root / f"n{number:03}.py").write_text(
+                f"def late_{number}(value):\n    return value\n" * 5, encoding="utf-8"
+            )
+        monkeypatch.setattr(indexes_module, "RESCAN_SECONDS", 0.0)
+        monkeypatch.setattr(indexes_module, "WAIT_SECONDS", 0.0)  # a large project: not waited for
+        found, text = await _found(client, "late_399")
+        assert found == [] and "indexing, " in text and " files" in text, text
+
+
+def test_a_configured_cache_inside_a_root_stops_the_server_at_start_up(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"index\.cache_dir: .* inside the allowed root"):
+        build_server(config_for(tmp_path, index={"cache_dir": str(tmp_path / "cache")}))
+
+
+async def test_a_default_cache_inside_a_root_is_moved_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "tmp"
+    _project(home, 1)
+    elsewhere.mkdir()
+    environ = {"XDG_CACHE_HOME": str(home / ".cache"), "TMPDIR": str(elsewhere)}
+    caplog.set_level(logging.WARNING)
+    for _ in range(2):  # a root that is the home: the index goes elsewhere, and is found there again
+        async with Client(build_server(config_for(home), environ=environ), raise_exceptions=True) as client:
+            assert (await _found(client, "function_0"))[0] == ["m000.py"]
+    assert not (home / ".cache").exists()
+    assert list(elsewhere.glob(f"mcp-localtools-{os.getuid()}/index/*/index.sqlite3"))
+    assert "inside the allowed root" in caplog.text and str(elsewhere) in caplog.text

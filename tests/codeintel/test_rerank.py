@@ -1,0 +1,25 @@
+"""The re-ranking rules of semanticsearch's candidates (codeintel/rerank.py), as pure functions;
+their effect on real questions is measured by benchmarks/codesearch.py."""
+
+from __future__ import annotations
+
+from mcp_localtools.codeintel.rerank import NAME_FACTOR, name_factor, named, reranked
+
+
+def test_a_query_spells_names_in_runs_of_two_to_four_words() -> None:
+    spelled = named("Throttle time, then observe on the scheduler")
+    assert {"throttletime", "observeon", "observeonthe", "onthescheduler"} <= spelled
+    assert "throttle" not in spelled and "time" not in spelled  # one word names too much
+    assert named("progressbar") == {"progressbar"}
+
+
+def test_a_symbol_whose_name_the_query_spells_weighs_more() -> None:
+    spelled = named("raise for status")
+    assert name_factor("Response.raise_for_status", spelled) == NAME_FACTOR
+    assert name_factor("Response.status", spelled) == 1.0
+    candidates = [
+        (1, 0.030, "src/config.ts", "interface", "ThrottleConfig"),
+        (2, 0.025, "src/throttleTime.ts", "function", "throttleTime"),
+        (3, 0.030, "docs/CHANGELOG.md", "text", ""),
+    ]
+    assert [chunk for chunk, _ in reranked(candidates, "throttle time")] == [2, 1, 3]

@@ -1,0 +1,96 @@
+"""Chunks as a reader sees code (issue 37, item 1): a doc comment belongs to its symbol, and
+JavaScript members defined by assignment, defineProperty and object literals are symbols."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import config_for, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+THROTTLE = """\
+import { Scheduler } from './scheduler';
+
+/**
+ * Lets a value through, then ignores the source for a quiet period
+ * of the given length before letting the next one through.
+ *
+ * @param {number} duration - milliseconds of silence
+ */
+
+export function throttleTime(duration: number, scheduler: Scheduler) {
+  return scheduler.every(duration);
+}
+
+/// Counts the elements that were dropped meanwhile.
+export function droppedCount(): number {
+  return 0;
+}
+"""
+
+
+async def test_a_doc_comment_is_part_of_its_symbols_chunk(tmp_path: Path) -> None:
+    (tmp_path / "throttle.ts").write_text(THROTTLE, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool(
+            "semanticsearch", {"query": "ignore the source for a quiet period", "includeContent": True}
+        )
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    hits = result.structured_content["results"]
+    assert hits[0]["symbol"] == "throttleTime", text_of(result)
+    assert hits[0]["startLine"] == 3 and "quiet period" in hits[0]["content"]
+    assert [hit["startLine"] for hit in hits if hit["symbol"] == "droppedCount"] in ([], [14])
+    assert not [hit for hit in hits if hit["kind"] == "text" and hit["startLine"] <= 8 <= hit["endLine"]]
+
+
+REQUEST = """\
+var req = Object.create(http.IncomingMessage.prototype);
+
+/**
+ * Return the protocol string "http" or "https".
+ */
+defineGetter(req, 'protocol', function protocol() {
+  return this.connection.encrypted ? 'https' : 'http';
+});
+
+Object.defineProperty(req, 'secure', {
+  get: function () { return this.protocol === 'https'; },
+});
+
+Layer.prototype.match = function match(path) {
+  return path === this.path;
+};
+
+const helpers = {
+  flatten(list) { return [].concat(...list); },
+  merge: function (a, b) { return Object.assign(a, b); },
+};
+
+export const parseQuery = (text) => text.split('&');
+"""
+
+
+@pytest.mark.parametrize("name", ["request.js", "request.ts"])
+async def test_javascript_members_are_symbols_with_qualified_names(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text(REQUEST, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        found = {}
+        for wanted in ("protocol", "secure", "match", "flatten", "merge", "parseQuery"):
+            result = await client.call_tool("findsymbol", {"name": wanted, "includeReferences": False})
+            assert result.structured_content is not None, text_of(result)
+            definitions = result.structured_content["definitions"]
+            found[wanted] = [(d["qualifiedName"], d["startLine"]) for d in definitions]
+        outline = await client.call_tool("symbols", {"path": name})
+    assert found == {
+        "protocol": [("req.protocol", 6)],
+        "secure": [("req.secure", 10)],
+        "match": [("Layer.match", 14)],
+        "flatten": [("helpers.flatten", 19)],
+        "merge": [("helpers.merge", 20)],
+        "parseQuery": [("parseQuery", 23)],
+    }, found
+    assert "Return the protocol string" in text_of(outline)
