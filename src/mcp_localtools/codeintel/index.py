@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_localtools.codeintel import stale as staleness
 from mcp_localtools.codeintel.chunks import MAX_MEANING_CHARS, Chunk, chunks_of
 from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
 from mcp_localtools.codeintel.ranking import Graph
@@ -141,46 +142,12 @@ class CodeIndex:
         return not any(rel == prefix or rel.startswith(prefix + "/") for prefix in blocked)
 
     def stale(self, listing: Iterable[str]) -> tuple[list[str], list[str]]:
-        """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
-        by size and mtime."""
-        known = self.store.files()
-        wanted = sorted(rel for rel in set(listing) if self.readable(rel))[: self.settings.max_files]
-        changed = []
-        base = os.fspath(self.directory) + os.sep
-        for rel in wanted:
-            record = known.pop(rel, None)
-            try:
-                info = os.stat(base + rel, follow_symlinks=False)
-            except OSError:
-                continue
-            if record is None or (record.identity.size, record.identity.mtime_ns) != (
-                info.st_size,
-                info.st_mtime_ns,
-            ):
-                changed.append(rel)
-        return changed, sorted(known)
+        """``(changed or new files, files gone)`` of ``listing`` against the index (``stale``)."""
+        return staleness.stale(self, listing)
 
     def stale_of(self, rels: Iterable[str]) -> tuple[list[str], list[str]]:
-        """``(changed, gone)`` among the files ``rels`` only."""
-        changed, gone = [], []
-        for rel in rels:
-            record = self.store.file(rel)
-            try:
-                info = os.stat(self.directory / rel, follow_symlinks=False)
-            except OSError:
-                if record is not None:
-                    gone.append(rel)
-                continue
-            if not self.readable(rel) or not (self.directory / rel).is_file():
-                if record is not None:
-                    gone.append(rel)
-                continue
-            if record is None or (record.identity.size, record.identity.mtime_ns) != (
-                info.st_size,
-                info.st_mtime_ns,
-            ):
-                changed.append(rel)
-        return changed, gone
+        """``(changed, gone)`` among ``rels`` only, a directory standing for its files (``stale_of``)."""
+        return staleness.stale_of(self, rels)
 
     # --- reading files again ---------------------------------------------------------------
 

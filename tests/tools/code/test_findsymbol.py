@@ -94,3 +94,17 @@ async def test_path_limits_the_search_to_a_directory(tmp_path: Path) -> None:
         result = await client.call_tool("findsymbol", {"name": "shared", "path": "b"})
     assert result.structured_content is not None
     assert [d["path"] for d in result.structured_content["definitions"]] == ["b/two.py"]
+
+
+async def test_a_folder_a_tool_moves_is_seen_by_the_next_answer(tmp_path: Path) -> None:
+    """movepath of a folder tells the index a directory: the files under it, old and new places,
+    are looked at again before the next answer (a directory notice changed nothing before)."""
+    (tmp_path / "pkg").mkdir()
+    _project(tmp_path / "pkg")
+    async with connect(config_for(tmp_path)) as client:
+        before = await client.call_tool("findsymbol", {"name": "parse_config"})
+        assert [d["path"] for d in before.structured_content["definitions"]] == ["pkg/loader.py"]
+        moved = await client.call_tool("movepath", {"source": "pkg", "destination": "lib"})
+        assert not moved.is_error, text_of(moved)
+        after = await client.call_tool("findsymbol", {"name": "parse_config"})
+    assert [d["path"] for d in after.structured_content["definitions"]] == ["lib/loader.py"], text_of(after)

@@ -1,0 +1,77 @@
+"""Which files of an index are stale: by size and mtime against a listing of its directory
+(``stale``), or among the paths tools reported changed (``stale_of``), where a directory stands
+for the files under it, on disk and indexed (a folder moved, copied or deleted)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_localtools.codeintel.index import CodeIndex
+
+__all__ = ["stale", "stale_of"]
+
+
+def stale(index: CodeIndex, listing: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
+    by size and mtime."""
+    known = index.store.files()
+    wanted = sorted(rel for rel in set(listing) if index.readable(rel))[: index.settings.max_files]
+    changed = []
+    base = os.fspath(index.directory) + os.sep
+    for rel in wanted:
+        record = known.pop(rel, None)
+        try:
+            info = os.stat(base + rel, follow_symlinks=False)
+        except OSError:
+            continue
+        if record is None or (record.identity.size, record.identity.mtime_ns) != (
+            info.st_size,
+            info.st_mtime_ns,
+        ):
+            changed.append(rel)
+    return changed, sorted(known)
+
+
+def stale_of(index: CodeIndex, rels: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``(changed, gone)`` among the files ``rels`` only; a directory among them stands for the
+    files under it, on disk (walked) and indexed (a moved or deleted folder)."""
+    changed, gone = [], []
+    for rel in sorted({file for r in rels for file in _files_at(index, r)}):
+        record = index.store.file(rel)
+        try:
+            info = os.stat(index.directory / rel, follow_symlinks=False)
+        except OSError:
+            if record is not None:
+                gone.append(rel)
+            continue
+        if not index.readable(rel) or not (index.directory / rel).is_file():
+            if record is not None:
+                gone.append(rel)
+            continue
+        if record is None or (record.identity.size, record.identity.mtime_ns) != (
+            info.st_size,
+            info.st_mtime_ns,
+        ):
+            changed.append(rel)
+    return changed, gone
+
+
+def _files_at(index: CodeIndex, rel: str) -> list[str]:
+    """``rel`` itself, or the files under it when it is or was a directory."""
+    top = index.directory / rel
+    if top.is_dir() and not top.is_symlink():
+        on_disk = [
+            (Path(d) / f).relative_to(index.directory).as_posix() for d, _, fs in os.walk(top) for f in fs
+        ]
+    elif index.store.file(rel) is not None:
+        return [rel]
+    else:
+        on_disk = [rel]
+    indexed = index.store.select(
+        "SELECT path FROM files WHERE path >= ? AND path < ?", (rel + "/", rel + "0")
+    )
+    return [*on_disk[: index.settings.max_files], *(row[0] for row in indexed)]
