@@ -7,15 +7,27 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from mcp_localtools.codeintel.index import CodeIndex
+from mcp_localtools.codeintel.store import Store
 
-__all__ = ["stale", "stale_of"]
+__all__ = ["Indexed", "stale", "stale_of"]
 
 
-def stale(index: CodeIndex, listing: Iterable[str]) -> tuple[list[str], list[str]]:
+class Indexed(Protocol):
+    """What of a ``CodeIndex`` these functions read: its directory, store, settings (``max_files``)
+    and which files it may index."""
+
+    directory: Path
+    store: Store
+    settings: Any
+
+    def readable(self, rel: str) -> bool:
+        """Whether the file at ``rel`` may be indexed."""
+        ...
+
+
+def stale(index: Indexed, listing: Iterable[str]) -> tuple[list[str], list[str]]:
     """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
     by size and mtime."""
     known = index.store.files()
@@ -36,7 +48,7 @@ def stale(index: CodeIndex, listing: Iterable[str]) -> tuple[list[str], list[str
     return changed, sorted(known)
 
 
-def stale_of(index: CodeIndex, rels: Iterable[str]) -> tuple[list[str], list[str]]:
+def stale_of(index: Indexed, rels: Iterable[str]) -> tuple[list[str], list[str]]:
     """``(changed, gone)`` among the files ``rels`` only; a directory among them stands for the
     files under it, on disk (walked) and indexed (a moved or deleted folder)."""
     changed, gone = [], []
@@ -60,7 +72,7 @@ def stale_of(index: CodeIndex, rels: Iterable[str]) -> tuple[list[str], list[str
     return changed, gone
 
 
-def _files_at(index: CodeIndex, rel: str) -> list[str]:
+def _files_at(index: Indexed, rel: str) -> list[str]:
     """``rel`` itself, or the files under it when it is or was a directory."""
     top = index.directory / rel
     if top.is_dir() and not top.is_symlink():
