@@ -31,7 +31,7 @@ print(json.dumps({"error": result.is_error, "grown_kib": grown, "structured": re
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def huge(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """200,000 empty files: hard links to four (ext4 takes 65,000 links to a file), made in half
     the time of as many files and listed alike. Fewer would not do: listdirectory grew only

@@ -46,7 +46,7 @@ print(json.dumps({"grown_kib": hwm_kib() - before, "seconds": time.monotonic() -
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``tree/d0`` to ``tree/d3``, eight files of 4 MiB each, every line of them matching
     ``needle`` (64-byte lines); the Python engine searches ``tree/d0``, ripgrep all of ``tree``."""
