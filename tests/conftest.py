@@ -12,8 +12,10 @@ from tests.helpers import config_for, connect
 from tests.support import markers
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Markers by cause (``tests/support/markers.py``)."""
+    """Markers by cause (``tests/support/markers.py``). First: a pytest-xdist worker reads the
+    ``xdist_group`` markers in its own hook of this name, and runs after this one only so."""
     markers.mark(items)
 
 

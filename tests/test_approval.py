@@ -22,7 +22,15 @@ from mcp_localtools.approval import _assigns_program_env
 from mcp_localtools.config import Config
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.server import build_server
-from tests.helpers import LONG_BYTES, best_seconds, config_for, error_code, filled, installed_command, text_of
+from tests.helpers import (
+    LONG_BYTES,
+    best_cpu_seconds,
+    config_for,
+    error_code,
+    filled,
+    installed_command,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -670,7 +678,7 @@ async def test_env_that_makes_git_run_a_program_or_write_a_file_is_refused(tmp_p
     assert person.questions == []
 
 
-@pytest.mark.slow  # a wall-clock ratio (best of two runs): -m 'not slow' leaves it out
+@pytest.mark.slow  # a ratio of CPU times (best of two runs): -m 'not slow' leaves it out
 def test_the_trusted_commands_assignment_check_takes_time_linear_in_the_commands_length() -> None:
     """Four times the length must not cost sixteen times the time: the ``NAME[...]=`` pattern
     backtracked over ``a[`` repeated (0.7 s at 63,000 characters)."""
@@ -681,5 +689,5 @@ def test_the_trusted_commands_assignment_check_takes_time_linear_in_the_commands
 
     assert _assigns_program_env("ls; env LD_PRELOAD=/x.so ls") and _assigns_program_env("a[1]=x PATH=. ls")
     assert not _assigns_program_env(filled("ls", " a["))
-    small, big = best_seconds(check(LONG_BYTES // 4)), best_seconds(check(LONG_BYTES))
+    small, big = best_cpu_seconds(check(LONG_BYTES // 4)), best_cpu_seconds(check(LONG_BYTES))
     assert big < 8 * small + 0.2 and big < 5, f"{LONG_BYTES // 4}: {small:.3f} s, {LONG_BYTES}: {big:.3f} s"

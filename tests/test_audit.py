@@ -441,13 +441,13 @@ async def test_a_call_the_client_cancels_gets_its_line(tmp_path: Path) -> None:
     root.mkdir()
     async with connect(audited(root, log), mode="legacy") as client:
         with anyio.move_on_after(1):
-            await client.call_tool("shellcommand", {"commands": ["sleep 30"]})
+            await client.call_tool("shellcommand", {"commands": ["sleep 300"]})
         with anyio.fail_after(20):
             while not log.exists() or not log.read_text(encoding="utf-8"):
                 await anyio.sleep(0.05)
     (record,) = lines_of(log)
     assert record["tool"] == "shellcommand" and record["error_code"] == "cancelled"
-    assert record["result"] == "error" and record["duration_ms"] < 20_000
+    assert record["result"] == "error" and record["duration_ms"] < 300_000  # ended at the cancel
 
 
 @pytest.mark.anyio

@@ -7,12 +7,18 @@ is ever filled."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
+import warnings
+from contextlib import suppress
 from pathlib import Path
 
 import anyio
 import pytest
+from mcp import MCPDeprecationWarning
+from mcp.types import CallToolResult
 
 from mcp_localtools.audit import AuditLog
 from mcp_localtools.config import AuditConfig
@@ -288,22 +294,83 @@ def test_a_secret_at_the_cut_is_masked_not_shown_in_part() -> None:
         assert "MIIEvQ" not in scrub.text(pem + "q" * 5000)
 
 
-@pytest.mark.anyio
-async def test_auditing_a_hostile_argument_does_not_stall_other_calls(tmp_path: Path) -> None:
-    import time
+def _blocked_writing(fd: int) -> bool:
+    """Whether a thread of this process is blocked in ``write(2)`` on ``fd`` now (Linux: the
+    syscall a task is in, with its arguments, is in ``/proc/self/task/TID/syscall``)."""
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "syscall").read_text().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        if len(fields) > 1 and fields[0] == "1" and int(fields[1], 16) == fd:
+            return True
+    return False
 
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task/*/syscall")
+async def test_auditing_a_hostile_argument_does_not_stall_other_calls(tmp_path: Path) -> None:
+    """The audit line of a call is scrubbed, built and written in a worker thread, never on the
+    event loop (a 60 KB ``a.a.a...`` argument stalled every session of the server for 25 s). The
+    log is a FIFO whose buffer the test fills, so the server's write of the hostile call's line
+    blocks; while it is blocked the server still answers a ping, and the call answers once the
+    test reads the FIFO. Events decide, not a clock."""
     from tests.helpers import config_for, connect
 
-    config = config_for(tmp_path, audit={"enabled": True, "path": str(tmp_path / "audit.jsonl")})
-    stalls: list[float] = []
+    log = tmp_path / "audit.jsonl"
+    os.mkfifo(log)
+    config = config_for(tmp_path, audit={"enabled": True, "path": str(log)})
+    answered: list[CallToolResult] = []
+    release, finished, drained = threading.Event(), threading.Event(), bytearray()
 
-    async def tick() -> None:
-        for _ in range(20):
-            began = time.monotonic()
-            await anyio.sleep(0.05)
-            stalls.append(time.monotonic() - began - 0.05)
+    def drain() -> None:  # a thread: it must run even if a write blocked the event loop
+        release.wait(60)  # set once the ping is answered; the 60 s only end a blocked event loop
+        while not finished.is_set():
+            try:
+                drained.extend(os.read(reader, 1 << 16))
+            except BlockingIOError:
+                finished.wait(0.01)
 
-    async with connect(config) as client, anyio.create_task_group() as tasks:
-        tasks.start_soon(tick)
-        await client.call_tool("readfile", {"path": "a." * 100_000})
-    assert max(stalls) < 0.5, max(stalls)
+    async with connect(config, mode="legacy") as client:  # legacy: ping is a 2025-11-25 request
+        (server_fd,) = [int(fd.name) for fd in Path("/proc/self/fd").iterdir() if _links_to(fd, log)]
+        writer = os.open(log, os.O_WRONLY | os.O_NONBLOCK)  # the server holds a reading end
+        reader = os.open(log, os.O_RDONLY | os.O_NONBLOCK)
+        drainer = threading.Thread(target=drain)
+        try:
+            with suppress(BlockingIOError):
+                while True:
+                    os.write(writer, b"\n" * 4096)  # fill the pipe: the next write blocks
+            drainer.start()
+
+            async def hostile() -> None:
+                answered.append(await client.call_tool("readfile", {"path": "a." * 100_000}))
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(hostile)
+                with anyio.fail_after(60):  # only against a hang: the order of events decides
+                    while not _blocked_writing(server_fd):
+                        await anyio.sleep(0.01)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", MCPDeprecationWarning)
+                        await client.send_ping()  # the event loop answers while the line waits
+                    assert answered == []
+                    release.set()  # the test reads the FIFO: the line is written, the call answers
+        finally:
+            release.set()
+            finished.set()
+            if drainer.is_alive():
+                drainer.join()
+            with suppress(BlockingIOError):
+                drained.extend(os.read(reader, 1 << 16))
+            os.close(writer)
+            os.close(reader)
+    (line,) = [json.loads(line) for line in drained.split(b"\n") if line]
+    assert line["tool"] == "readfile" and len(json.dumps(line["arguments"])) < 1200, line
+    assert answered[0].is_error
+
+
+def _links_to(fd: Path, target: Path) -> bool:
+    try:
+        return os.readlink(fd) == str(target)
+    except OSError:
+        return False

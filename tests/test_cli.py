@@ -160,17 +160,18 @@ def test_the_roots_come_from_mcp_localtools_roots_when_neither_config_nor_root_g
         folder.mkdir()
     (two / "b.txt").write_text("bee\n", encoding="utf-8")
     env = {"MCP_LOCALTOOLS_ROOTS": f"{one}{os.pathsep}{two}{os.pathsep}"}
+    # The installed entry point in a real process reads its environment; the rest run in this one.
     done = _run_env("call", "readfile", json.dumps({"path": str(two / "b.txt")}), cwd=elsewhere, env=env)
     assert done.returncode == 0, done.stderr
-    outside = _run_env("call", "listdirectory", json.dumps({"path": str(elsewhere)}), cwd=elsewhere, env=env)
+    outside = run_main("call", "listdirectory", json.dumps({"path": str(elsewhere)}), cwd=elsewhere, env=env)
     assert outside.returncode == 2 and json.loads(outside.stdout)["error"]["code"] == "outside_roots"
     # --root wins, and so does a config file that names its roots
-    flag = _run_env(
+    flag = run_main(
         "--root", str(elsewhere), "call", "listdirectory", '{"path": "."}', cwd=elsewhere, env=env
     )
     assert flag.returncode == 0, flag.stderr
     (elsewhere / "c.toml").write_text('[paths]\nallowed_roots = ["."]\n', encoding="utf-8")
-    configured = _run_env(
+    configured = run_main(
         "--config",
         "c.toml",
         "call",
@@ -285,21 +286,21 @@ def test_mcp_localtools_allowed_commands_runs_only_the_listed_commands(project: 
     the command line reads; it turns on deny_by_default and shows in the descriptions."""
     env = {"MCP_LOCALTOOLS_ALLOWED_COMMANDS": "echo:git status"}
     (project / "c.toml").write_text('[exec.sandbox]\nmode = "off"\n', encoding="utf-8")
-    ran = _run_env(
+    ran = run_main(
         "--config", "c.toml", "call", "shellcommand", '{"commands": ["echo hi"]}', cwd=project, env=env
     )
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["structuredContent"]["results"][0]["stdout"] == "hi\n"
-    refused = _run_env(
+    refused = run_main(
         "--config", "c.toml", "call", "shellcommand", '{"commands": ["ls"]}', cwd=project, env=env
     )
     assert refused.returncode == 2, refused.stderr  # refused by the policy
     error = json.loads(refused.stdout)["error"]
     assert error["code"] == "command_refused" and "ls" in error["message"], error
-    listed = _run_env("--config", "c.toml", "tools", "--json", cwd=project, env=env)
+    listed = run_main("--config", "c.toml", "tools", "--json", cwd=project, env=env)
     shell = next(tool for tool in json.loads(listed.stdout) if tool["name"] == "shellcommand")
     assert "Only these commands run: echo, git status" in shell["description"]
-    unset = _run_env(
+    unset = run_main(
         "--config", "c.toml", "tools", "--json", cwd=project, env={"MCP_LOCALTOOLS_ALLOWED_COMMANDS": " "}
     )
     assert "Only these commands run" not in json.dumps(json.loads(unset.stdout))

@@ -209,8 +209,10 @@ async def _processes(client: Client, root: Path, url: str) -> dict[str, list[Cal
 
 
 CASES: dict[str, Callable[[Client, Path, str], Awaitable[list[CallToolResult]]]] = {
+    # A recursive copy answers with counts, whatever the tree's size: one folder of ``tree``
+    # (100 files) gives the same result as all of it (6,000 files, 4-15 s of copying).
     "copypath": lambda c, r, u: _one(
-        c, "copypath", {"source": "tree", "destination": "tree-copy", "recursive": True}
+        c, "copypath", {"source": "tree/dir000", "destination": "tree-copy", "recursive": True}
     ),
     "deletefile": lambda c, r, u: _one(c, "deletefile", {"path": "tree-copy", "recursive": True}),
     "deletetextlines": lambda c, r, u: _one(

@@ -7,6 +7,8 @@ import glob
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.support.markers import MEANINGS, PATTERNS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,3 +33,14 @@ def test_the_readmes_fast_subset_leaves_out_every_cause_of_slowness() -> None:
     (command,) = [line for line in readme.splitlines() if line.startswith(".venv/bin/python -m pytest -m ")]
     for name in ("server_process", "sandbox", "memory", "fuzz", "slow"):
         assert f"not {name}" in command
+
+
+@pytest.mark.xdist_group("suite_setup")
+def test_an_xdist_group_reaches_the_scheduler(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` a worker gives a grouped test's id its group (``...@group``),
+    which is all the scheduler goes by: without it the memory and timing tests run beside each
+    other and a shared server starts once per worker (pytest 9.2 with pytest-xdist 3.8 lost it
+    silently: pytest-dev/pytest-xdist#1386)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("runs under pytest-xdist's --dist loadgroup (-n 0 has no groups)")
+    assert request.node.nodeid.endswith("@suite_setup"), request.node.nodeid

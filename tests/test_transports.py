@@ -203,10 +203,13 @@ def test_healthz_needs_no_token_and_says_only_ok_and_the_version(served: Served)
 
 
 @pytest.mark.anyio
-async def test_twenty_concurrent_sessions_of_fifty_calls_have_no_errors(
+async def test_twenty_concurrent_sessions_of_ten_calls_have_no_errors(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sessions, calls = 20, 50
+    """Twenty sessions open at once, each calling while the others do: what makes them overlap is
+    their number, not the length of each (50 calls each took 8-9 s; throughput is measured by
+    ``benchmarks/connections.py``)."""
+    sessions, calls = 20, 10
     errors: list[str] = []
 
     async def session() -> None:

@@ -138,6 +138,7 @@ async def test_connections_starting_at_once_never_pass_the_cap(tmp_path: Path) -
     before = sandboxes()
     codes: list[str | None] = []
     most = 0
+    all_answered = anyio.Event()
 
     async def connect() -> None:
         nonlocal most
@@ -145,7 +146,9 @@ async def test_connections_starting_at_once_never_pass_the_cap(tmp_path: Path) -
             result = await client.call_tool("shellcommand", {"commands": ["sleep 0.5"]})
             codes.append(error_code(result))
             most = max(most, len(sandboxes() - before))
-            await anyio.sleep(0.6)  # keep the connection (and its sandbox) while the others run
+            if len(codes) == 4:
+                all_answered.set()
+            await all_answered.wait()  # keep the connection (and its sandbox) until all have answered
 
     async with anyio.create_task_group() as group:
         for _ in range(4):

@@ -64,9 +64,11 @@ async def test_a_progress_report_that_never_returns_does_not_stop_the_search(stu
     report that never returns held the reader, and with it rg, until the call timed out."""
     registry = search_registry(config_for(stuck_tree), make_engine("ripgrep"))
     results: list[ToolResult] = []
+    stuck = anyio.Event()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         if "so far" in (message or ""):
+            stuck.set()
             await anyio.sleep_forever()
 
     async def call() -> None:
@@ -79,7 +81,7 @@ async def test_a_progress_report_that_never_returns_does_not_stop_the_search(stu
     with anyio.fail_after(15):
         async with anyio.create_task_group() as group:
             group.start_soon(call)
-            await anyio.sleep(0.6)  # rg starts and blocks; a report falls due meanwhile
+            await stuck.wait()  # rg started and blocks; a report fell due and never returns
             await anyio.to_thread.run_sync(unblock)
     assert results[0].error is None and results[0].structured is not None
     assert results[0].structured["files"] == ["a.txt"]

@@ -52,10 +52,26 @@ def tree(tmp_path: Path) -> Path:
 
 async def roots_changed(client: Client) -> None:
     """Tell the server the client's roots changed (deprecated in 2026-07-28, used by handshake-era
-    clients such as VS Code and Claude Code)."""
+    clients such as VS Code and Claude Code), and return once the server has taken it in: the
+    server starts a handler for each message in the order it reads them, the notification's
+    runs to its end without waiting, so the answer to a ping sent after it comes after it (in
+    memory and over stdio; over HTTP each message is a POST of its own: ``read_in_new_roots``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         await client.send_roots_list_changed()
+        await client.send_ping()  # a handshake-era client's request, as the notification is
+
+
+async def read_in_new_roots(client: Client, shared: SharedRoots, path: Path) -> tuple[str | None, str]:
+    """Read ``path`` at the first call after which the server has asked ``shared`` again (the
+    notification of a change, sent before, has reached it): the call before may come first."""
+    asked = shared.asked
+    with anyio.fail_after(60):  # only against a hang: the verdict is the read below
+        while True:
+            answer = await read(client, path)
+            if shared.asked > asked:
+                return answer
+            await anyio.sleep(0.01)
 
 
 async def read(client: Client, path: Path) -> tuple[str | None, str]:
@@ -105,7 +121,6 @@ async def test_the_clients_roots_narrow_the_configured_root_and_a_change_applies
 
         shared.paths = [tree / "b"]
         await roots_changed(client)
-        await anyio.sleep(0)  # let the notification land before the next request
         assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
         assert (await read(client, tree / "a" / "a.txt"))[0] == "outside_roots"
     assert shared.asked == 2
@@ -169,7 +184,6 @@ async def test_a_client_that_shares_no_root_works_in_the_configured_ones(tree: P
         assert (await read(client, tree / "top.txt"))[1] == "top\n"
         shared.paths = [tree / "a"]
         await roots_changed(client)
-        await anyio.sleep(0)
         assert (await read(client, tree / "top.txt"))[0] == "outside_roots"
 
 
@@ -203,7 +217,6 @@ async def test_a_server_without_roots_refuses_the_filesystem_root_home_and_syste
             assert code == "no_roots", text
             shared.paths = [shared_dir, tree / "a"]  # with a project folder beside it: only that
             await roots_changed(client)
-            await anyio.sleep(0)
             assert (await read(client, target))[0] == "outside_roots"
             assert (await read(client, tree / "a" / "a.txt"))[1] == "in a\n"
     refusals = [r.getMessage() for r in caplog.records if "client roots refused" in r.getMessage()]
@@ -216,7 +229,6 @@ async def test_an_unanswered_change_fails_closed_until_the_client_answers(tree: 
         assert (await read(client, tree / "a" / "a.txt"))[0] is None
         shared.paths, shared.failing = [tree / "b"], True
         await roots_changed(client)
-        await anyio.sleep(0)
         assert (await read(client, tree / "a" / "a.txt"))[0] == "no_roots"  # not the old roots
         shared.failing = False  # answers again, without a new notification: asked at the next call
         assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
@@ -233,7 +245,6 @@ async def test_processes_started_before_a_late_first_answer_are_stopped(tree: Pa
         assert processes_with(marker)
         shared.failing = False
         await roots_changed(client)
-        await anyio.sleep(0)
         assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"  # narrowed to a
         await wait_until_gone(marker, seconds=15)
 
@@ -266,7 +277,6 @@ async def test_processes_of_a_root_taken_away_are_stopped(tree: Path) -> None:
         assert processes_with(marker)
         shared.paths = [tree / "b"]
         await roots_changed(client)
-        await anyio.sleep(0)
         after = await client.call_tool("listprocesses", {})
         assert after.structured_content is not None and after.structured_content["processes"] == []
         await wait_until_gone(marker, seconds=15)  # stopped, not only out of the new route's list
@@ -286,7 +296,6 @@ async def test_a_client_over_stdio_started_in_the_filesystem_root_works_in_its_r
         assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
         shared.paths = [tree / "b"]
         await roots_changed(client)
-        await anyio.sleep(0.2)  # the notification crosses a pipe before the next request
         assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
 
 
@@ -331,8 +340,7 @@ async def test_a_client_over_streamable_http_narrows_to_its_roots(tree: Path, ht
         assert (await read(client, tree / "b" / "b.txt"))[0] == "outside_roots"
         shared.paths = [tree / "b"]
         await roots_changed(client)
-        await anyio.sleep(0.2)
-        assert (await read(client, tree / "b" / "b.txt"))[1] == "in b\n"
+        assert (await read_in_new_roots(client, shared, tree / "b" / "b.txt"))[1] == "in b\n"
 
 
 def test_the_ignore_client_roots_flag_is_in_the_help() -> None:
@@ -551,7 +559,6 @@ async def test_an_approval_answered_while_the_roots_change_does_not_reach_the_ne
         if answer == APPROVE_SESSION:  # the user switches folders while the question is open
             shared.paths = [tree / "b"]
             await roots_changed(holder[0])
-            await anyio.sleep(0.2)
         return ElicitResult(action="accept", content={"decision": answer})
 
     config = config_for(tree, approval={"require": ["deletefile"]})

@@ -34,7 +34,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         "tests/test_audit_promise.py::*",
         "tests/test_bundle.py::*",
         "tests/test_checks.py::*",
-        "tests/test_cli.py::*",
+        "tests/test_cli.py::test_the_roots_come_from_mcp_localtools_roots_*",
         "tests/test_default_root.py::*",
         "tests/test_fuzz_protocol.py::*",
         "tests/test_http_edge.py::*",

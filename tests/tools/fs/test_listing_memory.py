@@ -31,12 +31,18 @@ print(json.dumps({"error": result.is_error, "grown_kib": grown, "structured": re
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def huge(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """200,000 empty files: hard links to four (ext4 takes 65,000 links to a file), made in half
+    the time of as many files and listed alike. Fewer would not do: listdirectory grew only
+    +37 MiB at 200,000."""
     directory = tmp_path_factory.mktemp("huge") / "d"
     directory.mkdir()
     for index in range(200_000):
-        os.close(os.open(directory / f"f{index:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
+        template = directory.parent / f"empty{index // 50_000}"
+        if index % 50_000 == 0:
+            template.touch()
+        os.link(template, directory / f"f{index:06d}")
     return directory
 
 

