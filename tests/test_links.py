@@ -24,8 +24,15 @@ def _files(suffixes: set[str]) -> Iterator[Path]:
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
         for name in sorted(names):
             path = Path(folder, name)
-            if path.suffix in suffixes and name != ".git" and path.is_file():
+            if path.suffix in suffixes and name != ".git" and path.is_file() and not _binary(path):
                 yield path
+
+
+def _binary(path: Path) -> bool:
+    """Whether ``path`` holds a NUL byte in its first 8 KiB: data, not text (coverage's
+    ``.coverage`` database, which a coverage run leaves in the checkout)."""
+    with path.open("rb") as file:
+        return b"\0" in file.read(8192)
 
 
 def _prose(markdown: str) -> str:
