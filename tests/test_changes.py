@@ -77,35 +77,31 @@ class _Args(ToolArgs):
     path: str
 
 
-def test_a_tool_that_is_not_read_only_must_say_what_it_changes() -> None:
-    async def handler(args: _Args, ctx: Any) -> Any:
-        raise AssertionError
+async def _never(args: _Args, ctx: Any) -> Any:
+    raise AssertionError
 
+
+def _scribble(**extra: Any) -> ToolSpec[Any]:
+    """A writing tool's spec (``extra`` added to it)."""
+    return ToolSpec(
+        name="scribble",
+        group="fs",
+        title="Scribble",
+        description="Writes.",
+        args_model=_Args,
+        result_model=ToolOutput,
+        handler=_never,
+        annotations=DESTRUCTIVE,
+        **extra,
+    )
+
+
+def test_a_tool_that_is_not_read_only_must_say_what_it_changes() -> None:
     with pytest.raises(TypeError, match="changes="):
-        ToolSpec(
-            name="scribble",
-            group="fs",
-            title="Scribble",
-            description="Writes.",
-            args_model=_Args,
-            result_model=ToolOutput,
-            handler=handler,
-            annotations=DESTRUCTIVE,
-        )
+        _scribble()
+    assert _scribble(changes=changes_at("path")).changes is not None
 
 
 def test_changes_at_names_fields_of_the_arguments() -> None:
-    async def handler(args: _Args, ctx: Any) -> Any:
-        raise AssertionError
-
     with pytest.raises(TypeError, match="'paht'"):
-        ToolSpec(
-            name="scribble",
-            title="Scribble",
-            description="Writes.",
-            args_model=_Args,
-            result_model=ToolOutput,
-            handler=handler,
-            annotations=DESTRUCTIVE,
-            changes=changes_at("paht"),
-        )
+        _scribble(changes=changes_at("paht"))
