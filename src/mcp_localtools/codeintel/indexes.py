@@ -28,6 +28,7 @@ import logging
 import os
 import sqlite3
 import stat
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -202,23 +203,31 @@ class CodeIndexes:
                 "to a writable directory"
             ) from exc
 
+    if sys.platform != "win32":  # a uid owns the private directory (POSIX)
+
+        def _private_cache(self) -> Path | None:
+            """``$TMPDIR`` (else ``/var/tmp``) ``/mcp-localtools-<uid>/index`` when that directory
+            is outside the roots and this user's alone, else None."""
+            tmp = self._environ.get("TMPDIR") or "/var/tmp"  # noqa: S108 - a private directory, checked below
+            base = Path(tmp) / f"mcp-localtools-{os.getuid()}"
+            try:
+                base.mkdir(mode=0o700, exist_ok=True)
+                info = os.lstat(base)
+            except OSError:
+                return None
+            private = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+            outside = self.paths.root_of(Path(os.path.realpath(base))) is None
+            return base / "index" if private and outside else None
+
     def _moved_cache(self, cache: Path, root: Path) -> Path | None:
         """Where the index goes instead of ``cache``, which lies inside ``root`` (where a command or
         a file tool could change what the model is shown): ``$TMPDIR`` (else ``/var/tmp``)
         ``/mcp-localtools-<uid>/index`` when that is outside the roots and a directory of this
         user's alone, else None (in memory). Logged once."""
-        tmp = self._environ.get("TMPDIR") or "/var/tmp"  # noqa: S108 - a private directory, checked below
-        base = Path(tmp) / f"mcp-localtools-{os.getuid()}"
-        moved: Path | None = base / "index"
-        try:
-            base.mkdir(mode=0o700, exist_ok=True)
-            info = os.lstat(base)
-            if self.paths.root_of(Path(os.path.realpath(base))) is not None or not (
-                stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
-            ):
-                moved = None
-        except OSError:
-            moved = None
+        if sys.platform == "win32":  # pragma: no cover - no uid to make a directory this user's alone
+            moved: Path | None = None
+        else:
+            moved = self._private_cache()
         if not self._warned:
             self._warned = True
             logger.warning(
