@@ -334,7 +334,8 @@ class ToolSpec(Generic[ArgsT]):
         builtin_name: the tool's own name when ``[tools.rename]`` serves it under ``name``
             (policies that name tools, such as ``[approval] require``, still match it); else None.
         changes: what a successful call changed, from its arguments (``changes_at``,
-            ``changes_anything``); the code tools' index is told (``Workspace.changes``). Required
+            ``changes_anything``); for the tools ``build_registry`` registers, the code tools' index
+            is told (``Workspace.changes``), not for a spec a host registers itself. Required
             for a tool that is not read-only (the constructor raises ``TypeError`` without it);
             None for a read-only one.
         check: the call's policy checks without its effects (``Registry.check``): the same

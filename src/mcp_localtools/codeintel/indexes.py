@@ -256,6 +256,7 @@ class CodeIndexes:
             pending, state.pending = state.pending, None
             urgent, state.everything = state.everything, False
         if pending:
+            pending |= await self._listed_under(index, pending)
             changed, gone = await anyio.to_thread.run_sync(index.stale_of, sorted(pending))
             if changed or gone:
                 await anyio.to_thread.run_sync(index.update, changed, gone, lambda done: None)
@@ -320,14 +321,27 @@ class CodeIndexes:
                     state.rescan_seconds = time.monotonic() - began
                 state.building = False
 
-    async def _list(self, index: CodeIndex) -> list[str]:
+    async def _listed_under(self, index: CodeIndex, rels: set[str]) -> set[str]:
+        """The files the engine lists under those of ``rels`` that are directories now (a folder
+        a tool moved, copied or made), relative to the index's directory."""
+        out: set[str] = set()
+        for rel in rels:
+            if await anyio.to_thread.run_sync((index.directory / rel).is_dir):
+                out.update(f"{rel}/{found}" for found in await self._list(index, rel))
+        return out
+
+    async def _list(self, index: CodeIndex, under: str = "") -> list[str]:
         found: list[str] = []
 
         async def progress(count: int, message: str) -> None:
             return None
 
         await self._engine.list_files(
-            index.directory, WalkFilters(), found.append, progress, max_file_size=self.settings.max_file_bytes
+            index.directory / under,
+            WalkFilters(),
+            found.append,
+            progress,
+            max_file_size=self.settings.max_file_bytes,
         )
         return found
 

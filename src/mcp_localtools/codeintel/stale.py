@@ -1,6 +1,7 @@
 """Which files of an index are stale: by size and mtime against a listing of its directory
 (``stale``), or among the paths tools reported changed (``stale_of``), where a directory stands
-for the files under it, on disk and indexed (a folder moved, copied or deleted)."""
+for the files indexed under it (a folder moved or deleted); ``CodeIndexes`` adds the files now
+under a changed directory, as the search engine lists them."""
 
 from __future__ import annotations
 
@@ -73,17 +74,12 @@ def stale_of(index: Indexed, rels: Iterable[str]) -> tuple[list[str], list[str]]
 
 
 def _files_at(index: Indexed, rel: str) -> list[str]:
-    """``rel`` itself, or the files under it when it is or was a directory."""
-    top = index.directory / rel
-    if top.is_dir() and not top.is_symlink():
-        on_disk = [
-            (Path(d) / f).relative_to(index.directory).as_posix() for d, _, fs in os.walk(top) for f in fs
-        ]
-    elif index.store.file(rel) is not None:
+    """``rel`` itself, and the indexed files under it when it was a directory (moved or deleted:
+    they are gone now). The files now under a directory are listed by the caller (the search
+    engine's listing, ignore files respected)."""
+    if index.store.file(rel) is not None:
         return [rel]
-    else:
-        on_disk = [rel]
     indexed = index.store.select(
         "SELECT path FROM files WHERE path >= ? AND path < ?", (rel + "/", rel + "0")
     )
-    return [*on_disk[: index.settings.max_files], *(row[0] for row in indexed)]
+    return [rel, *(row[0] for row in indexed)]
