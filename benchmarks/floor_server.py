@@ -1,7 +1,8 @@
 """The SDK floor: the smallest useful MCPServer on the same SDK, for the benchmark's reference.
 
-Three tools doing the same work as ours with nothing around it: ``stat`` (an os.stat), ``read``
-(a whole UTF-8 file) and ``echo`` (``sh -c 'echo hi'`` as an async subprocess). What any Python
+Four tools doing the same work as ours with nothing around it: ``stat`` (an os.stat), ``read``
+(a whole UTF-8 file), ``window`` (whole lines from a byte offset, for a walk through a file in
+as many calls as ours) and ``echo`` (``sh -c 'echo hi'`` as an async subprocess). What any Python
 server on this SDK pays is what this pays; the difference to ours is what mcp-localtools adds.
 Run: ``python benchmarks/floor_server.py`` (stdio).
 """
@@ -33,6 +34,18 @@ def read(path: str) -> str:
     """The whole content of a UTF-8 text file."""
     with open(path, encoding="utf-8") as handle:
         return handle.read()
+
+
+@server.tool(annotations=READ_ONLY)
+def window(path: str, offset: int = 0, length: int = 44_000) -> dict[str, object]:
+    """Whole lines of a UTF-8 text file from byte ``offset``, at most ``length`` bytes of them,
+    and the byte offset of the next window (None at the end)."""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        data = handle.read(length)
+    end = data.rfind(b"\n") + 1 if len(data) == length else len(data)
+    end = end or len(data)
+    return {"content": data[:end].decode(), "nextOffset": offset + end if len(data) == length else None}
 
 
 @server.tool()

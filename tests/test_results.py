@@ -1,11 +1,22 @@
-"""The result budget's search for a payload that fits (``results.fit_within``) and its last guard
-(``results.enforce_budget``)."""
+"""The result budget's search for a payload that fits (``results.fit_within``), its last guard
+(``results.enforce_budget``) and how it counts a copy (``json_chars_around``)."""
 
 from __future__ import annotations
 
 import json
 
-from mcp_localtools.results import TextContent, ToolResult, enforce_budget, fit_within, wire_chars
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_localtools.results import (
+    TextContent,
+    ToolResult,
+    enforce_budget,
+    fit_within,
+    json_chars,
+    json_chars_around,
+    wire_chars,
+)
 
 
 def test_a_payload_cut_back_to_the_same_line_break_twice_does_not_collapse_to_nothing() -> None:
@@ -43,3 +54,9 @@ def test_the_last_guard_cuts_inside_a_list_of_one_item_instead_of_emptying_it() 
 
 def json_text(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@given(st.text(), st.text(max_size=20))
+def test_json_chars_around_a_long_string_counts_what_json_chars_counts(text: str, other: str) -> None:
+    data = {"path": other, "content": text, "startLine": 3, "truncated": True}
+    assert json_chars_around(data, "content") == json_chars(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import BaseModel
@@ -28,6 +29,7 @@ __all__ = [
     "fit_within",
     "head_tail",
     "json_chars",
+    "json_chars_around",
     "wire_chars",
 ]
 
@@ -162,6 +164,13 @@ def cut_text(text: str, budget: int) -> tuple[str, bool]:
 def json_chars(data: Any) -> int:
     """Characters of ``data`` as compact JSON (non-ASCII kept as is), as it goes on the wire."""
     return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def json_chars_around(data: dict[str, Any], key: str) -> int:
+    """``json_chars(data)`` for a ``data`` whose string at ``key`` is long (a window of text):
+    that string is escaped alone and the rest serialized without it, so the long text is not
+    copied into a whole JSON document only to be counted."""
+    return json_chars({**data, key: ""}) + len(encode_basestring(data[key])) - 2
 
 
 def wire_chars(result: ToolResult) -> int:

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from mcp_localtools.files.lineindex import BLOCK
 from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.files.linetail import last_lines
+from mcp_localtools.results import json_chars
 from mcp_localtools.tools.fs.readfile import HASH_UP_TO
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import config_for, connect, error_code, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -210,3 +211,47 @@ def test_an_uncounted_index_counts_only_what_windows_need(tmp_path: Path) -> Non
         assert [index.line_start(fd, n) for n in range(0, 100_001, 997)] == starts[::997]
     finally:
         os.close(fd)
+
+
+def _wide_and_long() -> bytes:
+    """Lines of three-byte characters, ASCII lines, a line longer than the first read of a window
+    (``_textwindow._LOOKAHEAD``) and four-byte characters: a window read as its bytes would come
+    back a third full, or cut inside a line."""
+    wide = "".join(f"{n:05d} 漢字かな交じり文の行です、読めますか\n" for n in range(4000))
+    ascii_lines = "".join(f"{n:05d} plain ascii line\n" for n in range(3000))
+    return (wide + ascii_lines + "x" * 40_000 + "\n" + "🙂 smile\n" * 2000).encode()
+
+
+async def test_continuations_of_wide_characters_and_long_lines_are_full_and_byte_exact(
+    tmp_path: Path,
+) -> None:
+    raw = _wide_and_long()
+    (tmp_path / "wide.txt").write_bytes(raw)
+    got: list[str] = []
+    offset: int | None = 0
+    async with connect(config_for(tmp_path)) as client:  # the default budget
+        budget = 45_000
+        while offset is not None:
+            result = await client.call_tool("readfile", {"path": "wide.txt", "offset": offset})
+            data = result.structured_content
+            assert data is not None and not result.is_error
+            assert json_chars(data) <= budget and len(text_of(result)) <= budget
+            offset = data.get("nextOffset")
+            if offset is not None:  # a window stops only where the next line would not fit
+                assert len(data["content"]) > budget // 2, data["startLine"]
+            got.append(data["content"])
+    assert "".join(got).encode() == raw
+
+
+async def test_invalid_utf8_past_what_a_window_shows_does_not_refuse_the_window(tmp_path: Path) -> None:
+    lines = [f"{n:08d} {'y' * 70}\n".encode() for n in range(2000)]
+    lines[1500] = b"caf\xe9\n"
+    (tmp_path / "late.txt").write_bytes(b"".join(lines))
+    async with connect(config_for(tmp_path)) as client:
+        first = await client.call_tool("readfile", {"path": "late.txt"})
+        data = first.structured_content
+        assert data is not None and not first.is_error
+        assert data["content"].startswith("00000000 ") and data["nextOffset"] < 1500
+        deep = await client.call_tool("readfile", {"path": "late.txt", "offset": 1490})
+    assert error_code(deep) == "unsupported_content"
+    assert f"offset {1500 * 80 + 3}" in text_of(deep)

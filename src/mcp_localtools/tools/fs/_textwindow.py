@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import accumulate
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from mcp_localtools.errors import InvalidArguments, UnsupportedContent, from_os_error
 from mcp_localtools.files.lineindex import LineIndex, pread, utf8_prefix
-from mcp_localtools.results import TextContent, ToolResult, fit_within
+from mcp_localtools.results import TextContent, ToolResult, fit_within, json_chars_around
 from mcp_localtools.spec import ToolOutput
 from mcp_localtools.toolnames import served
 
@@ -123,12 +123,27 @@ def lines_wanted(
     return offset, min(limit or default_limit, total - offset)
 
 
+_LOOKAHEAD = 16 * 1024
+"""Bytes a forward read takes past its ``enough`` first, to end on a whole line (``read_lines``)."""
+
+
 def read_lines(
-    fd: int, index: LineIndex, path: Path, first: int, count: int, *, tail: bool, cap: int
+    fd: int,
+    index: LineIndex,
+    path: Path,
+    first: int,
+    count: int,
+    *,
+    tail: bool,
+    cap: int,
+    enough: int | None = None,
 ) -> tuple[str, int]:
     """The text of lines ``first`` .. ``first + count - 1`` of the file open at ``fd``, located
     through ``index``; at most ``cap`` bytes are read (whole lines only, or a long first line's
-    prefix; for a ``tail``, the last whole lines the cap holds).
+    prefix; for a ``tail``, the last whole lines the cap holds). ``enough``: a forward read first
+    takes ``enough`` bytes and a little more (``_LOOKAHEAD``), and stops at their whole lines when
+    those hold more than ``enough`` characters (a window of ``enough`` characters shows no more),
+    so a window of a plain-text file reads about the bytes it shows, not ``cap``.
 
     Returns:
         ``(text, first)``: the decoded text and the 0-based number of its first line.
@@ -144,14 +159,32 @@ def read_lines(
         )
         first, count = (first + fits, count - fits) if fits < count else (first + count - 1, 1)
         start = index.line_start(fd, first)
-    try:
-        data = pread(fd, min(end - start, cap), start)
-    except OSError as exc:
-        raise from_os_error(exc, str(path)) from exc
+    size = min(end - start, cap)
+    if not tail and enough is not None and size > enough + _LOOKAHEAD:
+        data = _pread(fd, enough + _LOOKAHEAD, start, path)
+        lines_end = data.rfind(b"\n") + 1
+        if lines_end > enough:  # a character is at least one byte: possibly enough
+            text = decode_window(data[:lines_end], path, start)
+            if len(text) > enough:
+                return text, first
+        # Wide characters or long lines: read as far as the cap.
+    data = _pread(fd, size, start, path)
     if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
         newline = data.rfind(b"\n")
         data = data[: newline + 1] if newline >= 0 else utf8_prefix(data)
     return decode_window(data, path, start), first
+
+
+def _pread(fd: int, size: int, offset: int, path: Path) -> bytes:
+    """``size`` bytes of the file open at ``fd`` from ``offset`` (fewer at its end).
+
+    Raises:
+        FileSystemError: the read failed.
+    """
+    try:
+        return pread(fd, size, offset)
+    except OSError as exc:
+        raise from_os_error(exc, str(path)) from exc
 
 
 def decode_window(data: bytes, path: Path, start: int) -> str:
@@ -321,4 +354,6 @@ def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolRes
             f"offset={next_offset} to continue"
         )
     notes = [f"[{'; '.join(told)}]", *request.notes] if told else request.notes
-    return ToolResult.of(result, *map(TextContent, notes), text=window.text)
+    made = ToolResult.of(result, *map(TextContent, notes), text=window.text)
+    assert made.structured is not None, "a window's result has structured content"
+    return replace(made, structured_chars=json_chars_around(made.structured, "content"))

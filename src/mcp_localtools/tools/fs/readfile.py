@@ -340,7 +340,9 @@ def _read_text(
         first, count = lines_wanted(
             total, offset=args.offset, limit=args.limit, tail=args.tail, default_limit=limits.read_max_lines
         )
-    text, first = read_lines(fd, index, path, first, count, tail=args.tail is not None, cap=cap)
+    text, first = read_lines(
+        fd, index, path, first, count, tail=args.tail is not None, cap=cap, enough=limits.max_result_chars
+    )
     return window(text, first=first, total=total, notes=notes, rest=total is None)
 
 
