@@ -1,5 +1,5 @@
 """readfile on large files whose lines were not counted (issue 38): the head and the tail of a
-file cost their own bytes, ``totalLines`` is left out until the lines are counted, ``countLines``
+file cost their own bytes, ``totalLines`` is null until the lines are counted, ``countLines``
 counts them, and a tail read backwards from the end is right at every edge."""
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ async def test_head_and_tail_of_a_large_file_never_read_leave_its_lines_uncounte
     top = first.structured_content
     assert top["content"] == "".join(head[:5])
     assert (top["startLine"], top["endLine"], top["nextOffset"], top["truncated"]) == (1, 5, 5, True)
-    assert "totalLines" not in top and top["sizeBytes"] == (tmp_path / "sparse.log").stat().st_size
+    assert top["totalLines"] is None and top["sizeBytes"] == (tmp_path / "sparse.log").stat().st_size
     assert "showing lines 1-5 (lines not counted" in text_of(first)
     end = last.structured_content
     assert end["content"] == "".join(tail[-3:]) and end["truncated"] is False
-    assert not {"totalLines", "startLine", "endLine", "nextOffset"} & set(end)
+    assert end["totalLines"] is None and not {"startLine", "endLine", "nextOffset"} & set(end)
 
 
 async def test_count_lines_counts_them_and_later_tails_of_the_grown_file_know_them(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ async def test_a_window_deep_in_a_file_never_read_says_what_it_counted(tmp_path:
         end = await client.call_tool("readfile", {"path": "big.txt", "offset": 59_999})
     lines = raw.decode().splitlines(keepends=True)
     data = deep.structured_content
-    assert data["content"] == "".join(lines[50_000:50_002]) and "totalLines" not in data
+    assert data["content"] == "".join(lines[50_000:50_002]) and data["totalLines"] is None
     assert (data["startLine"], data["endLine"], data["nextOffset"]) == (50_001, 50_002, 50_002)
     assert "counted the lines of the first" in text_of(deep) and "to find line 50001" in text_of(deep)
     assert again.structured_content["content"] == "".join(lines[50_002:50_004])

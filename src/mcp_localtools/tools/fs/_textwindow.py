@@ -356,4 +356,6 @@ def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolRes
     notes = [f"[{'; '.join(told)}]", *request.notes] if told else request.notes
     made = ToolResult.of(result, *map(TextContent, notes), text=window.text)
     assert made.structured is not None, "a window's result has structured content"
+    if total is None:  # said, not left out: the lines were not counted
+        made.structured["totalLines"] = None
     return replace(made, structured_chars=json_chars_around(made.structured, "content"))

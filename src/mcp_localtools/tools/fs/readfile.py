@@ -6,7 +6,7 @@ and to the result budget; when cut, the result says so and gives ``nextOffset``.
 files of any size cost O(window): the file is indexed once per version (``files.lineindex``: line
 offsets and SHA-256, cached), then only the window's bytes are read (``_textwindow``). A file
 over ``HASH_UP_TO`` not counted yet is not counted whole for one window: its head costs the
-lines up to the window, its tail is read backwards from the end, and ``totalLines`` is left out
+lines up to the window, its tail is read backwards from the end, and ``totalLines`` is null
 until the lines are counted (``countLines``, or a window that reached the end). Binary mode
 reads other files the same way, in pieces of bytes (``offset``/``length``, ``nextOffset``). The
 whole-file cap (``max_read_bytes``) applies to reads that need the whole file: images and PDFs
@@ -122,7 +122,7 @@ class ReadFileResult(ToolOutput):
     total_lines: int | None = Field(
         None,
         description=(
-            f"Text mode: lines in the whole text; absent when not counted (over {size_text(HASH_UP_TO)}, "
+            f"Text mode: lines in the whole text; null when not counted (over {size_text(HASH_UP_TO)}, "
             "not read to its end yet, no countLines)."
         ),
     )
