@@ -16,7 +16,7 @@ __all__ = ["SCHEMA", "connect"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 7; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 8; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
@@ -32,7 +32,7 @@ CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id, name);
 CREATE TABLE IF NOT EXISTS refs (
     file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
-    scope TEXT NOT NULL);
+    scope TEXT NOT NULL, qualifier TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
 CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
 CREATE TABLE IF NOT EXISTS imports (

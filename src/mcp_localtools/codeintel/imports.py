@@ -8,8 +8,10 @@ import's module into the indexed paths it may be (a relative module against the 
 an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
 which file a use resolves to: the file that uses it when that file defines the name, else the
 file its import names, followed through re-exports (``from .api import get`` in a package's
-``__init__.py``) for a few hops; None when the name comes from nowhere it can follow (a method
-of an object, a global, a package outside the index): a possible caller, not a known one.
+``__init__.py``) for a few hops; a use qualified with an imported module (``m.f()`` after
+``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
+resolves in that module. None when the name comes from nowhere it can follow (a
+method of an object, a global, a package outside the index): a possible caller, not a known one.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = ["Import", "Resolver", "extract_imports", "module_candidates"]
+__all__ = ["Import", "Resolver", "extract_imports", "module_candidates", "resolve_uses"]
 
 _JS_SUFFIXES = (
     "",
@@ -67,9 +69,12 @@ def extract_imports(
         if not module:
             continue
         imported = _first(captures.get("name"), source)
+        written = _first(module, source)
         local = _first(captures.get("local"), source) or imported.rpartition(".")[2]
+        if not local and "name" not in captures:  # import m, import a.b: used as written
+            local = written
         if local:
-            found.append(Import(local, imported, _first(module, source)))
+            found.append(Import(local, imported, written))
     return tuple(dict.fromkeys(found))
 
 
@@ -170,3 +175,48 @@ class Resolver:
                 return None
             path, name = targets[0], step.name.rpartition(".")[2] or name
         return None
+
+    def resolve_qualified(self, path: str, qualifier: str, name: str) -> str | None:
+        """The indexed file whose definition ``name`` resolves to when the file at ``path`` uses
+        it as ``qualifier.name`` (``m.f()``, ``pkg.mod.f()``), ``qualifier`` being the name of
+        an imported module there; None when it is not one, or cannot be followed."""
+        self.prime([path])
+        language = self._languages.get(path, "")
+        for item in self._imports[path]:
+            if item.local != qualifier:
+                continue
+            if not item.name:
+                module = item.module
+            elif language == "python":  # from pkg import mod: the name may be a module
+                module = item.module + ("" if item.module.endswith(".") else ".") + item.name
+            else:
+                continue
+            targets = self._existing(*module_candidates(module, path, language))
+            if targets:
+                return self.resolve(targets[0], name)
+        return None
+
+
+def resolve_uses(
+    resolver: Resolver, uses: Iterable[tuple[str, str, str]], max_files: int
+) -> dict[tuple[str, str, str], str | None]:
+    """The file each use ``(path, name, qualifier)`` resolves to (None: not followed): by its
+    name through the file's scope and imports, else by the imported module it is qualified with
+    (``Reference.qualifier``: ``m`` of ``m.f()``). Uses in more than ``max_files`` files: the
+    first ``max_files`` files' are followed, the rest not."""
+    uses = list(dict.fromkeys(uses))
+    followed = set(list(dict.fromkeys(path for path, _, _ in uses))[:max_files])
+    resolver.prime(followed)
+    by_name: dict[tuple[str, str], str | None] = {}
+    out: dict[tuple[str, str, str], str | None] = {}
+    for path, name, qualifier in uses:
+        if path not in followed:
+            out[path, name, qualifier] = None
+            continue
+        if (path, name) not in by_name:
+            by_name[path, name] = resolver.resolve(path, name)
+        target = by_name[path, name]
+        if target is None and qualifier:
+            target = resolver.resolve_qualified(path, qualifier, name)
+        out[path, name, qualifier] = target
+    return out

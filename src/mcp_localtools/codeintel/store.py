@@ -179,8 +179,8 @@ class Store:
                           s.signature, s.doc, s.depth) for s in tags.symbols],
                     )  # fmt: skip
                     db.executemany(
-                        "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
-                        [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
+                        "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?)",
+                        [(file_id, r.name, r.kind, r.line, r.scope, r.qualifier) for r in tags.references],
                     )
                     db.executemany(
                         "INSERT INTO imports VALUES (?, ?, ?, ?)",
@@ -240,7 +240,8 @@ class Store:
         marks = ",".join("?" * len(names))
         with self._lock:
             rows = self._db.execute(
-                "SELECT f.path, r.name, r.kind, r.line, r.scope FROM refs r JOIN files f ON f.id = r.file_id "  # noqa: S608
+                "SELECT f.path, r.name, r.kind, r.line, r.scope, r.qualifier "  # noqa: S608
+                "FROM refs r JOIN files f ON f.id = r.file_id "
                 f"WHERE r.name IN ({marks}) ORDER BY f.path, r.line LIMIT ?",
                 (*names, limit),
             ).fetchall()
@@ -262,8 +263,9 @@ class Store:
         if not names:
             return {}
         part = (
-            "SELECT * FROM (SELECT f.path, r.name, r.kind, r.line, r.scope FROM refs r JOIN files f "
-            "ON f.id = r.file_id WHERE r.name = ? AND r.kind = 'call' ORDER BY r.file_id, r.line LIMIT ?)"
+            "SELECT * FROM (SELECT f.path, r.name, r.kind, r.line, r.scope, r.qualifier FROM refs r "
+            "JOIN files f ON f.id = r.file_id WHERE r.name = ? AND r.kind = 'call' "
+            "ORDER BY r.file_id, r.line LIMIT ?)"
         )
         with self._lock:
             rows = self._db.execute(
@@ -283,7 +285,8 @@ class Store:
         with self._lock:
             rows = self._db.execute(
                 f"WITH spans (i, path, first, last) AS (VALUES {values}) "  # noqa: S608
-                "SELECT s.i, r.name, r.kind, r.line, r.scope FROM spans s JOIN files f ON f.path = s.path "
+                "SELECT s.i, r.name, r.kind, r.line, r.scope, r.qualifier "
+                "FROM spans s JOIN files f ON f.path = s.path "
                 "JOIN refs r ON r.file_id = f.id AND r.line BETWEEN s.first AND s.last ORDER BY s.i, r.line",
                 [value for i, span in enumerate(spans) for value in (i, *span)],
             ).fetchall()

@@ -10,6 +10,7 @@ Pure: no I/O, no state; a parser is made per call (parsers are not shared betwee
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -83,12 +84,16 @@ class Reference:
         kind: ``call`` or ``type``.
         line: 1-based.
         scope: qualified name of the innermost symbol around it, ``""`` at the top level.
+        qualifier: the dotted names the use is qualified with as written (``pkg.mod`` of
+            ``pkg.mod.f()``, spaces left out), ``""`` when it is bare or qualified otherwise (a
+            call's result, an index).
     """
 
     name: str
     kind: str
     line: int
     scope: str
+    qualifier: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +143,25 @@ def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
     ):
         return node.parent
     return node
+
+
+_MEMBER = {"attribute": "attribute", "member_expression": "property"}
+"""Node types of ``object.name`` (Python; JavaScript and TypeScript) → the field of the name."""
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def _qualifier(name: tree_sitter.Node, source: bytes) -> str:
+    """What the used ``name`` is qualified with: the dotted names before it (``a.b`` of
+    ``a.b.name``) as written without spaces, or ``""`` (bare, or after anything but names)."""
+    parent = name.parent
+    field = _MEMBER.get(parent.type) if parent is not None else None
+    if parent is None or field is None:
+        return ""
+    member, owner = parent.child_by_field_name(field), parent.child_by_field_name("object")
+    if member is None or member.id != name.id or owner is None:
+        return ""
+    text = "".join(_text(owner, source).split())
+    return text if len(text) <= 200 and _DOTTED.fullmatch(text) else ""
 
 
 def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -399,7 +423,13 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
             continue
         seen.add(key)
         found.append(
-            Reference(name, kind, node.start_point[0] + 1, _scope_of(node.start_byte, spans, starts))
+            Reference(
+                name,
+                kind,
+                node.start_point[0] + 1,
+                _scope_of(node.start_byte, spans, starts),
+                _qualifier(node, source),
+            )
         )
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
     imported = extract_imports(grammar.imports, tree, source) if references else ()

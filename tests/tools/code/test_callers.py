@@ -78,3 +78,62 @@ async def test_findsymbol_lists_possible_uses_apart(tmp_path: Path) -> None:
     assert ("app.py", True) in uses and ("vendored.py", True) in uses
     assert uses[-1] == ("loose.py", False)
     assert "possible uses" in text_of(result)
+
+
+MODULES_PY = {
+    **PYTHON,
+    "by_module.py": "import pkg.real\n\n\ndef by_module():\n    return pkg.real.compute_total([5])\n",
+    "by_alias.py": "import pkg.real as r\n\n\ndef by_alias():\n    return r.compute_total([6])\n",
+    "pkg/sibling.py": "from . import real\n\n\ndef sibling():\n    return real.compute_total([7])\n",
+    "to_copy.py": (
+        "import vendor.copy_of_real as c\n\n\ndef to_copy(report):\n"
+        "    report.compute_total([0])\n    return c.compute_total([8])\n"
+    ),
+}
+MODULES_JS = {
+    "lib/util.js": "function helper(x) {\n  return x;\n}\n\nmodule.exports = { helper };\n",
+    "copy/util.js": "function helper(x) {\n  return -x;\n}\n\nmodule.exports = { helper };\n",
+    "lib/required.js": (
+        "const util = require('./util');\n\nfunction viaRequire(x) {\n  return util.helper(x);\n}\n"
+    ),
+    "lib/spaced.js": (
+        "import * as u from './util';\n\nexport function viaNamespace(x) {\n  return u.helper(x);\n}\n"
+    ),
+}
+
+
+async def test_python_calls_through_an_imported_module_resolve(tmp_path: Path) -> None:
+    # import m / import m as a / from . import m, then m.f(): the module named is followed, and
+    # another object's f on the same line of another file stays possible.
+    _write(tmp_path, MODULES_PY)
+    callers = await _callers(tmp_path, "compute total")
+    assert callers["pkg/real.py:compute_total"] == [
+        "app.py:5 main",
+        "by_alias.py:5 by_alias",
+        "by_module.py:5 by_module",
+        "pkg/sibling.py:5 sibling",
+        "through.py:5 via_package",
+    ]  # five at most: the possible ones come after those that resolve
+    assert callers["vendor/copy_of_real.py:compute_total"] == [
+        "to_copy.py:6 to_copy",
+        "vendored.py:5 side",
+        "loose.py:2 loose (possible)",
+        "to_copy.py:5 to_copy (possible)",
+    ]
+
+
+async def test_javascript_calls_through_a_required_or_namespace_module_resolve(tmp_path: Path) -> None:
+    _write(tmp_path, MODULES_JS)
+    callers = await _callers(tmp_path, "helper")
+    assert callers["lib/util.js:helper"] == ["lib/required.js:4 viaRequire", "lib/spaced.js:4 viaNamespace"]
+    assert callers["copy/util.js:helper"] == []
+
+
+async def test_findsymbol_resolves_a_module_qualified_call(tmp_path: Path) -> None:
+    _write(tmp_path, MODULES_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {(use["path"], use["line"]): use["resolved"] for use in result.structured_content["references"]}
+    assert uses[("by_module.py", 5)] and uses[("by_alias.py", 5)] and uses[("pkg/sibling.py", 5)]
+    assert uses[("to_copy.py", 6)] is True and uses[("to_copy.py", 5)] is False

@@ -1,5 +1,5 @@
 ; What a JavaScript or TypeScript file imports (codeintel/imports.py): import {n as a} from './m',
-; import a from './m', const a = require('./m'), const {n, n: a} = require('./m').
+; import a from './m', import * as a from './m', const a = require('./m'), const {n, n: a} = require('./m').
 (import_statement
   (import_clause (named_imports (import_specifier name: (_) @name !alias)))
   source: (string (string_fragment) @module))
@@ -25,3 +25,4 @@
     function: (identifier) @_require
     arguments: (arguments . (string (string_fragment) @module)))
   (#eq? @_require "require"))
+(import_statement (import_clause (namespace_import (identifier) @local)) source: (string (string_fragment) @module))

@@ -17,10 +17,9 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
-from mcp_localtools.codeintel.imports import Resolver
+from mcp_localtools.codeintel.imports import resolve_uses
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.store import StoredSymbol
-from mcp_localtools.codeintel.tags import Reference
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -105,19 +104,6 @@ def _definitions(scope: Scope, args: FindSymbolArgs) -> tuple[list[StoredSymbol]
     return found, suggestions
 
 
-def _resolve(resolver: Resolver, uses: list[tuple[str, Reference]]) -> dict[tuple[str, str], str | None]:
-    """The file each (path, name) of ``uses`` resolves to (``Resolver``; None: not followed), for
-    the first ``MAX_RESOLVED`` files; the rest are not followed."""
-    pairs = list(dict.fromkeys((path, ref.name) for path, ref in uses))
-    resolver.prime(list(dict.fromkeys(path for path, _ in pairs))[:MAX_RESOLVED])
-    files: set[str] = set()
-    out: dict[tuple[str, str], str | None] = {}
-    for path, name in pairs:
-        files.add(path)
-        out[path, name] = resolver.resolve(path, name) if len(files) <= MAX_RESOLVED else None
-    return out
-
-
 def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace: Workspace) -> ToolResult:
     index = scope.index
     found, suggestions = _definitions(scope, args)
@@ -139,16 +125,14 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
         names = sorted({item.symbol.name for item in found})[:50]
         raw = [(path, ref) for path, ref in index.store.references_to(names, 20_000) if scope.covers(path)]
         shown = {item.path for item in found}
-        where = _resolve(index.store.resolver(), raw)
-        raw = [
-            (path, ref)
-            for path, ref in raw
-            if where[path, ref.name] in shown or where[path, ref.name] is None
-        ]
+        where = resolve_uses(
+            index.store.resolver(), [(path, ref.name, ref.qualifier) for path, ref in raw], MAX_RESOLVED
+        )
+        raw = [(path, ref) for path, ref in raw if where[path, ref.name, ref.qualifier] in (*shown, None)]
         total_uses = len(raw)
         raw.sort(
             key=lambda pair: (
-                where[pair[0], pair[1].name] is None,
+                where[pair[0], pair[1].name, pair[1].qualifier] is None,
                 -ranks.get(pair[0], 0.0),
                 pair[0],
                 pair[1].line,
@@ -170,7 +154,7 @@ def _search(scope: Scope, indexes: CodeIndexes, args: FindSymbolArgs, workspace:
                     name=ref.name,
                     caller=ref.scope or None,
                     text=text,
-                    resolved=where[path, ref.name] is not None,
+                    resolved=where[path, ref.name, ref.qualifier] is not None,
                 )
             )
     definitions = [

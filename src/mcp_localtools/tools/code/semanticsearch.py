@@ -20,6 +20,7 @@ import anyio.to_thread
 from pydantic import AliasChoices, Field
 
 from mcp_localtools import compat
+from mcp_localtools.codeintel.imports import resolve_uses
 from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
@@ -141,17 +142,15 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
     store = scope.index.store
     names = {chunk.symbol: chunk.symbol.rpartition(".")[2] for chunk in chunks if chunk.symbol}
     calls = store.calls_to(sorted(set(names.values())), MAX_RELATIONS * 4)
-    resolver = store.resolver()
-    uses = {(path, ref.name) for found in calls.values() for path, ref in found}
-    resolver.prime(path for path, _ in uses)
-    where = {(path, name): resolver.resolve(path, name) for path, name in uses}
+    uses = [(path, ref.name, ref.qualifier) for found in calls.values() for path, ref in found]
+    where = resolve_uses(store.resolver(), uses, len(uses))
     inside = store.references_within([(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks])
     out: list[tuple[list[str], list[str]]] = []
     for chunk, refs in zip(chunks, inside, strict=True):
         others = [
-            (path, ref, where[path, ref.name])
+            (path, ref, where[path, ref.name, ref.qualifier])
             for path, ref in calls.get(names.get(chunk.symbol, ""), [])
-            if ref.scope != chunk.symbol and where[path, ref.name] in (chunk.path, None)
+            if ref.scope != chunk.symbol and where[path, ref.name, ref.qualifier] in (chunk.path, None)
         ]
         others.sort(key=lambda item: item[2] is None)  # resolved to it first, then possible ones
         callers = [
