@@ -17,6 +17,7 @@ method of an object, a global, a package outside the index): a possible caller, 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = ["Import", "Resolver", "extract_imports", "module_candidates", "resolve_uses"]
+__all__ = ["Import", "Resolver", "extract_imports", "module_candidates", "qualifier", "resolve_uses"]
 
 _JS_SUFFIXES = (
     "",
@@ -220,3 +221,23 @@ def resolve_uses(
             target = resolver.resolve_qualified(path, qualifier, name)
         out[path, name, qualifier] = target
     return out
+
+
+_MEMBER = {"attribute": "attribute", "member_expression": "property"}
+"""Node types of ``object.name`` (Python; JavaScript and TypeScript) → the field of the name."""
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def qualifier(name: tree_sitter.Node, source: bytes) -> str:
+    """What the used ``name`` (a reference's name node, in the file ``source``) is qualified
+    with: the dotted names before it (``a.b`` of ``a.b.name``) as written without spaces, or
+    ``""`` (bare, or after anything but names: a call's result, an index)."""
+    parent = name.parent
+    field = _MEMBER.get(parent.type) if parent is not None else None
+    if parent is None or field is None:
+        return ""
+    member, owner = parent.child_by_field_name(field), parent.child_by_field_name("object")
+    if member is None or member.id != name.id or owner is None:
+        return ""
+    text = "".join(source[owner.start_byte : owner.end_byte].decode("utf-8", "replace").split())
+    return text if len(text) <= 200 and _DOTTED.fullmatch(text) else ""

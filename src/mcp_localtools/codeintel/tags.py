@@ -10,7 +10,6 @@ Pure: no I/O, no state; a parser is made per call (parsers are not shared betwee
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-from mcp_localtools.codeintel.imports import Import, extract_imports
+from mcp_localtools.codeintel.imports import Import, extract_imports, qualifier
 from mcp_localtools.codeintel.languages import Grammar
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
@@ -143,25 +142,6 @@ def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
     ):
         return node.parent
     return node
-
-
-_MEMBER = {"attribute": "attribute", "member_expression": "property"}
-"""Node types of ``object.name`` (Python; JavaScript and TypeScript) → the field of the name."""
-_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
-
-
-def _qualifier(name: tree_sitter.Node, source: bytes) -> str:
-    """What the used ``name`` is qualified with: the dotted names before it (``a.b`` of
-    ``a.b.name``) as written without spaces, or ``""`` (bare, or after anything but names)."""
-    parent = name.parent
-    field = _MEMBER.get(parent.type) if parent is not None else None
-    if parent is None or field is None:
-        return ""
-    member, owner = parent.child_by_field_name(field), parent.child_by_field_name("object")
-    if member is None or member.id != name.id or owner is None:
-        return ""
-    text = "".join(_text(owner, source).split())
-    return text if len(text) <= 200 and _DOTTED.fullmatch(text) else ""
 
 
 def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -428,7 +408,7 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
                 kind,
                 node.start_point[0] + 1,
                 _scope_of(node.start_byte, spans, starts),
-                _qualifier(node, source),
+                qualifier(node, source),
             )
         )
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
