@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = ["Import", "Resolver", "extract_imports", "module_candidates", "qualifier", "resolve_uses"]
+__all__ = [
+    "Import",
+    "Resolver",
+    "extract_imports",
+    "is_member",
+    "module_candidates",
+    "qualifier",
+    "resolve_uses",
+]
 
 _JS_SUFFIXES = (
     "",
@@ -232,12 +240,22 @@ def qualifier(name: tree_sitter.Node, source: bytes) -> str:
     """What the used ``name`` (a reference's name node, in the file ``source``) is qualified
     with: the dotted names before it (``a.b`` of ``a.b.name``) as written without spaces, or
     ``""`` (bare, or after anything but names: a call's result, an index)."""
-    parent = name.parent
-    field = _MEMBER.get(parent.type) if parent is not None else None
-    if parent is None or field is None:
+    if not is_member(name):
         return ""
-    member, owner = parent.child_by_field_name(field), parent.child_by_field_name("object")
-    if member is None or member.id != name.id or owner is None:
+    assert name.parent is not None, "a member has a parent"
+    owner = name.parent.child_by_field_name("object")
+    if owner is None:
         return ""
     text = "".join(source[owner.start_byte : owner.end_byte].decode("utf-8", "replace").split())
     return text if len(text) <= 200 and _DOTTED.fullmatch(text) else ""
+
+
+def is_member(name: tree_sitter.Node) -> bool:
+    """Whether the name node ``name`` is the member of an ``object.name`` (Python's attribute,
+    JavaScript's and TypeScript's member expression), not a bare name."""
+    parent = name.parent
+    field = _MEMBER.get(parent.type) if parent is not None else None
+    if parent is None or field is None:
+        return False
+    member = parent.child_by_field_name(field)
+    return member is not None and member.id == name.id

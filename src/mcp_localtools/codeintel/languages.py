@@ -119,6 +119,10 @@ def _tags_text(distribution: str) -> str:
     return ""
 
 
+_LOCALS = {"typescript": ("javascript",), "tsx": ("javascript", "typescript")}
+"""Languages whose locals query adds another's (``queries/<name>.locals.scm``)."""
+
+
 def _supplement(name: str) -> str:
     resource = importlib.resources.files(__package__).joinpath("queries", f"{name}.scm")
     return resource.read_text(encoding="utf-8") if resource.is_file() else ""
@@ -135,6 +139,7 @@ class Grammar:
         definition_queries: the same with only their definition patterns (an outline needs no
             references, and skipping them halves the query time).
         imports: the query of what a file imports (``queries/<name>.imports.scm``), if any.
+        locals: the query of the names a scope binds (``queries/<name>.locals.scm``), if any.
     """
 
     info: LanguageInfo
@@ -142,6 +147,7 @@ class Grammar:
     queries: tuple[tree_sitter.Query, ...]
     definition_queries: tuple[tree_sitter.Query, ...]
     imports: tree_sitter.Query | None = None
+    locals: tree_sitter.Query | None = None
 
     def parser(self) -> tree_sitter.Parser:
         """A new parser for this language (a parser is not shared between threads)."""
@@ -193,12 +199,25 @@ class Grammars:
         queries = [tree_sitter.Query(language, whole)] if usable else []
         definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
         imports = next((text for text in (_supplement(f"{name}.imports") for name in ours) if text), "")
-        try:
-            imported = tree_sitter.Query(language, imports) if imports else None
-        except (tree_sitter.QueryError, ValueError) as exc:
-            logger.warning("the imports query of %s does not compile: %s", info.name, exc)
-            imported = None
-        return Grammar(info, language, tuple(queries), tuple(definitions), imported)
+        imported = _compiled(language, imports, f"the imports query of {info.name}")
+        scopes = "\n".join(
+            _supplement(f"{name}.locals") for name in dict.fromkeys([*ours, *_LOCALS.get(info.name, ())])
+        )
+        bound = _compiled(language, scopes, f"the locals query of {info.name}")
+        return Grammar(info, language, tuple(queries), tuple(definitions), imported, bound)
+
+
+def _compiled(language: tree_sitter.Language, source: str, what: str) -> tree_sitter.Query | None:
+    """``source`` compiled for ``language``; None when empty or when it does not compile (logged)."""
+    import tree_sitter
+
+    if not source.strip():
+        return None
+    try:
+        return tree_sitter.Query(language, source)
+    except (tree_sitter.QueryError, ValueError) as exc:
+        logger.warning("%s does not compile: %s", what, exc)
+        return None
 
 
 def _definitions_only(query: tree_sitter.Query, source: str) -> tree_sitter.Query:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 from mcp_localtools.codeintel.imports import Import, extract_imports, qualifier
 from mcp_localtools.codeintel.languages import Grammar
+from mcp_localtools.codeintel.scopes import unshadowed
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
 
@@ -388,6 +389,8 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
     """
     tree = grammar.parser().parse(source)
     definitions, raw_references = _collect(grammar, tree, source, references)
+    if references and grammar.locals is not None:  # a name a scope around it binds is a local
+        raw_references = unshadowed(grammar.locals, tree, source, raw_references)
     language = grammar.info.name
     symbols, spans = _symbols(definitions.values(), source, language)
     starts = [span[0] for span in spans]

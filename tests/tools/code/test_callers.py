@@ -137,3 +137,43 @@ async def test_findsymbol_resolves_a_module_qualified_call(tmp_path: Path) -> No
     uses = {(use["path"], use["line"]): use["resolved"] for use in result.structured_content["references"]}
     assert uses[("by_module.py", 5)] and uses[("by_alias.py", 5)] and uses[("pkg/sibling.py", 5)]
     assert uses[("to_copy.py", 6)] is True and uses[("to_copy.py", 5)] is False
+
+
+SHADOWED_PY = {
+    **PYTHON,
+    "shadows.py": (
+        "from pkg.real import compute_total\n\n\n"
+        "def by_parameter(compute_total):\n    return compute_total([9])\n\n\n"
+        "def by_assignment():\n    compute_total = len\n    return compute_total([10])\n\n\n"
+        "def not_shadowed():\n    return compute_total([11])\n"
+    ),
+}
+SHADOWED_JS = {
+    **MODULES_JS,
+    "lib/shadows.js": (
+        "const { helper } = require('./util');\n\nfunction byParameter(helper) {\n  return helper(1);\n}\n\n"
+        "function byConst() {\n  const helper = (x) => x;\n  return helper(2);\n}\n\n"
+        "function notShadowed() {\n  return helper(3);\n}\n"
+    ),
+}
+
+
+async def test_a_python_name_bound_in_the_function_is_not_a_use_of_the_import(tmp_path: Path) -> None:
+    # A parameter or an assignment in the calling function shadows the imported name (scope).
+    _write(tmp_path, SHADOWED_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "shadows.py"}
+    assert lines == {14}
+
+
+async def test_a_javascript_name_bound_in_the_function_is_not_a_use_of_the_import(tmp_path: Path) -> None:
+    _write(tmp_path, SHADOWED_JS)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    lines = {
+        use["line"] for use in result.structured_content["references"] if use["path"] == "lib/shadows.js"
+    }
+    assert lines == {13}

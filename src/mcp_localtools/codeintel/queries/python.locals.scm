@@ -1,0 +1,17 @@
+; Names a Python function binds for itself (codeintel/scopes.py): its parameters and what its body
+; assigns; a bare use of one inside it is not a use of a definition elsewhere.
+(function_definition) @local.scope
+(lambda) @local.scope
+(parameters (identifier) @local.definition)
+(parameters (default_parameter name: (identifier) @local.definition))
+(parameters (typed_parameter (identifier) @local.definition))
+(parameters (typed_default_parameter name: (identifier) @local.definition))
+(parameters (list_splat_pattern (identifier) @local.definition))
+(parameters (dictionary_splat_pattern (identifier) @local.definition))
+(lambda_parameters (identifier) @local.definition)
+(assignment left: (identifier) @local.definition)
+(assignment left: (pattern_list (identifier) @local.definition))
+(assignment left: (tuple_pattern (identifier) @local.definition))
+(for_statement left: (identifier) @local.definition)
+(for_statement left: (pattern_list (identifier) @local.definition))
+(as_pattern alias: (as_pattern_target (identifier) @local.definition))
