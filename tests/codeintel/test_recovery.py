@@ -123,3 +123,28 @@ async def test_a_default_cache_inside_a_root_is_moved_out(
     assert not (home / ".cache").exists()
     assert list(elsewhere.glob(f"mcp-localtools-{os.getuid()}/index/*/index.sqlite3"))
     assert "inside the allowed root" in caplog.text and str(elsewhere) in caplog.text
+
+
+@pytest.mark.parametrize("damage", ["garbage", "replaced"])
+async def test_a_database_damaged_while_the_server_runs_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    # The file overwritten in place, or replaced by another file, under a running server: the
+    # next answers come from a rebuilt index, not "file is not a database" until a restart.
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 40)
+    async with _server(root, cache) as client:
+        assert (await _found(client, "function_39"))[0] == ["m039.py"]
+        database = _database(cache)
+        garbage = b"this is not a database\n" * (database.stat().st_size // 23 + 1)
+        if damage == "garbage":
+            with database.open("r+b") as handle:
+                handle.write(garbage)
+        else:
+            (database.parent / "other").write_bytes(garbage)
+            os.replace(database.parent / "other", database)
+            for extra in ("-wal", "-shm"):
+                Path(f"{database}{extra}").unlink(missing_ok=True)
+        for _ in range(2):
+            found = await client.call_tool("findsymbol", {"name": "function_38", "includeReferences": False})
+            search = await client.call_tool("semanticsearch", {"query": "helper 38 7 value"})
+            assert not found.is_error and not search.is_error, text_of(found) + text_of(search)
+        assert (await _found(client, "function_39"))[0] == ["m039.py"]
