@@ -243,15 +243,22 @@ async def test_continuations_of_wide_characters_and_long_lines_are_full_and_byte
     assert "".join(got).encode() == raw
 
 
-async def test_invalid_utf8_past_what_a_window_shows_does_not_refuse_the_window(tmp_path: Path) -> None:
-    lines = [f"{n:08d} {'y' * 70}\n".encode() for n in range(2000)]
-    lines[1500] = b"caf\xe9\n"
+@pytest.mark.parametrize(("bad", "wide"), [(1500, False), (651, False), (1300, True)])
+async def test_invalid_utf8_past_what_a_window_shows_does_not_refuse_the_window(
+    tmp_path: Path, bad: int, wide: bool
+) -> None:
+    # Past the window, inside the bytes read beyond it (651: in the look-ahead of a plain file;
+    # 1300: in the cap a file of wide characters is read to): the lines before it are shown, and
+    # the window that reaches the bad line refuses it, naming its offset.
+    text = "漢字かな交じり文" * 3 if wide else "y" * 70
+    lines = [f"{n:08d} {text}\n".encode() for n in range(2000)]
+    lines[bad] = b"caf\xe9\n"
     (tmp_path / "late.txt").write_bytes(b"".join(lines))
     async with connect(config_for(tmp_path)) as client:
         first = await client.call_tool("readfile", {"path": "late.txt"})
         data = first.structured_content
-        assert data is not None and not first.is_error
-        assert data["content"].startswith("00000000 ") and data["nextOffset"] < 1500
-        deep = await client.call_tool("readfile", {"path": "late.txt", "offset": 1490})
+        assert data is not None and not first.is_error, text_of(first)
+        assert data["content"].startswith("00000000 ") and data["nextOffset"] <= bad
+        deep = await client.call_tool("readfile", {"path": "late.txt", "offset": bad})
     assert error_code(deep) == "unsupported_content"
-    assert f"offset {1500 * 80 + 3}" in text_of(deep)
+    assert f"offset {sum(map(len, lines[:bad])) + 3}" in text_of(deep)

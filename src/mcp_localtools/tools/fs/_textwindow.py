@@ -164,15 +164,34 @@ def read_lines(
         data = _pread(fd, enough + _LOOKAHEAD, start, path)
         lines_end = data.rfind(b"\n") + 1
         if lines_end > enough:  # a character is at least one byte: possibly enough
-            text = decode_window(data[:lines_end], path, start)
-            if len(text) > enough:
+            text, whole = _valid_lines(data[:lines_end], path, start)
+            if len(text) > enough or not whole:
                 return text, first
         # Wide characters or long lines: read as far as the cap.
     data = _pread(fd, size, start, path)
     if len(data) < end - start:  # cut at the cap: whole lines only, or a long first line's prefix
         newline = data.rfind(b"\n")
         data = data[: newline + 1] if newline >= 0 else utf8_prefix(data)
-    return decode_window(data, path, start), first
+    return (decode_window(data, path, start) if tail else _valid_lines(data, path, start)[0]), first
+
+
+def _valid_lines(data: bytes, path: Path, start: int) -> tuple[str, bool]:
+    """``data`` (read from byte ``start`` of ``path``) decoded, or its lines before the first
+    invalid UTF-8 byte (the window that reaches that line refuses it).
+
+    Returns:
+        ``(text, whole)``: ``whole`` is False when the text stops before an invalid byte.
+
+    Raises:
+        UnsupportedContent: the first line holds an invalid byte.
+    """
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError as exc:
+        valid = data.rfind(b"\n", 0, exc.start) + 1
+        if not valid:
+            decode_window(data, path, start)  # raises, naming the offset
+        return data[:valid].decode("utf-8"), False
 
 
 def _pread(fd: int, size: int, offset: int, path: Path) -> bytes:
