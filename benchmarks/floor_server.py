@@ -45,7 +45,8 @@ def window(path: str, offset: int = 0, length: int = 44_000) -> dict[str, object
         data = handle.read(length)
     end = data.rfind(b"\n") + 1 if len(data) == length else len(data)
     end = end or len(data)
-    return {"content": data[:end].decode(), "nextOffset": offset + end if len(data) == length else None}
+    following = offset + end if len(data) == length else None
+    return {"content": data[:end].decode(errors="replace"), "nextOffset": following}
 
 
 @server.tool()

@@ -94,7 +94,9 @@ def _first(nodes: Sequence[tree_sitter.Node] | None, source: bytes) -> str:
 def module_candidates(module: str, importer: str, language: str) -> tuple[list[str], list[str]]:
     """``(exact paths, path tails)`` the module of an import in the file ``importer`` may be:
     exact paths relative to the indexed directory, and tails (``/a/b.py``) an absolute Python
-    module may end with."""
+    module may end with (a ``src/`` layout). A one-word module's file is not guessed by its tail:
+    ``import json`` is the standard library's, not some ``serializers/json.py``; a package of that
+    name (``src/m/__init__.py``) is."""
     if language == "python":
         dots = len(module) - len(module.lstrip("."))
         parts = module[dots:].replace(".", "/")
@@ -104,7 +106,8 @@ def module_candidates(module: str, importer: str, language: str) -> tuple[list[s
                 base = posixpath.dirname(base)
             stem = posixpath.join(base, parts) if parts else base
             return [f"{stem}.py", f"{stem}/__init__.py"] if parts else [f"{stem}/__init__.py"], []
-        return [f"{parts}.py", f"{parts}/__init__.py"], [f"/{parts}.py", f"/{parts}/__init__.py"]
+        tails = [f"/{parts}.py", f"/{parts}/__init__.py"] if "/" in parts else [f"/{parts}/__init__.py"]
+        return [f"{parts}.py", f"{parts}/__init__.py"], tails
     if not module.startswith("."):
         return [], []  # a package: outside the index, or found by a resolution we do not follow
     stem = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
@@ -123,6 +126,7 @@ class Resolver:
         self._select = select
         self._imports: dict[str, list[Import]] = {}
         self._languages: dict[str, str] = {}
+        self._found: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
 
     def prime(self, paths: Iterable[str]) -> None:
         """Load the imports of ``paths`` at once (one query for a result's uses)."""
@@ -151,7 +155,14 @@ class Resolver:
         )
 
     def _existing(self, exact: Sequence[str], tails: Sequence[str]) -> list[str]:
-        """Those of ``exact`` that are indexed files, in order, then files ending with a tail."""
+        """Those of ``exact`` that are indexed files, in order, then files ending with a tail
+        (asked once per query)."""
+        key = (tuple(exact), tuple(tails))
+        if key not in self._found:
+            self._found[key] = self._look_up(exact, tails)
+        return self._found[key]
+
+    def _look_up(self, exact: Sequence[str], tails: Sequence[str]) -> list[str]:
         marks = ",".join("?" * len(exact)) or "NULL"
         found = {row[0] for row in self._select(f"SELECT path FROM files WHERE path IN ({marks})", exact)}  # noqa: S608
         out = [path for path in exact if path in found]
@@ -209,10 +220,11 @@ class Resolver:
 def resolve_uses(
     resolver: Resolver, uses: Iterable[tuple[str, str, str]], max_files: int
 ) -> dict[tuple[str, str, str], str | None]:
-    """The file each use ``(path, name, qualifier)`` resolves to (None: not followed): by its
-    name through the file's scope and imports, else by the imported module it is qualified with
-    (``Reference.qualifier``: ``m`` of ``m.f()``). Uses in more than ``max_files`` files: the
-    first ``max_files`` files' are followed, the rest not."""
+    """The file each use ``(path, name, qualifier)`` resolves to (None: not followed): in the
+    imported module it is qualified with (``Reference.qualifier``: ``m`` of ``m.f()``), else by
+    its name through the file's scope and imports (an object's method: the file's own definition
+    of the name, if any). Uses in more than ``max_files`` files: the first ``max_files`` files'
+    are followed, the rest not."""
     uses = list(dict.fromkeys(uses))
     followed = set(list(dict.fromkeys(path for path, _, _ in uses))[:max_files])
     resolver.prime(followed)
@@ -222,11 +234,11 @@ def resolve_uses(
         if path not in followed:
             out[path, name, qualifier] = None
             continue
-        if (path, name) not in by_name:
-            by_name[path, name] = resolver.resolve(path, name)
-        target = by_name[path, name]
-        if target is None and qualifier:
-            target = resolver.resolve_qualified(path, qualifier, name)
+        target = resolver.resolve_qualified(path, qualifier, name) if qualifier else None
+        if target is None:
+            if (path, name) not in by_name:
+                by_name[path, name] = resolver.resolve(path, name)
+            target = by_name[path, name]
         out[path, name, qualifier] = target
     return out
 

@@ -119,8 +119,8 @@ def _tags_text(distribution: str) -> str:
     return ""
 
 
-_LOCALS = {"typescript": ("javascript",), "tsx": ("javascript", "typescript")}
-"""Languages whose locals query adds another's (``queries/<name>.locals.scm``)."""
+_LOCALS = {"tsx": "typescript"}
+"""Languages whose locals query is another's (``queries/<name>.locals.scm``)."""
 
 
 def _supplement(name: str) -> str:
@@ -200,9 +200,7 @@ class Grammars:
         definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
         imports = next((text for text in (_supplement(f"{name}.imports") for name in ours) if text), "")
         imported = _compiled(language, imports, f"the imports query of {info.name}")
-        scopes = "\n".join(
-            _supplement(f"{name}.locals") for name in dict.fromkeys([*ours, *_LOCALS.get(info.name, ())])
-        )
+        scopes = _supplement(f"{_LOCALS.get(info.name, info.name)}.locals")
         bound = _compiled(language, scopes, f"the locals query of {info.name}")
         return Grammar(info, language, tuple(queries), tuple(definitions), imported, bound)
 

@@ -1,62 +1,103 @@
 """Names a function binds for itself: a bare use of one inside it is a local, not a use of a
-definition elsewhere (tree-sitter's locals queries, ``queries/<language>.locals.scm``: scopes and
-the names each binds: parameters, assignments, declarations).
+definition elsewhere (tree-sitter's locals queries, ``queries/<language>.locals.scm``: scopes,
+the names each binds, and Python's ``global``/``nonlocal`` names, which it does not).
 
-``unshadowed`` drops from a file's references the bare names a scope around them binds, so that
-``findsymbol`` and ``semanticsearch`` callers count only uses that can reach the definition; a
-name after ``object.`` is a member, never shadowed by a local.
+``Locals.binds`` says whether a scope around a use binds a name, as the language scopes it: a
+Python class body binds nothing for the methods in it, a parameter's default is evaluated
+outside its function, and a binding that is itself an indexed definition (a local function) or
+an import (a ``require`` in a function) is not a local: a use of it resolves as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING
-
-from mcp_localtools.codeintel.imports import is_member
 
 if TYPE_CHECKING:
     import tree_sitter
 
-__all__ = ["unshadowed"]
+__all__ = ["Locals"]
+
+_PARAMETERS = frozenset({"parameters", "lambda_parameters", "formal_parameters"})
+"""Parameter lists: a use in one (a default) is evaluated outside the function it belongs to."""
+_FUNCTIONS = frozenset(
+    {"function_definition", "lambda", "function_declaration", "function_expression", "arrow_function",
+     "method_definition"}
+)  # fmt: skip
+_IMPORTING = frozenset({"require"})
 
 
-def unshadowed(
-    query: tree_sitter.Query,
-    tree: tree_sitter.Tree,
-    source: bytes,
-    references: Sequence[tuple[tree_sitter.Node, str]],
-) -> list[tuple[tree_sitter.Node, str]]:
-    """``references`` (a use's name node, its kind) but those whose bare name a scope around
-    them binds, by the locals ``query`` (``@local.scope``, ``@local.definition``) of the parsed
-    file ``tree`` of ``source``."""
-    import tree_sitter
+class Locals:
+    """The names each scope of one parsed file binds, by its locals ``query``.
 
-    found = tree_sitter.QueryCursor(query).captures(tree.root_node)
-    scopes = {node.id for node in found.get("local.scope", [])}
-    bound: dict[int, set[str]] = {}
-    for node in found.get("local.definition", []):
+    Args:
+        query: captures ``@local.scope``, ``@local.definition`` and (Python) ``@local.global``.
+        tree, source: the parsed file.
+        wanted: the names the file uses (bindings of other names are not kept).
+        definitions: start bytes of the names of the file's indexed definitions (not locals).
+    """
+
+    def __init__(
+        self,
+        query: tree_sitter.Query,
+        tree: tree_sitter.Tree,
+        source: bytes,
+        wanted: Collection[str],
+        definitions: Collection[int],
+    ) -> None:
+        import tree_sitter
+
+        found = tree_sitter.QueryCursor(query).captures(tree.root_node)
+        scopes = {node.id for node in found.get("local.scope", [])}
+        self._bound: dict[int, set[str]] = {}
+        declared: dict[int, set[str]] = {}  # global / nonlocal names, per scope
+        for capture, into in (("local.global", declared), ("local.definition", self._bound)):
+            for node in found.get(capture, []):
+                name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                if name not in wanted or node.start_byte in definitions or _imported(node, source):
+                    continue
+                owner = node.parent
+                while owner is not None and owner.id not in scopes:
+                    owner = owner.parent
+                if owner is not None and name not in declared.get(owner.id, ()):
+                    into.setdefault(owner.id, set()).add(name)
+
+    def binds(self, node: tree_sitter.Node, name: str) -> bool:
+        """Whether a scope around the use ``node`` binds ``name`` for it."""
+        if not self._bound:
+            return False
+        in_parameters = in_function = False
         owner = node.parent
-        while owner is not None and owner.id not in scopes:
+        while owner is not None:
+            kind = owner.type
+            if kind in _PARAMETERS:
+                in_parameters = True
+            elif kind in _FUNCTIONS and in_parameters:  # a default: not this function's scope
+                in_parameters = False
+                in_function = True
+                owner = owner.parent
+                continue
+            if not (kind == "class_definition" and in_function) and name in self._bound.get(owner.id, ()):
+                return True
+            in_function = in_function or kind in _FUNCTIONS
             owner = owner.parent
-        if owner is not None:
-            bound.setdefault(owner.id, set()).add(
-                source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-            )
-    names = set().union(*bound.values()) if bound else set()
-    kept: list[tuple[tree_sitter.Node, str]] = []
-    for node, kind in references:
-        name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        if name in names and not is_member(node) and _bound_around(node, name, bound):
-            continue
-        kept.append((node, kind))
-    return kept
+        return False
 
 
-def _bound_around(node: tree_sitter.Node, name: str, bound: dict[int, set[str]]) -> bool:
-    """Whether a scope around ``node`` binds ``name``."""
-    owner = node.parent
-    while owner is not None:
-        if name in bound.get(owner.id, ()):
-            return True
-        owner = owner.parent
-    return False
+def _imported(node: tree_sitter.Node, source: bytes) -> bool:
+    """Whether the bound ``node`` takes its value from an import (``const {a} = require('m')``)."""
+    holder = node.parent
+    for _ in range(3):
+        if holder is None or holder.type == "variable_declarator":
+            break
+        holder = holder.parent
+    value = holder.child_by_field_name("value") if holder is not None else None
+    function = (
+        value.child_by_field_name("function")
+        if value is not None and value.type == "call_expression"
+        else None
+    )
+    return (
+        function is not None
+        and source[function.start_byte : function.end_byte].decode(errors="replace") in _IMPORTING
+    )

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 from mcp_localtools.codeintel.imports import Import, extract_imports, qualifier
 from mcp_localtools.codeintel.languages import Grammar
-from mcp_localtools.codeintel.scopes import unshadowed
+from mcp_localtools.codeintel.owners import cpp_scope, go_receiver, js_owner
+from mcp_localtools.codeintel.scopes import Locals
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
 
@@ -217,33 +218,6 @@ def _doc(node: tree_sitter.Node, source: bytes, language: str) -> str:
     return _leading_comment(node, source)
 
 
-def _go_receiver(node: tree_sitter.Node, source: bytes) -> str:
-    receiver = node.child_by_field_name("receiver")
-    if receiver is None:
-        return ""
-    stack = [receiver]
-    while stack:
-        current = stack.pop()
-        if current.type == "type_identifier":
-            return _text(current, source)
-        stack.extend(reversed(current.named_children))
-    return ""
-
-
-def _cpp_scope(node: tree_sitter.Node, source: bytes) -> str:
-    """``A::B`` of a C++ definition written outside its class (``void A::B::f() {...}``), as ``A.B``."""
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
-    scope = (
-        inner.child_by_field_name("scope")
-        if inner is not None and inner.type == "qualified_identifier"
-        else None
-    )
-    return _text(scope, source).replace("::", ".") if scope is not None else ""
-
-
 def _same_definition(outer: _Definition, inner: _Definition) -> bool:
     """Whether ``inner`` is the value of ``outer`` under the same name (``x.f = function f() {}``)."""
     parent = inner.node.parent
@@ -257,37 +231,6 @@ def _same_definition(outer: _Definition, inner: _Definition) -> bool:
             or inner.node.type in ("function_expression", "function", "arrow_function")
         )
     )
-
-
-def _js_owner(node: tree_sitter.Node, source: bytes) -> str:
-    """The object a JavaScript member belongs to: ``res`` of ``res.send = function ...``, ``Layer``
-    of ``Layer.prototype.match = ...``, ``req`` of ``defineGetter(req, 'ip', ...)`` and of
-    ``Object.defineProperty(req, 'ip', {...})``, ``utils`` of ``const utils = {parse() {...}}``
-    and of ``Foo.prototype = {parse() {...}}``; ``""`` for none."""
-    target = None
-    if node.type == "assignment_expression":
-        left = node.child_by_field_name("left")
-        target = (
-            left.child_by_field_name("object")
-            if left is not None and left.type == "member_expression"
-            else None
-        )
-    elif node.type == "call_expression":
-        arguments = node.child_by_field_name("arguments")
-        target = arguments.named_children[0] if arguments is not None and arguments.named_children else None
-    elif (
-        node.type in ("method_definition", "pair")
-        and node.parent is not None
-        and node.parent.type == "object"
-    ):
-        holder = node.parent.parent
-        if holder is not None and holder.type == "variable_declarator":
-            target = holder.child_by_field_name("name")
-        elif holder is not None and holder.type == "assignment_expression":
-            target = holder.child_by_field_name("left")
-    if target is None or len(_text(target, source)) > 80:
-        return ""
-    return _text(target, source).removesuffix(".prototype")
 
 
 def _matches(
@@ -344,11 +287,11 @@ def _symbols(
             kind = "method"
         prefix = stack[-1][1] if stack else ""
         if language == "go" and node.type == "method_declaration":
-            prefix = _go_receiver(node, source) or prefix
-        elif language == "cpp" and node.type == "function_definition" and (scope := _cpp_scope(node, source)):
+            prefix = go_receiver(node, source) or prefix
+        elif language == "cpp" and node.type == "function_definition" and (scope := cpp_scope(node, source)):
             prefix = f"{prefix}.{scope}" if prefix else scope
         qualified = f"{prefix}.{definition.name}" if prefix else definition.name
-        if node.type in _JS_MEMBERS and (owner := _js_owner(node, source)):
+        if node.type in _JS_MEMBERS and (owner := js_owner(node, source)):
             qualified = f"{owner}.{definition.name}"
             if node.type != "assignment_expression" and prefix:  # an object literal or call inside a symbol
                 qualified = f"{prefix}.{qualified}"
@@ -389,31 +332,30 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
     """
     tree = grammar.parser().parse(source)
     definitions, raw_references = _collect(grammar, tree, source, references)
-    if references and grammar.locals is not None:  # a name a scope around it binds is a local
-        raw_references = unshadowed(grammar.locals, tree, source, raw_references)
     language = grammar.info.name
     symbols, spans = _symbols(definitions.values(), source, language)
     starts = [span[0] for span in spans]
     own_names = {definition.name_start for definition in definitions.values()}
-    seen: set[tuple[str, int, str]] = set()
+    used = [(node, kind, _text(node, source)) for node, kind in raw_references]
+    local = None
+    if used and grammar.locals is not None:
+        wanted = {name for _, _, name in used} | {qualifier(n, source).partition(".")[0] for n, _, _ in used}
+        local = Locals(grammar.locals, tree, source, wanted, own_names)
+    seen: set[tuple[str, int, str, str]] = set()
     found: list[Reference] = []
-    for node, kind in sorted(raw_references, key=lambda item: item[0].start_byte):
-        if node.start_byte in own_names:
-            continue
-        name = _text(node, source)
-        key = (name, node.start_point[0], kind)
-        if key in seen or not name or len(name) > 200:
+    for node, kind, name in sorted(used, key=lambda item: item[0].start_byte):
+        written = qualifier(node, source)
+        if local is not None:
+            if not written and kind == "call" and local.binds(node, name):
+                continue  # a local of the function it is in (types are another namespace)
+            if written and local.binds(node, written.partition(".")[0]):
+                written = ""  # qualified by a local, not by an imported module
+        key = (name, node.start_point[0], kind, written)
+        if node.start_byte in own_names or key in seen or not name or len(name) > 200:
             continue
         seen.add(key)
-        found.append(
-            Reference(
-                name,
-                kind,
-                node.start_point[0] + 1,
-                _scope_of(node.start_byte, spans, starts),
-                qualifier(node, source),
-            )
-        )
+        scope = _scope_of(node.start_byte, spans, starts)
+        found.append(Reference(name, kind, node.start_point[0] + 1, scope, written))
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
     imported = extract_imports(grammar.imports, tree, source) if references else ()
     return FileTags(language, tuple(symbols), tuple(found), lines, imported)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_localtools.codeintel.languages import LANGUAGES, Grammars
 from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
@@ -152,8 +153,12 @@ SHADOWED_JS = {
     **MODULES_JS,
     "lib/shadows.js": (
         "const { helper } = require('./util');\n\nfunction byParameter(helper) {\n  return helper(1);\n}\n\n"
-        "function byConst() {\n  const helper = (x) => x;\n  return helper(2);\n}\n\n"
+        "function byConst() {\n  const helper = makeHelper();\n  return helper(2);\n}\n\n"
         "function notShadowed() {\n  return helper(3);\n}\n"
+    ),
+    "lib/kept.js": (
+        "function lazy() {\n  const { helper } = require('./util');\n  return helper(4);\n}\n\n"
+        "function outer() {\n  const inner = function (row) {\n    return row;\n  };\n  return inner(5);\n}\n"
     ),
 }
 
@@ -173,7 +178,89 @@ async def test_a_javascript_name_bound_in_the_function_is_not_a_use_of_the_impor
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
     assert result.structured_content is not None, text_of(result)
-    lines = {
-        use["line"] for use in result.structured_content["references"] if use["path"] == "lib/shadows.js"
-    }
-    assert lines == {13}
+    uses = result.structured_content["references"]
+    assert {use["line"] for use in uses if use["path"] == "lib/shadows.js"} == {13}
+    # A require in the function is an import, not a local: its use resolves to the module.
+    assert [(use["line"], use["resolved"]) for use in uses if use["path"] == "lib/kept.js"] == [(3, True)]
+    async with connect(config_for(tmp_path)) as client:
+        local = await client.call_tool("findsymbol", {"name": "inner", "path": "."})
+    assert local.structured_content is not None, text_of(local)
+    # A function defined in the function is a definition, not a local that hides its own uses.
+    assert [use["line"] for use in local.structured_content["references"]] == [10]
+
+
+SCOPES_PY = {
+    **PYTHON,
+    "scopes.py": (
+        "from pkg.real import compute_total\n\n\n"
+        "def in_class():\n    class Fake:\n        compute_total = staticmethod(len)\n\n"
+        "        def use(self):\n            return compute_total([1])\n\n    return Fake\n\n\n"
+        "def with_default(total=compute_total([2])):\n"
+        "    compute_total = total\n    return compute_total\n\n\n"
+        "def made_global():\n    global compute_total\n"
+        "    compute_total = make()\n    return compute_total([3])\n"
+    ),
+}
+
+
+async def test_python_scopes_as_python_has_them(tmp_path: Path) -> None:
+    # A class body binds nothing for its methods, a default is evaluated outside its function,
+    # and a global declaration makes the name the module's: all three uses stay uses.
+    _write(tmp_path, SCOPES_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "scopes.py"}
+    assert lines == {9, 14, 22}
+
+
+QUALIFIED_PY = {
+    "pkg/__init__.py": "",
+    "pkg/utils.py": "def helper():\n    return 1\n",
+    "pkg/other.py": "def helper():\n    return 2\n",
+    "pkg/api.py": "from . import utils\n\n\ndef helper():\n    return utils.helper()\n",
+    "both.py": "from pkg import other, utils\n\n\ndef both():\n    return utils.helper() + other.helper()\n",
+    "shadowed.py": "from pkg import utils\n\n\ndef by_parameter(utils):\n    return utils.helper()\n",
+}
+
+
+async def test_a_qualified_call_resolves_in_its_module_first(tmp_path: Path) -> None:
+    # utils.helper() in a wrapper named helper is a call of utils', not of the wrapper; two
+    # qualified calls on one line are two uses; a qualifier the function binds is not the module.
+    _write(tmp_path, QUALIFIED_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "helper", "path": "pkg"})
+        everywhere = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
+    assert result.structured_content is not None and everywhere.structured_content is not None
+    uses = {(u["path"], u["line"], u["resolved"]) for u in everywhere.structured_content["references"]}
+    assert uses == {("pkg/api.py", 5, True), ("both.py", 5, True), ("shadowed.py", 5, False)}
+    callers = await _callers(tmp_path, "helper return")
+    assert set(callers["pkg/utils.py:helper"]) >= {"both.py:5 both", "pkg/api.py:5 helper"}
+    assert "both.py:5 both" in callers["pkg/other.py:helper"]
+    assert "pkg/api.py:5 helper" not in callers.get("pkg/api.py:helper", [])
+
+
+TYPESCRIPT = {
+    "src/util.ts": "export function helper(x: number): number {\n  return x;\n}\n",
+    "src/use.ts": (
+        "import { helper } from './util';\n\n"
+        "export function byParameter(helper: (x: number) => number): number {\n  return helper(1);\n}\n\n"
+        "export function notShadowed(x: number): number {\n  return helper(x);\n}\n"
+    ),
+}
+
+
+async def test_a_typescript_parameter_shadows_the_import(tmp_path: Path) -> None:
+    _write(tmp_path, TYPESCRIPT)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    assert [(u["path"], u["line"]) for u in result.structured_content["references"]] == [("src/use.ts", 8)]
+
+
+def test_every_locals_query_compiles_for_its_grammar() -> None:
+    grammars = Grammars()
+    for name in ("python", "javascript", "typescript", "tsx"):
+        [info] = [info for info in LANGUAGES if info.name == name]
+        grammar = grammars.get(info)
+        assert grammar is not None and grammar.locals is not None, name

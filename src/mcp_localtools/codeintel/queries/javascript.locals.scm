@@ -1,4 +1,4 @@
-; Names a JavaScript or TypeScript function or block binds for itself (codeintel/scopes.py): its
+; Names a JavaScript function or block binds for itself (codeintel/scopes.py): its
 ; parameters and its declarations; a bare use of one inside it is not a use of a definition elsewhere.
 [
   (statement_block)

@@ -1,7 +1,11 @@
 ; Names a Python function binds for itself (codeintel/scopes.py): its parameters and what its body
-; assigns; a bare use of one inside it is not a use of a definition elsewhere.
+; assigns, but what it declares global or nonlocal; a bare use of one inside it is not a use of a
+; definition elsewhere. A class body is a scope of its own (its names are not its methods').
 (function_definition) @local.scope
 (lambda) @local.scope
+(class_definition) @local.scope
+(global_statement (identifier) @local.global)
+(nonlocal_statement (identifier) @local.global)
 (parameters (identifier) @local.definition)
 (parameters (default_parameter name: (identifier) @local.definition))
 (parameters (typed_parameter (identifier) @local.definition))

@@ -1,3 +1,15 @@
-; TypeScript's parameters (codeintel/scopes.py); the rest as JavaScript's (javascript.locals.scm).
+; Names a TypeScript function or block binds for itself (codeintel/scopes.py): its parameters and
+; its declarations; a bare use of one inside it is not a use of a definition elsewhere.
+[
+  (statement_block)
+  (function_expression)
+  (arrow_function)
+  (function_declaration)
+  (method_definition)
+] @local.scope
 (required_parameter pattern: (identifier) @local.definition)
 (optional_parameter pattern: (identifier) @local.definition)
+(arrow_function parameter: (identifier) @local.definition)
+(variable_declarator name: (identifier) @local.definition)
+(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @local.definition))
+(variable_declarator name: (array_pattern (identifier) @local.definition))

@@ -150,7 +150,8 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
         others = [
             (path, ref, where[path, ref.name, ref.qualifier])
             for path, ref in calls.get(names.get(chunk.symbol, ""), [])
-            if ref.scope != chunk.symbol and where[path, ref.name, ref.qualifier] in (chunk.path, None)
+            if (path, ref.scope) != (chunk.path, chunk.symbol)
+            and where[path, ref.name, ref.qualifier] in (chunk.path, None)
         ]
         others.sort(key=lambda item: item[2] is None)  # resolved to it first, then possible ones
         callers = [
