@@ -308,3 +308,56 @@ def test_lazy_methods_are_the_real_servers(tmp_path: Path) -> None:
     for method in served:
         assert lowlevel._request_handlers[method].params_type is LAZY_REQUESTS[method]
     assert set(lowlevel._notification_handlers) <= set(LAZY_NOTIFICATIONS)
+
+
+def _mark_cached_tools(env: dict[str, str]) -> None:
+    """Retitle every tool in the one entry, so a client can tell a ``tools/list`` from the cache."""
+    (entry,) = _entries(env)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    for tool in data["tools"]["tools"]:
+        tool["title"] = "from the cache"
+    entry.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_approval_and_client_roots_from_a_cached_start(
+    tmp_path: Path, project: Path, mode: str
+) -> None:
+    from mcp import Client, StdioServerParameters
+
+    from tests.server.test_roots import SharedRoots
+    from tests.test_approval import Person
+
+    (project / "shared").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{project}"]\n[approval]\nrequire = ["writefile"]\n'
+        '[tools]\ndisabled = ["exec"]\n',
+        encoding="utf-8",
+    )
+    env = _env(tmp_path)
+    argv = ["--config", str(config)]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    _mark_cached_tools(env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_localtools", *argv], env=env, cwd=tmp_path
+    )
+    for decision in ("approve", "deny"):
+        person = Person(decision)
+        roots = SharedRoots(project / "shared")
+        async with Client(
+            params, mode=mode, elicitation_callback=person, list_roots_callback=roots
+        ) as client:
+            assert {tool.title for tool in (await client.list_tools()).tools} == {"from the cache"}
+            name = f"shared/{mode}-{decision}.txt"
+            result = await client.call_tool("writefile", {"path": str(project / name), "content": "hi"})
+            outside = await client.call_tool("readfile", {"path": str(tmp_path / "config.toml")})
+            unshared = await client.call_tool("readfile", {"path": str(project / "small.txt")})
+        assert len(person.questions) == 1
+        assert result.is_error == (decision == "deny")
+        assert (project / name).exists() == (decision == "approve")
+        assert outside.is_error
+        # The handshake era's client roots narrow the server's root; 2026-07-28 carries none.
+        assert unshared.is_error == (mode == "legacy")
+        assert bool(roots.asked) == (mode == "legacy")

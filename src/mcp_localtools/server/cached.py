@@ -9,12 +9,15 @@ tool list. No tool module, policy, sandbox or index is imported for that. The fi
 other method (``tools/call``, ``resources/read`` ...) builds the real ``RegistryServer`` exactly as
 a start without the cache does (in a worker thread, once), and that request and every later one go
 to the real server's own handlers on the same connection; ``tools/list`` does too from then on.
+The build starts in the background as soon as the first request is answered, so the first call
+usually finds the real server ready.
 The real server's lifespan (``Sessions.serving``) runs from its build until the connection ends.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from mcp_localtools.server.adapter import RegistryServer
 
 __all__ = ["LAZY_NOTIFICATIONS", "LAZY_REQUESTS", "CachedServer", "answers", "refuse_second_initialize"]
+
+logger = logging.getLogger(__name__)
 
 LAZY_REQUESTS: Mapping[str, type[types.RequestParams]] = {
     "tools/call": types.CallToolRequestParams,
@@ -123,6 +128,7 @@ class CachedServer:
         self._building = anyio.Lock()
         self._tasks: TaskGroup | None = None
         self._done = anyio.Event()
+        self._prebuilding = False
         self.lowlevel: Server[Any] = Server(
             str(info["name"]),
             title=info.get("title"),
@@ -142,6 +148,7 @@ class CachedServer:
         # As MCPServer orders them: the SDK's OpenTelemetry, the request-state boundary, then ours.
         self.lowlevel.middleware.append(RequestStateBoundary(security, default_audience=self.lowlevel.name))
         self.lowlevel.middleware.append(refuse_second_initialize)
+        self.lowlevel.middleware.append(self._build_after_first_request)
 
     @property
     def real(self) -> MCPServer[Any] | None:
@@ -167,6 +174,24 @@ class CachedServer:
                     await self._tasks.start(self._live, real)
                 self._real = real
         return self._real
+
+    async def _build_after_first_request(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Server middleware: once the first request (``initialize``, or a 2026-07-28 client's
+        first) is answered, the real server is built in the background, so a client's first call,
+        which usually comes after its model has read the tool list, finds it ready."""
+        result = await call_next(ctx)
+        if not self._prebuilding and self._tasks is not None:
+            self._prebuilding = True
+            self._tasks.start_soon(self._prebuild)
+        return result
+
+    async def _prebuild(self) -> None:
+        try:
+            await self.real_server()
+        except Exception:  # the request that needs the server builds it again and answers the error
+            logger.exception("building the server in the background failed")
 
     async def _live(self, real: MCPServer[Any], *, task_status: TaskStatus[None]) -> None:
         """Hold the real server's lifespan open until the connection ends."""
