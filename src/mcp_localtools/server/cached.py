@@ -9,7 +9,7 @@ tool list. No tool module, policy, sandbox or index is imported for that. The fi
 other method (``tools/call``, ``resources/read`` ...) builds the real ``RegistryServer`` exactly as
 a start without the cache does (in a worker thread, once), and that request and every later one go
 to the real server's own handlers on the same connection; ``tools/list`` does too from then on.
-The build starts in the background as soon as the first request is answered, so the first call
+The build starts in the background once ``initialize`` has been answered, so the first call
 usually finds the real server ready.
 The real server's lifespan (``Sessions.serving``) runs from its build until the connection ends.
 """
@@ -178,11 +178,12 @@ class CachedServer:
     async def _build_after_first_request(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Server middleware: once the first request (``initialize``, or a 2026-07-28 client's
-        first) is answered, the real server is built in the background, so a client's first call,
-        which usually comes after its model has read the tool list, finds it ready."""
+        """Server middleware: after the first message that is not ``initialize`` (its
+        ``notifications/initialized``, so the client has its answer; a 2026-07-28 client's first
+        request) the real server is built in the background, so a client's first call, which
+        usually comes after its model has read the tool list, finds it ready."""
         result = await call_next(ctx)
-        if not self._prebuilding and self._tasks is not None:
+        if ctx.method != "initialize" and not self._prebuilding and self._tasks is not None:
             self._prebuilding = True
             self._tasks.start_soon(self._prebuild)
         return result
