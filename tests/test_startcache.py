@@ -361,3 +361,15 @@ async def test_approval_and_client_roots_from_a_cached_start(
         # The handshake era's client roots narrow the server's root; 2026-07-28 carries none.
         assert unshared.is_error == (mode == "legacy")
         assert bool(roots.asked) == (mode == "legacy")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_cache_others_may_write_is_not_read(tmp_path: Path, project: Path) -> None:
+    env = _env(tmp_path)
+    argv = ["--root", str(project)]
+    messages = [INITIALIZE, INITIALIZED, LIST]
+    _start(argv, messages, env, tmp_path, linger=30)
+    assert _start(argv, messages, env, tmp_path).cached
+    (entry,) = _entries(env)
+    entry.parent.chmod(0o777)
+    assert not _start(argv, messages, env, tmp_path).cached

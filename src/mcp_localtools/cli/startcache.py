@@ -29,7 +29,7 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,6 +228,8 @@ def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
     if folder is None or not enabled(environ):
         return None
     try:
+        if not _private(folder):
+            return None
         key = start_key(argv, environ, str(Path.cwd()))
         data = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
         if data.get("format") != _FORMAT or data.get("key") != key:
@@ -305,6 +307,9 @@ def record(
             "warnings": [list(warning) for warning in warnings],
         }
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _private(folder):
+            logger.warning("the start-up cache %s is not private to this user; it is not used", folder)
+            return None
         _write(folder / f"{key}.json", json.dumps(entry))
         _prune(folder)
     except (OSError, ValueError, TypeError) as exc:
@@ -315,6 +320,8 @@ def record(
 
 def _write(path: Path, text: str) -> None:
     """Write ``path`` atomically: a reader finds the old entry, the new one, or none."""
+    import tempfile  # only a start that writes an entry needs it
+
     with tempfile.NamedTemporaryFile(
         "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
     ) as out:
@@ -327,7 +334,20 @@ def _write(path: Path, text: str) -> None:
 
 
 def _prune(folder: Path) -> None:
-    """Keep the ``_KEEP`` most recently written entries of ``folder``."""
+    """Keep the ``_KEEP`` most recently written entries of ``folder``, and no temporary file a
+    server that ended mid-write left (older than a minute)."""
     entries = sorted(folder.glob("*.json"), key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
     for old in entries[_KEEP:]:
         old.unlink(missing_ok=True)
+    for left in folder.glob("*.tmp"):
+        if left.stat().st_mtime < time.time() - 60:
+            left.unlink(missing_ok=True)
+
+
+def _private(folder: Path) -> bool:
+    """True when ``folder`` is a directory of this user that nobody else may write (POSIX; on
+    Windows the user's profile holds it): another user's entries must never be served."""
+    info = folder.stat()
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows
+        return True
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
