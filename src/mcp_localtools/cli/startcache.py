@@ -6,7 +6,8 @@ probe chose bubblewrap (nothing weaker to tell the model), ``record`` writes an 
 user's cache (``$XDG_CACHE_HOME/mcp-localtools/start``, else ``~/.cache/...``; Windows
 ``%LOCALAPPDATA%``), atomically, named by the hash of everything the answers are made of that a
 start can see without building anything (``start_key``): this package's version and its source
-files (their names, sizes and times), the MCP SDK's and pydantic's installs, the Python
+files (their names, sizes and times), the MCP SDK's and pydantic's installs and the
+site-packages folders holding them (any distribution installed or removed there), the Python
 executable and version, the platform and kernel, the command-line arguments, the working
 directory and the **whole environment** (every variable: a key that left out one the server reads
 would serve a stale catalog). The entry also holds what must still be true on disk
@@ -14,10 +15,11 @@ would serve a stale catalog). The entry also holds what must still be true on di
 are found, and the kernel's user-namespace switches bubblewrap needs.
 
 ``cached_start(argv)`` finds the entry of this start; when every check holds, the server is a
-``server.cached.CachedServer``, and the real server is built, exactly as without the cache, at the
-first request that needs it. Anything else (no entry, an unreadable or corrupt one, a failed
-check, ``MCP_LOCALTOOLS_START_CACHE=0``) is a start without the cache. Not cached (always built):
-the network transports, ``[profiles]``, ``[server] select_tools``, ``[tools.custom]``, and a
+``server.cached.CachedServer``, and the real server is built, exactly as without the cache, in
+the background once ``initialize`` is answered (a request that needs it first waits for it).
+Anything else (no entry, an unreadable or corrupt one, a failed check,
+``MCP_LOCALTOOLS_START_CACHE=0``) is a start without the cache. Not cached (always built): the
+network transports, ``[profiles]``, ``[server] select_tools``, ``[tools.custom]``, and a
 sandbox weaker than bubblewrap (its notice joins the instructions once the probe has run).
 """
 
@@ -94,15 +96,18 @@ def cache_dir(environ: Mapping[str, str]) -> Path | None:
 
 
 def _installed(module: str) -> list[int]:
-    """Where ``module``'s package is installed, as the inode and change time of its directory (an
-    upgrade replaces its files, which changes the directory)."""
+    """Where ``module``'s package is installed, as the inode and change time of its directory and
+    of the directory holding it (site-packages: installing, upgrading or removing any
+    distribution adds or removes an entry there)."""
     import importlib.util
 
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         return []
-    info = os.stat(next(iter(spec.submodule_search_locations)))
-    return [info.st_ino, info.st_mtime_ns]
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return [
+        value for path in (package, package.parent) for value in (path.stat().st_ino, path.stat().st_mtime_ns)
+    ]
 
 
 def _own_sources() -> str:
