@@ -373,3 +373,41 @@ def test_a_cache_others_may_write_is_not_read(tmp_path: Path, project: Path) -> 
     (entry,) = _entries(env)
     entry.parent.chmod(0o777)
     assert not _start(argv, messages, env, tmp_path).cached
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_client_of_either_era_sees_the_same_server_cached_or_built(
+    tmp_path: Path, project: Path, mode: str
+) -> None:
+    from mcp import Client, StdioServerParameters
+
+    env = {**_env(tmp_path), CACHE_ENV: "1"}
+    argv = ["--root", str(project)]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    (entry,) = _entries(env)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    for tool in data["tools"]["tools"]:  # tells a cached start from a built one
+        tool["title"] += " (from the cache)"
+    entry.write_text(json.dumps(data), encoding="utf-8")
+    seen = []
+    for cache in ("0", "1"):
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "mcp_localtools", *argv],
+            env={**env, CACHE_ENV: cache},
+            cwd=tmp_path,
+        )
+        async with Client(params, mode=mode) as client:
+            listed = (await client.list_tools()).model_dump(mode="json")
+            called = await client.call_tool("statpath", {"path": "small.txt"})
+            templates = (await client.list_resource_templates()).model_dump(mode="json")
+            said = client.instructions
+            info = client.server_info.model_dump(mode="json") if client.server_info else None
+            capabilities = client.server_capabilities.model_dump(mode="json")
+        assert not called.is_error
+        titles = [tool["title"] for tool in listed["tools"]]
+        assert all(title.endswith(" (from the cache)") == (cache == "1") for title in titles)
+        tools = json.loads(json.dumps(listed).replace(" (from the cache)", ""))
+        seen.append((tools, templates, sorted(called.structured_content or {}), said, info, capabilities))
+    assert seen[0] == seen[1]
