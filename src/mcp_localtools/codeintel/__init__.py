@@ -32,5 +32,6 @@ rescan runs beside the answers, never in front of them, and an answer given mean
 "indexing, N of M files"; an index never completed is built to its end before answering; a cache
 inside a root is moved out of it). Heavy libraries (tree-sitter, grammars, WordLlama, numpy,
 PyStemmer) are imported on first use only. ``[index]`` configures it
-(``tools/code/_group.index_settings``, checked at start-up); ``mcp- localtools index DIR`` builds an
-index ahead of time through ``tools.code.build_index``."""
+(``tools/code/_group.index_settings``, checked at start-up); ``idle`` (unused for ``[index]
+idle_seconds``, the indexes' memory is released and the heap given back to the OS);
+``mcp-localtools index DIR`` builds an index ahead of time through ``tools.code.build_index``."""

@@ -29,7 +29,7 @@ from mcp_localtools.codeintel.pipeline import Updated, update_in_workers
 from mcp_localtools.codeintel.ranking import Graph
 from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
 from mcp_localtools.codeintel.tokens import Tokenizer
-from mcp_localtools.codeintel.vectors import Embedder, VectorTable
+from mcp_localtools.codeintel.vectors import Embedder, VectorTable, chunk_vectors
 from mcp_localtools.errors import ToolError
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
@@ -40,8 +40,6 @@ logger = logging.getLogger(__name__)
 
 _BATCH = 64
 """Files read, parsed and embedded together before their rows are written."""
-BODY_WEIGHT = 0.7
-"""A chunk's body in its vector, against 1 for its name and doc (tuned on benchmarks/codesearch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +55,8 @@ class IndexSettings:
         languages: the grammars used (our names); empty: all of them.
         max_files: at most this many files of a directory are indexed (the first by path).
         hidden: canonical paths whose files are never read (``[exec.sandbox] hide_paths``).
+        idle_seconds: after this long without an answer or a build, what the indexes keep in
+            memory is released (``idle.IdleRelease``).
     """
 
     enabled: bool = True
@@ -65,6 +65,7 @@ class IndexSettings:
     languages: frozenset[str] = frozenset()
     max_files: int = 100_000
     hidden: tuple[Path, ...] = ()
+    idle_seconds: float = 600.0
 
 
 @dataclass(slots=True)
@@ -191,25 +192,14 @@ class CodeIndex:
         return Prepared(FileRecord(rel, identity, found.language, found.lines), found)
 
     def _embed(self, batch: Sequence[Prepared]) -> None:
-        """Each chunk's vector: its name, file name and doc embedded, plus ``BODY_WEIGHT`` times
-        its body embedded (each normalised first), normalised; a window of text: its text."""
+        """Each chunk's vector (``vectors.chunk_vectors``)."""
         names = [words for item in batch for words in item.analysis.names]
         bodies = [words for item in batch for words in item.analysis.bodies]
-        vectors: list[bytes | None] = []
-        try:
-            if names:
-                import numpy as np
-
-                matrix = self._embedder.embed(names) + BODY_WEIGHT * self._embedder.embed(bodies)
-                matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-                vectors = [row.astype(np.float16).tobytes() for row in matrix]
-        except RuntimeError:
-            vectors = [None] * len(names)
+        vectors = chunk_vectors(self._embedder, names, bodies)
         offset = 0
         for item in batch:
-            count = len(item.analysis.chunks)
-            item.vectors = vectors[offset : offset + count]
-            offset += count
+            item.vectors = vectors[offset : offset + len(item.analysis.chunks)]
+            offset += len(item.analysis.chunks)
 
     def update(self, changed: Sequence[str], gone: Sequence[str], progress: Callable[[int], None]) -> int:
         """Index ``changed`` files again and forget ``gone`` ones; ``progress(done)`` after each
@@ -309,6 +299,21 @@ class CodeIndex:
                     table.add([chunk_id for chunk_id, _ in rows], [blob for _, blob in rows])
                 self._vectors, self._vectors_generation = table, generation
             return self._vectors
+
+    def release(self) -> None:
+        """Drop what is kept in memory for answers (vectors, graph, ranks, remembered words, SQLite's
+        page cache); the next answer loads what it needs again."""
+        with self._graph_lock, self._lock:
+            self._vectors, self._vectors_generation = None, -1
+            self._graph, self._file_ranks = None, None
+            self._maps.clear()
+            self._tokenizer.forget()
+        self.store.shrink()
+
+    def holds_memory(self) -> bool:
+        """Whether vectors or a graph are in memory now."""
+        with self._lock:
+            return self._vectors is not None or self._graph is not None
 
     def has_files(self) -> bool:
         """Whether anything is indexed yet (a database from an earlier run counts)."""

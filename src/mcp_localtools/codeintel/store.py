@@ -57,6 +57,11 @@ class Store:
         with self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
 
+    def shrink(self) -> None:
+        """Give SQLite's page cache of this connection back (``PRAGMA shrink_memory``)."""
+        with self._lock:
+            self._db.execute("PRAGMA shrink_memory")
+
     def close(self) -> None:
         """Close the database."""
         with self._lock:
