@@ -7,6 +7,13 @@ since the last answer or build; the next answer loads what it needs again (about
 large project). ``give_back`` then collects garbage and, on glibc, asks ``malloc_trim(0)`` to
 return the freed heap to the OS (a freed Python heap otherwise stays counted in the process's
 anonymous memory, ``RssAnon``); elsewhere it only collects.
+
+On glibc, ``fixed_mmap_threshold`` (called when a workspace's code indexes are made) also fixes
+``M_MMAP_THRESHOLD`` at its default, 128 KiB: every larger block (a vector matrix, a graph's
+arrays, a batch's embeddings) is then its own mapping, unmapped when freed. By default glibc raises
+the threshold after such a block is freed, and the next ones come from the heaps of the threads
+that made them (the build's and warm-up's), where ``malloc_trim`` leaves about 30 MiB behind on
+Django (measured: 75 MiB of ``RssAnon`` after a release instead of 48).
 """
 
 from __future__ import annotations
@@ -20,37 +27,51 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["IdleRelease", "give_back"]
+__all__ = ["IdleRelease", "fixed_mmap_threshold", "give_back"]
 
 logger = logging.getLogger(__name__)
 
 
-if sys.platform == "linux":  # glibc's malloc_trim; musl and other platforms have none
+_M_MMAP_THRESHOLD = -3
+"""glibc's ``mallopt`` parameter (malloc.h)."""
+_MMAP_THRESHOLD = 128 * 1024
+"""glibc's default threshold, kept fixed."""
+
+if sys.platform == "linux":  # glibc's malloc_trim and mallopt; musl and other platforms lack them
 
     @functools.cache
-    def _malloc_trim() -> Callable[[int], int] | None:
-        """glibc's ``malloc_trim``, or None (another C library)."""
+    def _glibc() -> Any:
+        """The C library when it is glibc (it has ``malloc_trim``), else None."""
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            trim: Callable[[int], int] = libc.malloc_trim
+            libc.malloc_trim, libc.mallopt  # noqa: B018 - musl has neither
         except (OSError, AttributeError):
             return None
-        return trim
+        return libc
 
 else:  # pragma: no cover - not Linux
 
-    def _malloc_trim() -> Callable[[int], int] | None:
-        """None: no ``malloc_trim`` here."""
+    def _glibc() -> Any:
+        """None: no glibc here."""
         return None
+
+
+def fixed_mmap_threshold() -> None:
+    """On glibc, keep ``M_MMAP_THRESHOLD`` at 128 KiB for the whole process (see the module
+    docstring); elsewhere nothing."""
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
 
 
 def give_back() -> None:
     """Collect garbage and return the free heap to the OS where the C library can (glibc)."""
     gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 class IdleRelease:

@@ -38,7 +38,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from mcp_localtools.codeintel.idle import IdleRelease, give_back
+from mcp_localtools.codeintel.idle import IdleRelease, fixed_mmap_threshold, give_back
 from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
 from mcp_localtools.codeintel.languages import Grammars
 from mcp_localtools.codeintel.store import Store
@@ -150,6 +150,7 @@ class CodeIndexes:
         self._lock = threading.Lock()
         self._warned = False
         self.idle = IdleRelease(settings.idle_seconds, self.release)
+        fixed_mmap_threshold()  # large blocks unmapped when freed (``idle``)
 
     def release(self) -> None:
         """Drop what every index and the embedding model keep in memory and give the heap back
