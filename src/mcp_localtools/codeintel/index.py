@@ -193,8 +193,8 @@ class CodeIndex:
 
     def _embed(self, batch: Sequence[Prepared]) -> None:
         """Each chunk's vector (``vectors.chunk_vectors``)."""
-        names = [words for item in batch for words in item.analysis.names]
-        bodies = [words for item in batch for words in item.analysis.bodies]
+        names = [words.split() for item in batch for words in item.analysis.names]
+        bodies = [words.split() for item in batch for words in item.analysis.bodies]
         vectors = chunk_vectors(self._embedder, names, bodies)
         offset = 0
         for item in batch:
@@ -269,10 +269,7 @@ class CodeIndex:
             return 0
         with self._lock:
             old = [chunk for item in batch for chunk in self.store.chunk_ids(item.record.path)]
-            new_ids = self.store.replace(
-                [(item.record, item.analysis.tags, item.analysis.chunks, item.analysis.terms, item.vectors)
-                 for item in batch]
-            )  # fmt: skip
+            new_ids = self.store.replace([(item.record, item.analysis, item.vectors) for item in batch])
             self._forget_vectors(old, 1)
             if self._vectors is not None:
                 for item, ids in zip(batch, new_ids, strict=True):

@@ -151,9 +151,9 @@ class Store:
         """Put files' versions in place of any earlier ones, all in one transaction.
 
         Args:
-            entries: per file: its record; its definitions and references (None for text); its
-                chunks; the space-joined terms of each chunk's title and body; each chunk's
-                embedding (float16 bytes, or None).
+            entries: per file: its record; its analysis (``analysis.Analysis``: definitions,
+                references, imports, chunks and their terms as rows); each chunk's embedding
+                (float16 bytes, or None).
 
         Returns:
             Per file, the new chunks' ids in order.
@@ -161,7 +161,7 @@ class Store:
         out: list[list[int]] = []
         with self._transaction() as db:
             next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0] + 1
-            for record, tags, chunks, terms, vectors in entries:
+            for record, found, vectors in entries:
                 self._delete(db, record.path)
                 identity = record.identity
                 cursor = db.execute(
@@ -177,27 +177,23 @@ class Store:
                     ),
                 )
                 file_id = cursor.lastrowid
-                if tags is not None:
-                    db.executemany(
-                        "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(file_id, s.name, s.name.lower(), s.qualified_name, s.kind, s.start_line, s.end_line,
-                          s.signature, s.doc, s.depth) for s in tags.symbols],
-                    )  # fmt: skip
-                    db.executemany(
-                        "INSERT INTO refs VALUES (?, ?, ?, ?, ?)",
-                        [(file_id, r.name, r.kind, r.line, r.scope) for r in tags.references],
-                    )
-                    db.executemany(
-                        "INSERT INTO imports VALUES (?, ?, ?, ?)",
-                        [(file_id, i.local, i.name, i.module) for i in tags.imports],
-                    )
+                db.executemany(
+                    "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(file_id, row[0], row[0].lower(), *row[1:]) for row in found.symbols],
+                )
+                db.executemany(
+                    "INSERT INTO refs VALUES (?, ?, ?, ?, ?)", [(file_id, *r) for r in found.references]
+                )
+                db.executemany(
+                    "INSERT INTO imports VALUES (?, ?, ?, ?)", [(file_id, *i) for i in found.imports]
+                )
+                chunks, terms = found.chunks, found.terms
                 ids = list(range(next_id, next_id + len(chunks)))
                 next_id += len(chunks)
                 db.executemany(
                     "INSERT INTO chunks (id, file_id, symbol, kind, start_line, end_line, summary, vector) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(i, file_id, c.symbol, c.kind, c.start_line, c.end_line, c.summary, v)
-                     for i, c, v in zip(ids, chunks, vectors, strict=True)],
+                    [(i, file_id, *c, v) for i, c, v in zip(ids, chunks, vectors, strict=True)],
                 )  # fmt: skip
                 db.executemany(
                     "INSERT INTO chunk_terms (rowid, title, body) VALUES (?, ?, ?)",

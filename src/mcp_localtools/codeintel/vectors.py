@@ -47,6 +47,9 @@ class Embedder:
         self._model: Any = None
         self._lock = threading.Lock()
         self._word_ids: dict[str, tuple[int, ...]] = {}
+        self._gathered: Any = None  # a batch's token rows (reused: a new block each batch is mapped,
+        # faulted in and unmapped again under ``idle.fixed_mmap_threshold``: +2 s of CPU on Django)
+        self._gather_lock = threading.Lock()
         self.error: str | None = None
 
     def _load(self) -> Any:
@@ -78,9 +81,10 @@ class Embedder:
 
     def release(self) -> None:
         """Drop the model and the remembered words (loaded again on the next ``embed``)."""
-        with self._lock:
+        with self._lock, self._gather_lock:
             self._model = None
             self._word_ids = {}
+            self._gathered = None
 
     def loaded(self) -> bool:
         """Whether the model is in memory now."""
@@ -130,7 +134,11 @@ class Embedder:
             flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
             np.clip(flat, 0, table.shape[0] - 1, out=flat)
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
-            sums = np.add.reduceat(table[flat], starts, axis=0, dtype=np.float32)
+            with self._gather_lock:  # the tokens' rows gathered into one reused buffer
+                if self._gathered is None or len(self._gathered) < len(flat):
+                    self._gathered = np.empty((max(len(flat), 16_384), DIMENSIONS), dtype=table.dtype)
+                rows = np.take(table, flat, axis=0, out=self._gathered[: len(flat)])
+                sums = np.add.reduceat(rows, starts, axis=0, dtype=np.float32)
             out[start : start + len(ids)][filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
