@@ -25,6 +25,7 @@ from mcp_localtools.codeintel import analysis
 from mcp_localtools.codeintel import stale as staleness
 from mcp_localtools.codeintel.analysis import Analysis, AnalysisPool, analyse, usable_cores
 from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
+from mcp_localtools.codeintel.mapped import MappedVectors, load_vectors
 from mcp_localtools.codeintel.pipeline import Updated, update_in_workers
 from mcp_localtools.codeintel.ranking import Graph
 from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
@@ -105,7 +106,7 @@ class CodeIndex:
         self._embedder = embedder
         self._tokenizer = Tokenizer()
         self._lock = threading.RLock()
-        self._vectors: VectorTable | None = None
+        self._vectors: VectorTable | MappedVectors | None = None
         self._vectors_generation = -1
         self._graph: tuple[int, Graph] | None = None
         self._file_ranks: tuple[dict[str, float], Graph] | None = None
@@ -284,17 +285,14 @@ class CodeIndex:
 
     # --- queries ---------------------------------------------------------------------------
 
-    def vectors(self) -> VectorTable:
-        """The chunk vectors, loaded from the database the first time and again whenever another
-        process changed it."""
+    def vectors(self) -> VectorTable | MappedVectors:
+        """The chunk vectors, loaded the first time and again whenever another process changed
+        the index (``mapped.load_vectors``)."""
         with self._lock:
             generation = self.store.generation()
             if self._vectors is None or self._vectors_generation != generation:
                 self._vectors = None  # the old table goes before the new one is loaded
-                table = VectorTable(self.store.vector_count())
-                for rows in self.store.vectors():
-                    table.add([chunk_id for chunk_id, _ in rows], [blob for _, blob in rows])
-                self._vectors, self._vectors_generation = table, generation
+                self._vectors, self._vectors_generation = load_vectors(self.store), generation
             return self._vectors
 
     def release(self) -> None:
@@ -385,7 +383,9 @@ class CodeIndex:
         """The index terms of a query (the tokenizer of the index)."""
         return self._tokenizer.terms(text).split()
 
-    def nearest(self, vector: Any, k: int, table: VectorTable | None = None) -> list[tuple[int, float]]:
+    def nearest(
+        self, vector: Any, k: int, table: VectorTable | MappedVectors | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` chunks whose vectors are closest to the normalised ``vector``, as (chunk id,
         cosine), best first, from ``table`` (default: ``vectors()``); under the lock, so that an
         update does not move rows meanwhile."""

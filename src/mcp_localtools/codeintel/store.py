@@ -44,6 +44,7 @@ class Store:
     """
 
     def __init__(self, path: Path | None) -> None:
+        self.path = path
         self._db = connect(path)
         self._lock = threading.RLock()
 
@@ -160,7 +161,9 @@ class Store:
         """
         out: list[list[int]] = []
         with self._transaction() as db:
-            next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0] + 1
+            # Never an id used before (AUTOINCREMENT's counter): a mapped vector file stays right.
+            row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+            next_id = (row[0] if row else 0) + 1
             for record, found, vectors in entries:
                 self._delete(db, record.path)
                 identity = record.identity
@@ -362,9 +365,24 @@ class Store:
             ).fetchall()
         return {row[0]: StoredChunk(*row) for row in rows}
 
-    def vectors(self) -> Iterator[list[tuple[int, bytes]]]:
-        """Every chunk's id and embedding (chunks without one left out), in batches of 4096."""
-        last = 0
+    def build(self) -> str:
+        """The id of this making of the database (``database``)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+        return str(row[0]) if row else ""
+
+    def vector_ids(self, up_to: int) -> list[int]:
+        """The ids of the chunks with an embedding up to ``up_to``, ascending."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM chunks WHERE id <= ? AND vector IS NOT NULL ORDER BY id", (up_to,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def vectors(self, after: int = 0) -> Iterator[list[tuple[int, bytes]]]:
+        """The id and embedding of every chunk above ``after`` (chunks without one left out), by
+        id, in batches of 4096."""
+        last = after
         while True:
             with self._lock:
                 rows = self._db.execute(
@@ -376,10 +394,12 @@ class Store:
             yield rows
             last = rows[-1][0]
 
-    def vector_count(self) -> int:
-        """How many chunks have an embedding."""
+    def vector_count(self, after: int = 0) -> int:
+        """How many chunks above ``after`` have an embedding."""
         with self._lock:
-            row = self._db.execute("SELECT count(*) FROM chunks WHERE vector IS NOT NULL").fetchone()
+            row = self._db.execute(
+                "SELECT count(*) FROM chunks WHERE id > ? AND vector IS NOT NULL", (after,)
+            ).fetchone()
         return int(row[0])
 
     def counts(self) -> tuple[int, int, int]:
