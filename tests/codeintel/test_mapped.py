@@ -3,6 +3,7 @@ taken from another build of the database (issue 37, item 5)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -112,3 +113,19 @@ async def test_a_file_cut_short_is_written_again(project: Path, tmp_path: Path) 
     await anyio.sleep(0)
     assert _nearest(index, "email someone")[0][0] == "send_mail"
     assert open_vectors(path, index.store.build()) is not None
+
+
+async def test_a_temporary_file_left_by_a_dead_writer_is_removed(project: Path, tmp_path: Path) -> None:
+    _, index = await _index(project, tmp_path / "cache")
+    index.vectors()
+    assert index.store.path is not None
+    directory = index.store.path.parent
+    left, fresh = directory / ".vectors-left", directory / ".vectors-writing"
+    left.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    os.utime(left, (1, 1))
+    index.release()
+    Path(f"{index.store.path}.vectors").unlink()
+    index.vectors()  # no file: written again
+    assert not left.exists()
+    assert fresh.exists()  # perhaps another server writing it

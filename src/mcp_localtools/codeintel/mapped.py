@@ -25,6 +25,7 @@ import logging
 import mmap
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,20 @@ from typing import Any
 from mcp_localtools.codeintel.store import Store
 from mcp_localtools.codeintel.vectors import DIMENSIONS, VectorTable
 
-__all__ = ["MAGIC", "REMAP_SHARE", "MappedVectors", "load_vectors", "open_vectors", "write_vectors"]
+__all__ = [
+    "MAGIC",
+    "REMAP_SHARE",
+    "STALE_SECONDS",
+    "MappedVectors",
+    "load_vectors",
+    "open_vectors",
+    "write_vectors",
+]
 
 logger = logging.getLogger(__name__)
 
+STALE_SECONDS = 3600
+"""A temporary file older than this, left by a writer that died, is removed by the next writer."""
 REMAP_SHARE = 0.1
 """The file is written again when more chunks than this share of it (at least 4096) are newer."""
 
@@ -90,6 +101,10 @@ def write_vectors(path: Path, build: str, count: int, batches: Iterable[list[tup
     """
     import numpy as np
 
+    for left in path.parent.glob(".vectors-*"):  # left by a writer that died; not one writing now
+        with contextlib.suppress(OSError):
+            if time.time() - left.stat().st_mtime > STALE_SECONDS:
+                left.unlink()
     handle, temporary = tempfile.mkstemp(prefix=".vectors-", dir=path.parent)
     try:
         with os.fdopen(handle, "w+b") as out:
