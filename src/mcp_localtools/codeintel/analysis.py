@@ -1,12 +1,13 @@
-"""A file's analysis (tags, chunks, index terms, the words its vectors are made of), in this
-process or in worker processes.
+"""A file's analysis (tags, chunks, index terms, the words its vectors are made of), in this process or
+in worker processes.
 
-tree-sitter's parse and tag extraction hold the GIL (two threads are no faster than one), so a
-large update sends the files' bytes to a pool of worker processes, one per usable core (spawn
-context: no fork of a threaded server), which parse, extract, chunk and tokenize and send back
-plain records. The server process keeps what needs its state: reading each file through the
-path policy before it is sent, embedding (one WordLlama model) and writing SQLite. A pool lives for
-one update; its workers exit when it ends, and their memory goes with them.
+tree-sitter's parse and tag extraction hold the GIL (two threads are no faster than one), so a large
+update sends the files' bytes to a pool of worker processes, one per usable core but one (spawn
+context: no fork of a threaded server), which parse, extract, chunk and tokenize and send back plain
+records; the remaining core is the updating thread's. The server process keeps what needs its state:
+reading each file through the path policy before it is sent, embedding (one WordLlama model) and
+writing SQLite. A pool lives for one update; its workers exit when it ends, and their memory goes
+with them.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def usable_cores() -> int:
 
 
 class AnalysisPool:
-    """Worker processes that analyse files (``analyse``), one per usable core, for one update.
+    """Worker processes that analyse files (``analyse``) for one update.
 
     Use as a context manager; ``submit`` returns a future of one ``Analysis`` (or None) per file
     given, in order. Leaving the context waits for the workers to exit.
