@@ -11,7 +11,6 @@ from tests.helpers import (
     INITIALIZE,
     INITIALIZED,
     call_message,
-    client_env,
     installed_command,
     raw_stdio_exchange,
     text_of,
@@ -49,7 +48,7 @@ def test_a_child_writing_to_stdout_or_reading_stdin_cannot_corrupt_the_stdio_str
 
 async def test_a_real_stdio_client_runs_commands_and_gets_progress(tmp_path: Path) -> None:
     params = StdioServerParameters(
-        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path), env=client_env()
+        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path)
     )
     messages: list[str] = []
 
