@@ -1,7 +1,11 @@
-"""Shared fixtures: the anyio backend and a client of a server rooted in ``tmp_path``."""
+"""Shared fixtures: the anyio backend, a client of a server rooted in ``tmp_path``, and a cache
+folder of the run's own for every server the suite starts."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -10,6 +14,15 @@ from mcp import Client
 
 from tests.helpers import config_for, connect
 from tests.support import markers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The servers the suite starts keep their caches (code indexes, start-up entries) in a
+    folder of this run, removed at its end: never in the user's cache (``XDG_CACHE_HOME``, which
+    every process started from here inherits)."""
+    cache = tempfile.mkdtemp(prefix="mcp-localtools-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = cache
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
 
 @pytest.hookimpl(tryfirst=True)
