@@ -153,6 +153,15 @@ def make_scanned_pdf() -> bytes:
     return buffer.getvalue()
 
 
+def client_env() -> dict[str, str]:
+    """The environment a client gives the server it starts (the SDK's default: ``HOME``, ``PATH``,
+    ...), with the test run's cache folder (``XDG_CACHE_HOME``, ``tests/conftest.py``), so that a
+    server started over stdio keeps its caches out of the user's."""
+    from mcp.client.stdio import get_default_environment
+
+    return {**get_default_environment(), "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+
+
 def installed_command() -> str:
     """The installed ``mcp-localtools`` console script of the interpreter running the tests."""
     candidate = Path(sys.executable).parent / "mcp-localtools"

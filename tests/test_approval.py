@@ -25,6 +25,7 @@ from mcp_localtools.server import build_server
 from tests.helpers import (
     LONG_BYTES,
     best_cpu_seconds,
+    client_env,
     config_for,
     error_code,
     filled,
@@ -343,7 +344,9 @@ async def test_a_real_stdio_server_asks_before_running(tmp_path: Path) -> None:
     (tmp_path / "root").mkdir()
     for mode, decision in (("legacy", "approve"), ("2026-07-28", "deny"), ("auto", "approve")):
         person = Person(decision)
-        params = StdioServerParameters(command=installed_command(), args=["--config", str(config)])
+        params = StdioServerParameters(
+            command=installed_command(), args=["--config", str(config)], env=client_env()
+        )
         async with Client(params, mode=mode, elicitation_callback=person) as client:
             result = await client.call_tool("writefile", {"path": f"{mode}.txt", "content": "hi"})
         assert len(person.questions) == 1, mode

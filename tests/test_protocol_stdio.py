@@ -13,6 +13,7 @@ from tests.helpers import (
     INITIALIZE,
     INITIALIZED,
     call_message,
+    client_env,
     error_code,
     installed_command,
     make_pdf,
@@ -35,7 +36,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_real_stdio_client_lists_reads_and_is_refused_outside(project: Path, mode: str) -> None:
     params = StdioServerParameters(
-        command=installed_command(), args=["--root", str(project)], cwd=str(project)
+        command=installed_command(), args=["--root", str(project)], cwd=str(project), env=client_env()
     )
     async with Client(params, mode=mode) as client:
         tools = (await client.list_tools()).tools
@@ -76,7 +77,7 @@ def test_stdout_carries_nothing_but_json_rpc(project: Path) -> None:
 
 async def test_a_client_started_against_the_repository_reads_its_readme_with_a_window() -> None:
     repo = Path(__file__).resolve().parent.parent
-    params = StdioServerParameters(command=installed_command(), args=[], cwd=str(repo))
+    params = StdioServerParameters(command=installed_command(), args=[], cwd=str(repo), env=client_env())
     async with Client(params, mode="legacy") as client:
         result = await client.call_tool("readfile", {"path": "README.md", "limit": 3})
     assert result.structured_content["content"].startswith("# mcp-localtools\n")

@@ -18,7 +18,7 @@ from mcp.types import INVALID_PARAMS, ToolListChangedNotification
 
 from mcp_localtools._version import __version__
 from mcp_localtools.server import build_server
-from tests.helpers import config_for, connect, error_code, text_of
+from tests.helpers import client_env, config_for, connect, error_code, text_of
 from tests.test_transports import start, stop
 
 pytestmark = pytest.mark.anyio
@@ -155,6 +155,7 @@ async def test_over_stdio_the_notification_arrives_and_the_list_follows(tmp_path
         command=sys.executable,
         args=["-m", "mcp_localtools", "--config", str(tmp_path / "c.toml"), "--root", str(tmp_path)],
         cwd=str(tmp_path),
+        env=client_env(),
     )
     told = Notifications()
     async with Client(params, mode="legacy", message_handler=told, raise_exceptions=True) as client:

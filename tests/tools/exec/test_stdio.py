@@ -11,6 +11,7 @@ from tests.helpers import (
     INITIALIZE,
     INITIALIZED,
     call_message,
+    client_env,
     installed_command,
     raw_stdio_exchange,
     text_of,
@@ -48,7 +49,7 @@ def test_a_child_writing_to_stdout_or_reading_stdin_cannot_corrupt_the_stdio_str
 
 async def test_a_real_stdio_client_runs_commands_and_gets_progress(tmp_path: Path) -> None:
     params = StdioServerParameters(
-        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path)
+        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path), env=client_env()
     )
     messages: list[str] = []
 

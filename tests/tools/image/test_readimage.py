@@ -15,6 +15,7 @@ from mcp.types import CallToolResult, ImageContent
 from PIL import Image
 
 from tests.helpers import (
+    client_env,
     config_for,
     connect,
     error_code,
@@ -463,7 +464,7 @@ async def test_readimage_is_listed_in_the_image_group_and_can_be_disabled(tmp_pa
 async def test_a_desktop_client_over_stdio_gets_a_photo_as_image_content_it_accepts(tmp_path: Path) -> None:
     (tmp_path / "photo.png").write_bytes(make_large_png(3000, 2000))
     params = StdioServerParameters(
-        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path)
+        command=installed_command(), args=["--root", str(tmp_path)], cwd=str(tmp_path), env=client_env()
     )
     with anyio.fail_after(120):
         async with Client(params, mode="legacy") as client:
