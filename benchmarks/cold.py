@@ -180,9 +180,11 @@ async def measure(contenders: Sequence[Contender], runs: int, cwd: str) -> None:
             contender.sandbox_cpu.add(out["sandbox_cpu"])
 
 
-def contenders(options: argparse.Namespace, root: Path) -> list[Contender]:
-    """Ours (this checkout), ours before (``--before-src``), and the floor."""
+def contenders(options: argparse.Namespace, root: Path, cache: Path) -> list[Contender]:
+    """Ours (this checkout), ours before (``--before-src``), and the floor; ``cache`` holds
+    the start-up cache (written by the warm-up spawn, read by the timed ones)."""
     base = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    base["XDG_CACHE_HOME"] = str(cache)
     ours_argv = [sys.executable, "-m", "mcp_localtools", "--root", str(root)]
     stat = ("statpath", {"path": str(root / "small.txt")})
     found = [Contender("ours", ours_argv, base, stat, "mcp_localtools")]
@@ -218,10 +220,10 @@ def table(found: Sequence[Contender]) -> str:
 def run(options: argparse.Namespace) -> str:
     """The ``cold`` section of RESULTS.md."""
     runs = max(options.runs, 5)
-    with tempfile.TemporaryDirectory() as name:
+    with tempfile.TemporaryDirectory() as name, tempfile.TemporaryDirectory() as cache:
         root = Path(name)
         (root / "small.txt").write_text("small file\n", encoding="utf-8")
-        found = contenders(options, root)
+        found = contenders(options, root, Path(cache))
         load_before = os.getloadavg()
         anyio.run(measure, found, runs, name)
         load_after = os.getloadavg()

@@ -40,6 +40,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
         "tests/test_http_edge.py::*",
         "tests/test_protocol_stdio.py::*",
         "tests/test_server.py::*",
+        "tests/test_startcache.py::*",
         "tests/test_startup_line.py::*",
         "tests/test_stdio.py::*",
         "tests/test_transports.py::*",

@@ -8,14 +8,17 @@ given before the subcommand still apply to it (``mcp-localtools --root . call re
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mcp_localtools._version import __version__
-from mcp_localtools.cli import audit, call, example, index, serve, token, tools
-from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, Parser, configure_logging, log_level
-from mcp_localtools.errors import ConfigError, SpecError
+from mcp_localtools.cli.startcache import cached_start
+
+if TYPE_CHECKING:
+    from mcp_localtools.server.adapter import RegistryServer
 
 __all__ = ["main", "parser"]
 
@@ -71,15 +74,17 @@ environment:
   MCP_LOCALTOOLS_TOKEN       bearer token for the network transports (when no auth_token_file)
   MCP_LOCALTOOLS_ALLOWED_COMMANDS  colon-separated commands, the only ones that run ("git:make:pytest -q");
                              sets [exec] allowed_commands and deny_by_default
+  MCP_LOCALTOOLS_START_CACHE 0: stdio starts never answer from the start-up cache
+                             (~/.cache/mcp-localtools/start) nor write it
 """
 
 
-COMMANDS = (serve, tools, call, token, audit, index, example)
-"""The subcommands, in the order ``--help`` lists them; each has ``add_parser`` and ``run``."""
-
-
 def parser() -> argparse.ArgumentParser:
-    """The whole command line: serve's options at the top, and one parser per subcommand."""
+    """The whole command line: serve's options at the top, and one parser per subcommand (in
+    the order ``--help`` lists them; each module has ``add_parser`` and ``run``)."""
+    from mcp_localtools.cli import audit, call, example, index, serve, token, tools
+    from mcp_localtools.cli.options import Parser
+
     top = Parser(
         prog="mcp-localtools",
         description=_DESCRIPTION,
@@ -89,15 +94,33 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     serve.add_options(top, suppress=False)
     commands = top.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config,index}")
-    for command in COMMANDS:
+    for command in (serve, tools, call, token, audit, index, example):
         command.add_parser(commands)
     top.set_defaults(run=serve.run)
     return top
 
 
+def _real_server(args: list[str]) -> RegistryServer:
+    """The stdio server a start with ``args`` builds (a cached start builds it at its first call)."""
+    from mcp_localtools.cli.serve import build_stdio
+
+    ns = parser().parse_args(args)
+    ns.argv = args
+    return build_stdio(ns)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    ns = parser().parse_args(argv)
+    """Run the command line; returns the exit status. A start the start-up cache knows serves
+    from it before anything else is imported (``startcache.py``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    start = cached_start(args)
+    if start is not None:
+        return start.serve(functools.partial(_real_server, args))
+    from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, configure_logging, log_level
+    from mcp_localtools.errors import ConfigError, SpecError
+
+    ns = parser().parse_args(args)
+    ns.argv = args
     configure_logging(log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)))
     try:
         status: int = ns.run(ns)

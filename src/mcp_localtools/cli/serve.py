@@ -18,13 +18,14 @@ from mcp_localtools.cli.options import (
     no_roots_message,
     own_files,
 )
+from mcp_localtools.cli.startcache import cache_dir, cacheable, enabled, record
 from mcp_localtools.config import Config
 
 if TYPE_CHECKING:  # imported when a server is built, not when the CLI starts
     from mcp_localtools.checks import Network
     from mcp_localtools.server.adapter import RegistryServer
 
-__all__ = ["add_options", "add_parser", "run"]
+__all__ = ["add_options", "add_parser", "build_stdio", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,43 +85,84 @@ def run(ns: argparse.Namespace) -> int:
     Raises:
         ConfigError: the config, a token or the bind address cannot be used.
     """
+    config = _config(ns)
+    warning = _no_roots_warning(ns, config)
+    if warning is not None:
+        logger.warning("%s", warning)
+    if config.server.transport == "stdio":
+        return _serve_stdio(ns, config, [] if warning is None else [(logger.name, warning)])
+    return _serve_network(ns, config)
+
+
+def _config(ns: argparse.Namespace) -> Config:
+    """The config of ``ns`` (``config_from``), client roots off with ``--ignore-client-roots``."""
     config = config_from(ns)
     if getattr(ns, "ignore_client_roots", False):
         config = config.model_copy(update={"paths": config.paths.model_copy(update={"client_roots": False})})
-    if not config.paths.allowed_roots:
-        logger.warning(
-            "%s; %s",
-            no_roots_message(ns, "no root of its own"),
-            "it works only in the folders a client shares (MCP roots): a client that shares none is "
-            "refused every file and command tool"
-            if config.paths.client_roots
-            else "every file and command tool is refused (--ignore-client-roots)",
-        )
-    if config.server.transport == "stdio":
-        return _serve_stdio(ns, config)
-    return _serve_network(ns, config)
+    return config
+
+
+def _no_roots_warning(ns: argparse.Namespace, config: Config) -> str | None:
+    """The start-up warning of a server without roots of its own, or None."""
+    if config.paths.allowed_roots:
+        return None
+    return "{}; {}".format(
+        no_roots_message(ns, "no root of its own"),
+        "it works only in the folders a client shares (MCP roots): a client that shares none is "
+        "refused every file and command tool"
+        if config.paths.client_roots
+        else "every file and command tool is refused (--ignore-client-roots)",
+    )
+
+
+def build_stdio(ns: argparse.Namespace) -> RegistryServer:
+    """The stdio server of ``ns`` as ``run`` builds it (what a cached start builds at its first
+    call, ``startcache.CachedStart``).
+
+    Raises:
+        ConfigError: the config cannot be used.
+    """
+    return _build(ns, _config(ns))
 
 
 def _build(ns: argparse.Namespace, config: Config, network: Network | None = None) -> RegistryServer:
     """The server of ``config`` as the command line asks for it (log level, own files, profile;
-    ``network``: the tokens and bind rules, checked with the rest)."""
+    ``network``: the tokens and bind rules, checked with the rest). The start-up cache's folder
+    is one of the server's own files: a tool must not write the answers of a later start."""
     from mcp_localtools.server import build_server
 
+    start_cache = cache_dir(os.environ) if network is None and enabled(os.environ) else None
     return build_server(
         config,
-        log_level=log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)),
+        log_level=_log_level(ns),
         environ=os.environ,
-        own_files=own_files(ns),
+        own_files=[*own_files(ns), *([start_cache] if start_cache is not None else [])],
         profile=ns.profile,
         network=network,
     )
 
 
-def _serve_stdio(ns: argparse.Namespace, config: Config) -> int:
+def _serve_stdio(ns: argparse.Namespace, config: Config, warnings: list[tuple[str, str]]) -> int:
+    """Serve stdio; ``warnings`` (logger, message) were logged before the build. Once the
+    sandbox probe has chosen, the start is recorded in the start-up cache (``startcache``)."""
     from mcp_localtools.cli.startup import announce
 
     server = _build(ns, config)
-    announce(server, "stdio", quiet=_quiet(ns))
+    quiet = _quiet(ns)
+
+    def remember(line: str, said: list[str]) -> None:
+        if cacheable(config, ns.profile) and getattr(ns, "argv", None) is not None:
+            record(
+                ns.argv,
+                config,
+                ns.config,
+                server,
+                log_level=_log_level(ns),
+                line=None if quiet else line,
+                warnings=[*warnings, *(("mcp_localtools", warning) for warning in said)],
+            )
+
+    announce(server, "stdio", quiet=quiet, then=remember)
     try:
         server.run()
     except KeyboardInterrupt:
@@ -157,6 +199,10 @@ def _serve_network(ns: argparse.Namespace, config: Config) -> int:
     return EXIT_OK
 
 
+def _log_level(ns: argparse.Namespace) -> str:
+    return log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV))
+
+
 def _quiet(ns: argparse.Namespace) -> bool:
     """True when the log level hides the start-up line (ERROR)."""
-    return log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)) == "ERROR"
+    return _log_level(ns) == "ERROR"

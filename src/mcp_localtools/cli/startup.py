@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections.abc import Callable
 
 from mcp_localtools._version import __version__
 from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
@@ -96,9 +97,16 @@ def startup_line(server: RegistryServer, where: str) -> tuple[str, list[str]]:
     return "; ".join(parts), warnings
 
 
-def announce(server: RegistryServer, where: str, *, quiet: bool) -> threading.Thread:
+def announce(
+    server: RegistryServer,
+    where: str,
+    *,
+    quiet: bool,
+    then: Callable[[str, list[str]], None] | None = None,
+) -> threading.Thread:
     """Write the start-up line to stderr from a background thread (``quiet``: only its
-    warnings, through the log), and return the thread."""
+    warnings, through the log), then call ``then(line, warnings)`` there (the start-up cache
+    records the start); return the thread."""
 
     def run() -> None:
         line, warnings = startup_line(server, where)
@@ -107,6 +115,8 @@ def announce(server: RegistryServer, where: str, *, quiet: bool) -> threading.Th
             sys.stderr.flush()
         for warning in warnings:
             logger.warning(warning)
+        if then is not None:
+            then(line, warnings)
 
     thread = threading.Thread(target=run, name="startup-line", daemon=True)
     thread.start()

@@ -15,14 +15,13 @@ from typing import Any
 
 from mcp import MCPError
 from mcp.server import MCPServer
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import (
     INVALID_PARAMS,
-    INVALID_REQUEST,
     CallToolResult,
     InputRequiredResult,
     ListToolsResult,
@@ -45,22 +44,7 @@ from mcp_localtools.server.toolsets import ToolSets
 from mcp_localtools.stdio import serve_stdio
 from mcp_localtools.toolnames import render_names
 
-__all__ = ["RegistryServer", "refuse_second_initialize"]
-
-
-async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """Server middleware: an ``initialize`` on a connection that was already initialized is a
-    JSON-RPC error (-32600), not a renegotiation (the SDK accepts it and replaces the client's
-    info and protocol version mid-session; the spec allows one handshake per connection)."""
-    if ctx.method == "initialize":
-        connection = connection_of(ctx.session)
-        if connection is not None and connection.client_params is not None:
-            raise MCPError(
-                code=INVALID_REQUEST,
-                message="already initialized: initialize is accepted once per connection; "
-                "open a new connection to start over",
-            )
-    return await call_next(ctx)
+__all__ = ["RegistryServer"]
 
 
 class RegistryServer(MCPServer[Any]):
@@ -73,6 +57,8 @@ class RegistryServer(MCPServer[Any]):
         max_stdio_line_bytes: over stdio, longer message lines are refused (-32600) unbuffered.
         roots: the sessions' client roots (``roots.py``).
         tool_sets: the sessions' own tool sets (``toolsets.py``); None: off.
+        request_state_ttl: seconds the 2026-07-28 request state lives when ``[approval]`` set it
+            (kwargs then hold its ``request_state_security``); None: the SDK's default.
         kwargs: ``MCPServer``'s own (name, instructions, auth, ...).
     """
 
@@ -85,6 +71,7 @@ class RegistryServer(MCPServer[Any]):
         max_stdio_line_bytes: int,
         roots: ClientRoots | None = None,
         tool_sets: ToolSets | None = None,
+        request_state_ttl: float | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(lifespan=lambda _server: sessions.serving(), **kwargs)
@@ -94,6 +81,7 @@ class RegistryServer(MCPServer[Any]):
         self.roots = roots or ClientRoots(enabled=False)
         self.tool_sets = tool_sets or ToolSets(routes, enabled=False)
         self.max_stdio_line_bytes = max_stdio_line_bytes
+        self.request_state_ttl = request_state_ttl
         lowlevel = lowlevel_server(self)
         lowlevel.add_notification_handler(
             "notifications/roots/list_changed", NotificationParams, self._roots_changed

@@ -28,8 +28,9 @@ from mcp_localtools.errors import ConfigError, Problem, raise_problems
 from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
-from mcp_localtools.server.adapter import RegistryServer, refuse_second_initialize
+from mcp_localtools.server.adapter import RegistryServer
 from mcp_localtools.server.approval import Approver
+from mcp_localtools.server.cached import refuse_second_initialize
 from mcp_localtools.server.pipeline import Pipeline
 from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
@@ -118,8 +119,9 @@ def tell_the_sandbox(routes: Routes) -> ServerMiddleware[Any]:
 def _sdk_security(
     bearer_token: str | None, profile_tokens: Mapping[str, str] | None, approval: ApprovalPolicy | None
 ) -> dict[str, Any]:
-    """``MCPServer``'s auth and request-state keyword arguments."""
-    settings: dict[str, Any] = {}
+    """``MCPServer``'s auth and request-state keyword arguments (and ``RegistryServer``'s
+    ``request_state_ttl``)."""
+    settings: dict[str, Any] = {"request_state_ttl": None}
     if bearer_token is not None or profile_tokens:
         settings["token_verifier"] = StaticTokenVerifier(bearer_token, profile_tokens)
         # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
@@ -129,6 +131,7 @@ def _sdk_security(
         # the approval timeout.
         ttl = max(600.0, approval.config.timeout_seconds + 60.0)
         settings["request_state_security"] = RequestStateSecurity.ephemeral(ttl=ttl)
+        settings["request_state_ttl"] = ttl
     return settings
 
 

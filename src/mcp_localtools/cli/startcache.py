@@ -1,0 +1,358 @@
+"""The start-up cache: what a stdio server answers to ``initialize`` and ``tools/list``, kept from
+one start to the next, so a client's first requests are answered before any tool is imported.
+
+After a stdio server was built, its config passed the start-up check and its command sandbox's
+probe chose bubblewrap (nothing weaker to tell the model), ``record`` writes an entry to the
+user's cache (``$XDG_CACHE_HOME/mcp-localtools/start``, else ``~/.cache/...``; Windows
+``%LOCALAPPDATA%``), atomically, named by the hash of everything the answers are made of that a
+start can see without building anything (``start_key``): this package's version and its source
+files (their names, sizes and times), the MCP SDK's and pydantic's installs and the
+site-packages folders holding them (any distribution installed or removed there), the Python
+executable and version, the platform and kernel, the command-line arguments, the working
+directory and the **whole environment** (every variable: a key that left out one the server reads
+would serve a stale catalog). The entry also holds what must still be true on disk
+(``Checks``): the config file's content, the roots as they resolve, where ``bwrap`` and ``rg``
+are found, and the kernel's user-namespace switches bubblewrap needs.
+
+``cached_start(argv)`` finds the entry of this start; when every check holds, the server is a
+``server.cached.CachedServer``, and the real server is built, exactly as without the cache, in
+the background once ``initialize`` is answered (a request that needs it first waits for it).
+Anything else (no entry, an unreadable or corrupt one, a failed check,
+``MCP_LOCALTOOLS_START_CACHE=0``) is a start without the cache. Not cached (always built): the
+network transports, ``[profiles]``, ``[server] select_tools``, ``[tools.custom]``, and a
+sandbox weaker than bubblewrap (its notice joins the instructions once the probe has run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcp_localtools._version import __version__
+
+if TYPE_CHECKING:
+    from mcp_localtools.config import Config
+    from mcp_localtools.server.adapter import RegistryServer
+
+__all__ = [
+    "CACHE_ENV",
+    "CachedStart",
+    "cache_dir",
+    "cached_start",
+    "configure_logging",
+    "record",
+    "start_key",
+]
+
+logger = logging.getLogger(__name__)
+
+CACHE_ENV = "MCP_LOCALTOOLS_START_CACHE"
+"""``0`` (or ``off``, ``false``, ``no``): neither read nor write the start-up cache."""
+
+_FORMAT = 1
+_PACKAGE = Path(__file__).resolve().parent.parent
+_KEEP = 16
+"""Entries kept: one per way the server is started (a client, a project, a config)."""
+_PROGRAMS = ("bwrap", "rg")
+"""Programs whose location the start-up line and the sandbox probe depend on."""
+_KERNEL_SWITCHES = (
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+"""What decides whether bubblewrap may make its namespaces (the probe's verdict)."""
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr only (stdout belongs to the stdio transport and to JSON output)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    """False when ``MCP_LOCALTOOLS_START_CACHE`` turns the cache off."""
+    return environ.get(CACHE_ENV, "").strip().lower() not in ("0", "off", "false", "no")
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path | None:
+    """Where entries live, from ``environ``; None when no absolute cache location is known."""
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        base = environ.get("LOCALAPPDATA", "")
+    else:
+        base = environ.get("XDG_CACHE_HOME") or (f"{environ['HOME']}/.cache" if environ.get("HOME") else "")
+    return Path(base) / "mcp-localtools" / "start" if base and Path(base).is_absolute() else None
+
+
+def _installed(module: str) -> list[int]:
+    """Where ``module``'s package is installed, as the inode and change time of its directory and
+    of the directory holding it (site-packages: installing, upgrading or removing any
+    distribution adds or removes an entry there)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return [
+        value for path in (package, package.parent) for value in (path.stat().st_ino, path.stat().st_mtime_ns)
+    ]
+
+
+def _own_sources() -> str:
+    """This package's source files: names, sizes and modification times (an edit of a checkout
+    changes them; the version alone would not)."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(name for name in dirs if name != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".scm", ".toml")):
+                info = (Path(folder) / name).stat()
+                digest.update(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def start_key(argv: Sequence[str], environ: Mapping[str, str], cwd: str) -> str:
+    """The name of this start's entry: a hash of everything listed in the module's docstring."""
+    uname = os.uname() if hasattr(os, "uname") else None
+    facts = {
+        "format": _FORMAT,
+        "version": __version__,
+        "package": [str(_PACKAGE), _own_sources()],
+        "sdk": [_installed(name) for name in ("mcp", "mcp_types", "pydantic")],
+        "python": [sys.executable, sys.version],
+        "platform": [sys.platform, uname.release if uname else "", uname.machine if uname else ""],
+        "argv": list(argv),
+        "cwd": cwd,
+        "environ": sorted(environ.items()),
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What must still hold on disk for an entry to serve: ``files`` (path → SHA-256 of its
+    content, None when absent), ``programs`` (name → where it is found on ``PATH``), ``roots``
+    (a configured root or base directory → its real path, None when it is not a directory)."""
+
+    files: dict[str, str | None]
+    programs: dict[str, str | None]
+    roots: dict[str, str | None]
+
+    @classmethod
+    def now(
+        cls, files: Sequence[str], programs: Sequence[str], roots: Sequence[str], path: str | None
+    ) -> Checks:
+        """The checks as they hold now; ``path`` is the ``PATH`` programs are looked up on."""
+        return cls(
+            {name: _digest(name) for name in files},
+            {name: shutil.which(name, path=path) for name in programs},
+            {name: _real_dir(name) for name in roots},
+        )
+
+    def hold(self, path: str | None) -> bool:
+        """True when every check gives today what it gave when the entry was written."""
+        return self == Checks.now(list(self.files), list(self.programs), list(self.roots), path)
+
+
+def _digest(name: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(name).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _real_dir(name: str) -> str | None:
+    real = os.path.realpath(Path(name).expanduser())
+    return real if Path(real).is_dir() else None
+
+
+@dataclass(frozen=True)
+class CachedStart:
+    """An entry that serves this start: what ``server.cached.CachedServer`` needs, the log level,
+    and what the start-up wrote to stderr."""
+
+    info: dict[str, str | None]
+    tools: dict[str, Any]
+    methods: list[str]
+    approval_ttl: float | None
+    max_line_bytes: int
+    log_level: str
+    line: str | None
+    warnings: list[tuple[str, str]]
+
+    def serve(self, build: Callable[[], RegistryServer]) -> int:
+        """Serve stdio from this entry until the client leaves, ``build`` building the real
+        server (blocking) at the first request that needs it; returns the exit status (0)."""
+        import anyio
+
+        from mcp_localtools.compat import watch_children_by_pidfd
+        from mcp_localtools.server.cached import CachedServer
+
+        configure_logging(self.log_level)
+        for name, message in self.warnings:
+            logging.getLogger(name).warning("%s", message)
+        if self.line is not None:
+            sys.stderr.write(self.line + "\n")
+            sys.stderr.flush()
+        server = CachedServer(
+            info=self.info,
+            tools=self.tools,
+            methods=self.methods,
+            approval_ttl=self.approval_ttl,
+            build=build,
+        )
+
+        async def serve() -> None:
+            watch_children_by_pidfd()
+            await server.serve_stdio(max_line_bytes=self.max_line_bytes)
+
+        try:
+            anyio.run(serve)
+        except KeyboardInterrupt:
+            pass
+        return 0
+
+
+def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> CachedStart | None:
+    """The entry that serves a start with ``argv`` (the arguments after the program name) in
+    ``environ`` (default ``os.environ``) and the working directory, or None."""
+    environ = os.environ if environ is None else environ
+    folder = cache_dir(environ)
+    if folder is None or not enabled(environ):
+        return None
+    try:
+        if not _private(folder):
+            return None
+        key = start_key(argv, environ, str(Path.cwd()))
+        data = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+        if data.get("format") != _FORMAT or data.get("key") != key:
+            return None
+        checks = Checks(**data["checks"])
+        if not checks.hold(environ.get("PATH")):
+            return None
+        return CachedStart(
+            info=dict(data["info"]),
+            tools=dict(data["tools"]),
+            methods=list(data["methods"]),
+            approval_ttl=data["approval_ttl"],
+            max_line_bytes=int(data["max_line_bytes"]),
+            log_level=str(data["log_level"]),
+            line=data["line"],
+            warnings=[(str(name), str(message)) for name, message in data["warnings"]],
+        )
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # no entry, or one this version cannot read: a start without the cache
+
+
+def cacheable(config: Config, profile: str | None) -> bool:
+    """Whether a stdio server of ``config`` may be served from the cache (see the docstring)."""
+    return (
+        config.server.transport == "stdio"
+        and profile is None
+        and not config.profiles
+        and not config.server.select_tools
+        and not config.tools.custom
+    )
+
+
+def record(
+    argv: Sequence[str],
+    config: Config,
+    config_file: str | None,
+    server: RegistryServer,
+    *,
+    log_level: str,
+    line: str | None,
+    warnings: Sequence[tuple[str, str]],
+) -> Path | None:
+    """Write the entry of this start (argv, ``os.environ``, the working directory) for ``server``
+    (built from ``config``, read from ``config_file``), which wrote ``line`` and ``warnings``
+    (logger, message) to stderr. Call it once the sandbox probe has chosen. Returns the file
+    written, or None when this start is not cached. Never raises: a failure is logged (debug)."""
+    from mcp_localtools.server.cached import answers
+    from mcp_localtools.tools.exec import command_sandbox, sandbox_notice
+
+    environ = os.environ
+    folder = cache_dir(environ)
+    route = server.routes.default
+    if folder is None or not enabled(environ) or route.workspace is None:
+        return None
+    if any(spec.group == "exec" for spec in route.registry.specs()):  # else no notice is told
+        found = command_sandbox(route.workspace, timeout=0)
+        if (found is not None and found[0] == "probing") or sandbox_notice(route.workspace, timeout=0):
+            return None  # the instructions will carry a notice (or may): nothing to cache
+    paths = config.paths
+    files = [str(Path(config_file).expanduser().absolute())] if config_file else []
+    try:
+        key = start_key(argv, environ, str(Path.cwd()))
+        entry = {
+            "format": _FORMAT,
+            "key": key,
+            "checks": Checks.now(
+                [*files, *_KERNEL_SWITCHES],
+                _PROGRAMS,
+                [*paths.allowed_roots, *([paths.work_base_dir] if paths.work_base_dir else [])],
+                environ.get("PATH"),
+            ).__dict__,
+            **answers(server),
+            "log_level": log_level,
+            "line": line,
+            "warnings": [list(warning) for warning in warnings],
+        }
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _private(folder):
+            logger.warning("the start-up cache %s is not private to this user; it is not used", folder)
+            return None
+        _write(folder / f"{key}.json", json.dumps(entry))
+        _prune(folder)
+    except (OSError, ValueError, TypeError) as exc:
+        logger.debug("the start-up cache was not written: %s", exc)
+        return None
+    return folder / f"{key}.json"
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``path`` atomically: a reader finds the old entry, the new one, or none."""
+    import tempfile  # only a start that writes an entry needs it
+
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
+    ) as out:
+        try:
+            out.write(text)
+        except BaseException:
+            Path(out.name).unlink()
+            raise
+    Path(out.name).replace(path)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the ``_KEEP`` most recently written entries of ``folder``, and no temporary file a
+    server that ended mid-write left (older than a minute)."""
+    entries = sorted(folder.glob("*.json"), key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+    for old in entries[_KEEP:]:
+        old.unlink(missing_ok=True)
+    for left in folder.glob("*.tmp"):
+        if left.stat().st_mtime < time.time() - 60:
+            left.unlink(missing_ok=True)
+
+
+def _private(folder: Path) -> bool:
+    """True when ``folder`` is a directory of this user that nobody else may write (POSIX; on
+    Windows the user's profile holds it): another user's entries must never be served."""
+    info = folder.stat()
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows
+        return True
+    return info.st_uid == os.getuid() and not info.st_mode & 0o022
