@@ -65,7 +65,6 @@ BROAD_EXCEPTS: dict[str, str] = {
     "mcp_localtools.codeintel.index:CodeIndex.warm": "warming is an optimisation: a failure is logged",
     "mcp_localtools.parsers.worker:_why_no_text": "damaged content: the extractor said all it could",
     "mcp_localtools.sandbox.seccomp:unix_socket_filter": "an ABI this libseccomp does not know is skipped",
-    "mcp_localtools.server.cached:CachedServer._prebuild": "a later request redoes a failed build",
 }
 """``module:function`` → why it catches every exception without re-raising."""
 

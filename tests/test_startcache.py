@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from mcp_localtools.cli import startcache
-from mcp_localtools.cli.startcache import CACHE_ENV, cache_dir, start_key
-from mcp_localtools.config import Config
+from mcp_localtools.cli.startcache import CACHE_ENV, cache_dir, checks_before, record, start_key
+from mcp_localtools.config import Config, load_config
 from mcp_localtools.server import build_server
 from mcp_localtools.server.cached import LAZY_NOTIFICATIONS, LAZY_REQUESTS
 
@@ -338,12 +338,12 @@ async def test_approval_and_client_roots_from_a_cached_start(
     )
     env = _env(tmp_path)
     argv = ["--config", str(config)]
-    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
-    _mark_cached_tools(env)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_localtools", *argv], env=env, cwd=tmp_path
     )
     for decision in ("approve", "deny"):
+        _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+        _mark_cached_tools(env)  # the server built behind it finds the entry stale and removes it
         person = Person(decision)
         roots = SharedRoots(project / "shared")
         async with Client(
@@ -361,6 +361,7 @@ async def test_approval_and_client_roots_from_a_cached_start(
         # The handshake era's client roots narrow the server's root; 2026-07-28 carries none.
         assert unshared.is_error == (mode == "legacy")
         assert bool(roots.asked) == (mode == "legacy")
+        assert not _entries(env), "an entry that no longer tells what the server would is removed"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -411,3 +412,39 @@ async def test_a_client_of_either_era_sees_the_same_server_cached_or_built(
         tools = json.loads(json.dumps(listed).replace(" (from the cache)", ""))
         seen.append((tools, templates, sorted(called.structured_content or {}), said, info, capabilities))
     assert seen[0] == seen[1]
+
+
+def test_an_entry_that_is_json_but_not_an_entry_is_a_full_start(tmp_path: Path, project: Path) -> None:
+    env = _env(tmp_path)
+    argv = ["--root", str(project)]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    (entry,) = _entries(env)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    data["tools"] = {"tools": [{"name": 5}]}
+    entry.write_text(json.dumps(data), encoding="utf-8")
+    damaged = _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    assert damaged.status == 0 and len(damaged.replies) == 2, damaged.stderr[-2000:]
+    (entry,) = _entries(env)  # built in full, and written again
+    assert all(isinstance(tool["name"], str) for tool in json.loads(entry.read_text())["tools"]["tools"])
+
+
+def test_a_config_saved_while_the_server_is_built_leaves_no_entry(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The checks are taken before the config is read: a config that changed while the server was
+    # built never pairs with that server's answers; unchanged, the entry is written.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(f'[paths]\nallowed_roots = ["{project}"]\n[tools]\ndisabled = ["exec"]\n')
+    argv = ["--config", str(config_file)]
+    for saved_meanwhile in (True, False):
+        read = checks_before(str(config_file))
+        config = load_config(str(config_file))
+        built = checks_before(str(config_file), config)
+        if saved_meanwhile:
+            config_file.write_text(config_file.read_text() + "read_only = true\n")
+        server = build_server(config)
+        written = record(
+            argv, config, str(config_file), (read, built), server, log_level="WARNING", line=None, warnings=[]
+        )
+        assert (written is None) == saved_meanwhile

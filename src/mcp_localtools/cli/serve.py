@@ -18,7 +18,7 @@ from mcp_localtools.cli.options import (
     no_roots_message,
     own_files,
 )
-from mcp_localtools.cli.startcache import cache_dir, cacheable, enabled, record
+from mcp_localtools.cli.startcache import Checks, cache_dir, cacheable, checks_before, record
 from mcp_localtools.config import Config
 
 if TYPE_CHECKING:  # imported when a server is built, not when the CLI starts
@@ -85,12 +85,13 @@ def run(ns: argparse.Namespace) -> int:
     Raises:
         ConfigError: the config, a token or the bind address cannot be used.
     """
+    read = checks_before(ns.config)  # before the config is read: see startcache.record
     config = _config(ns)
     warning = _no_roots_warning(ns, config)
     if warning is not None:
         logger.warning("%s", warning)
     if config.server.transport == "stdio":
-        return _serve_stdio(ns, config, [] if warning is None else [(logger.name, warning)])
+        return _serve_stdio(ns, config, [] if warning is None else [(logger.name, warning)], read)
     return _serve_network(ns, config)
 
 
@@ -131,7 +132,7 @@ def _build(ns: argparse.Namespace, config: Config, network: Network | None = Non
     is one of the server's own files: a tool must not write the answers of a later start."""
     from mcp_localtools.server import build_server
 
-    start_cache = cache_dir(os.environ) if network is None and enabled(os.environ) else None
+    start_cache = cache_dir(os.environ)  # whatever the transport or the cache setting
     return build_server(
         config,
         log_level=_log_level(ns),
@@ -142,11 +143,15 @@ def _build(ns: argparse.Namespace, config: Config, network: Network | None = Non
     )
 
 
-def _serve_stdio(ns: argparse.Namespace, config: Config, warnings: list[tuple[str, str]]) -> int:
-    """Serve stdio; ``warnings`` (logger, message) were logged before the build. Once the
-    sandbox probe has chosen, the start is recorded in the start-up cache (``startcache``)."""
+def _serve_stdio(
+    ns: argparse.Namespace, config: Config, warnings: list[tuple[str, str]], read: Checks
+) -> int:
+    """Serve stdio; ``warnings`` (logger, message) were logged before the build, ``read`` was
+    checked before the config was read. Once the sandbox probe has chosen, the start is recorded
+    in the start-up cache (``startcache``)."""
     from mcp_localtools.cli.startup import announce
 
+    built = checks_before(ns.config, config)
     server = _build(ns, config)
     quiet = _quiet(ns)
 
@@ -156,6 +161,7 @@ def _serve_stdio(ns: argparse.Namespace, config: Config, warnings: list[tuple[st
                 ns.argv,
                 config,
                 ns.config,
+                (read, built),
                 server,
                 log_level=_log_level(ns),
                 line=None if quiet else line,

@@ -29,7 +29,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_localtools._version import __version__
+from mcp_localtools.cli.startchecks import Checks, checks_before
 
 if TYPE_CHECKING:
     from mcp_localtools.config import Config
@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_ENV",
     "CachedStart",
+    "Checks",
     "cache_dir",
     "cached_start",
+    "checks_before",
     "configure_logging",
     "record",
     "start_key",
@@ -62,14 +64,6 @@ _FORMAT = 1
 _PACKAGE = Path(__file__).resolve().parent.parent
 _KEEP = 16
 """Entries kept: one per way the server is started (a client, a project, a config)."""
-_PROGRAMS = ("bwrap", "rg")
-"""Programs whose location the start-up line and the sandbox probe depend on."""
-_KERNEL_SWITCHES = (
-    "/proc/sys/kernel/unprivileged_userns_clone",
-    "/proc/sys/user/max_user_namespaces",
-    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-)
-"""What decides whether bubblewrap may make its namespaces (the probe's verdict)."""
 
 
 def configure_logging(level: str) -> None:
@@ -141,44 +135,6 @@ def start_key(argv: Sequence[str], environ: Mapping[str, str], cwd: str) -> str:
 
 
 @dataclass(frozen=True)
-class Checks:
-    """What must still hold on disk for an entry to serve: ``files`` (path → SHA-256 of its
-    content, None when absent), ``programs`` (name → where it is found on ``PATH``), ``roots``
-    (a configured root or base directory → its real path, None when it is not a directory)."""
-
-    files: dict[str, str | None]
-    programs: dict[str, str | None]
-    roots: dict[str, str | None]
-
-    @classmethod
-    def now(
-        cls, files: Sequence[str], programs: Sequence[str], roots: Sequence[str], path: str | None
-    ) -> Checks:
-        """The checks as they hold now; ``path`` is the ``PATH`` programs are looked up on."""
-        return cls(
-            {name: _digest(name) for name in files},
-            {name: shutil.which(name, path=path) for name in programs},
-            {name: _real_dir(name) for name in roots},
-        )
-
-    def hold(self, path: str | None) -> bool:
-        """True when every check gives today what it gave when the entry was written."""
-        return self == Checks.now(list(self.files), list(self.programs), list(self.roots), path)
-
-
-def _digest(name: str) -> str | None:
-    try:
-        return hashlib.sha256(Path(name).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _real_dir(name: str) -> str | None:
-    real = os.path.realpath(Path(name).expanduser())
-    return real if Path(real).is_dir() else None
-
-
-@dataclass(frozen=True)
 class CachedStart:
     """An entry that serves this start: what ``server.cached.CachedServer`` needs, the log level,
     and what the start-up wrote to stderr."""
@@ -191,6 +147,26 @@ class CachedStart:
     log_level: str
     line: str | None
     warnings: list[tuple[str, str]]
+    path: Path
+
+    def verify(self, real: RegistryServer) -> bool:
+        """Once the real server is built (blocking: waits for its sandbox probe), whether this
+        entry still tells what it tells; when it does not (a config saved or a root moved while
+        the entry was written, a sandbox that weakened since), the entry is removed so that the
+        next start builds everything. This session's first command's ``sandboxNote`` tells the
+        model of a weaker sandbox."""
+        fresh = _answers_now(real, wait=5.0)
+        held = fresh is not None and fresh == {
+            "info": self.info,
+            "tools": self.tools,
+            "methods": self.methods,
+            "approval_ttl": self.approval_ttl,
+            "max_line_bytes": self.max_line_bytes,
+        }
+        if not held:
+            logger.info("the start-up cache's entry no longer matches the server; removed: %s", self.path)
+            self.path.unlink(missing_ok=True)
+        return held
 
     def serve(self, build: Callable[[], RegistryServer]) -> int:
         """Serve stdio from this entry until the client leaves, ``build`` building the real
@@ -212,6 +188,7 @@ class CachedStart:
             methods=self.methods,
             approval_ttl=self.approval_ttl,
             build=build,
+            verify=self.verify,
         )
 
         async def serve() -> None:
@@ -242,7 +219,7 @@ def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         checks = Checks(**data["checks"])
         if not checks.hold(environ.get("PATH")):
             return None
-        return CachedStart(
+        start = CachedStart(
             info=dict(data["info"]),
             tools=dict(data["tools"]),
             methods=list(data["methods"]),
@@ -251,7 +228,11 @@ def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
             log_level=str(data["log_level"]),
             line=data["line"],
             warnings=[(str(name), str(message)) for name, message in data["warnings"]],
+            path=folder / f"{key}.json",
         )
+        from mcp_localtools.server.cached import readable
+
+        return start if readable(start.info, start.tools, start.methods) else None
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None  # no entry, or one this version cannot read: a start without the cache
 
@@ -267,10 +248,27 @@ def cacheable(config: Config, profile: str | None) -> bool:
     )
 
 
+def _answers_now(server: RegistryServer, *, wait: float) -> dict[str, Any] | None:
+    """``server.cached.answers(server)``, or None when its instructions are to carry a sandbox
+    notice (or may: the probe has not chosen within ``wait`` seconds): such a start is not cached."""
+    from mcp_localtools.server.cached import answers
+    from mcp_localtools.tools.exec import command_sandbox, sandbox_notice
+
+    route = server.routes.default
+    if route.workspace is None:
+        return None
+    if any(spec.group == "exec" for spec in route.registry.specs()):  # else no notice is told
+        found = command_sandbox(route.workspace, timeout=wait)
+        if (found is not None and found[0] == "probing") or sandbox_notice(route.workspace, timeout=0):
+            return None
+    return answers(server)
+
+
 def record(
     argv: Sequence[str],
     config: Config,
     config_file: str | None,
+    before: tuple[Checks, Checks],
     server: RegistryServer,
     *,
     log_level: str,
@@ -279,34 +277,30 @@ def record(
 ) -> Path | None:
     """Write the entry of this start (argv, ``os.environ``, the working directory) for ``server``
     (built from ``config``, read from ``config_file``), which wrote ``line`` and ``warnings``
-    (logger, message) to stderr. Call it once the sandbox probe has chosen. Returns the file
+    (logger, message) to stderr,
+    when the checks taken before the config was read and before the build (``before``,
+    ``checks_before``) still hold. Call it once the sandbox probe has chosen. Returns the file
     written, or None when this start is not cached. Never raises: a failure is logged (debug)."""
-    from mcp_localtools.server.cached import answers
-    from mcp_localtools.tools.exec import command_sandbox, sandbox_notice
-
     environ = os.environ
     folder = cache_dir(environ)
-    route = server.routes.default
-    if folder is None or not enabled(environ) or route.workspace is None:
+    if folder is None or not enabled(environ):
         return None
-    if any(spec.group == "exec" for spec in route.registry.specs()):  # else no notice is told
-        found = command_sandbox(route.workspace, timeout=0)
-        if (found is not None and found[0] == "probing") or sandbox_notice(route.workspace, timeout=0):
-            return None  # the instructions will carry a notice (or may): nothing to cache
-    paths = config.paths
-    files = [str(Path(config_file).expanduser().absolute())] if config_file else []
     try:
+        found = _answers_now(server, wait=0)
+        now = checks_before(config_file, config)
+        read, built = before
+        if (
+            found is None
+            or (now.files, now.programs) != (read.files, read.programs)
+            or now.roots != built.roots
+        ):
+            return None  # a notice to tell, or something changed while the server was built
         key = start_key(argv, environ, str(Path.cwd()))
         entry = {
             "format": _FORMAT,
             "key": key,
-            "checks": Checks.now(
-                [*files, *_KERNEL_SWITCHES],
-                _PROGRAMS,
-                [*paths.allowed_roots, *([paths.work_base_dir] if paths.work_base_dir else [])],
-                environ.get("PATH"),
-            ).__dict__,
-            **answers(server),
+            "checks": now.__dict__,
+            **found,
             "log_level": log_level,
             "line": line,
             "warnings": [list(warning) for warning in warnings],
@@ -327,15 +321,14 @@ def _write(path: Path, text: str) -> None:
     """Write ``path`` atomically: a reader finds the old entry, the new one, or none."""
     import tempfile  # only a start that writes an entry needs it
 
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
-    ) as out:
-        try:
+    out = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False)  # noqa: SIM115 - closed below, removed on failure
+    try:
+        with out:
             out.write(text)
-        except BaseException:
-            Path(out.name).unlink()
-            raise
-    Path(out.name).replace(path)
+        Path(out.name).replace(path)
+    except BaseException:
+        Path(out.name).unlink(missing_ok=True)
+        raise
 
 
 def _prune(folder: Path) -> None:
@@ -350,9 +343,17 @@ def _prune(folder: Path) -> None:
 
 
 def _private(folder: Path) -> bool:
-    """True when ``folder`` is a directory of this user that nobody else may write (POSIX; on
-    Windows the user's profile holds it): another user's entries must never be served."""
+    """True when ``folder`` is a directory of this user that nobody else may write, nor any folder
+    above it (each is this user's or root's, and writable by others only when sticky, as /tmp;
+    POSIX; on Windows the user's profile holds it): another user's entries must never be served,
+    nor ours written where another user could swap them."""
     info = folder.stat()
     if not hasattr(os, "getuid"):  # pragma: no cover - Windows
         return True
-    return info.st_uid == os.getuid() and not info.st_mode & 0o022
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return False
+    for above in Path(os.path.realpath(folder)).parents:
+        info = above.stat()
+        if info.st_uid not in (os.getuid(), 0) or (info.st_mode & 0o022 and not info.st_mode & 0o1000):
+            return False
+    return True

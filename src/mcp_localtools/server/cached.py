@@ -36,7 +36,14 @@ from mcp_localtools.stdio import serve_stdio
 if TYPE_CHECKING:
     from mcp_localtools.server.adapter import RegistryServer
 
-__all__ = ["LAZY_NOTIFICATIONS", "LAZY_REQUESTS", "CachedServer", "answers", "refuse_second_initialize"]
+__all__ = [
+    "LAZY_NOTIFICATIONS",
+    "LAZY_REQUESTS",
+    "CachedServer",
+    "answers",
+    "readable",
+    "refuse_second_initialize",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +62,7 @@ LAZY_REQUESTS: Mapping[str, type[types.RequestParams]] = {
 }
 """Every request method a ``RegistryServer`` may serve besides ``initialize``, ``ping``,
 ``server/discover`` and ``tools/list``, with the params model the SDK parses it into
-(``tests/server/test_cached.py`` checks both against a real server)."""
+(``tests/test_startcache.py`` checks both against a real server)."""
 
 LAZY_NOTIFICATIONS: Mapping[str, type[types.NotificationParams]] = {
     "notifications/roots/list_changed": types.NotificationParams,
@@ -100,6 +107,16 @@ def answers(server: RegistryServer) -> dict[str, Any]:
     }
 
 
+def readable(info: Mapping[str, Any], tools: Mapping[str, Any], methods: Sequence[str]) -> bool:
+    """Whether an entry's ``info``, ``tools`` and ``methods`` make a ``CachedServer`` (a damaged
+    entry is a start that builds everything, never a crash at every start)."""
+    try:
+        types.ListToolsResult.model_validate(tools)
+    except ValueError:
+        return False
+    return isinstance(info.get("name"), str) and all(method in LAZY_REQUESTS for method in methods)
+
+
 class CachedServer:
     """A server answering ``initialize`` and ``tools/list`` from a cached start, and everything
     else from the real server, built by ``build`` at the first request that needs it.
@@ -111,6 +128,8 @@ class CachedServer:
         approval_ttl: seconds the 2026-07-28 request state lives (``[approval]`` sets it on the
             real server); None: the SDK's default.
         build: builds the real server (blocking; run in a worker thread, once).
+        verify: run (blocking, in a worker thread, beside the requests) once the real server is
+            built: whether the entry still tells what it would (``CachedStart.verify``).
     """
 
     def __init__(
@@ -120,11 +139,13 @@ class CachedServer:
         tools: Mapping[str, Any],
         methods: Sequence[str],
         approval_ttl: float | None,
-        build: Callable[[], MCPServer[Any]],
+        build: Callable[[], RegistryServer],
+        verify: Callable[[RegistryServer], object] | None = None,
     ) -> None:
         self._tools = types.ListToolsResult.model_validate(tools)
         self._build = build
-        self._real: MCPServer[Any] | None = None
+        self._verify = verify
+        self._real: RegistryServer | None = None
         self._building = anyio.Lock()
         self._tasks: TaskGroup | None = None
         self._done = anyio.Event()
@@ -151,7 +172,7 @@ class CachedServer:
         self.lowlevel.middleware.append(self._build_after_first_request)
 
     @property
-    def real(self) -> MCPServer[Any] | None:
+    def real(self) -> RegistryServer | None:
         """The real server, once a request has built it."""
         return self._real
 
@@ -165,14 +186,29 @@ class CachedServer:
             finally:
                 self._done.set()
 
-    async def real_server(self) -> MCPServer[Any]:
-        """The real server, built now (in a worker thread) unless it was already."""
+    async def real_server(self) -> RegistryServer:
+        """The real server, built now (in a worker thread) unless it was already.
+
+        Raises:
+            MCPError: the server could not be built (the reason; the log has it whole).
+        """
         async with self._building:
             if self._real is None:
-                real = await anyio.to_thread.run_sync(self._build)
-                if self._tasks is not None:
-                    await self._tasks.start(self._live, real)
-                self._real = real
+                # Shielded: a cancelled request must not throw away a server built for it.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        real = await anyio.to_thread.run_sync(self._build)
+                    except Exception as exc:
+                        logger.error("the server could not be built: %s", exc)
+                        raise MCPError(
+                            code=types.INTERNAL_ERROR, message=f"the server could not be built: {exc}"
+                        ) from exc
+                    if self._tasks is not None:
+                        await self._tasks.start(self._live, real)
+                        if self._verify is not None:
+                            self._tasks.start_soon(anyio.to_thread.run_sync, self._verify, real)
+                    self._real = real
+        assert self._real is not None, "built above, or by an earlier request"
         return self._real
 
     async def _build_after_first_request(
@@ -191,8 +227,8 @@ class CachedServer:
     async def _prebuild(self) -> None:
         try:
             await self.real_server()
-        except Exception:  # the request that needs the server builds it again and answers the error
-            logger.exception("building the server in the background failed")
+        except MCPError:  # logged; the request that needs the server builds it again and answers why
+            pass
 
     async def _live(self, real: MCPServer[Any], *, task_status: TaskStatus[None]) -> None:
         """Hold the real server's lifespan open until the connection ends."""
