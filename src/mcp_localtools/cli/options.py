@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import tomllib
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from mcp_localtools.checks import TOKEN_ENV
+from mcp_localtools.cli.startcache import configure_logging
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
@@ -99,15 +99,6 @@ def log_level(given: str | None) -> str:
     """The log level from ``--log-level`` or ``MCP_LOCALTOOLS_LOG_LEVEL`` (default WARNING)."""
     level = (given or "WARNING").upper()
     return level if level in _LEVELS else "WARNING"
-
-
-def configure_logging(level: str) -> None:
-    """Log to stderr only (stdout belongs to the stdio transport and to JSON output)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
 
 
 def config_from(ns: argparse.Namespace) -> Config:
