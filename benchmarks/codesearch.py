@@ -327,12 +327,26 @@ async def _call(client: Client, tool: str, args: dict[str, Any], checked: Checke
     return spent - ((checked.seconds - before) if checked is not None else 0.0)
 
 
-def _rss_kib(pid: int) -> int:
+def _rss_kib(pid: int, field: str = "VmRSS") -> int:
     with open(f"/proc/{pid}/status", encoding="utf-8") as handle:
         for line in handle:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     return 0
+
+
+IDLE_SECONDS = int(os.environ.get("CODESEARCH_IDLE_SECONDS", "600"))
+"""``[index] idle_seconds`` of the measured server (600, its default, unless the environment
+variable shortens it for a quick run; the table says which was used)."""
+
+
+async def _baseline_anon_kib(argv: list[str], root: Path) -> int:
+    """``RssAnon`` of a server that never indexed, after one file read."""
+    spawned = Spawned()
+    async with Client(linear_stdio(argv, spawned)) as client:
+        await _call(client, "readfile", {"path": str(root / "README.rst"), "limit": 20})
+        await anyio.sleep(1)
+        return _rss_kib(spawned.pid, "RssAnon")
 
 
 def _lines_near(root: Path, target: int) -> Path:
@@ -344,10 +358,13 @@ def _lines_near(root: Path, target: int) -> Path:
 
 async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float]:
     env_cache = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    argv = [server_command(), "--root", str(root), "--read-only"]
+    config = cache.parent / "idle.toml"
+    config.write_text(f"[index]\nidle_seconds = {IDLE_SECONDS}\n", encoding="utf-8")
+    argv = [server_command(), "--config", str(config), "--root", str(root), "--read-only"]
     out: dict[str, float] = {}
     os.environ["XDG_CACHE_HOME"] = str(cache)
     try:
+        out["anon_never_indexed_mib"] = await _baseline_anon_kib(argv, root) / 1024
         spawned = Spawned()
         async with Client(linear_stdio(argv, spawned)) as client:
             idle = _rss_kib(spawned.pid)
@@ -376,6 +393,11 @@ async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float
             times = [await _call(client, "symbols", {"path": str(big)}, checked) for _ in range(10)]
             out["symbols_median_ms"] = statistics.median(times) * 1000
             out["symbols_validation_ms"] = checked.seconds / len(times) * 1000
+            await _call(client, "repomap", {}, checked)
+            out["anon_active_mib"] = _rss_kib(spawned.pid, "RssAnon") / 1024
+            print(f"   idle {IDLE_SECONDS} s ...", flush=True)
+            await anyio.sleep(IDLE_SECONDS + 5)
+            out["anon_idle_mib"] = _rss_kib(spawned.pid, "RssAnon") / 1024
         async with Client(linear_stdio(argv)) as client:
             checked = Checked()
             checked.install(client)
@@ -404,15 +426,20 @@ def speed(options: argparse.Namespace, queries: list[str]) -> str:
     f = found
     rows = [
         ("index, cold: wall (server CPU)",
-         f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 60 s"),
+         f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 15 s (≤ 20 s)"),
         ("index after one file changed (every file listed and stat'ed, one read again)",
-         f"{f['incremental_seconds']:.2f} s", "≤ 1 s"),
+         f"{f['incremental_seconds']:.2f} s", "≤ 0.5 s"),
         ("semanticsearch latency, median (p95); the SDK client's output-schema validation apart",
          f"{f['query_median_ms']:.0f} ms ({f['query_p95_ms']:.0f} ms); +{f['query_validation_ms']:.0f} ms",
          "≤ 100 ms"),
         ("server memory above idle while indexing (peak RSS)", f"{f['peak_mib_above_idle']:.0f} MiB",
          "≤ 300 MiB"),
         ("index size on disk", f"{f['index_mib']:.0f} MiB", ""),
+        ("server anonymous memory (RssAnon): never indexed; after index, queries and repomap; after "
+         f"{IDLE_SECONDS} s idle ([index] idle_seconds)",
+         f"{f['anon_never_indexed_mib']:.0f} MiB; {f['anon_active_mib']:.0f} MiB; "
+         f"{f['anon_idle_mib']:.0f} MiB "
+         f"(+{f['anon_idle_mib'] - f['anon_never_indexed_mib']:.0f})", "idle ≤ never indexed + 60 MiB"),
         (f"symbols of a {f['symbols_lines']:.0f}-line file, median; the SDK client's validation apart",
          f"{f['symbols_median_ms']:.0f} ms; +{f['symbols_validation_ms']:.0f} ms", "≤ 50 ms"),
         ("repomap, cold (new server, built index)", f"{f['repomap_cold_seconds']:.2f} s", "≤ 5 s"),

@@ -63,6 +63,7 @@ BROAD_EXCEPTS: dict[str, str] = {
     "mcp_localtools.changes:ChangeFeed.notify": "a failed listener must not fail the call",
     "mcp_localtools.codeintel.indexes:CodeIndexes._rescan": "a failed build is kept for the answer",
     "mcp_localtools.codeintel.index:CodeIndex.warm": "warming is an optimisation: a failure is logged",
+    "mcp_localtools.codeintel.idle:IdleRelease._run": "the idle thread outlives a failed release (logged)",
     "mcp_localtools.parsers.worker:_why_no_text": "damaged content: the extractor said all it could",
     "mcp_localtools.sandbox.seccomp:unix_socket_filter": "an ABI this libseccomp does not know is skipped",
 }

@@ -21,17 +21,21 @@ shorter than its header says, discarded and built again), ``store`` (the SQLite 
 indexed directory: files with size, mtime and SHA-256, symbols, references, chunks with float16
 WordLlama vectors, an FTS5 table for BM25; its rows as Python values in ``records``; a build marks
 it complete only after its last commit), ``vectors`` (WordLlama loaded offline from its wheel; the
-in-memory vector table), ``ranking`` (PageRank over the definition/reference graph as Aider ranks
-its repository map; reciprocal rank fusion), ``rerank`` (the fused candidates re-scored:
+in-memory vector table), ``mapped`` (the vectors memory-mapped, float32, from a file beside the
+database, the newer ones in memory), ``ranking`` (PageRank over the definition/reference graph as
+Aider ranks its repository map; reciprocal rank fusion), ``rerank`` (the fused candidates re-scored:
 documentation, history and test files below code unless the query asks for them, declaration files
 (``.d.ts``, ``.pyi``) below the code they declare, a symbol whose name the query spells in words
 above), ``index`` (one directory's index, reading it again through the ``PathPolicy``), ``stale``
 (which of its files are stale; a directory a tool changed stands for the files under it),
-``indexes`` (the workspace's indexes: which directory a path belongs to, the background build with
-progress, freshness before each answer: a large project's periodic rescan runs beside the answers,
-never in front of them, and an answer given meanwhile says "indexing, N of M files"; an index never
-completed is built to its end before answering; a cache inside a root is moved out of it). Heavy
-libraries (tree-sitter, grammars, WordLlama, numpy, PyStemmer) are imported on first use only.
-``[index]`` configures it (``tools/code/_group.index_settings``, checked at start-up);
-``mcp-localtools index DIR`` builds an index ahead of time through ``tools.code.build_index``.
-"""
+``analysis`` (a file's tags, chunks, terms and embedded words, in this process or, for a large
+update, in worker processes on every core), ``pipeline`` (such an update: reading, analysing,
+embedding and writing overlap), ``indexes`` (the workspace's indexes: which directory a path belongs
+to, the background build with progress, freshness before each answer: a large project's periodic
+rescan runs beside the answers, never in front of them, and an answer given meanwhile says
+"indexing, N of M files"; an index never completed is built to its end before answering; a cache
+inside a root is moved out of it). Heavy libraries (tree-sitter, grammars, WordLlama, numpy,
+PyStemmer) are imported on first use only. ``[index]`` configures it
+(``tools/code/_group.index_settings``, checked at start-up); ``idle`` (unused for ``[index]
+idle_seconds``, the indexes' memory is released and the heap given back to the OS); ``mcp-localtools
+index DIR`` builds an index ahead of time through ``tools.code.build_index``."""

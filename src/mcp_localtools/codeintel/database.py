@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import uuid
 from pathlib import Path
 
 __all__ = ["SCHEMA", "connect"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 8; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 9; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
@@ -39,7 +40,7 @@ CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL, local TEXT NOT NULL, name TEXT NOT NULL, module TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_file ON imports (file_id, local);
 CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
+    id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
@@ -121,4 +122,6 @@ def _check_schema(db: sqlite3.Connection) -> None:
             db.execute(f'DROP TABLE IF EXISTS "{name}"')
     db.executescript(_TABLES)
     db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA,))
+    # Which making of the database this is (files derived from it, ``mapped``, name it).
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('build', ?)", (uuid.uuid4().hex,))
     db.commit()

@@ -16,18 +16,21 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_localtools.codeintel import analysis
 from mcp_localtools.codeintel import stale as staleness
-from mcp_localtools.codeintel.chunks import MAX_MEANING_CHARS, Chunk, chunks_of
+from mcp_localtools.codeintel.analysis import Analysis, AnalysisPool, analyse, usable_cores
 from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
+from mcp_localtools.codeintel.mapped import MappedVectors, load_vectors
+from mcp_localtools.codeintel.pipeline import Updated, update_in_workers
 from mcp_localtools.codeintel.ranking import Graph
 from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
-from mcp_localtools.codeintel.tags import FileTags, extract
 from mcp_localtools.codeintel.tokens import Tokenizer
-from mcp_localtools.codeintel.vectors import Embedder, VectorTable
+from mcp_localtools.codeintel.vectors import Embedder, VectorTable, chunk_vectors
 from mcp_localtools.errors import ToolError
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
@@ -38,8 +41,6 @@ logger = logging.getLogger(__name__)
 
 _BATCH = 64
 """Files read, parsed and embedded together before their rows are written."""
-BODY_WEIGHT = 0.7
-"""A chunk's body in its vector, against 1 for its name and doc (tuned on benchmarks/codesearch)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,8 @@ class IndexSettings:
         languages: the grammars used (our names); empty: all of them.
         max_files: at most this many files of a directory are indexed (the first by path).
         hidden: canonical paths whose files are never read (``[exec.sandbox] hide_paths``).
+        idle_seconds: after this long without an answer or a build, what the indexes keep in
+            memory is released (``idle.IdleRelease``).
     """
 
     enabled: bool = True
@@ -63,16 +66,15 @@ class IndexSettings:
     languages: frozenset[str] = frozenset()
     max_files: int = 100_000
     hidden: tuple[Path, ...] = ()
+    idle_seconds: float = 600.0
 
 
 @dataclass(slots=True)
 class Prepared:
-    """One file read and analysed, ready to be written."""
+    """One file read and analysed, ready to be written (``vectors``: one per chunk, once embedded)."""
 
     record: FileRecord
-    tags: FileTags | None
-    chunks: list[Chunk]
-    terms: list[tuple[str, str]]
+    analysis: Analysis
     vectors: list[bytes | None] = field(default_factory=list)
 
 
@@ -104,14 +106,14 @@ class CodeIndex:
         self._embedder = embedder
         self._tokenizer = Tokenizer()
         self._lock = threading.RLock()
-        self._vectors: VectorTable | None = None
+        self._vectors: VectorTable | MappedVectors | None = None
         self._vectors_generation = -1
         self._graph: tuple[int, Graph] | None = None
         self._file_ranks: tuple[dict[str, float], Graph] | None = None
         self._maps: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[tuple[str, str, float]]] = {}
         self._rebuilding = False
         self._graph_lock = threading.Lock()
-        self._updating = threading.RLock()
+        self.updating = threading.RLock()
         self._blocked = self._blocked_prefixes()
 
     # --- what is stale -------------------------------------------------------------------
@@ -165,8 +167,9 @@ class CodeIndex:
             return None
         return data.data, data.stat
 
-    def _prepare(self, rel: str) -> Prepared | str | None:
-        """The file analysed; ``"same"`` when only its mtime changed; None when it cannot be indexed."""
+    def check_file(self, rel: str) -> tuple[bytes, FileIdentity] | str | None:
+        """The file's content and identity when it must be analysed; ``"same"`` when only its
+        mtime changed (recorded); None when it cannot be indexed."""
         read = self._read(rel)
         if read is None:
             return None
@@ -176,42 +179,28 @@ class CodeIndex:
         if known is not None and known.identity.sha256 == identity.sha256:
             self.store.touch(rel, identity)
             return "same"
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+        return data, identity
+
+    def _prepare(self, rel: str) -> Prepared | str | None:
+        """The file analysed here; ``"same"`` when only its mtime changed; None when it cannot be indexed."""
+        checked = self.check_file(rel)
+        if not isinstance(checked, tuple):
+            return checked
+        data, identity = checked
+        found = analyse(rel, data, self._grammars, self._tokenizer)
+        if found is None:
             return None
-        info_lang = language_of(rel)
-        grammar = self._grammars.get(info_lang) if info_lang is not None else None
-        tags = extract(grammar, data) if grammar is not None else None
-        language = grammar.info.name if grammar is not None else "text"
-        lines = (
-            tags.lines if tags is not None else text.count("\n") + (not text.endswith("\n") and bool(text))
-        )
-        chunks = chunks_of(rel, text, tags)
-        terms = [(self._tokenizer.terms(chunk.title), self._tokenizer.terms(chunk.text)) for chunk in chunks]
-        return Prepared(FileRecord(rel, identity, language, lines), tags, chunks, terms)
+        return Prepared(FileRecord(rel, identity, found.language, found.lines), found)
 
     def _embed(self, batch: Sequence[Prepared]) -> None:
-        """Each chunk's vector: its name, file name and doc embedded, plus ``BODY_WEIGHT`` times
-        its body embedded (each normalised first), normalised; a window of text: its text."""
-        words = self._tokenizer.words
-        chunks = [chunk for item in batch for chunk in item.chunks]
-        names = [words(c.meaning if c.symbol else c.text[:MAX_MEANING_CHARS]) for c in chunks]
-        bodies = [words(c.text[:MAX_MEANING_CHARS]) if c.symbol else [] for c in chunks]
-        vectors: list[bytes | None] = []
-        try:
-            if chunks:
-                import numpy as np
-
-                matrix = self._embedder.embed(names) + BODY_WEIGHT * self._embedder.embed(bodies)
-                matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-                vectors = [row.astype(np.float16).tobytes() for row in matrix]
-        except RuntimeError:
-            vectors = [None] * len(chunks)
+        """Each chunk's vector (``vectors.chunk_vectors``)."""
+        names = [words.split() for item in batch for words in item.analysis.names]
+        bodies = [words.split() for item in batch for words in item.analysis.bodies]
+        vectors = chunk_vectors(self._embedder, names, bodies)
         offset = 0
         for item in batch:
-            item.vectors = vectors[offset : offset + len(item.chunks)]
-            offset += len(item.chunks)
+            item.vectors = vectors[offset : offset + len(item.analysis.chunks)]
+            offset += len(item.analysis.chunks)
 
     def update(self, changed: Sequence[str], gone: Sequence[str], progress: Callable[[int], None]) -> int:
         """Index ``changed`` files again and forget ``gone`` ones; ``progress(done)`` after each
@@ -219,27 +208,48 @@ class CodeIndex:
         across threads (``refresh``: a result's file waits for the batch that holds it, rather
         than being read twice)."""
         if gone:
-            with self._updating, self._lock:
+            with self.updating, self._lock:
                 ids = [chunk for rel in gone for chunk in self.store.chunk_ids(rel)]
                 self.store.remove(gone)
                 self._forget_vectors(ids, 1)
-        done = indexed = 0
-        for start in range(0, len(changed), _BATCH):
-            with self._updating:
-                indexed += self._update_batch(changed[start : start + _BATCH])
-            done += len(changed[start : start + _BATCH])
-            progress(done)
-        return indexed
+        updated = Updated()
+        # One core is this thread's (reading, embedding, writing: 40 % of the work); on 2 cores one
+        # worker builds Django as fast as two, for 2-3 s less CPU (one interpreter, one word cache).
+        workers = min(usable_cores() - 1, len(changed) // _BATCH)
+        if len(changed) >= analysis.PARALLEL_FILES and workers >= 1:  # parsing holds the GIL
+            try:
+                with AnalysisPool(workers) as pool:
+                    update_in_workers(self, changed, progress, pool, _BATCH, updated)
+                return updated.indexed
+            except (BrokenProcessPool, OSError) as exc:  # no pool here: this thread does the rest
+                logger.warning("analysing files in worker processes failed (%s): in this one", exc)
+        for start in range(updated.done, len(changed), _BATCH):
+            with self.updating:
+                updated.indexed += self._update_batch(changed[start : start + _BATCH])
+            progress(min(start + _BATCH, len(changed)))
+        return updated.indexed
 
     def refresh(self, rels: Sequence[str]) -> bool:
         """Index again those of ``rels`` that changed since they were indexed (after any batch
         being written now). True when one did."""
-        with self._updating:
+        with self.updating:
             changed, gone = self.stale_of(rels)
             if changed or gone:
                 self.update(changed, gone, lambda done: None)
                 return True
         return False
+
+    def known(self, rel: str) -> FileIdentity | None:
+        """The identity of the file indexed at ``rel``, or None."""
+        found = self.store.file(rel)
+        return None if found is None else found.identity
+
+    def forget_file(self, rel: str) -> None:
+        """Forget the file at ``rel`` (it can no longer be indexed)."""
+        with self._lock:
+            ids = self.store.chunk_ids(rel)
+            self.store.remove([rel])
+            self._forget_vectors(ids, 1)
 
     def _update_batch(self, rels: Sequence[str]) -> int:
         batch: list[Prepared] = []
@@ -248,18 +258,21 @@ class CodeIndex:
             if isinstance(prepared, Prepared):
                 batch.append(prepared)
             elif prepared is None and self.store.file(rel) is not None:
-                with self._lock:
-                    ids = self.store.chunk_ids(rel)
-                    self.store.remove([rel])
-                    self._forget_vectors(ids, 1)
+                self.forget_file(rel)
+        return self._write(batch)
+
+    def write_analysed(self, batch: list[tuple[FileRecord, Analysis]]) -> int:
+        """Embed and write files analysed elsewhere (``pipeline``); returns how many."""
+        return self._write([Prepared(record, found) for record, found in batch])
+
+    def _write(self, batch: list[Prepared]) -> int:
+        """Embed ``batch`` and put it in the database in one transaction; returns its length."""
         self._embed(batch)
         if not batch:
             return 0
         with self._lock:
             old = [chunk for item in batch for chunk in self.store.chunk_ids(item.record.path)]
-            new_ids = self.store.replace(
-                [(item.record, item.tags, item.chunks, item.terms, item.vectors) for item in batch]
-            )
+            new_ids = self.store.replace([(item.record, item.analysis, item.vectors) for item in batch])
             self._forget_vectors(old, 1)
             if self._vectors is not None:
                 for item, ids in zip(batch, new_ids, strict=True):
@@ -274,18 +287,30 @@ class CodeIndex:
 
     # --- queries ---------------------------------------------------------------------------
 
-    def vectors(self) -> VectorTable:
-        """The chunk vectors, loaded from the database the first time and again whenever another
-        process changed it."""
+    def vectors(self) -> VectorTable | MappedVectors:
+        """The chunk vectors, loaded the first time and again whenever another process changed
+        the index (``mapped.load_vectors``)."""
         with self._lock:
             generation = self.store.generation()
             if self._vectors is None or self._vectors_generation != generation:
                 self._vectors = None  # the old table goes before the new one is loaded
-                table = VectorTable(self.store.vector_count())
-                for rows in self.store.vectors():
-                    table.add([chunk_id for chunk_id, _ in rows], [blob for _, blob in rows])
-                self._vectors, self._vectors_generation = table, generation
+                self._vectors, self._vectors_generation = load_vectors(self.store), generation
             return self._vectors
+
+    def release(self) -> None:
+        """Drop what is kept in memory for answers (vectors, graph, ranks, remembered words, SQLite's
+        page cache); the next answer loads what it needs again."""
+        with self._graph_lock, self._lock:
+            self._vectors, self._vectors_generation = None, -1
+            self._graph, self._file_ranks = None, None
+            self._maps.clear()
+            self._tokenizer.forget()
+        self.store.shrink()
+
+    def holds_memory(self) -> bool:
+        """Whether vectors or a graph are in memory now."""
+        with self._lock:
+            return self._vectors is not None or self._graph is not None
 
     def has_files(self) -> bool:
         """Whether anything is indexed yet (a database from an earlier run counts)."""
@@ -360,7 +385,9 @@ class CodeIndex:
         """The index terms of a query (the tokenizer of the index)."""
         return self._tokenizer.terms(text).split()
 
-    def nearest(self, vector: Any, k: int, table: VectorTable | None = None) -> list[tuple[int, float]]:
+    def nearest(
+        self, vector: Any, k: int, table: VectorTable | MappedVectors | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` chunks whose vectors are closest to the normalised ``vector``, as (chunk id,
         cosine), best first, from ``table`` (default: ``vectors()``); under the lock, so that an
         update does not move rows meanwhile."""

@@ -38,6 +38,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from mcp_localtools.codeintel.idle import IdleRelease, fixed_mmap_threshold, give_back
 from mcp_localtools.codeintel.index import CodeIndex, IndexSettings
 from mcp_localtools.codeintel.languages import Grammars
 from mcp_localtools.codeintel.store import Store
@@ -148,11 +149,32 @@ class CodeIndexes:
         self._state: dict[Path, Freshness] = {}
         self._lock = threading.Lock()
         self._warned = False
+        self.idle = IdleRelease(settings.idle_seconds, self.release)
+        fixed_mmap_threshold()  # large blocks unmapped when freed (``idle``)
+
+    def release(self) -> None:
+        """Drop what every index and the embedding model keep in memory and give the heap back
+        to the OS (``idle.give_back``); put off while an index is being built."""
+        with self._lock:
+            busy = any(state.job is not None for state in self._state.values())
+            indexes = list(self._indexes.values())
+        if busy:
+            self.idle.touch()
+            return
+        for index in indexes:
+            index.release()
+        self._embedder.release()
+        give_back()
 
     @property
     def grammars(self) -> Grammars:
         """The grammars, loaded on first use, shared by all indexes."""
         return self._grammars
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use, shared by all indexes."""
+        return self._embedder
 
     def changed(self, paths: Sequence[Path] | None) -> None:
         """A ``ChangeFeed`` listener: note what changed; the work waits for the next answer."""
@@ -241,6 +263,7 @@ class CodeIndexes:
         """Bring ``index`` up to date before an answer (see the module docstring), reporting
         progress while files are indexed. Cancelling the caller leaves an update running."""
         state = self._state[index.directory]
+        self.idle.touch()
         async with state.refreshing:  # one refresh at a time; a second caller finds it done
             await self._refresh(index, state, report)
 
@@ -315,6 +338,7 @@ class CodeIndexes:
                 state.error = str(exc)
                 state.listed_at = None  # try again on the next call
         finally:
+            self.idle.touch()
             with self._lock:
                 state.job = None
                 if not state.building:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mcp_localtools.codeintel.chunks import Chunk
-from mcp_localtools.codeintel.tags import FileTags, Symbol
+from mcp_localtools.codeintel.analysis import Analysis
+from mcp_localtools.codeintel.tags import Symbol
 
 __all__ = ["Entry", "FileIdentity", "FileRecord", "StoredChunk", "StoredSymbol"]
 
@@ -31,7 +31,8 @@ class FileRecord:
     lines: int
 
 
-Entry = tuple[FileRecord, FileTags | None, Sequence[Chunk], Sequence[tuple[str, str]], Sequence[bytes | None]]
+Entry = tuple[FileRecord, Analysis, Sequence[bytes | None]]
+"""One file to write: its record, its analysis, each chunk's embedding (float16 bytes, or None)."""
 """One file's version to store: record, tags, chunks, each chunk's (title, body) terms and vector."""
 
 

@@ -44,6 +44,7 @@ class Store:
     """
 
     def __init__(self, path: Path | None) -> None:
+        self.path = path
         self._db = connect(path)
         self._lock = threading.RLock()
 
@@ -56,6 +57,11 @@ class Store:
         """Record that a build ran to its end: every file it listed is committed."""
         with self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
+
+    def shrink(self) -> None:
+        """Give SQLite's page cache of this connection back (``PRAGMA shrink_memory``)."""
+        with self._lock:
+            self._db.execute("PRAGMA shrink_memory")
 
     def close(self) -> None:
         """Close the database."""
@@ -146,17 +152,19 @@ class Store:
         """Put files' versions in place of any earlier ones, all in one transaction.
 
         Args:
-            entries: per file: its record; its definitions and references (None for text); its
-                chunks; the space-joined terms of each chunk's title and body; each chunk's
-                embedding (float16 bytes, or None).
+            entries: per file: its record; its analysis (``analysis.Analysis``: definitions,
+                references, imports, chunks and their terms as rows); each chunk's embedding
+                (float16 bytes, or None).
 
         Returns:
             Per file, the new chunks' ids in order.
         """
         out: list[list[int]] = []
         with self._transaction() as db:
-            next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0] + 1
-            for record, tags, chunks, terms, vectors in entries:
+            # Never an id used before (AUTOINCREMENT's counter): a mapped vector file stays right.
+            row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'chunks'").fetchone()
+            next_id = (row[0] if row else 0) + 1
+            for record, found, vectors in entries:
                 self._delete(db, record.path)
                 identity = record.identity
                 cursor = db.execute(
@@ -172,27 +180,23 @@ class Store:
                     ),
                 )
                 file_id = cursor.lastrowid
-                if tags is not None:
-                    db.executemany(
-                        "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(file_id, s.name, s.name.lower(), s.qualified_name, s.kind, s.start_line, s.end_line,
-                          s.signature, s.doc, s.depth) for s in tags.symbols],
-                    )  # fmt: skip
-                    db.executemany(
-                        "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?)",
-                        [(file_id, r.name, r.kind, r.line, r.scope, r.qualifier) for r in tags.references],
-                    )
-                    db.executemany(
-                        "INSERT INTO imports VALUES (?, ?, ?, ?)",
-                        [(file_id, i.local, i.name, i.module) for i in tags.imports],
-                    )
+                db.executemany(
+                    "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(file_id, row[0], row[0].lower(), *row[1:]) for row in found.symbols],
+                )
+                db.executemany(
+                    "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?)", [(file_id, *r) for r in found.references]
+                )
+                db.executemany(
+                    "INSERT INTO imports VALUES (?, ?, ?, ?)", [(file_id, *i) for i in found.imports]
+                )
+                chunks, terms = found.chunks, found.terms
                 ids = list(range(next_id, next_id + len(chunks)))
                 next_id += len(chunks)
                 db.executemany(
                     "INSERT INTO chunks (id, file_id, symbol, kind, start_line, end_line, summary, vector) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(i, file_id, c.symbol, c.kind, c.start_line, c.end_line, c.summary, v)
-                     for i, c, v in zip(ids, chunks, vectors, strict=True)],
+                    [(i, file_id, *c, v) for i, c, v in zip(ids, chunks, vectors, strict=True)],
                 )  # fmt: skip
                 db.executemany(
                     "INSERT INTO chunk_terms (rowid, title, body) VALUES (?, ?, ?)",
@@ -364,9 +368,24 @@ class Store:
             ).fetchall()
         return {row[0]: StoredChunk(*row) for row in rows}
 
-    def vectors(self) -> Iterator[list[tuple[int, bytes]]]:
-        """Every chunk's id and embedding (chunks without one left out), in batches of 4096."""
-        last = 0
+    def build(self) -> str:
+        """The id of this making of the database (``database``)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+        return str(row[0]) if row else ""
+
+    def vector_ids(self, up_to: int) -> list[int]:
+        """The ids of the chunks with an embedding up to ``up_to``, ascending."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM chunks WHERE id <= ? AND vector IS NOT NULL ORDER BY id", (up_to,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def vectors(self, after: int = 0) -> Iterator[list[tuple[int, bytes]]]:
+        """The id and embedding of every chunk above ``after`` (chunks without one left out), by
+        id, in batches of 4096."""
+        last = after
         while True:
             with self._lock:
                 rows = self._db.execute(
@@ -378,10 +397,12 @@ class Store:
             yield rows
             last = rows[-1][0]
 
-    def vector_count(self) -> int:
-        """How many chunks have an embedding."""
+    def vector_count(self, after: int = 0) -> int:
+        """How many chunks above ``after`` have an embedding."""
         with self._lock:
-            row = self._db.execute("SELECT count(*) FROM chunks WHERE vector IS NOT NULL").fetchone()
+            row = self._db.execute(
+                "SELECT count(*) FROM chunks WHERE id > ? AND vector IS NOT NULL", (after,)
+            ).fetchone()
         return int(row[0])
 
     def counts(self) -> tuple[int, int, int]:

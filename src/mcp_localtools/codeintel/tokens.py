@@ -43,6 +43,10 @@ class Tokenizer:
         self._max_words = max_words
         self._lock = threading.Lock()
 
+    def forget(self) -> None:
+        """Forget the remembered words (memory given back when the index is idle)."""
+        self._known, self._parts = {}, {}
+
     def _stem(self, word: str) -> str:
         if len(word) <= 3:
             return word

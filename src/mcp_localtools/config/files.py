@@ -110,3 +110,7 @@ class IndexConfig(Section):
     languages: list[str] = []
     """The grammars used (python, javascript, typescript, tsx, go, rust, java, c, cpp, csharp, ruby,
     php, bash); empty: all of them. Files of other languages are indexed as text."""
+    idle_seconds: Annotated[int, Field(ge=1, le=86400)] = 600
+    """After this many seconds without a code tool's answer (or a build), what the indexes keep in
+    memory (vectors, reference graph, the embedding model, caches) is released and the heap given
+    back to the OS; the next answer loads it again (about a second on a large project)."""

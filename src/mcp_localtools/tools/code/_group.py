@@ -63,6 +63,7 @@ def index_settings(workspace: Workspace) -> IndexSettings:
         max_file_bytes=config.max_file_bytes,
         languages=frozenset(config.languages),
         hidden=hidden,
+        idle_seconds=config.idle_seconds,
     )
 
 
