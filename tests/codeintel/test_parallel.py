@@ -115,3 +115,19 @@ async def test_a_server_answers_from_an_index_its_workers_built(
         searched = await client.call_tool("semanticsearch", {"query": "shorten text", "maxResults": 3})
         assert not searched.is_error, text_of(searched)
         assert "app.js" in text_of(searched)
+
+
+def _streams() -> tuple[bool, bytes]:
+    """In a worker: whether its standard output is its standard error, and what its stdin holds."""
+    import os
+
+    one, two = os.fstat(1), os.fstat(2)
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino), os.read(0, 16)
+
+
+def test_a_worker_cannot_write_to_the_wire_or_read_from_it() -> None:
+    # A worker inherits the server's stdin and stdout, the stdio transport's wire: what a library
+    # in it prints goes to stderr, and it reads nothing of the client's.
+    with analysis.AnalysisPool(1) as pool:
+        to_stderr, read = pool._pool.submit(_streams).result(timeout=60)
+    assert to_stderr and read == b""

@@ -103,6 +103,19 @@ def _analyse_in_worker(files: Sequence[tuple[str, bytes]]) -> list[Analysis | No
     return [analyse(rel, data, grammars, tokenizer) for rel, data in files]
 
 
+def _worker_streams() -> None:
+    """A worker's first act: its standard output goes to standard error and its standard input
+    is empty, so nothing a library prints can reach the stdio wire it inherited from the server
+    (the answers' stream) and nothing it reads can take the client's requests."""
+    import sys
+
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    empty = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(empty, 0)
+    os.close(empty)
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its affinity where the platform says, else all)."""
     affinity = getattr(os, "sched_getaffinity", None)
@@ -123,7 +136,9 @@ class AnalysisPool:
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_streams
+        )
 
     def __enter__(self) -> AnalysisPool:
         return self
