@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -91,15 +92,24 @@ def _start(
         env=env,
         cwd=cwd,
     )
-    assert process.stdin is not None
-    process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
-    process.stdin.flush()
-    deadline = time.monotonic() + linger
-    while time.monotonic() < deadline and process.poll() is None:
-        if any(before.get(entry) != entry.stat().st_mtime_ns for entry in _entries(env)):
-            break
-        time.sleep(0.05)
-    stdout, stderr = process.communicate(timeout=120)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    # Both pipes are drained from the start: the import trace alone can pass a pipe's 64 KiB, and
+    # a server whose stderr is full blocks at its next import, whatever thread makes it (its
+    # sandbox probe then "times out" though bwrap ran in milliseconds).
+    with ThreadPoolExecutor(2) as readers:
+        out, err = readers.submit(process.stdout.read), readers.submit(process.stderr.read)
+        process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        process.stdin.flush()
+        deadline = time.monotonic() + linger
+        while time.monotonic() < deadline and process.poll() is None:
+            if any(before.get(entry) != entry.stat().st_mtime_ns for entry in _entries(env)):
+                break
+            time.sleep(0.05)
+        process.stdin.close()
+        process.wait(timeout=120)
+        stdout, stderr = out.result(timeout=10), err.result(timeout=10)
+    process.stdout.close()
+    process.stderr.close()
     replies = {reply.get("id"): reply for reply in map(json.loads, stdout.splitlines())}
     return Start(replies, stderr, process.returncode)
 
