@@ -69,4 +69,40 @@ async def test_every_private_hook_of_the_sdk_and_uvicorn_still_exists() -> None:
     assert all(f"self.{name}" in source for name in ("cycle", "transport", "loop"))
     checked.add("uvicorn H11Protocol (.cycle, .transport, .loop)")
 
+    await _progress_hook_holds()
+    checked.add("ServerSession._request_outbound (progress)")
+
     assert checked == set(_sdk.HOOKS), "every hook in _sdk.HOOKS is checked here, and no other"
+
+
+async def _progress_hook_holds() -> None:
+    """``_sdk.progress_requested``: its attributes exist, and a tool is given ``progress`` only
+    when the caller asked, over JSON-RPC in memory and on 2026-07-28 (dispatched in process)."""
+    from mcp.server.runner import _NoServerRequestsDispatchContext
+    from mcp.server.session import ServerSession
+    from mcp.shared.direct_dispatcher import _DirectDispatchContext
+    from mcp.shared.jsonrpc_dispatcher import _JSONRPCDispatchContext
+
+    from mcp_localtools.registry import Registry
+
+    fields = {*_DirectDispatchContext.__dataclass_fields__, *_JSONRPCDispatchContext.__dataclass_fields__}
+    assert {"_on_progress", "_progress_token"} <= fields
+    assert "_inner" in _NoServerRequestsDispatchContext.__annotations__
+    assert "self._request_outbound" in inspect.getsource(ServerSession.__init__)
+    given: list[bool] = []
+
+    async def asked(args: EchoArgs, ctx: CallContext) -> ToolResult:
+        given.append(ctx.progress is not None)
+        return ToolResult.of(EchoResult(text=""))
+
+    progress_registry = Registry()
+    progress_registry.register(spec(handler=asked))
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    for mode in ("legacy", "auto"):  # JSON-RPC in memory; 2026-07-28 dispatched in process
+        async with Client(create_server(progress_registry), mode=mode) as client:
+            await client.call_tool("echo", {})
+            await client.call_tool("echo", {}, progress_callback=on_progress)
+    assert given == [False, True] * 2, "a tool gets progress only when the caller asked for it"

@@ -1,23 +1,25 @@
 """Every private hook of the MCP SDK and uvicorn this package uses, each behind one function.
 
-The SDK's public API does not cover five things the server needs: the low-level server an
+The SDK's public API does not cover six things the server needs: the low-level server an
 ``MCPServer`` wraps (our stdio transport drives it), the per-connection state and exit stack of a
 session (session identity and its end), the token verifier an ``MCPServer`` was given (the HTTP
 edge checks tokens before the SDK does), the Streamable HTTP session table (evicting an idle
-session at ``max_sessions``), and the stream pair the SDK's own transports use. uvicorn's h11
+session at ``max_sessions``), the stream pair the SDK's own transports use, and whether a request
+asked for progress (a command's output is streamed only then). uvicorn's h11
 protocol is subclassed for the request-head timeout. ``tests/test_sdk_hooks.py`` checks that each
 hook still exists, so an SDK or uvicorn upgrade that removes one fails there, by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server import MCPServer
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import Context
 from mcp.shared._context_streams import create_context_streams
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ __all__ = [
     "h11_protocol",
     "idle_http_sessions",
     "lowlevel_server",
+    "progress_requested",
     "token_verifier",
 ]
 
@@ -41,6 +44,7 @@ HOOKS: dict[str, str] = {
     "StreamableHTTPSessionManager._discard_session": "HTTP edge: end an evicted session",
     "StreamableHTTPServerTransport._requests_in_flight": "HTTP edge: only idle sessions are evicted",
     "mcp.shared._context_streams.create_context_streams": "stdio: the SDK's stream pair",
+    "ServerSession._request_outbound (progress)": "calls: output streamed only when the client asked",
     "uvicorn H11Protocol (.cycle, .transport, .loop)": "HTTP: close a connection with no request head",
 }
 """Each private hook → why the package needs it (``docs/ARCHITECTURE.md`` lists them too)."""
@@ -82,6 +86,28 @@ def requests_in_flight(transport: Any) -> int:
     (``StreamableHTTPServerTransport._requests_in_flight``); 1 when unknown (never idle)."""
     count = getattr(transport, "_requests_in_flight", 1)
     return count if isinstance(count, int) else 1
+
+
+def progress_requested(context: Context[Any, Any]) -> bool:
+    """Whether the request behind ``context`` can receive progress: its ``_meta`` carries a
+    ``progressToken`` (public), or its dispatch context holds one or an in-process caller's
+    callback (``ServerSession._request_outbound``, unwrapped from ``._inner`` on 2026-07-28:
+    ``_progress_token`` on JSON-RPC, ``_on_progress`` in process; the in-process dispatcher puts
+    no token in ``_meta``). True when it cannot be told (another dispatcher, or an SDK that
+    renamed them): progress is then sent and the SDK drops it if nobody asked."""
+    try:
+        request = context.request_context
+    except ValueError:  # no request context: nobody to send progress to
+        return False
+    meta: Mapping[str, Any] = request.meta or {}
+    if meta.get("progress_token") is not None:
+        return True
+    dispatch = getattr(request.session, "_request_outbound", None)
+    dispatch = getattr(dispatch, "_inner", dispatch)
+    for name in ("_progress_token", "_on_progress"):
+        if hasattr(dispatch, name):
+            return getattr(dispatch, name) is not None
+    return True
 
 
 def h11_protocol() -> type[Any]:

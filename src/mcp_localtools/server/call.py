@@ -9,6 +9,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, InputRequiredResult
 
+from mcp_localtools._sdk import progress_requested
 from mcp_localtools.results import ToolResult
 from mcp_localtools.server.results import to_call_tool_result
 from mcp_localtools.server.routes import Route
@@ -58,6 +59,13 @@ class Call:
     def finished(self) -> bool:
         """True once a step gave the call its result or its question."""
         return self.result is not None or self.question is not None
+
+    @property
+    def wants_progress(self) -> bool:
+        """True when the client asked for progress on this call (a ``progressToken``, or an
+        in-process caller's callback); a tool is then given ``progress``, else None, so a short
+        command starts no output streamer (issue 38: no extra tasks for a short command)."""
+        return self.context is not None and progress_requested(self.context)
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """Report the tool's progress to the client, when it asked for it."""

@@ -96,7 +96,7 @@ class Run:
         call.result = await call.route.registry.call(
             call.name,
             call.arguments,
-            progress=call.progress,
+            progress=call.progress if call.wants_progress else None,
             session_id=call.session.id,
             client_name=call.session.client_name,
         )

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from mcp_localtools.spec import CallContext
-from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.tools.exec._streaming import OutputStreamer, streaming
 from tests.helpers import text_of
 from tests.tools.exec.conftest import exec_client
 
@@ -38,6 +38,18 @@ async def test_partial_lines_are_joined_and_sent_in_order() -> None:
         streamer.feed("stderr", b"oops\n")
         await streamer.finish()
     assert "\n".join(recorder.messages).splitlines() == ["$ cmd", "abc", "[stderr] oops", "de"]
+
+
+async def test_streaming_starts_nothing_unless_the_caller_asked_for_progress() -> None:
+    # Issue 38: a short command costs no extra task or task group when nobody watches its output.
+    async with streaming(CallContext(), 1024) as streamer:
+        assert streamer is None
+    recorder = Recorder()
+    async with streaming(CallContext(progress=recorder), 1024) as streamer:
+        assert streamer is not None
+        streamer.command("cmd")
+        streamer.feed("stdout", b"out\n")
+    assert "\n".join(recorder.messages).splitlines() == ["$ cmd", "out"]
 
 
 async def test_output_without_newlines_is_streamed_up_to_the_budget_as_it_arrives() -> None:

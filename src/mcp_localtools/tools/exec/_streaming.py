@@ -13,13 +13,15 @@ counts notifications (1, 2, 3, ...): it only grows.
 from __future__ import annotations
 
 import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_localtools.spec import CallContext
 
-__all__ = ["OutputStreamer"]
+__all__ = ["OutputStreamer", "streaming"]
 
 _MESSAGE_CHARS = 16_384
 
@@ -116,3 +118,26 @@ class OutputStreamer:
         self._flush_partial()
         self._send.close()
         await self._done.wait()
+
+
+@asynccontextmanager
+async def streaming(context: CallContext, limit: int) -> AsyncIterator[OutputStreamer | None]:
+    """An ``OutputStreamer`` sending in a task group of its own for the body's commands, finished
+    (everything queued sent) when the body ends; None, and no task or task group at all, when the
+    caller did not ask for progress (a short command then costs what running it costs).
+
+    The body must keep ``ToolError`` refusals to itself: with a streamer, what the body raises
+    reaches the caller wrapped in an ``ExceptionGroup``.
+
+    Args:
+        context: the call's context (``progress`` None: nothing is streamed).
+        limit: most output bytes streamed in the whole call.
+    """
+    if context.progress is None:
+        yield None
+        return
+    async with anyio.create_task_group() as tasks:
+        streamer = OutputStreamer(context, limit)
+        tasks.start_soon(streamer.send_all)
+        yield streamer
+        await streamer.finish()

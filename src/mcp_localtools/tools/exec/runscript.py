@@ -53,7 +53,7 @@ from mcp_localtools.tools.exec._described import commands_sentence, with_approva
 from mcp_localtools.tools.exec._envarg import EnvArgument, env_field
 from mcp_localtools.tools.exec._group import EXEC_ANNOTATIONS, ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
-from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.tools.exec._streaming import streaming
 from mcp_localtools.workspace import Workspace
 
 __all__ = [
@@ -322,10 +322,8 @@ async def run_script(
     timeout = group.policy.timeout_for(args.timeout_seconds)
     kept = KeptStreams(group.outputs, ctx.session_id, links=group.config.resource_links)
     await group.prepare(ctx.session_id, work.path)
-    async with anyio.create_task_group() as tasks:
-        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
+    async with streaming(ctx, group.policy.max_output_bytes) as streamer:
         if streamer is not None:
-            tasks.start_soon(streamer.send_all)
             streamer.command(line)
         forward = streamer.feed if streamer is not None else None
         recorder = group.outputs.recorder(forward)
@@ -339,8 +337,6 @@ async def run_script(
             on_output=recorder.feed if recorder is not None else forward,
             owner=ctx.session_id,
         )
-        if streamer is not None:
-            await streamer.finish()
     result = RunScriptResult.model_validate(
         {
             "path": str(script.path),

@@ -42,7 +42,7 @@ from mcp_localtools.tools.exec._report import (
     render_run,
     report_fields,
 )
-from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.tools.exec._streaming import streaming
 from mcp_localtools.units import size_text
 from mcp_localtools.workspace import Workspace
 
@@ -182,9 +182,7 @@ async def locate(args: ShellCommandArgs, ctx: CallContext, name: str, *, group: 
     return await anyio.to_thread.run_sync(group.program_outside_roots, name, plan.env.get("PATH"))
 
 
-async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet split into steps
-    args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup
-) -> ToolResult:
+async def shell_command(args: ShellCommandArgs, ctx: CallContext, *, group: ExecGroup) -> ToolResult:
     """The shellcommand handler."""
     policy = group.policy
     plan = await _plan(args, ctx, group)
@@ -201,12 +199,9 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
     skipped = 0
     try:
         await group.prepare(ctx.session_id, work.path)  # the connection's sandbox, if not started ahead
-        # A task group wraps what its body raises in an ExceptionGroup, so the refusal of the
-        # first command is kept in ``refusal`` and raised after the group has closed.
-        async with anyio.create_task_group() as tasks:
-            streamer = OutputStreamer(ctx, policy.max_output_bytes) if ctx.progress else None
-            if streamer is not None:
-                tasks.start_soon(streamer.send_all)
+        # With a streamer the commands run in a task group, which wraps what its body raises in
+        # an ExceptionGroup: the refusal of a command is kept in ``refusal`` and raised after.
+        async with streaming(ctx, policy.max_output_bytes) as streamer:
             for index, raw in enumerate(commands):
                 try:
                     command = await group.check_command_async(raw, shell.dialect, what=f"commands[{index}]")
@@ -243,8 +238,6 @@ async def shell_command(  # noqa: PLR0915 - one call's steps in order; not yet s
                 if (outcome.exit_code != 0 or outcome.timed_out) and not args.execute_parallel:
                     skipped = len(commands) - index - 1
                     break
-            if streamer is not None:
-                await streamer.finish()
     finally:
         if created and not results:  # a failed call leaves no session behind
             group.sessions.delete(session.id)

@@ -30,7 +30,7 @@ from mcp_localtools.spec import CallContext, ToolArgs, ToolOutput
 from mcp_localtools.tools.exec._declared.table import DeclaredTool
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.tools.exec._report import KeptStreams, RunReport, cut_reports, render_run, report_fields
-from mcp_localtools.tools.exec._streaming import OutputStreamer
+from mcp_localtools.tools.exec._streaming import streaming
 
 __all__ = ["DeclaredResult", "StepResult", "check_declared", "command_lines", "run_declared"]
 
@@ -172,10 +172,7 @@ async def run_declared(
     steps: list[StepResult] = []
     failed: int | None = None
     await group.prepare(ctx.session_id, plan.work.path)
-    async with anyio.create_task_group() as tasks:
-        streamer = OutputStreamer(ctx, group.policy.max_output_bytes) if ctx.progress else None
-        if streamer is not None:
-            tasks.start_soon(streamer.send_all)
+    async with streaming(ctx, group.policy.max_output_bytes) as streamer:
         for number, (argv, line) in enumerate(zip(plan.argvs, plan.lines, strict=True), start=1):
             if streamer is not None:
                 streamer.command(line)
@@ -196,8 +193,6 @@ async def run_declared(
             if outcome.exit_code != 0 or outcome.timed_out:
                 failed = number
                 break
-        if streamer is not None:
-            await streamer.finish()
     return _result(steps, failed, plan, kept, group)
 
 
