@@ -139,6 +139,16 @@ if sys.platform == "linux":
         a process's start time in ``/proc/<pid>/stat``."""
         return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
 
+    def has_child_processes() -> bool:
+        """Whether this process has any child, running, stopped or exited and not yet collected,
+        whichever of its threads started it: one ``waitid(P_ALL, WNOHANG | WNOWAIT)``, which
+        collects nothing."""
+        try:
+            os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return False
+        return True
+
 else:  # pragma: no cover - not Linux
 
     def prctl(option: int, arg: int) -> int:
@@ -156,6 +166,10 @@ else:  # pragma: no cover - not Linux
     def boot_ticks() -> int:
         """Raises ``OSError`` (``ENOSYS``): the boot clock in ``/proc`` ticks is Linux only."""
         raise OSError(errno.ENOSYS, "CLOCK_BOOTTIME is Linux only")
+
+    def has_child_processes() -> bool:
+        """Raises ``OSError`` (``ENOSYS``): used only where ``/proc`` lists children (Linux)."""
+        raise OSError(errno.ENOSYS, "waitid(P_ALL) is used on Linux only")
 
 
 if sys.platform == "linux" and sys.version_info < (3, 12):

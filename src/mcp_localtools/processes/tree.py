@@ -175,11 +175,12 @@ class ProcessTree:
 
     def has_children(self) -> bool | None:
         """Whether this server has any child process (zombies included); None when the kernel's
-        children lists are not available. Reads only this process's own ``/proc`` entries, so it
-        cannot block on another process and is cheap enough for the event loop."""
+        children lists are not available (then a sweep could not visit the subtree either). One
+        ``waitid`` that collects nothing (``compat.has_child_processes``): it cannot block, and
+        costs about a microsecond where reading every thread's children list cost 80."""
         if not self._children_files:
             return None
-        return bool(self._child_pids(self.root))
+        return compat.has_child_processes()
 
     def _child_pids(self, pid: int) -> list[int]:
         pids: list[int] = []
