@@ -133,6 +133,13 @@ def _build(ns: argparse.Namespace, config: Config, network: Network | None = Non
     from mcp_localtools.server import build_server
 
     start_cache = cache_dir(os.environ)  # whatever the transport or the cache setting
+    if start_cache is not None:
+        # Made now if missing: the sandbox holds a protected path read-only only if it exists, so
+        # a command could otherwise create the folder and forge an entry for the next start.
+        try:
+            start_cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            logger.debug("the start-up cache folder %s cannot be made: %s", start_cache, exc)
     return build_server(
         config,
         log_level=_log_level(ns),
