@@ -64,16 +64,12 @@ class Import:
 
 
 def extract_imports(
-    query: tree_sitter.Query | None, tree: tree_sitter.Tree, source: bytes
+    matches: Iterable[dict[str, list[tree_sitter.Node]]], source: bytes
 ) -> tuple[Import, ...]:
-    """The imports of a parsed file by its grammar's imports ``query`` (``Grammar.imports``);
-    ``()`` without one."""
-    if query is None:
-        return ()
-    import tree_sitter
-
+    """The imports of a parsed file ``source`` from the matches of its grammar's imports query
+    (``Grammar.imports``: each match's captures by name)."""
     found: list[Import] = []
-    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+    for captures in matches:
         module = captures.get("module")
         if not module:
             continue
