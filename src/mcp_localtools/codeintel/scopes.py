@@ -4,7 +4,9 @@ the names each binds, and Python's ``global``/``nonlocal`` names, which it does 
 
 ``Locals.binds`` says whether a scope around a use binds a name, as the language scopes it: a
 Python class body binds nothing for the methods in it, a parameter's default is evaluated
-outside its function, and a binding that is itself an indexed definition (a local function) or
+outside its function, JavaScript's ``let`` and ``const`` (and a loop's, a switch's or a catch's
+names) hold only inside their block or statement while its ``var`` holds in the whole function,
+and a binding that is itself an indexed definition (a local function) or
 an import (a ``require`` in a function) is not a local: a use of it resolves as usual.
 """
 
@@ -32,7 +34,8 @@ class Locals:
 
     Args:
         found: the nodes the locals query captured in the file, by capture: ``local.scope``,
-            ``local.definition`` and (Python) ``local.global``.
+            ``local.definition`` (bound in the scope around it), ``local.hoisted`` (JavaScript's
+            ``var``: bound in the function around it) and (Python) ``local.global``.
         source: the file.
         wanted: the names the file uses (bindings of other names are not kept).
         definitions: start bytes of the names of the file's indexed definitions (not locals).
@@ -52,7 +55,12 @@ class Locals:
         scopes = {node.id for node in found.get("local.scope", [])}
         self._bound: dict[int, set[str]] = {}
         declared: dict[int, set[str]] = {}  # global / nonlocal names, per scope
-        for capture, into in (("local.global", declared), ("local.definition", self._bound)):
+        for capture, into in (
+            ("local.global", declared),
+            ("local.definition", self._bound),
+            ("local.hoisted", self._bound),
+        ):
+            hoisted = capture == "local.hoisted"  # JavaScript's var: the function's, not its block's
             for node in found.get(capture, []):
                 name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
                 if name not in wanted or node.start_byte in definitions:
@@ -60,7 +68,9 @@ class Locals:
                 if requires and _imported(node, source):
                     continue
                 owner = node.parent
-                while owner is not None and owner.id not in scopes:
+                while owner is not None and (
+                    owner.id not in scopes or (hoisted and owner.type not in _FUNCTIONS)
+                ):
                     owner = owner.parent
                 if owner is not None and name not in declared.get(owner.id, ()):
                     into.setdefault(owner.id, set()).add(name)
