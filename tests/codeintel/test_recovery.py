@@ -148,3 +148,42 @@ async def test_a_database_damaged_while_the_server_runs_is_rebuilt(tmp_path: Pat
             search = await client.call_tool("semanticsearch", {"query": "helper 38 7 value"})
             assert not found.is_error and not search.is_error, text_of(found) + text_of(search)
         assert (await _found(client, "function_39"))[0] == ["m039.py"]
+
+
+_TABLE_INDEXES = {"symbols_folded", "symbols_file", "refs_name", "refs_file", "imports_file", "chunks_file"}
+
+
+def _table_indexes(database: Path) -> set[str]:
+    with closing(sqlite3.connect(database)) as db:
+        return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+async def test_a_first_build_makes_the_tables_indexes_after_its_rows(tmp_path: Path) -> None:
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 150)
+    settings = IndexSettings(cache_dir=cache / "mcp-localtools" / "index")
+    indexes = CodeIndexes(PathPolicy.create([root]), settings, default_engine(), None)
+    index = indexes.index_for(root)
+    database = _database(cache)
+    during: list[set[str]] = []
+    files = sorted(path.name for path in root.iterdir())
+    await anyio.to_thread.run_sync(
+        index.update, files, [], lambda done: during.append(_table_indexes(database))
+    )
+    assert len(during) == 3 and all(not (found & _TABLE_INDEXES) for found in during)  # rows first
+    assert _table_indexes(database) >= _TABLE_INDEXES  # then the indexes
+    # A later update of a built index keeps them (only a first build drops them).
+    (root / "m000.py").write_text("def renamed(value):\n    return value\n", encoding="utf-8")
+    during.clear()
+    await anyio.to_thread.run_sync(
+        index.update, ["m000.py"], [], lambda done: during.append(_table_indexes(database))
+    )
+    assert during and all(found >= _TABLE_INDEXES for found in during)
+    index.store.close()
+    # A build killed before it made them (nothing ran its cleanup): opening the database makes them.
+    with closing(sqlite3.connect(database)) as db:
+        for name in _TABLE_INDEXES:
+            db.execute(f"DROP INDEX {name}")
+    async with _server(root, cache) as client:
+        assert (await _found(client, "function_149"))[0] == ["m149.py"]
+    assert _table_indexes(database) >= _TABLE_INDEXES

@@ -75,8 +75,18 @@ def analyse(rel: str, data: bytes, grammars: Grammars, tokenizer: Tokenizer) -> 
     language = grammar.info.name if grammar is not None else "text"
     lines = tags.lines if tags is not None else text.count("\n") + (not text.endswith("\n") and bool(text))
     chunks = chunks_of(rel, text, tags)
-    terms = [(tokenizer.terms(chunk.title), tokenizer.terms(chunk.text)) for chunk in chunks]
-    words = tokenizer.words
+    terms: list[tuple[str, str]] = []
+    names: list[str] = []
+    bodies: list[str] = []
+    for chunk in chunks:  # a chunk's text is read once for its terms and the words of its head
+        body, head = tokenizer.terms_and_words(chunk.text, MAX_MEANING_CHARS)
+        terms.append((tokenizer.terms(chunk.title), body))
+        if chunk.symbol:
+            names.append(" ".join(tokenizer.words(chunk.meaning)))
+            bodies.append(" ".join(head))
+        else:  # a window: its head is its meaning, and it has no body of its own
+            names.append(" ".join(head))
+            bodies.append("")
     return Analysis(
         language,
         lines,
@@ -86,8 +96,8 @@ def analyse(rel: str, data: bytes, grammars: Grammars, tokenizer: Tokenizer) -> 
         [] if tags is None else [(i.local, i.name, i.module) for i in tags.imports],
         [(c.symbol, c.kind, c.start_line, c.end_line, c.summary) for c in chunks],
         terms,
-        [" ".join(words(c.meaning if c.symbol else c.text[:MAX_MEANING_CHARS])) for c in chunks],
-        [" ".join(words(c.text[:MAX_MEANING_CHARS])) if c.symbol else "" for c in chunks],
+        names,
+        bodies,
     )  # fmt: skip
 
 

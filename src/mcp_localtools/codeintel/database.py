@@ -13,11 +13,11 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-__all__ = ["SCHEMA", "connect"]
+__all__ = ["SCHEMA", "connect", "create_indexes", "drop_indexes"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 9; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 10; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
@@ -29,24 +29,47 @@ CREATE TABLE IF NOT EXISTS symbols (
     file_id INTEGER NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, qualified TEXT NOT NULL,
     kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT NOT NULL,
     doc TEXT NOT NULL, depth INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS symbols_folded ON symbols (folded);
-CREATE INDEX IF NOT EXISTS symbols_file ON symbols (file_id, name);
 CREATE TABLE IF NOT EXISTS refs (
     file_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
     scope TEXT NOT NULL, qualifier TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS refs_name ON refs (name, file_id);
-CREATE INDEX IF NOT EXISTS refs_file ON refs (file_id, line);
 CREATE TABLE IF NOT EXISTS imports (
     file_id INTEGER NOT NULL, local TEXT NOT NULL, name TEXT NOT NULL, module TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS imports_file ON imports (file_id, local);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT, file_id INTEGER NOT NULL, symbol TEXT NOT NULL, kind TEXT NOT NULL,
     start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, summary TEXT NOT NULL, vector BLOB);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks (file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_terms USING fts5(
     title, body, tokenize = "unicode61 tokenchars '_'");
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocabulary USING fts5vocab(chunk_terms, 'row');
 """
+_INDEXES = {
+    "symbols_folded": "symbols (folded)",
+    "symbols_file": "symbols (file_id, name)",
+    "refs_name": "refs (name, file_id)",
+    "refs_file": "refs (file_id, line)",
+    "imports_file": "imports (file_id, local)",
+    "chunks_file": "chunks (file_id)",
+}
+"""The tables' secondary indexes (a bulk build of an empty database makes them after its rows:
+``drop_indexes``, ``create_indexes``)."""
+
+
+def drop_indexes(db: sqlite3.Connection) -> bool:
+    """Drop the secondary indexes when the database holds no file yet, so that a first build
+    inserts its rows without updating them (0.5 s of Django's 2.4 s of writes) and
+    ``create_indexes`` sorts each once. True when they were dropped."""
+    if db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None:
+        return False
+    for name in _INDEXES:
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+    db.commit()
+    return True
+
+
+def create_indexes(db: sqlite3.Connection) -> None:
+    """Create the secondary indexes that are missing (after a bulk build, or one cut short)."""
+    for name, columns in _INDEXES.items():
+        db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
+    db.commit()
 
 
 def connect(path: Path | None) -> sqlite3.Connection:
@@ -80,6 +103,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA cache_size = -16000")  # 16 MB of pages at most
         _check_schema(db)
+        create_indexes(db)  # a bulk build that was cut short left them out
         db.execute("SELECT count(*) FROM files").fetchone()
         db.execute("SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH 'a'").fetchone()
     except BaseException:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import tree_sitter
 
 __all__ = [
+    "DEFAULT",
     "Import",
     "Resolver",
     "extract_imports",
@@ -52,11 +53,15 @@ _HOPS = 3
 """Re-exports followed at most."""
 
 
+DEFAULT = "@default"
+"""``Import.name`` of a JavaScript or TypeScript default import (no name in any language)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Import:
     """One imported name: the name it has in the importing file (``local``), its name in the
-    module (``name``, ``""`` for the module itself or its default export) and the module as
-    written (``module``: ``.api``, ``./layer``)."""
+    module (``name``: ``""`` for the module itself, ``DEFAULT`` for its default export) and the
+    module as written (``module``: ``.api``, ``./layer``)."""
 
     local: str
     name: str
@@ -64,20 +69,16 @@ class Import:
 
 
 def extract_imports(
-    query: tree_sitter.Query | None, tree: tree_sitter.Tree, source: bytes
+    matches: Iterable[dict[str, list[tree_sitter.Node]]], source: bytes
 ) -> tuple[Import, ...]:
-    """The imports of a parsed file by its grammar's imports ``query`` (``Grammar.imports``);
-    ``()`` without one."""
-    if query is None:
-        return ()
-    import tree_sitter
-
+    """The imports of a parsed file ``source`` from the matches of its grammar's imports query
+    (``Grammar.imports``: each match's captures by name)."""
     found: list[Import] = []
-    for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+    for captures in matches:
         module = captures.get("module")
         if not module:
             continue
-        imported = _first(captures.get("name"), source)
+        imported = DEFAULT if "default" in captures else _first(captures.get("name"), source)
         written = _first(module, source)
         local = _first(captures.get("local"), source) or imported.rpartition(".")[2]
         if not local and "name" not in captures:  # import m, import a.b: used as written
@@ -193,7 +194,9 @@ class Resolver:
             targets = self._existing(exact, tails)
             if not targets:
                 return None
-            path, name = targets[0], step.name.rpartition(".")[2] or name
+            # A default export is taken to be the definition of the local name (``import Layer
+            # from './layer'``: its ``Layer``), the usual way; a member of it is not followed.
+            path, name = targets[0], ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
         return None
 
     def resolve_qualified(self, path: str, qualifier: str, name: str) -> str | None:
@@ -205,7 +208,7 @@ class Resolver:
         for item in self._imports[path]:
             if item.local != qualifier:
                 continue
-            if not item.name:
+            if not item.name:  # the module itself (a default import's members are the export's)
                 module = item.module
             elif language == "python":  # from pkg import mod: the name may be a module
                 module = item.module + ("" if item.module.endswith(".") else ".") + item.name

@@ -212,6 +212,10 @@ class CodeIndex:
                 ids = [chunk for rel in gone for chunk in self.store.chunk_ids(rel)]
                 self.store.remove(gone)
                 self._forget_vectors(ids, 1)
+        with self.store.bulk():  # a first build makes the tables' indexes after its rows
+            return self._update(changed, progress)
+
+    def _update(self, changed: Sequence[str], progress: Callable[[int], None]) -> int:
         updated = Updated()
         # One core is this thread's (reading, embedding, writing: 40 % of the work); on 2 cores one
         # worker builds Django as fast as two, for 2-3 s less CPU (one interpreter, one word cache).

@@ -140,6 +140,10 @@ class Grammar:
             references, and skipping them halves the query time).
         imports: the query of what a file imports (``queries/<name>.imports.scm``), if any.
         locals: the query of the names a scope binds (``queries/<name>.locals.scm``), if any.
+        analysis: what a file's analysis runs, as (query, first imports pattern, first locals
+            pattern): one query of the tags, imports and locals patterns together (a query's
+            cost is mostly its walk of the tree: one walk, not three), or each apart when the
+            whole does not compile.
     """
 
     info: LanguageInfo
@@ -148,6 +152,7 @@ class Grammar:
     definition_queries: tuple[tree_sitter.Query, ...]
     imports: tree_sitter.Query | None = None
     locals: tree_sitter.Query | None = None
+    analysis: tuple[tuple[tree_sitter.Query, int, int], ...] = ()
 
     def parser(self) -> tree_sitter.Parser:
         """A new parser for this language (a parser is not shared between threads)."""
@@ -202,7 +207,35 @@ class Grammars:
         imported = _compiled(language, imports, f"the imports query of {info.name}")
         scopes = _supplement(f"{_LOCALS.get(info.name, info.name)}.locals")
         bound = _compiled(language, scopes, f"the locals query of {info.name}")
-        return Grammar(info, language, tuple(queries), tuple(definitions), imported, bound)
+        parts = [(whole, queries[0] if queries else None), (imports, imported), (scopes, bound)]
+        return Grammar(
+            info, language, tuple(queries), tuple(definitions), imported, bound, _together(language, parts)
+        )
+
+
+_NEVER = 1 << 30
+"""A pattern index no query reaches."""
+
+
+def _together(
+    language: tree_sitter.Language, parts: list[tuple[str, tree_sitter.Query | None]]
+) -> tuple[tuple[tree_sitter.Query, int, int], ...]:
+    """``Grammar.analysis`` of the (text, compiled query or None) of the tags, imports and locals
+    queries: one query of the three when it compiles with their patterns in that order, else
+    each apart."""
+    import tree_sitter
+
+    kept = [(text, query) for text, query in parts if query is not None]
+    counts = [query.pattern_count if query is not None else 0 for _, query in parts]
+    try:
+        whole = tree_sitter.Query(language, "\n".join(text for text, _ in kept))
+        if whole.pattern_count == sum(counts):
+            return ((whole, counts[0], counts[0] + counts[1]),)
+    except (tree_sitter.QueryError, ValueError) as exc:
+        logger.warning("the queries of a grammar do not compile together (%s): each runs apart", exc)
+    tags, imports, scopes = (query for _, query in parts)
+    apart = [(tags, _NEVER, _NEVER), (imports, 0, _NEVER), (scopes, 0, 0)]
+    return tuple((query, first, second) for query, first, second in apart if query is not None)
 
 
 def _compiled(language: tree_sitter.Language, source: str, what: str) -> tree_sitter.Query | None:

@@ -4,13 +4,15 @@ the names each binds, and Python's ``global``/``nonlocal`` names, which it does 
 
 ``Locals.binds`` says whether a scope around a use binds a name, as the language scopes it: a
 Python class body binds nothing for the methods in it, a parameter's default is evaluated
-outside its function, and a binding that is itself an indexed definition (a local function) or
+outside its function, JavaScript's ``let`` and ``const`` (and a loop's, a switch's or a catch's
+names) hold only inside their block or statement while its ``var`` holds in the whole function,
+and a binding that is itself an indexed definition (a local function) or
 an import (a ``require`` in a function) is not a local: a use of it resolves as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,43 +30,55 @@ _IMPORTING = frozenset({"require"})
 
 
 class Locals:
-    """The names each scope of one parsed file binds, by its locals ``query``.
+    """The names each scope of one parsed file binds, by its locals query.
 
     Args:
-        query: captures ``@local.scope``, ``@local.definition`` and (Python) ``@local.global``.
-        tree, source: the parsed file.
+        found: the nodes the locals query captured in the file, by capture: ``local.scope``,
+            ``local.definition`` (bound in the scope around it), ``local.hoisted`` (JavaScript's
+            ``var``: bound in the function around it) and (Python) ``local.global``.
+        source: the file.
         wanted: the names the file uses (bindings of other names are not kept).
         definitions: start bytes of the names of the file's indexed definitions (not locals).
+        requires: whether a binding may be an import by a call (``require``: JavaScript and
+            TypeScript); a binding that is one is not a local.
     """
 
     def __init__(
         self,
-        query: tree_sitter.Query,
-        tree: tree_sitter.Tree,
+        found: Mapping[str, Sequence[tree_sitter.Node]],
         source: bytes,
         wanted: Collection[str],
         definitions: Collection[int],
+        *,
+        requires: bool = True,
     ) -> None:
-        import tree_sitter
-
-        found = tree_sitter.QueryCursor(query).captures(tree.root_node)
         scopes = {node.id for node in found.get("local.scope", [])}
         self._bound: dict[int, set[str]] = {}
         declared: dict[int, set[str]] = {}  # global / nonlocal names, per scope
-        for capture, into in (("local.global", declared), ("local.definition", self._bound)):
+        for capture, into in (
+            ("local.global", declared),
+            ("local.definition", self._bound),
+            ("local.hoisted", self._bound),
+        ):
+            hoisted = capture == "local.hoisted"  # JavaScript's var: the function's, not its block's
             for node in found.get(capture, []):
                 name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-                if name not in wanted or node.start_byte in definitions or _imported(node, source):
+                if name not in wanted or node.start_byte in definitions:
+                    continue
+                if requires and _imported(node, source):
                     continue
                 owner = node.parent
-                while owner is not None and owner.id not in scopes:
+                while owner is not None and (
+                    owner.id not in scopes or (hoisted and owner.type not in _FUNCTIONS)
+                ):
                     owner = owner.parent
                 if owner is not None and name not in declared.get(owner.id, ()):
                     into.setdefault(owner.id, set()).add(name)
+        self._names = set().union(*self._bound.values())  # bound somewhere in the file
 
     def binds(self, node: tree_sitter.Node, name: str) -> bool:
         """Whether a scope around the use ``node`` binds ``name`` for it."""
-        if not self._bound:
+        if name not in self._names:  # most uses: no walk up the tree
             return False
         in_parameters = in_function = False
         owner = node.parent

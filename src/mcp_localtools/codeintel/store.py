@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mcp_localtools.codeintel.database import SCHEMA, connect
+from mcp_localtools.codeintel.database import SCHEMA, connect, create_indexes, drop_indexes
 from mcp_localtools.codeintel.imports import Resolver
 from mcp_localtools.codeintel.records import Entry, FileIdentity, FileRecord, StoredChunk, StoredSymbol
 from mcp_localtools.codeintel.tags import Reference, Symbol
@@ -69,6 +69,20 @@ class Store:
             self._db.close()
 
     @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """A build of many files: when the database holds none yet, its secondary indexes are
+        made after the rows rather than kept up to date row by row (``database.drop_indexes``);
+        on leaving (even by an error) they are all there again."""
+        with self._lock:
+            dropped = drop_indexes(self._db)
+        try:
+            yield
+        finally:
+            if dropped:
+                with self._lock:
+                    create_indexes(self._db)
+
+    @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             try:
@@ -85,9 +99,7 @@ class Store:
             rows = self._db.execute(
                 "SELECT path, size, mtime_ns, sha256, language, lines FROM files"
             ).fetchall()
-        return {
-            row[0]: FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5]) for row in rows
-        }
+        return {row[0]: _record(row) for row in rows}
 
     def file(self, path: str) -> FileRecord | None:
         """The indexed file at ``path``, or None."""
@@ -95,9 +107,7 @@ class Store:
             row = self._db.execute(
                 "SELECT path, size, mtime_ns, sha256, language, lines FROM files WHERE path = ?", (path,)
             ).fetchone()
-        return (
-            None if row is None else FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5])
-        )
+        return None if row is None else _record(row)
 
     def touch(self, path: str, identity: FileIdentity) -> None:
         """Record a new size and mtime for an unchanged file (same content hash)."""
@@ -130,10 +140,9 @@ class Store:
     def chunk_ids(self, path: str) -> list[int]:
         """The ids of one file's chunks."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?", (path,)
-            ).fetchall()
-        return [row[0] for row in rows]
+            row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+            rows = [] if row is None else self._db.execute("SELECT id FROM chunks WHERE file_id = ?", row)
+            return [chunk for (chunk,) in rows]
 
     @staticmethod
     def _delete(db: sqlite3.Connection, path: str) -> None:
@@ -166,18 +175,10 @@ class Store:
             next_id = (row[0] if row else 0) + 1
             for record, found, vectors in entries:
                 self._delete(db, record.path)
-                identity = record.identity
+                known = record.identity
                 cursor = db.execute(
-                    "INSERT INTO files (path, size, mtime_ns, sha256, language, lines) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        record.path,
-                        identity.size,
-                        identity.mtime_ns,
-                        identity.sha256,
-                        record.language,
-                        record.lines,
-                    ),
+                    "INSERT INTO files (path, size, mtime_ns, sha256, language, lines) VALUES (?,?,?,?,?,?)",
+                    (record.path, known.size, known.mtime_ns, known.sha256, record.language, record.lines),
                 )
                 file_id = cursor.lastrowid
                 db.executemany(
@@ -229,10 +230,7 @@ class Store:
                 "ORDER BY f.path, s.rowid LIMIT ?",
                 (len(prefix), prefix, max_depth, limit),
             ).fetchall()
-        return [
-            (FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5]), Symbol(*row[6:]))
-            for row in rows
-        ]
+        return [(_record(row), Symbol(*row[6:])) for row in rows]
 
     def all_names(self) -> list[str]:
         """Every distinct defined name (for fuzzy lookup)."""
@@ -413,3 +411,8 @@ class Store:
                 self._db.execute("SELECT count(*) FROM symbols").fetchone()[0],
                 self._db.execute("SELECT count(*) FROM chunks").fetchone()[0],
             )
+
+
+def _record(row: Sequence[Any]) -> FileRecord:
+    """A file's record from its row's first six columns (path, size, mtime, hash, language, lines)."""
+    return FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5])

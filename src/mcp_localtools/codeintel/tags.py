@@ -46,6 +46,8 @@ _DECLARATOR_PARENTS = frozenset(
 _DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _JS_MEMBERS = frozenset({"assignment_expression", "call_expression", "method_definition", "pair"})
+_REQUIRING = frozenset({"javascript", "typescript", "tsx"})
+"""Languages whose locals may take their value from an import call (``require``)."""
 # Which definition wins when two patterns capture the same node (Rust's methods are functions too).
 _PRIORITY = {"method": 3, "constant": 2, "function": 1}
 
@@ -235,20 +237,38 @@ def _same_definition(outer: _Definition, inner: _Definition) -> bool:
 
 def _matches(
     grammar: Grammar, tree: tree_sitter.Tree, references: bool
-) -> Iterable[dict[str, list[tree_sitter.Node]]]:
+) -> tuple[
+    list[dict[str, list[tree_sitter.Node]]], list[dict[str, list[tree_sitter.Node]]], dict[str, list[Any]]
+]:
+    """The tags query's matches, the imports query's matches and the locals query's captures by
+    name (``Grammar.analysis``, one walk of the tree); only the definitions' without ``references``."""
     import tree_sitter
 
-    for query in grammar.queries if references else grammar.definition_queries:
-        for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
-            yield captures
+    tags: list[dict[str, list[tree_sitter.Node]]] = []
+    imports: list[dict[str, list[tree_sitter.Node]]] = []
+    scoped: dict[str, list[Any]] = {}
+    if not references:
+        for query in grammar.definition_queries:
+            tags.extend(captures for _, captures in tree_sitter.QueryCursor(query).matches(tree.root_node))
+        return tags, imports, scoped
+    for query, imports_from, locals_from in grammar.analysis:
+        for pattern, captures in tree_sitter.QueryCursor(query).matches(tree.root_node):
+            if pattern < imports_from:
+                tags.append(captures)
+            elif pattern < locals_from:
+                imports.append(captures)
+            else:
+                for capture, nodes in captures.items():
+                    scoped.setdefault(capture, []).extend(nodes)
+    return tags, imports, scoped
 
 
 def _collect(
-    grammar: Grammar, tree: tree_sitter.Tree, source: bytes, with_references: bool
+    matches: Iterable[dict[str, list[tree_sitter.Node]]], source: bytes
 ) -> tuple[dict[tuple[int, int], _Definition], list[tuple[tree_sitter.Node, str]]]:
     definitions: dict[tuple[int, int], _Definition] = {}
     references: list[tuple[tree_sitter.Node, str]] = []
-    for captures in _matches(grammar, tree, with_references):
+    for captures in matches:
         names = captures.get("name")
         if not names:
             continue
@@ -331,31 +351,36 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
     A file with syntax errors still yields what the parser recovered. Never raises for bad input.
     """
     tree = grammar.parser().parse(source)
-    definitions, raw_references = _collect(grammar, tree, source, references)
+    tagged, imports, scoped = _matches(grammar, tree, references)
+    definitions, raw_references = _collect(tagged, source)
     language = grammar.info.name
     symbols, spans = _symbols(definitions.values(), source, language)
     starts = [span[0] for span in spans]
     own_names = {definition.name_start for definition in definitions.values()}
-    used = [(node, kind, _text(node, source)) for node, kind in raw_references]
+    used: list[tuple[tree_sitter.Node, str, str, str]] = []  # node, kind, name, qualifier
+    for node, kind in raw_references:
+        if node.start_byte not in own_names:  # a definition's own name is no use of it
+            name = _text(node, source)
+            if name and len(name) <= 200:
+                used.append((node, kind, name, qualifier(node, source)))
     local = None
-    if used and grammar.locals is not None:
-        wanted = {name for _, _, name in used} | {qualifier(n, source).partition(".")[0] for n, _, _ in used}
-        local = Locals(grammar.locals, tree, source, wanted, own_names)
+    if used and scoped:
+        wanted = {name for _, _, name, _ in used} | {written.partition(".")[0] for *_, written in used}
+        local = Locals(scoped, source, wanted, own_names, requires=language in _REQUIRING)
     seen: set[tuple[str, int, str, str]] = set()
     found: list[Reference] = []
-    for node, kind, name in sorted(used, key=lambda item: item[0].start_byte):
-        written = qualifier(node, source)
+    for node, kind, name, written in sorted(used, key=lambda item: item[0].start_byte):
         if local is not None:
             if not written and kind == "call" and local.binds(node, name):
                 continue  # a local of the function it is in (types are another namespace)
             if written and local.binds(node, written.partition(".")[0]):
                 written = ""  # qualified by a local, not by an imported module
         key = (name, node.start_point[0], kind, written)
-        if node.start_byte in own_names or key in seen or not name or len(name) > 200:
+        if key in seen:
             continue
         seen.add(key)
         scope = _scope_of(node.start_byte, spans, starts)
         found.append(Reference(name, kind, node.start_point[0] + 1, scope, written))
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
-    imported = extract_imports(grammar.imports, tree, source) if references else ()
+    imported = extract_imports(imports, source)
     return FileTags(language, tuple(symbols), tuple(found), lines, imported)

@@ -17,6 +17,8 @@ from typing import Any
 __all__ = ["STOP_WORDS", "Tokenizer", "split_identifier"]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*|[0-9]+")
+_JOINS = re.compile(r"[A-Za-z0-9_]{2}")
+"""Two characters a word may hold together (a cut between them may split one)."""
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 STOP_WORDS = frozenset(
@@ -82,7 +84,9 @@ class Tokenizer:
         """The distinct words of ``text`` (identifiers split, lower case, no stop words or
         numbers), in order of first appearance, at most ``limit``: what an embedding is made of
         (``parseHTTPHeader(raw_text)`` → ``parse http header raw text``)."""
-        words = _WORD.findall(text)
+        return self._words(_WORD.findall(text), limit)
+
+    def _words(self, words: list[str], limit: int) -> list[str]:
         found: list[tuple[str, ...] | None] = list(map(self._parts.get, words))
         if None in found:
             found = [
@@ -93,7 +97,9 @@ class Tokenizer:
 
     def terms(self, text: str) -> str:
         """The index terms of ``text``, space-joined, in order, repeats kept (term frequency counts)."""
-        words = _WORD.findall(text)
+        return self._terms(_WORD.findall(text))
+
+    def _terms(self, words: list[str]) -> str:
         found: list[str | None] = list(map(self._known.get, words))
         if None in found:
             found = [
@@ -101,6 +107,16 @@ class Tokenizer:
                 for word, terms in zip(words, found, strict=True)
             ]
         return " ".join(filter(None, found))
+
+    def terms_and_words(self, text: str, head: int, limit: int = 96) -> tuple[str, list[str]]:
+        """``(terms(text), words(text[:head], limit))``, the text scanned once."""
+        if len(text) <= head:
+            first = rest = _WORD.findall(text)
+            return self._terms(rest), self._words(first, limit)
+        if _JOINS.match(text, head - 1):  # a word across the cut: the head is a word of its own
+            return self.terms(text), self.words(text[:head], limit)
+        first = _WORD.findall(text, 0, head)
+        return self._terms(first + _WORD.findall(text, head)), self._words(first, limit)
 
     def _terms_of(self, word: str) -> str:
         if len(self._known) >= self._max_words:

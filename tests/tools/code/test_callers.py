@@ -264,3 +264,68 @@ def test_every_locals_query_compiles_for_its_grammar() -> None:
         [info] = [info for info in LANGUAGES if info.name == name]
         grammar = grammars.get(info)
         assert grammar is not None and grammar.locals is not None, name
+
+
+DEFAULT_IMPORTS = {
+    "lib/api.{ext}": (
+        "export function get(url) {\n  return url;\n}\n\n"
+        "export default {\n  fetch(url) {\n    return url;\n  },\n};\n"
+    ),
+    "app.{ext}": "import api from './lib/api';\n\nexport function load(url) {\n  return api.get(url);\n}\n",
+    "spaced.{ext}": (
+        "import * as every from './lib/api';\n\n"
+        "export function viaNamespace(url) {\n  return every.get(url);\n}\n"
+    ),
+    "named.{ext}": (
+        "import { get } from './lib/api';\n\nexport function viaName(url) {\n  return get(url);\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_member_of_a_default_import_is_a_possible_use(tmp_path: Path, ext: str) -> None:
+    # import api from './api' is the module's default export, not the module: api.get() may be
+    # the module's get (a default export of an object holding it) or not; a namespace is the module.
+    _write(tmp_path, {name.format(ext=ext): text for name, text in DEFAULT_IMPORTS.items()})
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "get", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {(f"app.{ext}", 4): False, (f"spaced.{ext}", 4): True, (f"named.{ext}", 4): True}
+    callers = await _callers(tmp_path, "get url")
+    assert callers[f"lib/api.{ext}:get"] == [
+        f"named.{ext}:4 viaName",
+        f"spaced.{ext}:4 viaNamespace",
+        f"app.{ext}:4 load (possible)",
+    ]
+
+
+BLOCKS = (
+    "import { helper } from './util';\n\n"
+    "export function loops(list) {\n"  # 3
+    "  for (const helper of list) {\n    helper(1);\n  }\n"  # 4-6: the loop's own
+    "  for (let i = 0, helper = list[0]; i < 1; i++) {\n    helper(2);\n  }\n"  # 7-9: the loop's own
+    "  return helper(3);\n}\n\n"  # 10: the import
+    "export function cases(kind) {\n  switch (kind) {\n    case 1:\n"  # 13-15
+    "      let helper = kind;\n      return helper(4);\n  }\n"  # 16-18: the switch's own
+    "  return helper(5);\n}\n\n"  # 19: the import
+    "export function blocks(flag) {\n  if (flag) {\n    const helper = flag;\n    helper(6);\n  }\n"  # 22-26
+    "  try {\n    return helper(7);\n  } catch (helper) {\n    return helper(8);\n  }\n}\n\n"  # 27-32
+    "export function hoisted(flag) {\n  if (flag) {\n    var helper = flag;\n  }\n"  # 34-37: hoisted
+    "  return helper(9);\n}\n"  # 38: the var
+)
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_javascript_block_binds_its_names_only_inside_it(tmp_path: Path, ext: str) -> None:
+    # let, const, a for loop's names, a switch's cases and a catch's parameter shadow the import
+    # only inside their block or statement; var belongs to the whole function.
+    _write(
+        tmp_path,
+        {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", f"lib/blocks.{ext}": BLOCKS},
+    )
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {u["line"] for u in result.structured_content["references"] if u["path"] == f"lib/blocks.{ext}"}
+    assert uses == {10, 19, 28}
