@@ -448,3 +448,92 @@ def test_a_config_saved_while_the_server_is_built_leaves_no_entry(
             argv, config, str(config_file), (read, built), server, log_level="WARNING", line=None, warnings=[]
         )
         assert (written is None) == saved_meanwhile
+
+
+def _tool_modules(start: Start) -> list[list[str]]:
+    """The tool modules a cached start had imported each time it built a tool (its debug log)."""
+    found = [re.search(r"built the tool \w+; tool modules imported: (.*)$", line) for line in start.lines]
+    return [match.group(1).split(", ") for match in found if match is not None]
+
+
+def _audit_lines(path: Path) -> list[dict[str, Any]]:
+    """The audit log's lines without what differs from one run to the next."""
+    lines = (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    )
+    path.unlink(missing_ok=True)
+    varying = ("ts", "time", "session", "durationMs", "duration_ms", "elapsedMs")
+    return [{key: value for key, value in line.items() if key not in varying} for line in lines]
+
+
+LAZY_CALLS: dict[str, tuple[dict[str, Any], list[str]]] = {  # a call, the tool modules it needs
+    "statpath": (_call(3, "statpath", {"path": "small.txt"}), ["fs.statpath"]),
+    "renamed readfile": (_call(3, "cat", {"path": "small.txt"}), ["fs.readfile"]),
+    "writefile needing approval": (  # writefile imports readfile (its Encoding)
+        _call(3, "writefile", {"path": "new.txt", "content": "x\n"}),
+        ["fs.readfile", "fs.writefile"],
+    ),
+    "shellcommand": (_call(3, "shellcommand", {"command": "echo hi"}), ["exec.shellcommand"]),
+    "refused path": (
+        _call(3, "findtext", {"path": "../outside.txt", "query": "a"}),
+        ["text.readtextrange", "text.findtext"],
+    ),  # findtext imports readtextrange
+}
+
+
+@pytest.mark.parametrize("name", list(LAZY_CALLS))
+def test_a_cached_starts_first_call_imports_that_tool_only_and_answers_as_a_built_one(
+    tmp_path: Path, project: Path, name: str
+) -> None:
+    """A cached start builds the called tool alone (its module the only tool module imported)
+    and answers, refuses, asks and audits exactly as a start that built everything."""
+    audit = tmp_path / "audit.jsonl"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{project}"]\n[tools]\nrename = {{readfile = "cat"}}\n'
+        f'[approval]\nrequire = ["writefile"]\n[audit]\nenabled = true\npath = "{audit}"\n',
+        encoding="utf-8",
+    )
+    call, modules = LAZY_CALLS[name]
+    env = _env(tmp_path)
+    argv = ["--config", str(config), "--log-level", "DEBUG"]
+    messages = [INITIALIZE, INITIALIZED, LIST, call]
+    fresh = _start(argv, messages, {**env, CACHE_ENV: "0"}, tmp_path)
+    fresh_audit = _audit_lines(audit)
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)  # writes the entry
+    _audit_lines(audit)
+    (project / "new.txt").unlink(missing_ok=True)
+    cached = _start(argv, messages, env, tmp_path)
+    assert cached.cached
+    assert [_stable(cached.replies[ident]) for ident in (1, 2, 3)] == [
+        _stable(fresh.replies[ident]) for ident in (1, 2, 3)
+    ]
+    assert _audit_lines(audit) == fresh_audit and len(fresh_audit) == 1
+    assert _tool_modules(cached) == [modules]
+    assert _tool_modules(fresh) == [], "a full start builds every tool up front"
+    assert len(_entries(env)) == 1, "the entry still tells what the server would"
+
+
+@pytest.mark.parametrize("stale", ["the called tool", "the instructions"])
+def test_an_entry_that_differs_from_what_is_built_is_removed_and_the_call_answered(
+    tmp_path: Path, project: Path, stale: str
+) -> None:
+    """A cached start compares each tool with the entry when it builds it, and the rest once the
+    first call was answered: an entry that differs is removed; the call is the built tool's."""
+    env = _env(tmp_path)
+    argv = ["--root", str(project)]
+    messages = [INITIALIZE, INITIALIZED, LIST, _call(3, "statpath", {"path": "small.txt"})]
+    fresh = _start(argv, messages, {**env, CACHE_ENV: "0"}, tmp_path)
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    (entry,) = _entries(env)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    if stale == "the called tool":
+        (tool,) = [tool for tool in data["tools"]["tools"] if tool["name"] == "statpath"]
+        tool["description"] = "stale"
+    else:
+        data["info"]["instructions"] = "stale"
+    entry.write_text(json.dumps(data), encoding="utf-8")
+    cached = _start(argv, messages, env, tmp_path)
+    assert cached.cached
+    assert _stable(cached.replies[3]) == _stable(fresh.replies[3])
+    assert not _entries(env), "an entry that no longer tells what the server would is removed"

@@ -227,6 +227,10 @@ class Registry:
                 f"unknown tool: {name!r}; known tools: {', '.join(self.names())}"
             ) from None
 
+    async def ready(self, name: str) -> None:
+        """Have tool ``name`` built before a call looks it up: here every tool is built already
+        (``deferred.DeferredRegistry`` builds a held one in a worker thread)."""
+
     def names(self) -> list[str]:
         """Registered tool names, sorted."""
         return sorted(self._specs)

@@ -148,6 +148,7 @@ class RegistryServer(MCPServer[Any]):
         if self.tool_sets.is_select(name, session):
             return await self._select(route, session, arguments, context)
         call = await self._call(name, arguments, context, route, session)
+        await call.route.registry.ready(call.name)  # a cached start's tool: built at its first call
         self.sessions.start(session, id(call.route.registry), call.route.registry.start_session)
         try:
             return await self.pipeline(call)
