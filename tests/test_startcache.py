@@ -537,3 +537,35 @@ def test_an_entry_that_differs_from_what_is_built_is_removed_and_the_call_answer
     assert cached.cached
     assert _stable(cached.replies[3]) == _stable(fresh.replies[3])
     assert not _entries(env), "an entry that no longer tells what the server would is removed"
+
+
+@pytest.mark.anyio
+async def test_a_client_roots_route_of_a_cached_start_builds_only_the_called_tool(
+    tmp_path: Path, project: Path
+) -> None:
+    """A handshake-era client sharing roots works on a route of its own: from a cached start it
+    holds its tools until their first call too, and the entry still holds."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.server.test_roots import SharedRoots
+
+    (project / "shared").mkdir()
+    (project / "shared" / "a.txt").write_text("a\n", encoding="utf-8")
+    env = _env(tmp_path)
+    argv = ["--root", str(project), "--log-level", "DEBUG"]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_localtools", *argv], env=env, cwd=tmp_path
+    )
+    roots = SharedRoots(project / "shared")
+    with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode="legacy", list_roots_callback=roots
+        ) as client:
+            inside = await client.call_tool("statpath", {"path": str(project / "shared" / "a.txt")})
+            outside = await client.call_tool("statpath", {"path": str(project / "small.txt")})
+    assert not inside.is_error and outside.is_error and roots.asked
+    logged = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert re.findall(r"built the tool \w+; tool modules imported: (.*)", logged) == ["fs.statpath"]
+    assert len(_entries(env)) == 1, "the entry still tells what the server would"

@@ -12,7 +12,6 @@ thread, so the event loop does not import a tool module.
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -54,9 +53,9 @@ class DeferredRegistry(Registry):
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def defer(self, listed: Mapping[str, Any], build: Callable[[], ToolSpec[Any]]) -> None:
-        """Hold the tool whose ``tools/list`` entry (wire JSON) is ``listed``; ``build()`` returns
-        its spec (named ``listed["name"]``) at its first use, then ``built(spec, manifest)`` is
-        called.
+        """Hold the tool whose ``tools/list`` entry (wire JSON, the registry's from now on: not
+        copied) is ``listed``; ``build()`` returns its spec (named ``listed["name"]``) at its first
+        use, then ``built(spec, manifest)`` is called.
 
         Raises:
             SpecError: the name is taken.
@@ -64,12 +63,15 @@ class DeferredRegistry(Registry):
         name = str(listed["name"])
         if name in self:
             raise SpecError(f"tool {name!r} is registered twice")
-        self._held[name] = _Held(copy.deepcopy(dict(listed)), build)
+        self._held[name] = _Held(dict(listed), build)
 
-    async def ready(self, name: str) -> None:
-        """Build the tool ``name`` now, in a worker thread, if it is still held (a no-op
-        otherwise). Raises what its ``build`` raises."""
-        if name in self._held:
+    async def ready(self, name: str | None = None) -> None:
+        """Build the tool ``name`` (None: every held tool) now, in a worker thread, if it is still
+        held (a no-op otherwise). Raises what its ``build`` raises."""
+        if name is None:
+            if self._held:
+                await anyio.to_thread.run_sync(self._build_all)
+        elif name in self._held:
             await anyio.to_thread.run_sync(self._build, name)
 
     def _build(self, name: str) -> None:
@@ -108,9 +110,10 @@ class DeferredRegistry(Registry):
         return super().get(name)
 
     def manifest(self, name: str) -> dict[str, Any]:
-        """``Registry.manifest``; a held tool's is its listed entry (a copy), unbuilt."""
+        """``Registry.manifest``; a held tool's is its listed entry, unbuilt (its schemas are the
+        registry's own, as a built tool's are: not to be changed)."""
         held = self._held.get(name)
-        return copy.deepcopy(held.listed) if held is not None else super().manifest(name)
+        return dict(held.listed) if held is not None else super().manifest(name)
 
     def names(self) -> list[str]:
         """Registered and held tool names, sorted."""

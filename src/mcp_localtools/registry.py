@@ -227,9 +227,9 @@ class Registry:
                 f"unknown tool: {name!r}; known tools: {', '.join(self.names())}"
             ) from None
 
-    async def ready(self, name: str) -> None:
-        """Have tool ``name`` built before a call looks it up: here every tool is built already
-        (``deferred.DeferredRegistry`` builds a held one in a worker thread)."""
+    async def ready(self, name: str | None = None) -> None:
+        """Have tool ``name`` (None: every tool) built before it is looked up: here every tool is
+        built already (``deferred.DeferredRegistry`` builds held ones in a worker thread)."""
 
     def names(self) -> list[str]:
         """Registered tool names, sorted."""

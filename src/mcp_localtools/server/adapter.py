@@ -187,6 +187,7 @@ class RegistryServer(MCPServer[Any]):
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         registry = self.routes.current().registry
+        await registry.ready()  # every tool's resources (a cached start builds its tools first)
         return [
             ResourceTemplate(
                 uri_template=source.uri_template,
@@ -204,6 +205,7 @@ class RegistryServer(MCPServer[Any]):
         route = self.routes.current()
         session = self.sessions.of(context, route.profile)
         route = await self.roots.route(route, session, context)
+        await route.registry.ready()
         try:
             page = route.registry.read_resource(str(uri), session.id)
         except NotFound as exc:

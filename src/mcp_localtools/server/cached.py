@@ -74,6 +74,9 @@ LAZY_NOTIFICATIONS: Mapping[str, type[types.NotificationParams]] = {
 """The notifications a ``RegistryServer`` handles; before the real server is built there is no
 session for one to change, so it is dropped."""
 
+_AFTER_ANSWER_SECONDS = 0.1
+"""How long after the first answer the entry is verified (the answer is on its way by then)."""
+
 
 async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
     """Server middleware: an ``initialize`` on a connection that was already initialized is a
@@ -243,15 +246,17 @@ class CachedServer:
             pass
 
     async def _verify_later(self, real: RegistryServer) -> None:
-        """Run ``verify`` once the real server has answered a request, or the connection ended."""
+        """Run ``verify`` once the real server has answered a request (a moment later, so that
+        its answer is written first), or the connection ended."""
         async with anyio.create_task_group() as waiting:
 
-            async def wake(event: anyio.Event) -> None:
+            async def wake(event: anyio.Event, then: float) -> None:
                 await event.wait()
+                await anyio.sleep(then)
                 waiting.cancel_scope.cancel()
 
-            waiting.start_soon(wake, self._answered)
-            waiting.start_soon(wake, self._done)
+            waiting.start_soon(wake, self._answered, _AFTER_ANSWER_SECONDS)
+            waiting.start_soon(wake, self._done, 0)
         assert self._verify is not None, "scheduled only with a verify"
         await anyio.to_thread.run_sync(self._verify, real)
 
