@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from mcp.server.auth.settings import AuthSettings
@@ -25,7 +25,6 @@ from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.checks import Catalog, Network, check, read_tokens
 from mcp_localtools.config import Config, LimitsConfig
 from mcp_localtools.errors import ConfigError, Problem, raise_problems
-from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.server.adapter import RegistryServer
@@ -46,6 +45,9 @@ from mcp_localtools.tools import (
 )
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
+
+if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
+    from mcp_localtools.policy.execution import CommandRule
 
 __all__ = ["DEFAULT_STDIO_LINE_BYTES", "SERVER_NAME", "build_server", "create_server", "instructions_for"]
 

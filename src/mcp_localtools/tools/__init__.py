@@ -17,17 +17,19 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_localtools.checks import INDEX_TOOLS, Catalog, check, chosen, pattern_problems, selected
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
 from mcp_localtools.deferred import BuiltFn, DeferredRegistry
 from mcp_localtools.errors import ConfigError, Problem, raise_problems
-from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
 from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
 from mcp_localtools.workspace import Workspace
+
+if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
+    from mcp_localtools.policy.execution import CommandRule
 
 __all__ = [
     "GROUPS",
