@@ -7,7 +7,9 @@ builds its spec (``defer``). The tool counts as registered (``names``,
 ``in``, ``manifest`` answer from the entry); the first lookup that needs the spec (``get``, hence
 ``call``, ``check``, ``locate``, ``schemas``) builds and registers it, once, under a lock; what
 needs every spec (``specs``, resources) builds them all. ``ready(name)`` builds one in a worker
-thread, so the event loop does not import a tool module.
+thread, so the event loop does not import a tool module. A tool built after a session started
+gets no ``on_session_start`` for that session: it is a warm-up (the exec tools' sandbox), and the
+tool's first call does that work itself.
 """
 
 from __future__ import annotations
