@@ -105,8 +105,6 @@ def tell_the_sandbox(routes: Routes) -> ServerMiddleware[Any]:
     ``_PROBE_WAIT_SECONDS``), never on the event loop."""
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        from mcp_localtools.tools.exec import sandbox_notice  # the exec group, once a command tool is
-
         result = await call_next(ctx)
         if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
             return result
@@ -115,6 +113,9 @@ def tell_the_sandbox(routes: Routes) -> ServerMiddleware[Any]:
             spec.group == "exec" and route.serves(spec.name) for spec in route.registry.specs()
         ):
             return result
+        # Imported here, not with this module: a cached start's build imports no command tool.
+        from mcp_localtools.tools.exec import sandbox_notice
+
         notice = await anyio.to_thread.run_sync(
             functools.partial(sandbox_notice, route.workspace, timeout=_PROBE_WAIT_SECONDS)
         )

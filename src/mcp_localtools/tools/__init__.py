@@ -4,6 +4,10 @@
 shell-style globs (``"fs"``, ``"text.*"``, ``"readfile"``). ``read_only`` keeps only the tools
 whose ``readOnlyHint`` is true. An entry that matches no known tool is a start-up error (a typo
 must not silently enable or disable nothing).
+
+The tool modules are listed in ``GROUPS`` and imported when a spec of theirs is built: a start
+that builds everything (``catalog``) imports them all; a cached start's ``deferred_registry``
+imports one at its tool's first call.
 """
 
 from __future__ import annotations
@@ -237,9 +241,9 @@ def deferred_registry(
 ) -> DeferredRegistry:
     """The registry of a cached start (``cli/startcache.py``): the tools of ``listed``, the
     ``tools/list`` entries of an earlier start with this ``config`` that passed ``checks.check``,
-    each held unbuilt (``DeferredRegistry.defer``) until its first use, when its module alone is imported
-    and its spec built in ``workspace`` as ``registry_of`` builds it; ``built(spec, manifest)``
-    is called then (the start-up cache compares the manifest with the entry's). An entry that
+    each held unbuilt (``DeferredRegistry.defer``) until its first use, when its module alone is
+    imported and its spec built in ``workspace`` as ``registry_of`` builds it; ``built(spec,
+    manifest)`` is called then (the start-up cache compares the manifest with the entry's). An entry that
     names no built-in tool is left out, as a full start would not serve it."""
     registry = DeferredRegistry(**_registry_settings(config, workspace), listed=tuple(listed), built=built)
     rename = config.tools.rename
@@ -263,7 +267,7 @@ def _deferred_spec(group: str, name: str, workspace: Workspace, rename: Mapping[
     spec = spec_of(tool_module(group, name), workspace)
     if logger.isEnabledFor(logging.DEBUG):  # what a cached start imported so far, for whoever checks
         loaded = [
-            f"{group}.{name}" for group, names in GROUPS.items() for name in names if _imported(group, name)
+            f"{kind}.{tool}" for kind, tools in GROUPS.items() for tool in tools if _imported(kind, tool)
         ]
         logger.debug("built the tool %s; tool modules imported: %s", name, ", ".join(loaded))
     if spec.unsupported is not None:
