@@ -569,3 +569,30 @@ async def test_a_client_roots_route_of_a_cached_start_builds_only_the_called_too
     logged = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
     assert re.findall(r"built the tool \w+; tool modules imported: (.*)", logged) == ["fs.statpath"]
     assert len(_entries(env)) == 1, "the entry still tells what the server would"
+
+
+@pytest.mark.anyio
+async def test_tools_list_after_the_first_call_is_the_built_ones(tmp_path: Path, project: Path) -> None:
+    """Once a call built the real server, ``tools/list`` comes from its routes (the entry's tools,
+    held): the same list as a start that built everything."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**_env(tmp_path), CACHE_ENV: "1"}  # the key holds the whole environment
+    argv = ["--root", str(project), "--log-level", "DEBUG"]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    seen = []
+    for cache in ("0", "1"):
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "mcp_localtools", *argv],
+            env={**env, CACHE_ENV: cache},
+            cwd=tmp_path,
+        )
+        with (tmp_path / f"stderr{cache}.txt").open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                called = await client.call_tool("statpath", {"path": "small.txt"})
+                seen.append((called.is_error, (await client.list_tools()).model_dump(mode="json")))
+    assert seen[0] == seen[1] and not seen[0][0]
+    assert "built the tool statpath" in (tmp_path / "stderr1.txt").read_text(encoding="utf-8"), "cached"
+    assert len(_entries(env)) == 1, "the entry still holds"
