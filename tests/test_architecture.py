@@ -249,7 +249,7 @@ def test_the_layers_table_has_the_known_shape() -> None:
 def _tool_groups() -> list[str]:
     from mcp_localtools.tools import GROUPS
 
-    return [group.__name__.rpartition(".")[2] for group in GROUPS]
+    return list(GROUPS)
 
 
 def test_the_tool_groups_are_the_packages_under_tools() -> None:
@@ -319,19 +319,20 @@ def test_the_import_graph_has_no_cycle() -> None:
 
 def test_every_tool_is_built_by_the_module_of_its_name_in_its_group(tmp_path: Path) -> None:
     from mcp_localtools.tools import GROUPS as TOOL_GROUPS
-    from mcp_localtools.tools import catalog
+    from mcp_localtools.tools import catalog, tool_module
     from mcp_localtools.workspace import Workspace
     from tests.helpers import config_for
 
     workspace = Workspace.from_config(config_for(tmp_path))
-    for group in TOOL_GROUPS:
-        for module in group.MODULES:
+    for group, names in TOOL_GROUPS.items():
+        for name in names:
+            module = tool_module(group, name)
             spec = module.spec(workspace)
-            assert module.__name__ == f"{group.__name__}.{spec.name}"
+            assert module.__name__ == f"{PACKAGE}.tools.{group}.{spec.name}" and spec.name == name
             assert spec.group == "", f"{spec.name}: its group is its package's name; leave group= out"
     catalogued = {spec.name: spec.group for spec in catalog(workspace).specs}
     assert catalogued["readfile"] == "fs" and catalogued["shellcommand"] == "exec"
-    listed = {module.__name__ for group in TOOL_GROUPS for module in group.MODULES}
+    listed = {f"{PACKAGE}.tools.{group}.{name}" for group, names in TOOL_GROUPS.items() for name in names}
     public = {
         name
         for name in _modules()
@@ -339,7 +340,7 @@ def test_every_tool_is_built_by_the_module_of_its_name_in_its_group(tmp_path: Pa
         and name.startswith(f"{PACKAGE}.tools.")
         and not name.rpartition(".")[2].startswith("_")
     }
-    assert listed == public, "a public module in a group is a tool, listed in the group's MODULES"
+    assert listed == public, "a public module in a group is a tool, listed in tools.GROUPS"
 
 
 # -- The error contract --------------------------------------------------------------------------

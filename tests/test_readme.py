@@ -43,11 +43,7 @@ def test_the_architecture_map_names_every_tool_with_its_module_and_test_file() -
 
     doc = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| (\w+) \| `[^`]*?tools/(\w+/\w+)\.py` \|", doc, re.MULTILINE))
-    tools = {
-        module.__name__.rpartition(".")[2]: group.__name__.rpartition(".")[2]
-        for group in GROUPS
-        for module in group.MODULES
-    }
+    tools = {name: group for group, names in GROUPS.items() for name in names}
     assert {name: f"{group}/{name}" for name, group in tools.items()} == rows
     for name, group in tools.items():
         assert (REPO / "src" / "mcp_localtools" / "tools" / group / f"{name}.py").is_file()

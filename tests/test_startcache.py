@@ -458,3 +458,151 @@ def test_a_config_saved_while_the_server_is_built_leaves_no_entry(
             argv, config, str(config_file), (read, built), server, log_level="WARNING", line=None, warnings=[]
         )
         assert (written is None) == saved_meanwhile
+
+
+def _tool_modules(start: Start) -> list[list[str]]:
+    """The tool modules a cached start had imported each time it built a tool (its debug log)."""
+    found = [re.search(r"built the tool \w+; tool modules imported: (.*)$", line) for line in start.lines]
+    return [match.group(1).split(", ") for match in found if match is not None]
+
+
+def _audit_lines(path: Path) -> list[dict[str, Any]]:
+    """The audit log's lines without what differs from one run to the next."""
+    lines = (
+        [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    )
+    path.unlink(missing_ok=True)
+    varying = ("ts", "time", "session", "durationMs", "duration_ms", "elapsedMs")
+    return [{key: value for key, value in line.items() if key not in varying} for line in lines]
+
+
+LAZY_CALLS: dict[str, tuple[dict[str, Any], list[str]]] = {  # a call, the tool modules it needs
+    "statpath": (_call(3, "statpath", {"path": "small.txt"}), ["fs.statpath"]),
+    "renamed readfile": (_call(3, "cat", {"path": "small.txt"}), ["fs.readfile"]),
+    "writefile needing approval": (  # writefile imports readfile (its Encoding)
+        _call(3, "writefile", {"path": "new.txt", "content": "x\n"}),
+        ["fs.readfile", "fs.writefile"],
+    ),
+    "shellcommand": (_call(3, "shellcommand", {"command": "echo hi"}), ["exec.shellcommand"]),
+    "refused path": (
+        _call(3, "findtext", {"path": "../outside.txt", "query": "a"}),
+        ["text.readtextrange", "text.findtext"],
+    ),  # findtext imports readtextrange
+}
+
+
+@pytest.mark.parametrize("name", list(LAZY_CALLS))
+def test_a_cached_starts_first_call_imports_that_tool_only_and_answers_as_a_built_one(
+    tmp_path: Path, project: Path, name: str
+) -> None:
+    """A cached start builds the called tool alone (its module the only tool module imported)
+    and answers, refuses, asks and audits exactly as a start that built everything."""
+    audit = tmp_path / "audit.jsonl"
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[paths]\nallowed_roots = ["{project}"]\n[tools]\nrename = {{readfile = "cat"}}\n'
+        f'[approval]\nrequire = ["writefile"]\n[audit]\nenabled = true\npath = "{audit}"\n',
+        encoding="utf-8",
+    )
+    call, modules = LAZY_CALLS[name]
+    env = _env(tmp_path)
+    argv = ["--config", str(config), "--log-level", "DEBUG"]
+    messages = [INITIALIZE, INITIALIZED, LIST, call]
+    fresh = _start(argv, messages, {**env, CACHE_ENV: "0"}, tmp_path)
+    fresh_audit = _audit_lines(audit)
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)  # writes the entry
+    _audit_lines(audit)
+    (project / "new.txt").unlink(missing_ok=True)
+    cached = _start(argv, messages, env, tmp_path)
+    assert cached.cached
+    assert [_stable(cached.replies[ident]) for ident in (1, 2, 3)] == [
+        _stable(fresh.replies[ident]) for ident in (1, 2, 3)
+    ]
+    assert _audit_lines(audit) == fresh_audit and len(fresh_audit) == 1
+    assert _tool_modules(cached) == [modules]
+    assert _tool_modules(fresh) == [], "a full start builds every tool up front"
+    assert len(_entries(env)) == 1, "the entry still tells what the server would"
+
+
+@pytest.mark.parametrize("stale", ["the called tool", "the instructions"])
+def test_an_entry_that_differs_from_what_is_built_is_removed_and_the_call_answered(
+    tmp_path: Path, project: Path, stale: str
+) -> None:
+    """A cached start compares each tool with the entry when it builds it, and the rest once the
+    first call was answered: an entry that differs is removed; the call is the built tool's."""
+    env = _env(tmp_path)
+    argv = ["--root", str(project)]
+    messages = [INITIALIZE, INITIALIZED, LIST, _call(3, "statpath", {"path": "small.txt"})]
+    fresh = _start(argv, messages, {**env, CACHE_ENV: "0"}, tmp_path)
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    (entry,) = _entries(env)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    if stale == "the called tool":
+        (tool,) = [tool for tool in data["tools"]["tools"] if tool["name"] == "statpath"]
+        tool["description"] = "stale"
+    else:
+        data["info"]["instructions"] = "stale"
+    entry.write_text(json.dumps(data), encoding="utf-8")
+    cached = _start(argv, messages, env, tmp_path)
+    assert cached.cached
+    assert _stable(cached.replies[3]) == _stable(fresh.replies[3])
+    assert not _entries(env), "an entry that no longer tells what the server would is removed"
+
+
+@pytest.mark.anyio
+async def test_a_client_roots_route_of_a_cached_start_builds_only_the_called_tool(
+    tmp_path: Path, project: Path
+) -> None:
+    """A handshake-era client sharing roots works on a route of its own: from a cached start it
+    holds its tools until their first call too, and the entry still holds."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.server.test_roots import SharedRoots
+
+    (project / "shared").mkdir()
+    (project / "shared" / "a.txt").write_text("a\n", encoding="utf-8")
+    env = _env(tmp_path)
+    argv = ["--root", str(project), "--log-level", "DEBUG"]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_localtools", *argv], env=env, cwd=tmp_path
+    )
+    roots = SharedRoots(project / "shared")
+    with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode="legacy", list_roots_callback=roots
+        ) as client:
+            inside = await client.call_tool("statpath", {"path": str(project / "shared" / "a.txt")})
+            outside = await client.call_tool("statpath", {"path": str(project / "small.txt")})
+    assert not inside.is_error and outside.is_error and roots.asked
+    logged = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert re.findall(r"built the tool \w+; tool modules imported: (.*)", logged) == ["fs.statpath"]
+    assert len(_entries(env)) == 1, "the entry still tells what the server would"
+
+
+@pytest.mark.anyio
+async def test_tools_list_after_the_first_call_is_the_built_ones(tmp_path: Path, project: Path) -> None:
+    """Once a call built the real server, ``tools/list`` comes from its routes (the entry's tools,
+    held): the same list as a start that built everything."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**_env(tmp_path), CACHE_ENV: "1"}  # the key holds the whole environment
+    argv = ["--root", str(project), "--log-level", "DEBUG"]
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)
+    seen = []
+    for cache in ("0", "1"):
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "mcp_localtools", *argv],
+            env={**env, CACHE_ENV: cache},
+            cwd=tmp_path,
+        )
+        with (tmp_path / f"stderr{cache}.txt").open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                called = await client.call_tool("statpath", {"path": "small.txt"})
+                seen.append((called.is_error, (await client.list_tools()).model_dump(mode="json")))
+    assert seen[0] == seen[1] and not seen[0][0]
+    assert "built the tool statpath" in (tmp_path / "stderr1.txt").read_text(encoding="utf-8"), "cached"
+    assert len(_entries(env)) == 1, "the entry still holds"

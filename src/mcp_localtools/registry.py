@@ -227,6 +227,10 @@ class Registry:
                 f"unknown tool: {name!r}; known tools: {', '.join(self.names())}"
             ) from None
 
+    async def ready(self, name: str | None = None) -> None:
+        """Have tool ``name`` (None: every tool) built before it is looked up: here every tool is
+        built already (``deferred.DeferredRegistry`` builds held ones in a worker thread)."""
+
     def names(self) -> list[str]:
         """Registered tool names, sorted."""
         return sorted(self._specs)

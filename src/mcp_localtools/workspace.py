@@ -15,18 +15,20 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_localtools.changes import ChangeFeed
 from mcp_localtools.config import Config, ExecConfig, LimitsConfig
 from mcp_localtools.files.lineindexes import LineIndexes
 from mcp_localtools.files.locks import FileLocks
 from mcp_localtools.parsers.runner import ParserRunner
-from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.policy.protected import below_any, protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
 from mcp_localtools.search.engine import Engine
+
+if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
+    from mcp_localtools.policy.execution import CommandRule
 
 __all__ = ["ServedRoots", "Workspace"]
 

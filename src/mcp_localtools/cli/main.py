@@ -18,6 +18,7 @@ from mcp_localtools._version import __version__
 from mcp_localtools.cli.startcache import cached_start
 
 if TYPE_CHECKING:
+    from mcp_localtools.cli.startcache import CachedStart
     from mcp_localtools.server.adapter import RegistryServer
 
 __all__ = ["main", "parser"]
@@ -100,13 +101,14 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def _real_server(args: list[str]) -> RegistryServer:
-    """The stdio server a start with ``args`` builds (a cached start builds it at its first call)."""
+def _real_server(args: list[str], start: CachedStart) -> RegistryServer:
+    """The stdio server a start with ``args`` builds, served from the cache's ``start`` (its
+    tools built at their first call)."""
     from mcp_localtools.cli.serve import build_stdio
 
     ns = parser().parse_args(args)
     ns.argv = args
-    return build_stdio(ns)
+    return build_stdio(ns, start)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     start = cached_start(args)
     if start is not None:
-        return start.serve(functools.partial(_real_server, args))
+        return start.serve(functools.partial(_real_server, args, start))
     from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, configure_logging, log_level
     from mcp_localtools.errors import ConfigError, SpecError
 

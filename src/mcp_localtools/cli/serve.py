@@ -18,7 +18,7 @@ from mcp_localtools.cli.options import (
     no_roots_message,
     own_files,
 )
-from mcp_localtools.cli.startcache import Checks, cache_dir, cacheable, checks_before, record
+from mcp_localtools.cli.startcache import CachedStart, Checks, cache_dir, cacheable, checks_before, record
 from mcp_localtools.config import Config
 
 if TYPE_CHECKING:  # imported when a server is built, not when the CLI starts
@@ -116,20 +116,27 @@ def _no_roots_warning(ns: argparse.Namespace, config: Config) -> str | None:
     )
 
 
-def build_stdio(ns: argparse.Namespace) -> RegistryServer:
-    """The stdio server of ``ns`` as ``run`` builds it (what a cached start builds at its first
-    call, ``startcache.CachedStart``).
+def build_stdio(ns: argparse.Namespace, start: CachedStart) -> RegistryServer:
+    """The stdio server of ``ns`` as ``run`` builds it, for the cached ``start`` that serves it
+    (``startcache.CachedStart``): the config is not checked again and each tool is built at its
+    first call, told to ``start.tool_built``.
 
     Raises:
         ConfigError: the config cannot be used.
     """
-    return _build(ns, _config(ns))
+    return _build(ns, _config(ns), start=start)
 
 
-def _build(ns: argparse.Namespace, config: Config, network: Network | None = None) -> RegistryServer:
+def _build(
+    ns: argparse.Namespace,
+    config: Config,
+    network: Network | None = None,
+    start: CachedStart | None = None,
+) -> RegistryServer:
     """The server of ``config`` as the command line asks for it (log level, own files, profile;
-    ``network``: the tokens and bind rules, checked with the rest). The start-up cache's folder
-    is one of the server's own files: a tool must not write the answers of a later start."""
+    ``network``: the tokens and bind rules, checked with the rest; ``start``: the cached start
+    it serves, ``build_server``'s ``listed``). The start-up cache's folder is one of the server's
+    own files: a tool must not write the answers of a later start."""
     from mcp_localtools.server import build_server
 
     start_cache = cache_dir(os.environ)  # whatever the transport or the cache setting
@@ -147,6 +154,8 @@ def _build(ns: argparse.Namespace, config: Config, network: Network | None = Non
         own_files=[*own_files(ns), *([start_cache] if start_cache is not None else [])],
         profile=ns.profile,
         network=network,
+        listed=start.tools.get("tools", []) if start is not None else None,
+        built=start.tool_built if start is not None else None,
     )
 
 

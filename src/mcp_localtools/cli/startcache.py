@@ -15,8 +15,14 @@ would serve a stale catalog). The entry also holds what must still be true on di
 are found, and the kernel's user-namespace switches bubblewrap needs.
 
 ``cached_start(argv)`` finds the entry of this start; when every check holds, the server is a
-``server.cached.CachedServer``, and the real server is built, exactly as without the cache, in
-the background once ``initialize`` is answered (a request that needs it first waits for it).
+``server.cached.CachedServer``, and the real server is built in the background once
+``initialize`` is answered (a request that needs it first waits for it), as without the cache
+except that its config is not checked again (the entry was written for a config that passed) and
+each tool is built at its first call (``tools.deferred_registry``): its module alone is imported
+then, and its definition compared with the entry's (``CachedStart.tool_built``). What is not a
+tool's (the instructions, the methods, the sandbox) is compared once the first request was
+answered (``CachedStart.verify``). An entry found to differ is removed, so the next start builds
+everything; this session keeps the tool list it was given.
 Anything else (no entry, an unreadable or corrupt one, a failed check,
 ``MCP_LOCALTOOLS_START_CACHE=0``) is a start without the cache. Not cached (always built): the
 network transports, ``[profiles]``, ``[server] select_tools``, ``[tools.custom]``, and a
@@ -42,6 +48,7 @@ from mcp_localtools.cli.startchecks import Checks, checks_before
 if TYPE_CHECKING:
     from mcp_localtools.config import Config
     from mcp_localtools.server.adapter import RegistryServer
+    from mcp_localtools.spec import ToolSpec
 
 __all__ = [
     "CACHE_ENV",
@@ -150,11 +157,17 @@ class CachedStart:
     path: Path
 
     def verify(self, real: RegistryServer) -> bool:
-        """Once the real server is built (blocking: waits for its sandbox probe), whether this
-        entry still tells what it tells; when it does not (a config saved or a root moved while
+        """Once the real server is built (blocking: starts its sandbox probe and waits for it),
+        whether this entry still tells what it tells of it (its tools are compared one by one as
+        they are built, ``tool_built``); when it does not (a config saved or a root moved while
         the entry was written, a sandbox that weakened since), the entry is removed so that the
         next start builds everything. This session's first command's ``sandboxNote`` tells the
         model of a weaker sandbox."""
+        route = real.routes.default
+        if route.workspace is not None and _serves_commands(real):
+            from mcp_localtools.tools.exec import probe_sandbox
+
+            probe_sandbox(route.workspace)  # as a full start's command tools do when registered
         fresh = _answers_now(real, wait=5.0)
         held = fresh is not None and fresh == {
             "info": self.info,
@@ -164,9 +177,22 @@ class CachedStart:
             "max_line_bytes": self.max_line_bytes,
         }
         if not held:
-            logger.info("the start-up cache's entry no longer matches the server; removed: %s", self.path)
-            self.path.unlink(missing_ok=True)
+            self._remove("the server")
         return held
+
+    def tool_built(self, spec: ToolSpec[Any], manifest: dict[str, Any]) -> None:
+        """A tool of a cached start was built (its first call): when its ``tools/list`` entry
+        (``manifest``, ``Registry.manifest``) is not the one this entry listed, the entry is
+        removed; the call is answered by the tool as built."""
+        from mcp_localtools.server.cached import listed_tool
+
+        listed = [tool for tool in self.tools.get("tools", []) if tool.get("name") == spec.name]
+        if listed != [listed_tool(manifest)]:
+            self._remove(f"the tool {spec.name}")
+
+    def _remove(self, what: str) -> None:
+        logger.info("the start-up cache's entry no longer matches %s; removed: %s", what, self.path)
+        self.path.unlink(missing_ok=True)
 
     def serve(self, build: Callable[[], RegistryServer]) -> int:
         """Serve stdio from this entry until the client leaves, ``build`` building the real
@@ -257,11 +283,21 @@ def _answers_now(server: RegistryServer, *, wait: float) -> dict[str, Any] | Non
     route = server.routes.default
     if route.workspace is None:
         return None
-    if any(spec.group == "exec" for spec in route.registry.specs()):  # else no notice is told
+    if _serves_commands(server):  # else no notice is told
         found = command_sandbox(route.workspace, timeout=wait)
         if (found is not None and found[0] == "probing") or sandbox_notice(route.workspace, timeout=0):
             return None
     return answers(server)
+
+
+def _serves_commands(server: RegistryServer) -> bool:
+    """Whether ``server`` serves a command tool (one of the exec group, maybe renamed), told
+    without building a held tool."""
+    from mcp_localtools.tools import GROUPS
+
+    registry = server.routes.default.registry
+    own = {served: name for name, served in registry.renamed.items()}
+    return any(own.get(name, name) in GROUPS["exec"] for name in registry.names())
 
 
 def record(

@@ -148,6 +148,7 @@ class RegistryServer(MCPServer[Any]):
         if self.tool_sets.is_select(name, session):
             return await self._select(route, session, arguments, context)
         call = await self._call(name, arguments, context, route, session)
+        await call.route.registry.ready(call.name)  # a cached start's tool: built at its first call
         self.sessions.start(session, id(call.route.registry), call.route.registry.start_session)
         try:
             return await self.pipeline(call)
@@ -186,6 +187,7 @@ class RegistryServer(MCPServer[Any]):
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         registry = self.routes.current().registry
+        await registry.ready()  # every tool's resources (a cached start builds its tools first)
         return [
             ResourceTemplate(
                 uri_template=source.uri_template,
@@ -203,6 +205,7 @@ class RegistryServer(MCPServer[Any]):
         route = self.routes.current()
         session = self.sessions.of(context, route.profile)
         route = await self.roots.route(route, session, context)
+        await route.registry.ready()
         try:
             page = route.registry.read_resource(str(uri), session.id)
         except NotFound as exc:

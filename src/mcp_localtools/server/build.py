@@ -9,9 +9,9 @@ profile with policies of its own, the routes, the approval policy and the pipeli
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 from mcp.server.auth.settings import AuthSettings
@@ -25,7 +25,6 @@ from mcp_localtools.audit import AuditLog, Scrubber
 from mcp_localtools.checks import Catalog, Network, check, read_tokens
 from mcp_localtools.config import Config, LimitsConfig
 from mcp_localtools.errors import ConfigError, Problem, raise_problems
-from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.registry import Registry
 from mcp_localtools.server.adapter import RegistryServer
@@ -36,10 +35,19 @@ from mcp_localtools.server.roots import ClientRoots
 from mcp_localtools.server.routes import Route, Routes
 from mcp_localtools.server.sessions import Sessions
 from mcp_localtools.server.toolsets import ToolSets
-from mcp_localtools.tools import catalog, profile_tools, registry_of
-from mcp_localtools.tools.exec import sandbox_notice
+from mcp_localtools.tools import (
+    BuiltFn,
+    builtin_names,
+    catalog,
+    deferred_registry,
+    profile_tools,
+    registry_of,
+)
 from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
+
+if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
+    from mcp_localtools.policy.execution import CommandRule
 
 __all__ = ["DEFAULT_STDIO_LINE_BYTES", "SERVER_NAME", "build_server", "create_server", "instructions_for"]
 
@@ -105,6 +113,9 @@ def tell_the_sandbox(routes: Routes) -> ServerMiddleware[Any]:
             spec.group == "exec" and route.serves(spec.name) for spec in route.registry.specs()
         ):
             return result
+        # Imported here, not with this module: a cached start's build imports no command tool.
+        from mcp_localtools.tools.exec import sandbox_notice
+
         notice = await anyio.to_thread.run_sync(
             functools.partial(sandbox_notice, route.workspace, timeout=_PROBE_WAIT_SECONDS)
         )
@@ -257,6 +268,8 @@ def build_server(
     profile: str | None = None,
     command_rule: CommandRule | None = None,
     network: Network | None = None,
+    listed: Sequence[Mapping[str, Any]] | None = None,
+    built: BuiltFn | None = None,
 ) -> RegistryServer:
     """Build the policies, the registry and the MCP server from a config (default: ``Config()``,
     the current directory as the only root). ``bearer_token`` and ``profile_tokens`` (token →
@@ -265,6 +278,9 @@ def build_server(
     tools (see ``build_registry``); ``own_files`` the server's config file, protected when it lies
     in a root (``Workspace``), as is the ``[audit]`` log (its default location, from ``environ``,
     lies outside the roots); ``command_rule`` a host's own rule for commands (``build_registry``).
+    ``listed``: a cached start's ``tools/list`` entries (``cli/startcache.py``; no profiles), whose
+    config passed this check before: it is not checked again and each tool is built at its first
+    use (``tools.deferred_registry``, telling ``built``).
 
     Raises:
         ConfigError: the config cannot be used (bad root, unknown tool in ``[tools]``,
@@ -275,6 +291,10 @@ def build_server(
     audit = AuditLog.from_config(config.audit, environ or {}) if config.audit.enabled else None
     protected = [*own_files, *(audit.files if audit is not None else ())]
     workspace = Workspace.from_config(config, environ=environ, own_files=protected, command_rule=command_rule)
+    if listed is not None and not config.profiles and profile is None:
+        held = deferred_registry(config, workspace, listed, built=built)
+        route = Route.of(held, base_dir=str(workspace.paths.base_dir), workspace=workspace)
+        return _server(Routes(route), config, workspace, audit, builtin_names(), log_level=log_level)
     known = catalog(workspace)
     problems = check(
         config,
@@ -300,10 +320,38 @@ def build_server(
         default, [spaces.get(name, workspace) for name in (profile_tokens or {}).values()]
     )
     tool_names = [name for _, name in known.names]  # declared tools too (approval.require may name them)
+    return _server(
+        routes,
+        config,
+        default,
+        audit,
+        tool_names,
+        log_level=log_level,
+        bearer_token=bearer_token,
+        profile_tokens=profile_tokens,
+        per_profile=roots_vary,
+    )
+
+
+def _server(
+    routes: Routes,
+    config: Config,
+    default: Workspace,
+    audit: AuditLog | None,
+    tool_names: Iterable[str],
+    *,
+    log_level: str,
+    bearer_token: str | None = None,
+    profile_tokens: Mapping[str, str] | None = None,
+    per_profile: bool = False,
+) -> RegistryServer:
+    """The server of ``build_server``: ``routes`` served with ``config``'s approval policy (over
+    ``tool_names``, every tool the server knows), ``audit`` log and limits; ``default`` is the
+    workspace of requests without a profile token."""
     return create_server(
         routes,
         instructions=instructions_for(
-            default.paths, per_profile=roots_vary, client_roots=config.paths.client_roots
+            default.paths, per_profile=per_profile, client_roots=config.paths.client_roots
         ),
         log_level=log_level,
         bearer_token=bearer_token,

@@ -10,7 +10,10 @@ other method (``tools/call``, ``resources/read`` ...) builds the real ``Registry
 a start without the cache does (in a worker thread, once), and that request and every later one go
 to the real server's own handlers on the same connection; ``tools/list`` does too from then on.
 The build starts in the background once ``initialize`` has been answered, so the first call
-usually finds the real server ready.
+usually finds the real server ready; its tools are built at their first call
+(``tools.deferred_registry``), and the entry is checked against it (``verify``) once the first
+request it serves has been answered (or the connection ended), so the first call never waits
+for that.
 The real server's lifespan (``Sessions.serving``) runs from its build until the connection ends.
 """
 
@@ -41,6 +44,7 @@ __all__ = [
     "LAZY_REQUESTS",
     "CachedServer",
     "answers",
+    "listed_tool",
     "readable",
     "refuse_second_initialize",
 ]
@@ -69,6 +73,9 @@ LAZY_NOTIFICATIONS: Mapping[str, type[types.NotificationParams]] = {
 }
 """The notifications a ``RegistryServer`` handles; before the real server is built there is no
 session for one to change, so it is dropped."""
+
+_AFTER_ANSWER_SECONDS = 0.1
+"""How long after the first answer the entry is verified (the answer is on its way by then)."""
 
 
 async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -107,6 +114,12 @@ def answers(server: RegistryServer) -> dict[str, Any]:
     }
 
 
+def listed_tool(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A tool's ``tools/list`` entry as ``answers`` writes it, from its manifest
+    (``Registry.manifest``)."""
+    return types.Tool.model_validate(manifest).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
 def readable(info: Mapping[str, Any], tools: Mapping[str, Any], methods: Sequence[str]) -> bool:
     """Whether an entry's ``info``, ``tools`` and ``methods`` make a ``CachedServer`` (a damaged
     entry is a start that builds everything, never a crash at every start)."""
@@ -129,7 +142,8 @@ class CachedServer:
             real server); None: the SDK's default.
         build: builds the real server (blocking; run in a worker thread, once).
         verify: run (blocking, in a worker thread, beside the requests) once the real server is
-            built: whether the entry still tells what it would (``CachedStart.verify``).
+            built and has answered a request (or the connection ended): whether the entry still
+            tells what it would (``CachedStart.verify``).
     """
 
     def __init__(
@@ -149,6 +163,7 @@ class CachedServer:
         self._building = anyio.Lock()
         self._tasks: TaskGroup | None = None
         self._done = anyio.Event()
+        self._answered = anyio.Event()
         self._prebuilding = False
         self.lowlevel: Server[Any] = Server(
             str(info["name"]),
@@ -206,7 +221,7 @@ class CachedServer:
                     if self._tasks is not None:
                         await self._tasks.start(self._live, real)
                         if self._verify is not None:
-                            self._tasks.start_soon(anyio.to_thread.run_sync, self._verify, real)
+                            self._tasks.start_soon(self._verify_later, real)
                     self._real = real
         assert self._real is not None, "built above, or by an earlier request"
         return self._real
@@ -230,6 +245,21 @@ class CachedServer:
         except MCPError:  # logged; the request that needs the server builds it again and answers why
             pass
 
+    async def _verify_later(self, real: RegistryServer) -> None:
+        """Run ``verify`` once the real server has answered a request (a moment later, so that
+        its answer is written first), or the connection ended."""
+        async with anyio.create_task_group() as waiting:
+
+            async def wake(event: anyio.Event, then: float) -> None:
+                await event.wait()
+                await anyio.sleep(then)
+                waiting.cancel_scope.cancel()
+
+            waiting.start_soon(wake, self._answered, _AFTER_ANSWER_SECONDS)
+            waiting.start_soon(wake, self._done, 0)
+        assert self._verify is not None, "scheduled only with a verify"
+        await anyio.to_thread.run_sync(self._verify, real)
+
     async def _live(self, real: MCPServer[Any], *, task_status: TaskStatus[None]) -> None:
         """Hold the real server's lifespan open until the connection ends."""
         lowlevel = lowlevel_server(real)
@@ -247,7 +277,10 @@ class CachedServer:
     def _forward_request(self, method: str) -> Callable[[ServerRequestContext[Any], Any], Any]:
         async def forward(ctx: ServerRequestContext[Any], params: Any) -> Any:
             real = await self.real_server()
-            return await self._handler(real, method)(ctx, params)
+            try:
+                return await self._handler(real, method)(ctx, params)
+            finally:
+                self._answered.set()
 
         return forward
 

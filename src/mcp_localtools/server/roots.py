@@ -390,7 +390,7 @@ def build_route(base: Route, roots: tuple[Path, ...]) -> tuple[Route, bool]:
     else:
         built = True
     route = Route.of(
-        build_registry(config, workspace=space),
+        build_registry(config, workspace=space, like=base.registry),
         base_dir=str(space.paths.base_dir),
         profile=base.profile,
         visible=base.visible,

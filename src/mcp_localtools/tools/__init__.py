@@ -4,46 +4,107 @@
 shell-style globs (``"fs"``, ``"text.*"``, ``"readfile"``). ``read_only`` keeps only the tools
 whose ``readOnlyHint`` is true. An entry that matches no known tool is a start-up error (a typo
 must not silently enable or disable nothing).
+
+The tool modules are listed in ``GROUPS`` and imported when a spec of theirs is built: a start
+that builds everything (``catalog``) imports them all; a cached start's ``deferred_registry``
+imports one at its tool's first call.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
 import logging
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from mcp_localtools.checks import INDEX_TOOLS, Catalog, check, chosen, pattern_problems, selected
 from mcp_localtools.config import Config, ProfileConfig, ToolsConfig
+from mcp_localtools.deferred import BuiltFn, DeferredRegistry
 from mcp_localtools.errors import ConfigError, Problem, raise_problems
-from mcp_localtools.policy.execution import CommandRule
 from mcp_localtools.registry import Registry
 from mcp_localtools.results import ToolResult
 from mcp_localtools.spec import CallContext, ToolArgs, ToolSpec
-from mcp_localtools.tools import code, fs, image, text, web
-from mcp_localtools.tools import exec as exec_tools
-from mcp_localtools.tools.exec._declared import declared_spec, declared_specs
 from mcp_localtools.workspace import Workspace
+
+if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
+    from mcp_localtools.policy.execution import CommandRule
 
 __all__ = [
     "GROUPS",
     "INDEX_TOOLS",
+    "BuiltFn",
     "all_specs",
     "build_registry",
+    "builtin_names",
     "catalog",
+    "deferred_registry",
     "profile_specs",
     "profile_tools",
     "registry_of",
     "select_tools",
     "spec_of",
+    "tool_module",
 ]
 
 logger = logging.getLogger(__name__)
 
-GROUPS = (fs, text, exec_tools, image, web, code)
-"""The tool groups; each lists its tool modules in ``MODULES``, and each module has ``spec(workspace)``."""
+GROUPS: Mapping[str, tuple[str, ...]] = {
+    "fs": (
+        "readfile",
+        "listdirectory",
+        "searchfiles",
+        "globfiles",
+        "directorytree",
+        "statpath",
+        "mimeforpath",
+        "mimeforextension",
+        "writefile",
+        "deletefile",
+        "makedirectory",
+        "movepath",
+        "copypath",
+    ),
+    "text": (
+        "readtextrange",
+        "findtext",
+        "inserttextlines",
+        "replacetextlines",
+        "deletetextlines",
+        "editfile",
+        "replaceinfiles",
+    ),
+    "exec": (
+        "shellcommand",
+        "runscript",
+        "startprocess",
+        "processoutput",
+        "waitprocess",
+        "writeprocess",
+        "stopprocess",
+        "listprocesses",
+    ),
+    "image": ("readimage",),
+    "web": ("httpget",),
+    "code": ("symbols", "findsymbol", "repomap", "semanticsearch"),
+}
+"""The tool groups (the packages under ``tools/``) and their tools, in catalog order: tool ``NAME``
+of group ``GROUP`` is the module ``tools/GROUP/NAME.py``, with ``spec(workspace)``. A module is
+imported when a spec of it is first built (``tool_module``), not with this package."""
+
+
+def tool_module(group: str, name: str) -> ModuleType:
+    """The module of tool ``name`` of ``group`` (``GROUPS``), imported now unless it already was.
+
+    Raises:
+        ImportError: no such tool module.
+    """
+    return importlib.import_module(f"{__name__}.{group}.{name}")
 
 
 def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
@@ -55,18 +116,31 @@ def all_specs(workspace: Workspace) -> list[ToolSpec[Any]]:
             ``[exec.scripts]`` entry), ``[index] languages`` names a language without a grammar, or a
             ``[tools.custom]`` table is invalid (its key path named).
     """
-    builtin = [spec_of(module, workspace) for group in GROUPS for module in group.MODULES]
-    return [*builtin, *declared_specs(workspace, _builtin_names())]
+    from mcp_localtools.tools.exec._declared import declared_specs
+
+    builtin = [
+        spec_of(tool_module(group, name), workspace) for group, names in GROUPS.items() for name in names
+    ]
+    return [*builtin, *declared_specs(workspace, builtin_names())]
 
 
-def spec_of(module: Any, workspace: Workspace) -> ToolSpec[Any]:
+def spec_of(module: ModuleType, workspace: Workspace) -> ToolSpec[Any]:
     """The spec of tool ``module`` (``tools/<group>/<name>.py``) bound to ``workspace``, its group
-    the name of the package it lives in: a tool module does not write it out."""
+    the name of the package it lives in: a tool module does not write it out.
+
+    Raises:
+        ConfigError: the group's settings are invalid.
+    """
     return dataclasses.replace(module.spec(workspace), group=module.__name__.split(".")[-2])
 
 
-def _builtin_names() -> frozenset[str]:
-    return frozenset(module.__name__.rpartition(".")[2] for group in GROUPS for module in group.MODULES)
+def _imported(group: str, name: str) -> bool:
+    return f"{__name__}.{group}.{name}" in sys.modules
+
+
+def builtin_names() -> frozenset[str]:
+    """The names of every built-in tool (``GROUPS``)."""
+    return frozenset(name for names in GROUPS.values() for name in names)
 
 
 def catalog(workspace: Workspace) -> Catalog:
@@ -76,15 +150,17 @@ def catalog(workspace: Workspace) -> Catalog:
     specs: list[ToolSpec[Any]] = []
     names: list[tuple[str, str]] = []
     problems: list[Problem] = []
-    for group in GROUPS:
-        for module in group.MODULES:
-            names.append((group.__name__.rpartition(".")[2], module.__name__.rpartition(".")[2]))
+    for group, tools in GROUPS.items():
+        for name in tools:
+            names.append((group, name))
             try:
-                specs.append(spec_of(module, workspace))
+                specs.append(spec_of(tool_module(group, name), workspace))
             except ConfigError as exc:
                 problems.append(Problem.of(exc))
+    from mcp_localtools.tools.exec._declared import declared_specs
+
     try:
-        declared = declared_specs(workspace, _builtin_names())
+        declared = declared_specs(workspace, builtin_names())
     except ConfigError as exc:  # the first table refused; the others are checked once it is mended
         problems.append(Problem.of(exc))
     else:
@@ -110,6 +186,7 @@ def build_registry(
     environ: Mapping[str, str] | None = None,
     workspace: Workspace | None = None,
     command_rule: CommandRule | None = None,
+    like: Registry | None = None,
 ) -> Registry:
     """A registry holding the tools ``config`` enables. A tool this platform cannot run
     (``ToolSpec.unsupported``) is left out, with a warning in the log that says why.
@@ -123,6 +200,9 @@ def build_registry(
         command_rule: the host's own rule for commands, asked before the execution policy: True
             runs a command whatever the blocklist says, False refuses it, None leaves it to the
             policy (``ExecutionPolicy.host_rule``; jeevesagent's ``allow_pattern``).
+        like: the registry of the route this one narrows (``server/roots.py``): when it holds
+            its tools until their first use (a cached start's ``DeferredRegistry``), so does
+            this one, from the same entries, and the config (checked then) is not checked again.
 
     Raises:
         ConfigError: a bad root (found first: the tools are built in the workspace).
@@ -130,6 +210,8 @@ def build_registry(
             bad rename, an unknown ``[approval] require`` entry, a bad profile ...), all at once.
     """
     workspace = workspace or Workspace.from_config(config, environ=environ, command_rule=command_rule)
+    if isinstance(like, DeferredRegistry):
+        return deferred_registry(config, workspace, like.listed, built=like.built)
     known = catalog(workspace)
     raise_problems(check(config, known, environ=workspace.environ))
     return registry_of(config, workspace, known)
@@ -138,26 +220,86 @@ def build_registry(
 def registry_of(config: Config, workspace: Workspace, known: Catalog) -> Registry:
     """The registry of the tools ``config`` serves out of ``known`` (built in ``workspace``),
     for a config ``checks.check`` passed (``build_registry`` and ``build_server`` check first)."""
-    rename = config.tools.rename
-    registry = Registry(
-        max_result_chars=config.limits.max_result_chars,
-        renamed=rename,
-        declare=lambda name, table: _telling_changes(
-            declared_spec(workspace, name, table, taken=_builtin_names(), where=f"register_map({name!r})"),
-            workspace,
-        ),
-    )
+    registry = Registry(**_registry_settings(config, workspace))
     left_out: dict[str, list[str]] = {}
     for spec in chosen(known, config):
         if spec.unsupported is not None:
             left_out.setdefault(spec.unsupported, []).append(spec.name)
             continue
-        if spec.name in rename:
-            spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
-        registry.register(_telling_changes(spec, workspace))
+        registry.register(_served(spec, config.tools.rename, workspace))
     for reason, names in left_out.items():
         logger.warning("not available on this platform: %s (%s)", ", ".join(sorted(names)), reason)
     return registry
+
+
+def deferred_registry(
+    config: Config,
+    workspace: Workspace,
+    listed: Sequence[Mapping[str, Any]],
+    *,
+    built: BuiltFn | None = None,
+) -> DeferredRegistry:
+    """The registry of a cached start (``cli/startcache.py``): the tools of ``listed``, the
+    ``tools/list`` entries of an earlier start with this ``config`` that passed ``checks.check``,
+    each held unbuilt (``DeferredRegistry.defer``) until its first use, when its module alone is
+    imported and its spec built in ``workspace`` as ``registry_of`` builds it; ``built(spec,
+    manifest)`` is called then (the start-up cache compares the manifest with the entry's). An entry that
+    names no built-in tool is left out, as a full start would not serve it."""
+    registry = DeferredRegistry(**_registry_settings(config, workspace), listed=tuple(listed), built=built)
+    rename = config.tools.rename
+    own_name = {served: own for own, served in rename.items()}
+    group_of = {name: group for group, names in GROUPS.items() for name in names}
+    for tool in listed:
+        name = own_name.get(str(tool["name"]), str(tool["name"]))
+        if name in group_of:
+            build = functools.partial(_deferred_spec, group_of[name], name, workspace, rename)
+            registry.defer(tool, build)
+    return registry
+
+
+def _deferred_spec(group: str, name: str, workspace: Workspace, rename: Mapping[str, str]) -> ToolSpec[Any]:
+    """The served spec of tool ``name`` of ``group`` (``deferred_registry``).
+
+    Raises:
+        ConfigError: the group's settings are invalid, or the tool does not run on this platform
+            (an entry that no longer holds).
+    """
+    spec = spec_of(tool_module(group, name), workspace)
+    if logger.isEnabledFor(logging.DEBUG):  # what a cached start imported so far, for whoever checks
+        loaded = [
+            f"{kind}.{tool}" for kind, tools in GROUPS.items() for tool in tools if _imported(kind, tool)
+        ]
+        logger.debug("built the tool %s; tool modules imported: %s", name, ", ".join(loaded))
+    if spec.unsupported is not None:
+        raise ConfigError(f"{name} is not available on this platform ({spec.unsupported})")
+    return _served(spec, rename, workspace)
+
+
+def _registry_settings(config: Config, workspace: Workspace) -> dict[str, Any]:
+    """A registry's settings: ``config``'s result budget and renames, and declaring tools in
+    ``workspace`` (``Registry.register_map``)."""
+
+    def declare(name: str, table: Mapping[str, Any]) -> ToolSpec[Any]:
+        from mcp_localtools.tools.exec._declared import declared_spec
+
+        where = f"register_map({name!r})"
+        return _telling_changes(
+            declared_spec(workspace, name, table, taken=builtin_names(), where=where), workspace
+        )
+
+    return {
+        "max_result_chars": config.limits.max_result_chars,
+        "renamed": config.tools.rename,
+        "declare": declare,
+    }
+
+
+def _served(spec: ToolSpec[Any], rename: Mapping[str, str], workspace: Workspace) -> ToolSpec[Any]:
+    """``spec`` as the server serves it: under its ``[tools] rename`` name, telling ``workspace``
+    what its calls change (``_telling_changes``)."""
+    if spec.name in rename:
+        spec = dataclasses.replace(spec, name=rename[spec.name], builtin_name=spec.name)
+    return _telling_changes(spec, workspace)
 
 
 def _telling_changes(spec: ToolSpec[Any], workspace: Workspace) -> ToolSpec[Any]:

@@ -1,43 +1,27 @@
 """The exec group: shellcommand and runscript under the execution policy, and the background
 process tools (startprocess, processoutput, waitprocess, writeprocess, stopprocess, listprocesses).
 
-One module per tool, named for it; each exposes ``spec(workspace)``, and all share one
-``ExecGroup`` (``_group``: the policy, sessions, sandbox and process runner) through
-``workspace.shared(ExecGroup.create)``. The subsystem they drive lives below ``tools/``:
-``processes/`` (running commands, background processes, exec sessions, kept outputs) and
-``sandbox/`` (what contains every command). Private to the tools: ``_envarg`` (the ``env``
+One module per tool, named for it and listed in ``tools.GROUPS``; each exposes
+``spec(workspace)``, and all share one ``ExecGroup`` (``_group``: the policy, sessions, sandbox
+and process runner) through ``workspace.shared(ExecGroup.create)``. The subsystem they drive
+lives below ``tools/``: ``processes/`` (running commands, background processes, exec sessions,
+kept outputs) and ``sandbox/`` (what contains every command). Private to the tools: ``_envarg`` (the ``env``
 argument's schema), ``_streaming`` (progress notifications), ``_report`` (result fields and
 text), ``_processview`` (what the process tools report, and waiting for a line).
 """
 
 from __future__ import annotations
 
-from mcp_localtools.tools.exec import (
-    listprocesses,
-    processoutput,
-    runscript,
-    shellcommand,
-    startprocess,
-    stopprocess,
-    waitprocess,
-    writeprocess,
-)
 from mcp_localtools.tools.exec._group import ExecGroup
 from mcp_localtools.workspace import Workspace
 
-__all__ = ["MODULES", "command_sandbox", "sandbox_notice"]
+__all__ = ["command_sandbox", "probe_sandbox", "sandbox_notice"]
 
-MODULES = (
-    shellcommand,
-    runscript,
-    startprocess,
-    processoutput,
-    waitprocess,
-    writeprocess,
-    stopprocess,
-    listprocesses,
-)
-"""The group's tool modules."""
+
+def probe_sandbox(workspace: Workspace) -> None:
+    """Start choosing the command sandbox of ``workspace`` in the background, as registering a
+    command tool does (``ToolSpec.on_register``), before any is built (a cached start's check)."""
+    workspace.shared(ExecGroup.create).sandbox.start()
 
 
 def command_sandbox(workspace: Workspace, *, timeout: float) -> tuple[str, str] | None:
