@@ -606,3 +606,45 @@ async def test_tools_list_after_the_first_call_is_the_built_ones(tmp_path: Path,
     assert seen[0] == seen[1] and not seen[0][0]
     assert "built the tool statpath" in (tmp_path / "stderr1.txt").read_text(encoding="utf-8"), "cached"
     assert len(_entries(env)) == 1, "the entry still holds"
+
+
+def test_a_config_saved_after_the_start_checked_it_is_served_as_it_is_now(
+    tmp_path: Path, project: Path
+) -> None:
+    # The entry's checks hold at spawn; the config is saved (read_only) before the server is built
+    # (after initialize). The build must see that and serve the config as it is now: a cached
+    # build once served the entry's writing tools under the read-only config (a cold review).
+    config = tmp_path / "config.toml"
+    config.write_text("", encoding="utf-8")
+    argv = ["--root", str(project), "--config", str(config)]
+    env = _env(tmp_path)
+    _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)  # writes the entry
+    process = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "mcp_localtools", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    with ThreadPoolExecutor(1) as reader:
+        err = reader.submit(process.stderr.read)
+        process.stdin.write(json.dumps(INITIALIZE) + "\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        config.write_text("[tools]\nread_only = true\n", encoding="utf-8")
+        write = _call(3, "writefile", {"path": "new.txt", "content": "x\n"})
+        process.stdin.write(json.dumps(INITIALIZED) + "\n" + json.dumps(write) + "\n")
+        process.stdin.flush()
+        reply = json.loads(process.stdout.readline())
+        process.stdin.close()
+        process.wait(timeout=60)
+        stderr = err.result(timeout=10)
+    process.stdout.close()
+    process.stderr.close()
+    assert Start({}, stderr, 0).cached, "served from the entry up to its build"
+    assert reply["id"] == 3 and ("error" in reply or reply["result"]["isError"]), reply
+    assert not (project / "new.txt").exists()
+    assert not _entries(env), "the entry that no longer matches the config is removed"

@@ -14,6 +14,7 @@ tool's first call does that work itself.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,8 +29,11 @@ from mcp_localtools.spec import ResourceSource, ToolSpec
 
 __all__ = ["BuiltFn", "DeferredRegistry"]
 
-BuiltFn = Callable[[ToolSpec[Any], dict[str, Any]], None]
-"""Told a deferred tool's spec and its fresh manifest (``Registry.manifest``) once it is built."""
+logger = logging.getLogger(__name__)
+
+BuiltFn = Callable[[str, dict[str, Any] | None], None]
+"""Told a deferred tool's name and its fresh manifest (``Registry.manifest``) once it is built,
+or None when its build failed."""
 
 
 @dataclass
@@ -45,8 +49,9 @@ class DeferredRegistry(Registry):
     Args:
         listed: the ``tools/list`` entries it was made from (``tools.deferred_registry``; a
             registry for a client's roots is made from them again).
-        built: told each held tool's spec and its fresh manifest (``Registry.manifest``) once
-            it is built.
+        built: told each held tool's name and its fresh manifest (``Registry.manifest``) once
+            it is built, or None when its build raised (then the tool stays held, and its next
+            use tries again and raises again).
     """
 
     listed: tuple[Mapping[str, Any], ...] = ()
@@ -57,7 +62,7 @@ class DeferredRegistry(Registry):
     def defer(self, listed: Mapping[str, Any], build: Callable[[], ToolSpec[Any]]) -> None:
         """Hold the tool whose ``tools/list`` entry (wire JSON, the registry's from now on: not
         copied) is ``listed``; ``build()`` returns its spec (named ``listed["name"]``) at its first
-        use, then ``built(spec, manifest)`` is called.
+        use, then ``built(name, manifest)`` is called.
 
         Raises:
             SpecError: the name is taken.
@@ -81,13 +86,27 @@ class DeferredRegistry(Registry):
             held = self._held.get(name)
             if held is None:  # built meanwhile
                 return
-            spec = held.build()
-            if spec.name != name:
-                raise SpecError(f"the deferred tool {name!r} was built as {spec.name!r}")
+            try:
+                spec = held.build()
+                if spec.name != name:
+                    raise SpecError(f"the deferred tool {name!r} was built as {spec.name!r}")
+                # Registered before it stops being held: the event loop asks ``in`` and ``names``
+                # without the lock, and the tool must be in the registry all the while.
+                super().register(spec)
+            except Exception:
+                self._tell(name, None)
+                raise
             del self._held[name]
-            super().register(spec)
-        if self.built is not None:
-            self.built(spec, super().manifest(name))
+        self._tell(name, super().manifest(name))
+
+    def _tell(self, name: str, manifest: dict[str, Any] | None) -> None:
+        """``built(name, manifest)``, whose failure is logged, not the call's."""
+        if self.built is None:
+            return
+        try:
+            self.built(name, manifest)
+        except Exception:
+            logger.exception("telling that the tool %s was built failed", name)
 
     def _build_all(self) -> None:
         for name in list(self._held):
@@ -118,8 +137,8 @@ class DeferredRegistry(Registry):
         return dict(held.listed) if held is not None else super().manifest(name)
 
     def names(self) -> list[str]:
-        """Registered and held tool names, sorted."""
-        return sorted([*super().names(), *self._held])
+        """Registered and held tool names, sorted (a tool being built is both for a moment)."""
+        return sorted({*super().names(), *self._held})
 
     def specs(self) -> list[ToolSpec[Any]]:
         """Every spec, the held ones built first."""
@@ -137,7 +156,7 @@ class DeferredRegistry(Registry):
         return super().read_resource(uri, session_id)
 
     def __len__(self) -> int:
-        return super().__len__() + len(self._held)
+        return len(self.names())
 
     def __contains__(self, name: object) -> bool:
         return name in self._held or super().__contains__(name)

@@ -119,12 +119,18 @@ def _no_roots_warning(ns: argparse.Namespace, config: Config) -> str | None:
 def build_stdio(ns: argparse.Namespace, start: CachedStart) -> RegistryServer:
     """The stdio server of ``ns`` as ``run`` builds it, for the cached ``start`` that serves it
     (``startcache.CachedStart``): the config is not checked again and each tool is built at its
-    first call, told to ``start.tool_built``.
+    first call, told to ``start.tool_built``. When the config file, a program or a root no longer
+    is what the entry was written for (saved since the start's checks, before this build read it),
+    the entry is removed and the whole server built and checked from the config as it is now.
 
     Raises:
-        ConfigError: the config cannot be used.
+        ConfigError, ConfigProblems: the config cannot be used.
     """
-    return _build(ns, _config(ns), start=start)
+    config = _config(ns)
+    if checks_before(ns.config, config) != start.checks:
+        start.remove("the config, a program or a root, changed since this start's checks")
+        return _build(ns, config)
+    return _build(ns, config, start=start)
 
 
 def _build(

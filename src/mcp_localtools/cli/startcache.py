@@ -48,7 +48,6 @@ from mcp_localtools.cli.startchecks import Checks, checks_before
 if TYPE_CHECKING:
     from mcp_localtools.config import Config
     from mcp_localtools.server.adapter import RegistryServer
-    from mcp_localtools.spec import ToolSpec
 
 __all__ = [
     "CACHE_ENV",
@@ -155,6 +154,7 @@ class CachedStart:
     line: str | None
     warnings: list[tuple[str, str]]
     path: Path
+    checks: Checks
 
     def verify(self, real: RegistryServer) -> bool:
         """Once the real server is built (blocking: starts its sandbox probe and waits for it),
@@ -177,22 +177,30 @@ class CachedStart:
             "max_line_bytes": self.max_line_bytes,
         }
         if not held:
-            self._remove("the server")
+            self.remove("the server")
         return held
 
-    def tool_built(self, spec: ToolSpec[Any], manifest: dict[str, Any]) -> None:
+    def tool_built(self, name: str, manifest: dict[str, Any] | None) -> None:
         """A tool of a cached start was built (its first call): when its ``tools/list`` entry
-        (``manifest``, ``Registry.manifest``) is not the one this entry listed, the entry is
-        removed; the call is answered by the tool as built."""
+        (``manifest``, ``Registry.manifest``) is not the one this entry listed, or it could not be
+        built (None: a full start would have refused to start, or left it out), the entry is
+        removed; the call is answered by the tool as built, or with its error."""
         from mcp_localtools.server.cached import listed_tool
 
-        listed = [tool for tool in self.tools.get("tools", []) if tool.get("name") == spec.name]
-        if listed != [listed_tool(manifest)]:
-            self._remove(f"the tool {spec.name}")
+        listed = [tool for tool in self.tools.get("tools", []) if tool.get("name") == name]
+        if manifest is None:
+            self.remove(f"the tool {name}, which could not be built")
+        elif listed != [listed_tool(manifest)]:
+            self.remove(f"the tool {name}")
 
-    def _remove(self, what: str) -> None:
+    def remove(self, what: str) -> None:
+        """Remove this entry, which no longer tells ``what`` as it is (logged; a file that cannot
+        be removed is logged too, never raised)."""
         logger.info("the start-up cache's entry no longer matches %s; removed: %s", what, self.path)
-        self.path.unlink(missing_ok=True)
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:
+            logger.warning("the start-up cache's entry %s cannot be removed: %s", self.path, exc)
 
     def serve(self, build: Callable[[], RegistryServer]) -> int:
         """Serve stdio from this entry until the client leaves, ``build`` building the real
@@ -255,6 +263,7 @@ def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
             line=data["line"],
             warnings=[(str(name), str(message)) for name, message in data["warnings"]],
             path=folder / f"{key}.json",
+            checks=checks,
         )
         from mcp_localtools.server.cached import readable
 

@@ -242,8 +242,9 @@ def deferred_registry(
     """The registry of a cached start (``cli/startcache.py``): the tools of ``listed``, the
     ``tools/list`` entries of an earlier start with this ``config`` that passed ``checks.check``,
     each held unbuilt (``DeferredRegistry.defer``) until its first use, when its module alone is
-    imported and its spec built in ``workspace`` as ``registry_of`` builds it; ``built(spec,
-    manifest)`` is called then (the start-up cache compares the manifest with the entry's). An entry that
+    imported and its spec built in ``workspace`` as ``registry_of`` builds it; ``built(name,
+    manifest)`` is called then (the start-up cache compares the manifest with the entry's;
+    None: the build failed). An entry that
     names no built-in tool is left out, as a full start would not serve it."""
     registry = DeferredRegistry(**_registry_settings(config, workspace), listed=tuple(listed), built=built)
     rename = config.tools.rename
