@@ -56,6 +56,7 @@ without one)."""
 BROAD_EXCEPTS: dict[str, str] = {
     "mcp_localtools.registry:Registry._invoke": "an unexpected tool exception becomes internal_error",
     "mcp_localtools.registry:_each": "a failing session start or end callback must not stop the others",
+    "mcp_localtools.deferred:DeferredRegistry._tell": "the start-up cache's bookkeeping must not fail a call",
     "mcp_localtools.parsers.worker:main": "the worker's boundary: decoders raise anything",
     "mcp_localtools.stdio:_Wire.send": "a reply that cannot be encoded is logged and answered with an error",
     "mcp_localtools.sandbox.bwrap:find_bwrap": "a bubblewrap wheel without its binary means no bwrap here",
