@@ -17,7 +17,7 @@ __all__ = ["SCHEMA", "connect", "create_indexes", "drop_indexes"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 10; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 11; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """
@@ -103,13 +103,27 @@ def _open(path: Path | None) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA cache_size = -16000")  # 16 MB of pages at most
         _check_schema(db)
-        create_indexes(db)  # a bulk build that was cut short left them out
+        _create_missing_indexes(db)
         db.execute("SELECT count(*) FROM files").fetchone()
         db.execute("SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH 'a'").fetchone()
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _create_missing_indexes(db: sqlite3.Connection) -> None:
+    """The secondary indexes a bulk build that was cut short left out, made now if the database
+    is free; when another connection holds it (a first build, which makes them at its end) or it
+    cannot be written, the answers come without them, only slower (logged)."""
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        create_indexes(db)
+    except sqlite3.OperationalError as exc:
+        db.rollback()
+        logger.debug("the code index's secondary indexes are not made now: %s", exc)
+    finally:
+        db.execute("PRAGMA busy_timeout = 30000")
 
 
 def _check_length(path: Path) -> None:

@@ -24,8 +24,10 @@ _PARAMETERS = frozenset({"parameters", "lambda_parameters", "formal_parameters"}
 """Parameter lists: a use in one (a default) is evaluated outside the function it belongs to."""
 _FUNCTIONS = frozenset(
     {"function_definition", "lambda", "function_declaration", "function_expression", "arrow_function",
-     "method_definition"}
+     "generator_function", "generator_function_declaration", "method_definition", "class_static_block"}
 )  # fmt: skip
+"""What JavaScript's ``var`` belongs to (and Python's functions): a generator and a class static
+block are functions for it."""
 _IMPORTING = frozenset({"require"})
 
 

@@ -329,3 +329,31 @@ async def test_a_javascript_block_binds_its_names_only_inside_it(tmp_path: Path,
     assert result.structured_content is not None, text_of(result)
     uses = {u["line"] for u in result.structured_content["references"] if u["path"] == f"lib/blocks.{ext}"}
     assert uses == {10, 19, 28}
+
+
+GENERATORS = (
+    "import { helper } from './util';\n\n"
+    "export function outer() {\n"  # 3
+    "  function* inner() {\n    var helper = 1;\n    return helper;\n  }\n"  # 4-7: the generator's own var
+    "  return helper(1);\n}\n\n"  # 8: the import
+    "export const gen = function* () {\n  var helper = 2;\n  yield helper(2);\n};\n\n"  # 11-14: its own
+    "export function params() {\n  function* withParam(helper) {\n    yield helper;\n  }\n"  # 16-19
+    "  return helper(3);\n}\n\n"  # 20: the import
+    "export class K {\n  static {\n    var helper = 3;\n    helper(4);\n  }\n}\n"  # 23-28: the block's own
+)
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_generator_or_static_block_keeps_its_var_and_parameters(tmp_path: Path, ext: str) -> None:
+    # A generator function and a class static block are functions for var and for their
+    # parameters: a var or a parameter there does not shadow the import in the function around
+    # them, and is not the import inside them (a cold review found var escaping past a generator).
+    _write(
+        tmp_path,
+        {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", f"lib/gen.{ext}": GENERATORS},
+    )
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {u["line"] for u in result.structured_content["references"] if u["path"] == f"lib/gen.{ext}"}
+    assert uses == {8, 20}
