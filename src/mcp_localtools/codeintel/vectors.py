@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 __all__ = ["BODY_WEIGHT", "DIMENSIONS", "Embedder", "VectorTable", "chunk_vectors"]
@@ -94,17 +95,20 @@ class Embedder:
         """Whether embeddings can be made (loads the model)."""
         return self._load() is not None
 
-    def _ids(self, model: Any, words: Sequence[str]) -> list[tuple[int, ...]]:
-        missing = [word for word in dict.fromkeys(words) if word not in self._word_ids]
-        if missing:
-            if len(self._word_ids) + len(missing) > MAX_WORDS:
-                self._word_ids.clear()
-            # One word at a time: as fast, and no thread pool (``encode_batch``'s spins while
-            # other processes hold the cores: 12 times slower while a build's workers parse).
-            encode = model.tokenizer.encode
-            for word in missing:
-                self._word_ids[word] = tuple(encode(word, add_special_tokens=False).ids)
-        return [self._word_ids[word] for word in words]
+    def _remember(self, model: Any, words: Iterable[str]) -> None:
+        """Tokenize and remember those of ``words`` not remembered yet; when they would make more
+        than ``MAX_WORDS``, the remembered ones are forgotten and all of ``words`` tokenized again
+        (those of them remembered before went too)."""
+        distinct = dict.fromkeys(words)
+        missing = [word for word in distinct if word not in self._word_ids]
+        if missing and len(self._word_ids) + len(missing) > MAX_WORDS:
+            self._word_ids.clear()
+            missing = list(distinct)
+        # One word at a time: as fast, and no thread pool (``encode_batch``'s spins while
+        # other processes hold the cores: 12 times slower while a build's workers parse).
+        encode = model.tokenizer.encode
+        for word in missing:
+            self._word_ids[word] = tuple(encode(word, add_special_tokens=False).ids)
 
     def embed(self, texts: Sequence[Sequence[str]]) -> Any:
         """The normalised embeddings of ``texts``, each given as its words
@@ -124,14 +128,14 @@ class Embedder:
         for start in range(0, len(texts), _BATCH):
             batch = texts[start : start + _BATCH]
             with self._lock:
-                self._ids(model, [word for words in batch for word in words])  # one tokenizer call
-                known = self._word_ids
-                ids = [[i for word in words for i in known.get(word, ())][:MAX_TOKENS] for words in batch]
+                self._remember(model, chain.from_iterable(batch))
+                known = self._word_ids.__getitem__  # every word of the batch is remembered now
+                ids = [list(chain.from_iterable(map(known, words)))[:MAX_TOKENS] for words in batch]
             lengths = np.array([len(row) for row in ids], dtype=np.int64)
             filled = lengths > 0
             if not filled.any():
                 continue
-            flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
+            flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
             np.clip(flat, 0, table.shape[0] - 1, out=flat)
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[filled]
             with self._gather_lock:  # the tokens' rows gathered into one reused buffer
