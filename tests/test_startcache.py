@@ -76,14 +76,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, "XDG_CACHE_HOME": str(tmp_path / "cache"), **extra}
 
 
-def _start(
-    argv: list[str], messages: list[dict[str, Any]], env: dict[str, str], cwd: Path, *, linger: float = 0
-) -> Start:
-    """Spawn the server with ``argv``, send ``messages``, keep stdin open until the cache holds
-    an entry written since (at most ``linger`` seconds: an entry is written once the sandbox
-    probe has chosen, after the first replies), close it and wait for the server to exit."""
-    before = {entry: entry.stat().st_mtime_ns for entry in _entries(env)}
-    process = subprocess.Popen(
+def _spawn(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """The server (``-X importtime``: ``Start.cached`` reads the trace) with text pipes."""
+    return subprocess.Popen(
         [sys.executable, "-X", "importtime", "-m", "mcp_localtools", *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -92,6 +87,16 @@ def _start(
         env=env,
         cwd=cwd,
     )
+
+
+def _start(
+    argv: list[str], messages: list[dict[str, Any]], env: dict[str, str], cwd: Path, *, linger: float = 0
+) -> Start:
+    """Spawn the server with ``argv``, send ``messages``, keep stdin open until the cache holds
+    an entry written since (at most ``linger`` seconds: an entry is written once the sandbox
+    probe has chosen, after the first replies), close it and wait for the server to exit."""
+    before = {entry: entry.stat().st_mtime_ns for entry in _entries(env)}
+    process = _spawn(argv, env, cwd)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     # Both pipes are drained from the start: the import trace alone can pass a pipe's 64 KiB, and
     # a server whose stderr is full blocks at its next import, whatever thread makes it (its
@@ -619,15 +624,7 @@ def test_a_config_saved_after_the_start_checked_it_is_served_as_it_is_now(
     argv = ["--root", str(project), "--config", str(config)]
     env = _env(tmp_path)
     _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)  # writes the entry
-    process = subprocess.Popen(
-        [sys.executable, "-X", "importtime", "-m", "mcp_localtools", *argv],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+    process = _spawn(argv, env, tmp_path)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     with ThreadPoolExecutor(1) as reader:
         err = reader.submit(process.stderr.read)
