@@ -62,3 +62,20 @@ def test_a_failing_built_callback_is_logged_and_the_tool_served(caplog: pytest.L
     with caplog.at_level(logging.ERROR, logger="mcp_localtools.deferred"):
         assert registry.get("echo").name == "echo"
     assert "telling that the tool echo was built failed" in caplog.text
+
+
+def test_a_register_that_fails_half_way_is_tried_again_whole() -> None:
+    # Registering stores the spec, then runs its on_register: one that raised left the tool both
+    # registered and held, and every later use failed with "registered twice" (a cold review).
+    starts: list[int] = []
+
+    def on_register() -> None:
+        starts.append(1)
+        if len(starts) == 1:
+            raise RuntimeError("cannot start a thread")
+
+    registry = DeferredRegistry()
+    registry.defer(LISTED, lambda: dataclasses.replace(spec(), on_register=on_register))
+    with pytest.raises(RuntimeError):
+        registry.get("echo")
+    assert registry.get("echo").name == "echo" and len(starts) == 2

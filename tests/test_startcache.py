@@ -8,12 +8,14 @@ call) from a built one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -89,6 +91,18 @@ def _spawn(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[
     )
 
 
+@contextlib.contextmanager
+def _killed_on_failure(process: subprocess.Popen[str]) -> Iterator[None]:
+    """Kill ``process`` if the block fails: its pipes' reader threads then end, and the test fails
+    instead of waiting for ever on them."""
+    try:
+        yield
+    except BaseException:
+        process.kill()
+        process.wait(timeout=30)
+        raise
+
+
 def _start(
     argv: list[str], messages: list[dict[str, Any]], env: dict[str, str], cwd: Path, *, linger: float = 0
 ) -> Start:
@@ -101,7 +115,7 @@ def _start(
     # Both pipes are drained from the start: the import trace alone can pass a pipe's 64 KiB, and
     # a server whose stderr is full blocks at its next import, whatever thread makes it (its
     # sandbox probe then "times out" though bwrap ran in milliseconds).
-    with ThreadPoolExecutor(2) as readers:
+    with ThreadPoolExecutor(2) as readers, _killed_on_failure(process):
         out, err = readers.submit(process.stdout.read), readers.submit(process.stderr.read)
         process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
         process.stdin.flush()
@@ -626,16 +640,16 @@ def test_a_config_saved_after_the_start_checked_it_is_served_as_it_is_now(
     _start(argv, [INITIALIZE, INITIALIZED, LIST], env, tmp_path, linger=30)  # writes the entry
     process = _spawn(argv, env, tmp_path)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    with ThreadPoolExecutor(1) as reader:
+    with ThreadPoolExecutor(2) as reader, _killed_on_failure(process):
         err = reader.submit(process.stderr.read)
         process.stdin.write(json.dumps(INITIALIZE) + "\n")
         process.stdin.flush()
-        assert json.loads(process.stdout.readline())["id"] == 1
+        assert json.loads(reader.submit(process.stdout.readline).result(timeout=60))["id"] == 1
         config.write_text("[tools]\nread_only = true\n", encoding="utf-8")
         write = _call(3, "writefile", {"path": "new.txt", "content": "x\n"})
         process.stdin.write(json.dumps(INITIALIZED) + "\n" + json.dumps(write) + "\n")
         process.stdin.flush()
-        reply = json.loads(process.stdout.readline())
+        reply = json.loads(reader.submit(process.stdout.readline).result(timeout=60))
         process.stdin.close()
         process.wait(timeout=60)
         stderr = err.result(timeout=10)

@@ -51,7 +51,7 @@ class DeferredRegistry(Registry):
             registry for a client's roots is made from them again).
         built: told each held tool's name and its fresh manifest (``Registry.manifest``) once
             it is built, or None when its build raised (then the tool stays held, and its next
-            use tries again and raises again).
+            use tries again); it must not use this registry.
     """
 
     listed: tuple[Mapping[str, Any], ...] = ()
@@ -94,10 +94,16 @@ class DeferredRegistry(Registry):
                 # without the lock, and the tool must be in the registry all the while.
                 super().register(spec)
             except Exception:
-                self._tell(name, None)
+                self._unregister(name)  # a register that failed half-way must not block a retry
+                self._tell(name, None)  # under the lock: ``built`` must not use this registry
                 raise
             del self._held[name]
         self._tell(name, super().manifest(name))
+
+    def _unregister(self, name: str) -> None:
+        """Drop what a ``register`` of ``name`` that raised half-way (its ``on_register``) kept."""
+        self._specs.pop(name, None)
+        self._schemas.pop(name, None)
 
     def _tell(self, name: str, manifest: dict[str, Any] | None) -> None:
         """``built(name, manifest)``, whose failure is logged, not the call's."""
@@ -138,7 +144,7 @@ class DeferredRegistry(Registry):
 
     def names(self) -> list[str]:
         """Registered and held tool names, sorted (a tool being built is both for a moment)."""
-        return sorted({*super().names(), *self._held})
+        return sorted({*self._held, *super().names()})  # held first: the writer drops it last
 
     def specs(self) -> list[ToolSpec[Any]]:
         """Every spec, the held ones built first."""

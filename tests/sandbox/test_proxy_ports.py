@@ -139,3 +139,20 @@ def test_a_bad_entry_stops_the_server_at_start_naming_the_key(
 def test_good_entries_are_taken(tmp_path: object, entries: list[str]) -> None:
     config = config_for(tmp_path, exec={"sandbox": {"allowed_domains": entries}})  # type: ignore[arg-type]
     assert config.exec.sandbox.allowed_domains == entries
+
+
+def test_stopping_the_proxy_ends_the_tunnels_it_serves(services: tuple[int, int]) -> None:
+    # stop() closed only the listener: an open tunnel lived on in the proxy's thread, and its task
+    # was later destroyed pending with its sockets unclosed (a ResourceWarning failed CI once).
+    opened, _ = services
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = ProxyServer([f"localhost:{opened}"], WebConfig()).serve(listener, lambda refusal: None)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(f"CONNECT localhost:{opened} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        assert connection.recv(4096).startswith(b"HTTP/1.1 200")
+        connection.sendall(b"ping")
+        assert connection.recv(4096) == b"ping"
+        stop()
+        connection.settimeout(5)
+        assert connection.recv(4096) == b"", "the tunnel is closed when the proxy stops"

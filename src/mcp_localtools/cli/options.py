@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tomllib
@@ -10,7 +11,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from mcp_localtools.checks import TOKEN_ENV
-from mcp_localtools.cli.startcache import configure_logging
+from mcp_localtools.cli.startcache import cache_dir, configure_logging
+from mcp_localtools.cli.startchecks import make_folder
 from mcp_localtools.config import Config, load_config, parse_config
 from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.implicit_root import implicit_root_refusal, user_home
@@ -173,8 +175,19 @@ def _file_sets_roots(path: str) -> bool:
 
 def own_files(ns: argparse.Namespace) -> list[str]:
     """The server's own files, protected from tools and commands when they lie in a root: the
-    config file and the profiles' token files (``[server] auth_token_file`` the workspace adds)."""
+    config file, the profiles' token files (``[server] auth_token_file`` the workspace adds) and
+    the start-up cache's folder, whatever the transport or the cache setting (a tool must not
+    write the answers of a later start). The folder is made here if it is missing: the sandbox
+    holds a protected path read-only only if it exists, so a command could otherwise make it and
+    forge an entry."""
     files = [ns.config] if ns.config else []
     if ns.config:
         files += [p.token_file for p in load_config(ns.config).profiles.values() if p.token_file]
+    start_cache = cache_dir(os.environ)
+    if start_cache is not None:
+        try:
+            make_folder(start_cache)
+        except OSError as exc:
+            logging.getLogger(__name__).debug("the start-up cache %s cannot be made: %s", start_cache, exc)
+        files.append(str(start_cache))
     return files

@@ -18,7 +18,7 @@ from mcp_localtools.cli.options import (
     no_roots_message,
     own_files,
 )
-from mcp_localtools.cli.startcache import CachedStart, Checks, cache_dir, cacheable, checks_before, record
+from mcp_localtools.cli.startcache import CachedStart, Checks, cacheable, checks_before, record
 from mcp_localtools.config import Config
 
 if TYPE_CHECKING:  # imported when a server is built, not when the CLI starts
@@ -141,23 +141,14 @@ def _build(
 ) -> RegistryServer:
     """The server of ``config`` as the command line asks for it (log level, own files, profile;
     ``network``: the tokens and bind rules, checked with the rest; ``start``: the cached start
-    it serves, ``build_server``'s ``listed``). The start-up cache's folder is one of the server's
-    own files: a tool must not write the answers of a later start."""
+    it serves, ``build_server``'s ``listed``); ``own_files`` holds the start-up cache's folder."""
     from mcp_localtools.server import build_server
 
-    start_cache = cache_dir(os.environ)  # whatever the transport or the cache setting
-    if start_cache is not None:
-        # Made now if missing: the sandbox holds a protected path read-only only if it exists, so
-        # a command could otherwise create the folder and forge an entry for the next start.
-        try:
-            start_cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            logger.debug("the start-up cache folder %s cannot be made: %s", start_cache, exc)
     return build_server(
         config,
         log_level=_log_level(ns),
         environ=os.environ,
-        own_files=[*own_files(ns), *([start_cache] if start_cache is not None else [])],
+        own_files=own_files(ns),
         profile=ns.profile,
         network=network,
         listed=start.tools.get("tools", []) if start is not None else None,

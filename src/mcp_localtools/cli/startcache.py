@@ -38,12 +38,12 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_localtools._version import __version__
-from mcp_localtools.cli.startchecks import Checks, checks_before
+from mcp_localtools.cli.startchecks import Checks, checks_before, make_folder, private
 
 if TYPE_CHECKING:
     from mcp_localtools.config import Config
@@ -155,6 +155,8 @@ class CachedStart:
     warnings: list[tuple[str, str]]
     path: Path
     checks: Checks
+    removed: list[str] = field(default_factory=list, compare=False)
+    """Why this entry was removed, once it was (then nothing more is compared with it)."""
 
     def verify(self, real: RegistryServer) -> bool:
         """Once the real server is built (blocking: starts its sandbox probe and waits for it),
@@ -163,6 +165,8 @@ class CachedStart:
         the entry was written, a sandbox that weakened since), the entry is removed so that the
         next start builds everything. This session's first command's ``sandboxNote`` tells the
         model of a weaker sandbox."""
+        if self.removed:  # already found stale (a fallback build serves the config as it is)
+            return False
         route = real.routes.default
         if route.workspace is not None and _serves_commands(real):
             from mcp_localtools.tools.exec import probe_sandbox
@@ -187,6 +191,8 @@ class CachedStart:
         removed; the call is answered by the tool as built, or with its error."""
         from mcp_localtools.server.cached import listed_tool
 
+        if self.removed:
+            return
         listed = [tool for tool in self.tools.get("tools", []) if tool.get("name") == name]
         if manifest is None:
             self.remove(f"the tool {name}, which could not be built")
@@ -196,6 +202,9 @@ class CachedStart:
     def remove(self, what: str) -> None:
         """Remove this entry, which no longer tells ``what`` as it is (logged; a file that cannot
         be removed is logged too, never raised)."""
+        if self.removed:
+            return  # once: a later start with this key may have written a good entry since
+        self.removed.append(what)
         logger.info("the start-up cache's entry no longer matches %s; removed: %s", what, self.path)
         try:
             self.path.unlink(missing_ok=True)
@@ -244,7 +253,7 @@ def cached_start(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
     if folder is None or not enabled(environ):
         return None
     try:
-        if not _private(folder):
+        if not private(folder):
             return None
         key = start_key(argv, environ, str(Path.cwd()))
         data = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
@@ -350,8 +359,8 @@ def record(
             "line": line,
             "warnings": [list(warning) for warning in warnings],
         }
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not _private(folder):
+        make_folder(folder)
+        if not private(folder):
             logger.warning("the start-up cache %s is not private to this user; it is not used", folder)
             return None
         _write(folder / f"{key}.json", json.dumps(entry))
@@ -385,20 +394,3 @@ def _prune(folder: Path) -> None:
     for left in folder.glob("*.tmp"):
         if left.stat().st_mtime < time.time() - 60:
             left.unlink(missing_ok=True)
-
-
-def _private(folder: Path) -> bool:
-    """True when ``folder`` is a directory of this user that nobody else may write, nor any folder
-    above it (each is this user's or root's, and writable by others only when sticky, as /tmp;
-    POSIX; on Windows the user's profile holds it): another user's entries must never be served,
-    nor ours written where another user could swap them."""
-    info = folder.stat()
-    if not hasattr(os, "getuid"):  # pragma: no cover - Windows
-        return True
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return False
-    for above in Path(os.path.realpath(folder)).parents:
-        info = above.stat()
-        if info.st_uid not in (os.getuid(), 0) or (info.st_mode & 0o022 and not info.st_mode & 0o1000):
-            return False
-    return True

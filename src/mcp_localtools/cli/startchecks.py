@@ -1,6 +1,6 @@
 """What must still hold on disk for a start-up cache entry to serve (``startcache``): the config
 file's content, the kernel's user-namespace switches, which ``bwrap`` and ``rg`` binaries are
-found, and the roots as they resolve."""
+found, and the roots as they resolve; and the cache's folder, made and found private to this user."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mcp_localtools.config import Config
 
-__all__ = ["Checks", "checks_before"]
+__all__ = ["Checks", "checks_before", "make_folder", "private"]
 
 _PROGRAMS = ("bwrap", "rg")
 """Programs whose location the start-up line and the sandbox probe depend on."""
@@ -89,3 +89,33 @@ def checks_before(config_file: str | None, config: Config | None = None) -> Chec
         paths = config.paths
         roots = [*paths.allowed_roots, *([paths.work_base_dir] if paths.work_base_dir else [])]
     return Checks.now([*files, *_KERNEL_SWITCHES], _PROGRAMS, roots, os.environ.get("PATH"))
+
+
+def make_folder(folder: Path) -> None:
+    """Make ``folder`` and each missing folder above it, private to this user (``0o700``: a
+    parent made with the process's mode would be group-writable under umask 002, and ``private``
+    would then refuse the cache for good).
+
+    Raises:
+        OSError: a folder cannot be made (a read-only home, a file in the way).
+    """
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    for path in reversed(missing):
+        path.mkdir(mode=0o700, exist_ok=True)
+
+
+def private(folder: Path) -> bool:
+    """True when ``folder`` is a directory of this user that nobody else may write, nor any folder
+    above it (each is this user's or root's, and writable by others only when sticky, as /tmp;
+    POSIX; on Windows the user's profile holds it): another user's entries must never be served,
+    nor ours written where another user could swap them."""
+    info = folder.stat()
+    if not hasattr(os, "getuid"):  # pragma: no cover - Windows
+        return True
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return False
+    for above in Path(os.path.realpath(folder)).parents:
+        info = above.stat()
+        if info.st_uid not in (os.getuid(), 0) or (info.st_mode & 0o022 and not info.st_mode & 0o1000):
+            return False
+    return True

@@ -116,19 +116,32 @@ class ProxyServer:
         loop = self._running_loop()
         listener.setblocking(False)
         holder: dict[str, asyncio.base_events.Server] = {}
+        live: set[asyncio.Task[None]] = set()  # connections being served, ended by stop()
 
         async def start() -> None:
             async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                await self._handle(reader, writer, record)
+                task = asyncio.current_task()
+                assert task is not None
+                live.add(task)
+                try:
+                    await self._handle(reader, writer, record)
+                finally:
+                    live.discard(task)
 
             holder["server"] = await asyncio.start_server(handle, sock=listener, limit=_HEAD_BYTES)
 
         asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=10)
 
-        def stop() -> None:
+        def close() -> None:
             server = holder.get("server")
-            if server is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(server.close)
+            if server is not None:
+                server.close()
+            for task in list(live):  # each closes its sockets as it ends
+                task.cancel()
+
+        def stop() -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(close)
 
         return stop
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp_localtools.errors import SandboxUnavailable
 from mcp_localtools.spec import CallContext
 from mcp_localtools.tools.exec._streaming import OutputStreamer, streaming
 from tests.helpers import text_of
@@ -50,6 +51,14 @@ async def test_streaming_starts_nothing_unless_the_caller_asked_for_progress() -
         streamer.command("cmd")
         streamer.feed("stdout", b"out\n")
     assert "\n".join(recorder.messages).splitlines() == ["$ cmd", "out"]
+
+
+async def test_a_refusal_inside_streaming_reaches_the_caller_as_itself() -> None:
+    # Inside the streamer's task group a ToolError was wrapped in an ExceptionGroup, which the
+    # registry answers as internal_error: a watched command's sandbox error lost its code.
+    with pytest.raises(SandboxUnavailable):
+        async with streaming(CallContext(progress=Recorder()), 1024):
+            raise SandboxUnavailable("the sandbox stopped")
 
 
 async def test_output_without_newlines_is_streamed_up_to_the_budget_as_it_arrives() -> None:

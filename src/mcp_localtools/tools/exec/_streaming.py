@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcp_localtools.errors import ToolError
 from mcp_localtools.spec import CallContext
 
 __all__ = ["OutputStreamer", "streaming"]
@@ -126,8 +127,9 @@ async def streaming(context: CallContext, limit: int) -> AsyncIterator[OutputStr
     (everything queued sent) when the body ends; None, and no task or task group at all, when the
     caller did not ask for progress (a short command then costs what running it costs).
 
-    The body must keep ``ToolError`` refusals to itself: with a streamer, what the body raises
-    reaches the caller wrapped in an ``ExceptionGroup``.
+    A ``ToolError`` the body raises (a sandbox that stopped between commands) reaches the caller
+    as itself, not wrapped in the task group's ``ExceptionGroup``: its code is the same whether
+    the client watches the output or not.
 
     Args:
         context: the call's context (``progress`` None: nothing is streamed).
@@ -136,8 +138,14 @@ async def streaming(context: CallContext, limit: int) -> AsyncIterator[OutputStr
     if context.progress is None:
         yield None
         return
-    async with anyio.create_task_group() as tasks:
-        streamer = OutputStreamer(context, limit)
-        tasks.start_soon(streamer.send_all)
-        yield streamer
-        await streamer.finish()
+    try:
+        async with anyio.create_task_group() as tasks:
+            streamer = OutputStreamer(context, limit)
+            tasks.start_soon(streamer.send_all)
+            yield streamer
+            await streamer.finish()
+    except ExceptionGroup as group:
+        refusals = [error for error in group.exceptions if isinstance(error, ToolError)]
+        if len(group.exceptions) == 1 and refusals:
+            raise refusals[0] from None
+        raise
