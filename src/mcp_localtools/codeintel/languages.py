@@ -227,6 +227,8 @@ def _together(
 
     kept = [(text, query) for text, query in parts if query is not None]
     counts = [query.pattern_count if query is not None else 0 for _, query in parts]
+    if len(kept) <= 1:  # at most one query: it already is the whole, compiled once
+        return tuple((query, counts[0], counts[0] + counts[1]) for _, query in kept if query is not None)
     try:
         whole = tree_sitter.Query(language, "\n".join(text for text, _ in kept))
         if whole.pattern_count == sum(counts):
