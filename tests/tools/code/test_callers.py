@@ -320,15 +320,18 @@ BLOCKS = (
 async def test_a_javascript_block_binds_its_names_only_inside_it(tmp_path: Path, ext: str) -> None:
     # let, const, a for loop's names, a switch's cases and a catch's parameter shadow the import
     # only inside their block or statement; var belongs to the whole function.
-    _write(
-        tmp_path,
-        {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", f"lib/blocks.{ext}": BLOCKS},
-    )
+    assert await _helper_uses(tmp_path, f"lib/blocks.{ext}", BLOCKS) == {10, 19, 28}
+
+
+async def _helper_uses(tmp_path: Path, path: str, source: str) -> set[int]:
+    """The lines of ``path`` (``source``, beside a ``lib/util`` exporting ``helper``) that
+    ``findsymbol`` gives as uses of ``helper``."""
+    ext = path.rpartition(".")[2]
+    _write(tmp_path, {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", path: source})
     async with connect(config_for(tmp_path)) as client:
         result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
     assert result.structured_content is not None, text_of(result)
-    uses = {u["line"] for u in result.structured_content["references"] if u["path"] == f"lib/blocks.{ext}"}
-    assert uses == {10, 19, 28}
+    return {u["line"] for u in result.structured_content["references"] if u["path"] == path}
 
 
 GENERATORS = (
@@ -348,12 +351,4 @@ async def test_a_generator_or_static_block_keeps_its_var_and_parameters(tmp_path
     # A generator function and a class static block are functions for var and for their
     # parameters: a var or a parameter there does not shadow the import in the function around
     # them, and is not the import inside them (a cold review found var escaping past a generator).
-    _write(
-        tmp_path,
-        {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", f"lib/gen.{ext}": GENERATORS},
-    )
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
-    assert result.structured_content is not None, text_of(result)
-    uses = {u["line"] for u in result.structured_content["references"] if u["path"] == f"lib/gen.{ext}"}
-    assert uses == {8, 20}
+    assert await _helper_uses(tmp_path, f"lib/gen.{ext}", GENERATORS) == {8, 20}
