@@ -304,3 +304,20 @@ def test_mcp_localtools_allowed_commands_runs_only_the_listed_commands(project: 
         "--config", "c.toml", "tools", "--json", cwd=project, env={"MCP_LOCALTOOLS_ALLOWED_COMMANDS": " "}
     )
     assert "Only these commands run" not in json.dumps(json.loads(unset.stdout))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--root", "/srv/a", "--read-only"],
+        ["serve", "--root", "/srv/a", "--log-level", "DEBUG"],
+        ["--root", "/srv/a", "serve", "--ignore-client-roots"],
+        ["--config", "c.toml", "--transport", "stdio"],
+    ],
+)
+def test_the_serving_parser_reads_a_serving_command_line_as_the_whole_parser_does(args: list[str]) -> None:
+    # A cached start parses its command line with serve's parser alone (cli/main._real_server).
+    from mcp_localtools.cli.main import parser
+
+    assert vars(parser(serving=True).parse_args(args)) == vars(parser().parse_args(args))

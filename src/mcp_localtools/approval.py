@@ -16,19 +16,20 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
 from mcp_localtools.config import APPROVAL_CLASSES, ApprovalConfig, AuditConfig
 from mcp_localtools.errors import ApprovalDenied, ConfigError, ScanError, ToolError
 from mcp_localtools.policy.commandrules import REFUSED_ENV
-from mcp_localtools.policy.gittrust import git_may_run_programs
-from mcp_localtools.policy.scanner import Dialect, scan
 from mcp_localtools.regexes import compile_re2, searchable
 from mcp_localtools.scrubber import Scrubber
 from mcp_localtools.spec import ToolSpec
 from mcp_localtools.units import printable
+
+if TYPE_CHECKING:  # the scanner is imported by the first command read (the exec tools import it)
+    from mcp_localtools.policy.scanner import Dialect
 
 __all__ = [
     "APPROVE",
@@ -338,6 +339,9 @@ class ApprovalPolicy:
 def _trusted_words(command: Any, dialect: Dialect, trusted: set[str]) -> set[str] | None:
     """The program words of ``command`` when each is a bare trusted name and the command neither
     redirects nor assigns; None when it must be asked about."""
+    from mcp_localtools.policy.gittrust import git_may_run_programs
+    from mcp_localtools.policy.scanner import scan
+
     if not isinstance(command, str) or ">" in command or _assigns_program_env(command):
         return None
     try:

@@ -15,6 +15,7 @@ long strings are cut. The audit log (``audit.py``) uses it; the approval questio
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -37,52 +38,49 @@ _NAME_CHARS = 64
 """Longest name part a pattern reads (characters after the first): bounded, so no pattern rescans
 a long run of name characters from each of its starts (``a.a.a.a...`` was quadratic)."""
 
-_TOKEN_SHAPES = re.compile(
-    r"(?i:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}"
+_SHAPES = (
+    r"(?s)(?i:bearer|basic|token|digest)\s+[A-Za-z0-9._~+/=-]{8,}"
     r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}"
     r"|sk-[A-Za-z0-9_-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|[rp]k_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|xox[abprse]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}"
     r"|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-    re.DOTALL,
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
 )
 """Secrets recognised by their shape alone: an ``Authorization`` scheme and its credentials,
 well-known token prefixes (GitHub, GitLab, OpenAI/Anthropic, Stripe, Slack, AWS, Google, npm,
 Hugging Face, PyPI), JWTs, and PEM private-key blocks."""
-_URL_USERINFO = re.compile(
+_URL_USERINFO = (
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,31}://)(?P<user>[^/\s:@'\"]*)(?::(?P<password>[^/\s@'\"]*))?@"
 )
 """``scheme://user:password@host``: the password (and a user name that is itself a token, as in
 ``https://<token>@github.com``) is masked, the host kept."""
-_USER_FLAG = re.compile(
-    r"(?P<flag>(?<![\w-])(?:-u|--user)(?:[ \t]+|=))(?P<user>[^\s:'\"]+):(?P<password>[^\s'\"]+)"
-)
+_USER_FLAG = r"(?P<flag>(?<![\w-])(?:-u|--user)(?:[ \t]+|=))(?P<user>[^\s:'\"]+):(?P<password>[^\s'\"]+)"
 """curl's ``-u user:password`` / ``--user user:password``."""
-_ATTACHED_P = re.compile(r"(?P<flag>(?<![\w-])-p)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)")
+_ATTACHED_P = r"(?P<flag>(?<![\w-])-p)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)"
 """The MySQL/MariaDB client's ``-pPASSWORD``, also quoted (``-p'pass word'``; attached: ``-p 22``
 and ``mkdir -p`` are left alone); see ``_attached_password``."""
-_MYSQL = re.compile(r"(?i)\b(?:mysql\w*|mariadb\w*)\b")
-_SEPARATE_P = re.compile(r"(?P<flag>(?<![\w-])-p[ \t]+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)")
+_MYSQL = r"(?i)\b(?:mysql\w*|mariadb\w*)\b"
+_SEPARATE_P = r"(?P<flag>(?<![\w-])-p[ \t]+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)"
 """``-p PASSWORD`` (a word of its own), masked only in a command of ``_P_PASSWORD`` (``ssh -p 22``
 is a port)."""
-_P_PASSWORD = re.compile(r"\bsshpass\b|\b(?:docker|podman|nerdctl|buildah)\b[^\n;&|]{0,200}?\blogin\b")
+_P_PASSWORD = r"\bsshpass\b|\b(?:docker|podman|nerdctl|buildah)\b[^\n;&|]{0,200}?\blogin\b"  # noqa: S105
 """Commands whose ``-p`` takes a password: ``sshpass -p``, ``docker``/``podman login -p``."""
-_OPENSSL_PASS = re.compile(r"(?P<flag>(?<![\w-])-pass(?:in|out|word)?[ \t]+['\"]?pass:)(?P<value>[^\s'\"]+)")
+_OPENSSL_PASS = r"(?P<flag>(?<![\w-])-pass(?:in|out|word)?[ \t]+['\"]?pass:)(?P<value>[^\s'\"]+)"  # noqa: S105
 """OpenSSL's ``-passin pass:PASSWORD`` / ``-passout pass:PASSWORD`` / ``-pass pass:PASSWORD``."""
-_CONFIG_SET = re.compile(
+_CONFIG_SET = (
     r"(?P<name>(?<![\w-])config(?:ure)?[ \t]+set[ \t]+[^\s=]{1,200})(?P<sep>[ \t]+)"
     r"(?P<value>\"[^\"]*\"|'[^']*'|\S+)"
 )
 """``aws configure set aws_secret_access_key VALUE``, ``npm config set //host/:_authToken VALUE``:
 masked when the setting's name looks secret."""
-_FLAG_LETTERS = re.compile(r"[a-z]{1,12}")
-_JSON_PAIR = re.compile(
+_FLAG_LETTERS = r"[a-z]{1,12}"
+_JSON_PAIR = (
     rf'"(?P<name>[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|[^\s,}}\]]+)'
 )
 """``"password": "..."`` in JSON written into a string."""
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = (
     rf"(?P<name>\b[A-Za-z_][\w.-]{{0,{_NAME_CHARS}}})"
     rf"(?P<sep>[ \t]{{0,16}}=[ \t]{{0,16}}|:(?!//)(?!{re.escape(MASK)}@)[ \t]*)" + _VALUE
 )
@@ -90,11 +88,18 @@ _ASSIGNMENT = re.compile(
 query parameters; neither a URL's ``scheme://`` nor its ``user:***@`` (its password, masked
 before) is a ``name:``, so the query parameters after them are still seen (``user:`` took the
 rest of the URL, ``?token=...`` included, for its value)."""
-_FLAG = re.compile(rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)(?!-)" + _VALUE)
+_FLAG = rf"(?P<name>(?<![\w-])--?[A-Za-z][\w-]{{0,{_NAME_CHARS}}})(?P<sep>[ \t]+)(?!-)" + _VALUE
 """``--name value`` / ``-name value``; the value never starts with ``-``, so ``--verbose`` does not
 take ``--password`` for its value and hide the pair after it."""
 _TOKEN_USER_CHARS = 16
 """A URL user name this long is taken for a token (``https://ghp_...@github.com``) and masked."""
+
+
+@functools.cache
+def _re(source: str) -> re.Pattern[str]:
+    """The pattern ``source`` (one of the module's), compiled at its first use: a server that never
+    scrubs (no audit log, no question with text) never compiles them."""
+    return re.compile(source)
 
 
 def digest(data: bytes) -> dict[str, Any]:
@@ -149,22 +154,22 @@ class Scrubber:
         return value
 
     def text(self, text: str) -> str:
-        """``text`` with secrets masked wherever they appear (``_TOKEN_SHAPES``; a URL's user
+        """``text`` with secrets masked wherever they appear (``_SHAPES``; a URL's user
         password; ``-u user:password``; ``-pPASSWORD``; ``NAME=value``, ``name: value``, query
         parameters, ``--name value`` and JSON pairs whose name matches ``secret_names``), cut to
         1000 characters (then the original's size and sha256 follow). Linear in ``text``'s length:
         only its first ``_SCRUBBED_CHARS`` characters are searched."""
         head = text[:_SCRUBBED_CHARS]
-        masked = _TOKEN_SHAPES.sub(MASK, head)
-        masked = _URL_USERINFO.sub(_masked_userinfo, masked)
-        masked = _USER_FLAG.sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
-        mysql = _MYSQL.search(masked) is not None
-        masked = _ATTACHED_P.sub(lambda m: _attached_password(m, mysql=mysql), masked)
-        if _P_PASSWORD.search(masked) is not None:
-            masked = _SEPARATE_P.sub(_masked_value, masked)
-        masked = _OPENSSL_PASS.sub(_masked_value, masked)
+        masked = _re(_SHAPES).sub(MASK, head)
+        masked = _re(_URL_USERINFO).sub(_masked_userinfo, masked)
+        masked = _re(_USER_FLAG).sub(lambda m: f"{m['flag']}{m['user']}:{MASK}", masked)
+        mysql = _re(_MYSQL).search(masked) is not None
+        masked = _re(_ATTACHED_P).sub(lambda m: _attached_password(m, mysql=mysql), masked)
+        if _re(_P_PASSWORD).search(masked) is not None:
+            masked = _re(_SEPARATE_P).sub(_masked_value, masked)
+        masked = _re(_OPENSSL_PASS).sub(_masked_value, masked)
         for pattern in (_JSON_PAIR, _CONFIG_SET, _ASSIGNMENT, _FLAG):
-            masked = pattern.sub(self._masked_pair, masked)
+            masked = _re(pattern).sub(self._masked_pair, masked)
         if len(masked) > _MAX_STRING or len(head) < len(text):
             info = digest(text.encode("utf-8", "surrogatepass"))
             masked = masked[:_MAX_STRING] + f"[... cut: {info['bytes']} bytes, sha256 {info['sha256']}]"
@@ -184,7 +189,7 @@ def _attached_password(match: re.Match[str], *, mysql: bool) -> str:
     value = match["value"]
     if value[:1] in ("'", '"'):  # quoted: a value, never more short flags
         return f"{match['flag']}{value[0]}{MASK}{value[0]}"
-    if mysql or not _FLAG_LETTERS.fullmatch(value):
+    if mysql or not _re(_FLAG_LETTERS).fullmatch(value):
         return match["flag"] + MASK
     return match[0]
 

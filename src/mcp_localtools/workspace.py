@@ -25,10 +25,10 @@ from mcp_localtools.parsers.runner import ParserRunner
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.policy.protected import below_any, protected_paths, unprotected_paths
 from mcp_localtools.search import DeferredEngine
-from mcp_localtools.search.engine import Engine
 
 if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
     from mcp_localtools.policy.execution import CommandRule
+    from mcp_localtools.search.engine import Engine
 
 __all__ = ["ServedRoots", "Workspace"]
 

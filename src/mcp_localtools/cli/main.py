@@ -80,10 +80,12 @@ environment:
 """
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(*, serving: bool = False) -> argparse.ArgumentParser:
     """The whole command line: serve's options at the top, and one parser per subcommand (in
-    the order ``--help`` lists them; each module has ``add_parser`` and ``run``)."""
-    from mcp_localtools.cli import audit, call, example, index, serve, token, tools
+    the order ``--help`` lists them; each module has ``add_parser`` and ``run``). With
+    ``serving``, only ``serve``'s (the top's and its subcommand's): it parses any command line
+    that serves as the whole one does, at a third of its cost."""
+    from mcp_localtools.cli import serve
     from mcp_localtools.cli.options import Parser
 
     top = Parser(
@@ -95,18 +97,24 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"mcp-localtools {__version__}")
     serve.add_options(top, suppress=False)
     commands = top.add_subparsers(dest="command", metavar="{serve,tools,call,token,audit,config,index}")
-    for command in (serve, tools, call, token, audit, index, example):
-        command.add_parser(commands)
+    if serving:
+        serve.add_parser(commands)
+    else:
+        from mcp_localtools.cli import audit, call, example, index, token, tools
+
+        for command in (serve, tools, call, token, audit, index, example):
+            command.add_parser(commands)
     top.set_defaults(run=serve.run)
     return top
 
 
 def _real_server(args: list[str], start: CachedStart) -> RegistryServer:
     """The stdio server a start with ``args`` builds, served from the cache's ``start`` (its
-    tools built at their first call)."""
+    tools built at their first call). Only a start that serves writes an entry, so ``args``
+    serve: serve's parser alone reads them."""
     from mcp_localtools.cli.serve import build_stdio
 
-    ns = parser().parse_args(args)
+    ns = parser(serving=True).parse_args(args)
     ns.argv = args
     return build_stdio(ns, start)
 

@@ -6,7 +6,6 @@ import argparse
 import logging
 import os
 import sys
-import tomllib
 from pathlib import Path
 from typing import NoReturn
 
@@ -168,6 +167,8 @@ def no_roots_message(ns: argparse.Namespace, lead: str = "no root to work in") -
 
 def _file_sets_roots(path: str) -> bool:
     """True when the config file at ``path`` (already loaded once) sets ``[paths] allowed_roots``."""
+    import tomllib
+
     with Path(path).expanduser().open("rb") as handle:
         paths = tomllib.load(handle).get("paths")
     return isinstance(paths, dict) and "allowed_roots" in paths

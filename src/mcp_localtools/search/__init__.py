@@ -7,42 +7,69 @@ ripgrep runs ``rg --version``).
 
 Its modules: ripgrep (``rg.py``; ``rgrecords.py`` parses its output, one regex pass per chunk) and a
 pure-Python fallback (``native.py``, ``walk.py``, ``ignore.py``, ``regex.py``) with identical
-results; ``DeferredEngine`` picks one at the first search.
+results; ``DeferredEngine`` picks one at the first search. The engines' modules are imported
+then too (``default_engine``; the package's ``NativeEngine``, ``RipgrepEngine`` and
+``find_ripgrep`` at their first use), so a server that never searches never imports them.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from mcp_localtools.search.engine import (
-    ContentQuery,
-    Engine,
-    FileHits,
-    ListingReport,
-    Progress,
-    WalkFilters,
-)
-from mcp_localtools.search.native import NativeEngine
-from mcp_localtools.search.rg import RipgrepEngine, find_ripgrep
+if TYPE_CHECKING:
+    from mcp_localtools.search.engine import (
+        ContentQuery,
+        Engine,
+        FileHits,
+        ListingReport,
+        Progress,
+        WalkFilters,
+    )
+    from mcp_localtools.search.native import NativeEngine
+    from mcp_localtools.search.rg import RipgrepEngine, find_ripgrep
 
-__all__ = ["DeferredEngine", "Engine", "NativeEngine", "RipgrepEngine", "default_engine"]
+__all__ = ["DeferredEngine", "Engine", "NativeEngine", "RipgrepEngine", "default_engine", "find_ripgrep"]
 
 logger = logging.getLogger(__name__)
 
+_LAZY = {
+    "Engine": "mcp_localtools.search.engine",
+    "NativeEngine": "mcp_localtools.search.native",
+    "RipgrepEngine": "mcp_localtools.search.rg",
+    "find_ripgrep": "mcp_localtools.search.rg",
+}
+"""Each public name imported at its first use → its module."""
+
+
+def __getattr__(name: str) -> Any:
+    """``NativeEngine``, ``RipgrepEngine``, ``find_ripgrep`` and ``Engine``, imported at their
+    first use (PEP 562) and then kept in the package like any other name."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 def default_engine() -> Engine:
-    """Ripgrep when it is installed (see ``find_ripgrep``), else the Python engine."""
-    executable = find_ripgrep()
+    """Ripgrep when it is installed (the package's ``find_ripgrep``), else the Python engine
+    (blocking: runs ``rg --version`` once)."""
+    package = importlib.import_module(__name__)
+    executable = package.find_ripgrep()
     if executable is None:
         logger.info("no ripgrep 14+ found; searching with the Python engine")
-        return NativeEngine()
+        native: type[NativeEngine] = package.NativeEngine
+        return native()
     logger.debug("searching with %s", executable)
-    return RipgrepEngine(executable)
+    ripgrep: type[RipgrepEngine] = package.RipgrepEngine
+    return ripgrep(executable)
 
 
 class DeferredEngine:

@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
-from pydantic import AnyHttpUrl
 
 from mcp_localtools._version import __version__
 from mcp_localtools.approval import ApprovalPolicy
@@ -43,7 +41,6 @@ from mcp_localtools.tools import (
     profile_tools,
     registry_of,
 )
-from mcp_localtools.transports import StaticTokenVerifier
 from mcp_localtools.workspace import Workspace
 
 if TYPE_CHECKING:  # the rule is only passed on: its policy module is imported by the exec tools
@@ -133,7 +130,12 @@ def _sdk_security(
     """``MCPServer``'s auth and request-state keyword arguments (and ``RegistryServer``'s
     ``request_state_ttl``)."""
     settings: dict[str, Any] = {"request_state_ttl": None}
-    if bearer_token is not None or profile_tokens:
+    if bearer_token is not None or profile_tokens:  # a network server: its modules imported now
+        from mcp.server.auth.settings import AuthSettings
+        from pydantic import AnyHttpUrl
+
+        from mcp_localtools.transports.auth import StaticTokenVerifier
+
         settings["token_verifier"] = StaticTokenVerifier(bearer_token, profile_tokens)
         # issuer_url is required by the SDK but published nowhere: no metadata routes are served.
         settings["auth"] = AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None)

@@ -15,7 +15,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.types import Tool
 
 from mcp_localtools.registry import Registry
-from mcp_localtools.transports import PROFILE_SCOPE
+from mcp_localtools.transports.auth import PROFILE_SCOPE
 from mcp_localtools.workspace import Workspace
 
 __all__ = ["Route", "Routes"]

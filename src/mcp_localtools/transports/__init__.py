@@ -36,11 +36,15 @@ bound socket). Token files are read by ``tokens.py``; the bind rules are ``check
 
 from __future__ import annotations
 
-from mcp_localtools.checks import is_loopback
-from mcp_localtools.tokens import MIN_TOKEN_CHARS, read_token_file
-from mcp_localtools.transports.auth import PROFILE_SCOPE, StaticTokenVerifier, token_principal
-from mcp_localtools.transports.edge import NetworkSettings
-from mcp_localtools.transports.serve import http_app, serve_network
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_localtools.checks import is_loopback
+    from mcp_localtools.tokens import MIN_TOKEN_CHARS, read_token_file
+    from mcp_localtools.transports.auth import PROFILE_SCOPE, StaticTokenVerifier, token_principal
+    from mcp_localtools.transports.edge import NetworkSettings
+    from mcp_localtools.transports.serve import http_app, serve_network
 
 __all__ = [
     "MIN_TOKEN_CHARS",
@@ -53,3 +57,23 @@ __all__ = [
     "serve_network",
     "token_principal",
 ]
+
+_HOME = {
+    "MIN_TOKEN_CHARS": "mcp_localtools.tokens",
+    "PROFILE_SCOPE": "mcp_localtools.transports.auth",
+    "NetworkSettings": "mcp_localtools.transports.edge",
+    "StaticTokenVerifier": "mcp_localtools.transports.auth",
+    "http_app": "mcp_localtools.transports.serve",
+    "is_loopback": "mcp_localtools.checks",
+    "read_token_file": "mcp_localtools.tokens",
+    "serve_network": "mcp_localtools.transports.serve",
+    "token_principal": "mcp_localtools.transports.auth",
+}
+"""Each public name → its module, imported at first use: a stdio server (whose routes read
+``auth.PROFILE_SCOPE``) never imports the HTTP app and uvicorn's glue."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(import_module(_HOME[name]), name)
+    raise AttributeError(f"module 'mcp_localtools.transports' has no attribute {name!r}")
