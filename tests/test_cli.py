@@ -321,3 +321,20 @@ def test_the_serving_parser_reads_a_serving_command_line_as_the_whole_parser_doe
     from mcp_localtools.cli.main import parser
 
     assert vars(parser(serving=True).parse_args(args)) == vars(parser().parse_args(args))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["call", "readfile", '{"path": "a.txt", "limit": 1}'],
+        ["--config", "missing.toml", "call", "readfile", "{}"],
+        ["--config", "missing.toml"],  # serving, with a config that cannot be read
+    ],
+)
+def test_the_command_line_collects_garbage_as_before_once_it_returns(project: Path, args: list[str]) -> None:
+    # main pauses the cyclic collector for the start-up (cli/main.resume_collection).
+    import gc
+
+    run(*args, cwd=project)
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0, "nothing of this process stays frozen"

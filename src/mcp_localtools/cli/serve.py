@@ -142,18 +142,22 @@ def _build(
     """The server of ``config`` as the command line asks for it (log level, own files, profile;
     ``network``: the tokens and bind rules, checked with the rest; ``start``: the cached start
     it serves, ``build_server``'s ``listed``); ``own_files`` holds the start-up cache's folder."""
+    from mcp_localtools.cli.main import resume_collection
     from mcp_localtools.server import build_server
 
-    return build_server(
-        config,
-        log_level=_log_level(ns),
-        environ=os.environ,
-        own_files=own_files(ns),
-        profile=ns.profile,
-        network=network,
-        listed=start.tools.get("tools", []) if start is not None else None,
-        built=start.tool_built if start is not None else None,
-    )
+    try:
+        return build_server(
+            config,
+            log_level=_log_level(ns),
+            environ=os.environ,
+            own_files=own_files(ns),
+            profile=ns.profile,
+            network=network,
+            listed=start.tools.get("tools", []) if start is not None else None,
+            built=start.tool_built if start is not None else None,
+        )
+    finally:
+        resume_collection()  # paused by main for the start-up
 
 
 def _serve_stdio(
