@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
+from mcp_localtools import compat
 from mcp_localtools.processes.environment import (
     BEGIN_MARKER,
     END_MARKER,
@@ -147,3 +149,28 @@ async def test_a_probe_with_nothing_usable_is_reported(tmp_path: Path) -> None:
     env = environment({"SHELL": str(fake), "PATH": os.defpath}, tmp_path)
     defaults = await env.defaults()
     assert defaults.problem == "bootstrap env produced no usable variables" and defaults.env == {}
+
+
+@pytest.mark.skipif(compat.IS_WINDOWS, reason="a POSIX login shell")
+async def test_a_probe_stopped_mid_profile_lets_the_profile_clean_up(tmp_path: Path) -> None:
+    # pyenv's rehash (run by many profiles, often twice) holds a lock file that its EXIT trap
+    # removes. An interactive shell ignores SIGTERM: a probe stopped with it went on to the next
+    # rehash, which the SIGKILL half a second later cut short, lock left behind, and every later
+    # login shell waited 60 s for it. The probe is stopped as a terminal's hang-up stops a shell.
+    home = tmp_path / "home"
+    home.mkdir()
+    lock = home / "lock"
+    (home / "rehash").write_text(
+        f"trap 'rm -f {lock}' EXIT\n: > {lock}\nwhile :; do :; done\n", encoding="utf-8"
+    )
+    (home / ".bash_profile").write_text(f"bash {home / 'rehash'}\nbash {home / 'rehash'}\n", encoding="utf-8")
+    env = environment({"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, tmp_path)
+    with anyio.move_on_after(30):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(env.defaults)
+            with anyio.fail_after(10):
+                while not lock.exists():
+                    await anyio.sleep(0.05)
+            tasks.cancel_scope.cancel()  # the server stops while the profile runs
+    await anyio.sleep(0.5)
+    assert not lock.exists(), "the profile's EXIT traps ran, and no second rehash was cut short"

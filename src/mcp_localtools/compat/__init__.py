@@ -30,6 +30,7 @@ from mcp_localtools.compat.descriptors import (
     take_terminal,
 )
 from mcp_localtools.compat.processes import (
+    SIGHUP,
     SIGKILL,
     boot_ticks,
     getsid,
@@ -55,6 +56,7 @@ __all__ = [
     "O_NONBLOCK",
     "O_PATH",
     "O_TMPFILE",
+    "SIGHUP",
     "SIGKILL",
     "SUPPORTS_DIR_FD",
     "boot_ticks",

@@ -11,6 +11,7 @@ import time
 from typing import Final
 
 __all__ = [
+    "SIGHUP",
     "SIGKILL",
     "boot_ticks",
     "getsid",
@@ -52,6 +53,8 @@ else:
 if sys.platform == "win32":  # pragma: no cover - Windows
     SIGKILL: Final[int] = signal.SIGTERM
     """Windows has no SIGKILL; ``os.kill`` with SIGTERM terminates the process there."""
+    SIGHUP: Final[int] = signal.SIGTERM
+    """Windows has no SIGHUP: SIGTERM stands for it."""
 
     def killpg(pgid: int, signum: int) -> None:
         """Raises ``OSError`` (``ENOSYS``): Windows has no POSIX process groups."""
@@ -68,6 +71,9 @@ if sys.platform == "win32":  # pragma: no cover - Windows
 else:
     SIGKILL: Final[int] = signal.SIGKILL
     """The signal that cannot be caught."""
+    SIGHUP: Final[int] = signal.SIGHUP
+    """A terminal's hang-up: an interactive shell (which ignores SIGTERM) exits on it, and shells
+    run their EXIT traps."""
 
     def killpg(pgid: int, signum: int) -> None:
         """Send ``signum`` to every process of the process group ``pgid``.

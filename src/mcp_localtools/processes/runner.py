@@ -8,7 +8,8 @@
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
   (progress notifications) in arrival order;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
-  that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after 0.5 s;
+  that escaped it (``proctree``) get SIGTERM (the request's ``stop_signal``), are polled every
+  50 ms, and get SIGKILL after 0.5 s;
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -86,6 +87,8 @@ class RunRequest:
         stdin: bytes for the child's stdin, or None for ``/dev/null``.
         timeout: seconds before the run is stopped.
         max_output_bytes: per stream; head and tail kept.
+        stop_signal: what asks the run to stop before SIGKILL (``compat.SIGHUP`` for a login
+            shell: an interactive shell ignores SIGTERM).
     """
 
     argv: Sequence[str]
@@ -94,6 +97,7 @@ class RunRequest:
     stdin: bytes | None
     timeout: float
     max_output_bytes: int
+    stop_signal: int = signal.SIGTERM
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +171,7 @@ class ProcessRunner:
             return spawn_failure(request, exc, started, cwd_exists=cwd_exists)
         tree.started(process.pid)
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
-        run = _Run(process, token, tree, since)
+        run = _Run(process, token, tree, since, request.stop_signal)
         overflow = Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
         done = False
         try:
@@ -212,11 +216,11 @@ class ProcessRunner:
         return timed_out
 
     async def _stop(self, run: _Run) -> None:
-        """TERM, then KILL after the grace period, the run's group and every stray process;
-        returns when none is left (at once when there is nothing to stop)."""
+        """TERM (the run's ``stop_signal``), then KILL after the grace period, the run's group
+        and every stray process; returns when none is left (at once when there is nothing to stop)."""
         members = await run.members()
         if run.process.returncode is None or members:
-            run.signal(members, signal.SIGTERM)
+            run.signal(members, run.stop_signal)
             with anyio.move_on_after(self.grace_seconds):
                 while True:
                     await anyio.sleep(_POLL_SECONDS)
@@ -235,14 +239,15 @@ class ProcessRunner:
 
 
 class _Run:
-    """One running command: its process, marker, the tree it is looked up in, and the clock
-    tick (``ProcessTree.clock``) before it started."""
+    """One running command: its process, marker, the tree it is looked up in, the clock tick
+    (``ProcessTree.clock``) before it started, and the signal that asks it to stop."""
 
-    def __init__(self, process: Process, token: str, tree: ProcessTree, since: int) -> None:
+    def __init__(self, process: Process, token: str, tree: ProcessTree, since: int, stop_signal: int) -> None:
         self.process = process
         self.token = token
         self.tree = tree
         self.since = since
+        self.stop_signal = stop_signal
 
     async def members(self) -> list[ProcessInfo]:
         """The run's live processes (exited orphans are reaped on the way)."""
