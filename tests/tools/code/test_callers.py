@@ -352,3 +352,60 @@ async def test_a_generator_or_static_block_keeps_its_var_and_parameters(tmp_path
     # parameters: a var or a parameter there does not shadow the import in the function around
     # them, and is not the import inside them (a cold review found var escaping past a generator).
     assert await _helper_uses(tmp_path, f"lib/gen.{ext}", GENERATORS) == {8, 20}
+
+
+PATTERNS = (
+    "import { helper } from './util';\n\n"
+    "export function caught() {\n  try {\n    return helper(1); // the import\n"
+    "  } catch ({ helper }) {\n    return helper(2);\n  }\n}\n\n"
+    "export function caughtInArray() {\n  try {\n    return helper(3); // the import\n"
+    "  } catch ([helper]) {\n    return helper(4);\n  }\n}\n\n"
+    "export function defaults(options) {\n  const { helper = null } = options;\n  return helper(5);\n}\n\n"
+    "export function parameterDefault({ helper = null }) {\n  return helper(6);\n}\n\n"
+    "export function rests(options, list) {\n"
+    "  {\n    const { a, ...helper } = options;\n    helper(7);\n  }\n"
+    "  {\n    const [b, ...helper] = list;\n    helper(8);\n  }\n"
+    "  return helper(9); // the import\n}\n\n"
+    "export function restParameter(...helper) {\n  return helper(10);\n}\n\n"
+    "export function nested({ a: { helper } }) {\n  return helper(11);\n}\n\n"
+    "export function renamed({ a: helper }, [other = 1]) {\n  return helper(12) + other;\n}\n\n"
+    "export function arrayDefault([helper = null]) {\n  return helper(13);\n}\n\n"
+    "export const arrow = ({ helper }) => helper(14);\n\n"
+    "export function hoisted(flag) {\n  if (flag) {\n    var { a: [helper] } = flag;\n  }\n"
+    "  return helper(15);\n}\n\n"
+    "export function evaluatedOutside({ a = helper(16) }) { // the import\n"
+    "  const { b = helper(17) } = a; // the import\n  return b;\n}\n"
+)
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_destructured_name_is_its_scope_own(tmp_path: Path, ext: str) -> None:
+    # A name bound by a pattern (a catch's object or array, a default, ...rest, a nested or renamed
+    # property, in a declaration or a parameter) is a local; a default's value is not bound by it.
+    expected = {number for number, line in enumerate(PATTERNS.splitlines(), 1) if "// the import" in line}
+    assert len(expected) == 5
+    assert await _helper_uses(tmp_path, f"lib/patterns.{ext}", PATTERNS) == expected
+
+
+UNPACKED_PY = {
+    **PYTHON,
+    "unpacked.py": (
+        "from pkg.real import compute_total\n\n\n"
+        "def nested(rows):\n    first, (compute_total, *rest) = rows\n    return compute_total([1])\n\n\n"
+        "def starred(rows):\n    *compute_total, last = rows\n    return compute_total([2])\n\n\n"
+        "def looped(rows):\n    for index, (compute_total, value) in rows:\n"
+        "        compute_total(value)\n\n\n"
+        "def listed(rows):\n    [compute_total, other] = rows\n    return compute_total(other)\n\n\n"
+        "def untouched(rows):\n    rows[0], first.compute_total = rows\n    return compute_total([3])\n"
+    ),
+}
+
+
+async def test_a_python_name_unpacked_in_the_function_is_its_own(tmp_path: Path) -> None:
+    # Nested, starred and list targets bind their names; an item or an attribute target binds none.
+    _write(tmp_path, UNPACKED_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "unpacked.py"}
+    assert lines == {26}
