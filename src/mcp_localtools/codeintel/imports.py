@@ -3,14 +3,17 @@
 ``extract_imports`` reads a file's imports with its grammar's query
 (``queries/<language>.imports.scm``: Python's ``from m import n as a``; JavaScript's and
 TypeScript's ``import {n as a} from './m'``, ``import a from './m'``, ``const a = require('./m')``,
-``const {n: a} = require('./m')``). ``module_candidates`` turns an
+``const {n: a} = require('./m')``), and what a CommonJS module exports (``module.exports = {n}``,
+``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``). ``module_candidates`` turns an
 import's module into the indexed paths it may be (a relative module against the importing file;
 an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
 which file a use resolves to: the file that uses it when that file defines the name, else the
 file its import names, followed through re-exports (``from .api import get`` in a package's
 ``__init__.py``) for a few hops; a use qualified with an imported module (``m.f()`` after
 ``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
-resolves in that module. None when the name comes from nowhere it can follow (a
+resolves in that module, and so does a member of a default import (``import api from './api'``,
+``api.get()``) when that module is CommonJS and exports the name (its ``module.exports`` is its
+default export). None when the name comes from nowhere it can follow (a
 method of an object, a global, a package outside the index): a possible caller, not a known one.
 """
 
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
+    "EXPORTS",
     "Import",
     "Resolver",
     "extract_imports",
@@ -55,13 +59,18 @@ _HOPS = 3
 
 DEFAULT = "@default"
 """``Import.name`` of a JavaScript or TypeScript default import (no name in any language)."""
+EXPORTS = "@exports"
+"""``Import.module`` of a name a CommonJS module exports (``module.exports = {n: a}``: ``local``
+``a``, ``name`` ``n``), not an import (no module in any language)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Import:
     """One imported name: the name it has in the importing file (``local``), its name in the
     module (``name``: ``""`` for the module itself, ``DEFAULT`` for its default export) and the
-    module as written (``module``: ``.api``, ``./layer``)."""
+    module as written (``module``: ``.api``, ``./layer``); or, with ``module`` ``EXPORTS``, a
+    name the file exports as a CommonJS module (``name``) and the name it has in the file
+    (``local``)."""
 
     local: str
     name: str
@@ -75,6 +84,9 @@ def extract_imports(
     (``Grammar.imports``: each match's captures by name)."""
     found: list[Import] = []
     for captures in matches:
+        if exported := _first(captures.get("export"), source):
+            found.append(Import(_first(captures.get("local"), source) or exported, exported, EXPORTS))
+            continue
         module = captures.get("module")
         if not module:
             continue
@@ -187,7 +199,9 @@ class Resolver:
             if self._defines(path, name):
                 return path
             self.prime([path])
-            step = next((item for item in self._imports[path] if item.local == name), None)
+            step = next(
+                (item for item in self._imports[path] if item.local == name and item.module != EXPORTS), None
+            )
             if step is None:
                 return None
             exact, tails = module_candidates(step.module, path, self._languages.get(path, ""))
@@ -206,9 +220,13 @@ class Resolver:
         self.prime([path])
         language = self._languages.get(path, "")
         for item in self._imports[path]:
-            if item.local != qualifier:
+            if item.local != qualifier or item.module == EXPORTS:
                 continue
-            if not item.name:  # the module itself (a default import's members are the export's)
+            if item.name == DEFAULT:  # the default export: a CommonJS module's is its exports
+                target = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+                local = self._exported(target, name) if target is not None else None
+                return self.resolve(target, local) if target is not None and local else None
+            if not item.name:  # the module itself
                 module = item.module
             elif language == "python":  # from pkg import mod: the name may be a module
                 module = item.module + ("" if item.module.endswith(".") else ".") + item.name
@@ -218,6 +236,14 @@ class Resolver:
             if targets:
                 return self.resolve(targets[0], name)
         return None
+
+    def _exported(self, path: str, name: str) -> str | None:
+        """The name in the file at ``path`` of what it exports as ``name`` as a CommonJS module,
+        or None when it exports no such name that way."""
+        self.prime([path])
+        return next(
+            (item.local for item in self._imports[path] if item.module == EXPORTS and item.name == name), None
+        )
 
 
 def resolve_uses(

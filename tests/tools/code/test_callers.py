@@ -409,3 +409,42 @@ async def test_a_python_name_unpacked_in_the_function_is_its_own(tmp_path: Path)
     assert result.structured_content is not None, text_of(result)
     lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "unpacked.py"}
     assert lines == {26}
+
+
+COMMONJS = {
+    "listed": "function get(url) {\n  return url;\n}\n\nmodule.exports = { get };\n",
+    "assigned": "module.exports.get = function (url) {\n  return url;\n};\n",
+    "short": "exports.get = function get(url) {\n  return url;\n};\n",
+    "literal": "module.exports = {\n  get(url) {\n    return url;\n  },\n};\n",
+    "hidden": "function get(url) {\n  return url;\n}\n\nmodule.exports = { other: get };\n",
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_member_of_a_commonjs_default_import_resolves_to_what_it_exports(
+    tmp_path: Path, ext: str
+) -> None:
+    # import api from './api' of a CommonJS module is its module.exports: api.get() is ./api's get
+    # when ./api exports it by that name (module.exports = {get}, module.exports.get =, exports.get =,
+    # an object literal's method); a get it keeps to itself or exports under another name is not.
+    files = {f"lib/{name}.js": text for name, text in COMMONJS.items()}
+    for name in COMMONJS:
+        files[f"use_{name}.{ext}"] = (
+            f"import api from './lib/{name}';\n\n"
+            f"export function {name}Use(url) {{\n  return api.get(url);\n}}\n"
+        )
+    _write(tmp_path, files)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "get", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {u["path"]: u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {f"use_{name}.{ext}": name != "hidden" for name in COMMONJS}
+    callers = await _callers(tmp_path, "get url")
+    assert callers["lib/listed.js:get"] == [
+        f"use_listed.{ext}:4 listedUse",
+        f"use_hidden.{ext}:4 hiddenUse (possible)",
+    ]
+    assert callers["lib/short.js:exports.get"] == [
+        f"use_short.{ext}:4 shortUse",
+        f"use_hidden.{ext}:4 hiddenUse (possible)",
+    ]

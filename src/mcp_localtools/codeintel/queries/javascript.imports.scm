@@ -26,3 +26,24 @@
     arguments: (arguments . (string (string_fragment) @module)))
   (#eq? @_require "require"))
 (import_statement (import_clause (namespace_import (identifier) @local)) source: (string (string_fragment) @module))
+; What a CommonJS module exports (@export, its name in the module; no @module): module.exports =
+; {n, n: local, n() {}, n: function () {}}, module.exports.n = ..., exports.n = ...
+(assignment_expression
+  left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+  right: (object [
+    (shorthand_property_identifier) @export
+    (pair key: (property_identifier) @export value: (identifier) @local)
+    (pair key: (property_identifier) @export value: [(function_expression) (arrow_function)])
+    (method_definition name: (property_identifier) @export)
+  ])
+  (#eq? @_module "module")
+  (#eq? @_exports "exports"))
+(assignment_expression
+  left: (member_expression
+    object: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+    property: (property_identifier) @export)
+  (#eq? @_module "module")
+  (#eq? @_exports "exports"))
+(assignment_expression
+  left: (member_expression object: (identifier) @_exports property: (property_identifier) @export)
+  (#eq? @_exports "exports"))
