@@ -235,7 +235,15 @@ def _together(
             return ((whole, counts[0], counts[0] + counts[1]),)
     except (tree_sitter.QueryError, ValueError) as exc:
         logger.warning("the queries of a grammar do not compile together (%s): each runs apart", exc)
-    tags, imports, scopes = (query for _, query in parts)
+    return _apart(*(query for _, query in parts))
+
+
+def _apart(
+    tags: tree_sitter.Query | None, imports: tree_sitter.Query | None, scopes: tree_sitter.Query | None
+) -> tuple[tuple[tree_sitter.Query, int, int], ...]:
+    """``Grammar.analysis`` of the tags, imports and locals queries run each apart (when they do
+    not compile together): each with the pattern indexes that route all its matches to its part
+    (a tags pattern's index is below any first imports pattern; an imports query's from 0)."""
     apart = [(tags, _NEVER, _NEVER), (imports, 0, _NEVER), (scopes, 0, 0)]
     return tuple((query, first, second) for query, first, second in apart if query is not None)
 
