@@ -147,6 +147,18 @@ async def test_a_default_cache_inside_a_root_is_moved_out(
     assert "inside the allowed root" in caplog.text and str(elsewhere) in caplog.text
 
 
+def test_a_default_cache_inside_a_root_is_told_at_start_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The server says so when it starts, not only at the first code tool's call.
+    home = tmp_path / "home"
+    home.mkdir()
+    caplog.set_level(logging.WARNING)
+    build_server(config_for(home), environ={"XDG_CACHE_HOME": str(home / ".cache")})
+    assert "inside the allowed root" in caplog.text and str(home / ".cache") in caplog.text, caplog.text
+    assert not (home / ".cache").exists()
+
+
 @pytest.mark.parametrize("damage", ["garbage", "replaced"])
 async def test_a_database_damaged_while_the_server_runs_is_rebuilt(tmp_path: Path, damage: str) -> None:
     # The file overwritten in place, or replaced by another file, under a running server: the

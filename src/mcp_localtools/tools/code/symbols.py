@@ -25,7 +25,7 @@ from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.toolnames import served, served_text
-from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
+from mcp_localtools.tools.code._group import cache_notice, code_indexes, index_settings, open_scope
 from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
 
@@ -159,6 +159,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         ConfigError: a bad ``[index]`` (checked here, at start-up, for the whole group).
     """
     index_settings(workspace)
+    workspace.shared(cache_notice)  # a default cache inside a root: said at start-up
     return ToolSpec(
         name="symbols",
         title="Outline of code",
