@@ -120,7 +120,7 @@ def _tags_text(distribution: str) -> str:
 
 
 _LOCALS = {"tsx": "typescript"}
-"""Languages whose locals query is another's (``queries/<name>.locals.scm``)."""
+"""Languages whose locals and imports queries are another's (``queries/<name>.locals.scm``)."""
 
 
 def _supplement(name: str) -> str:
@@ -203,7 +203,10 @@ class Grammars:
         whole = "\n".join(usable)
         queries = [tree_sitter.Query(language, whole)] if usable else []
         definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
-        imports = next((text for text in (_supplement(f"{name}.imports") for name in ours) if text), "")
+        # TypeScript's own imports (import m = require) and JavaScript's, which it reads too.
+        imports = "\n".join(
+            _supplement(f"{name}.imports") for name in dict.fromkeys(_LOCALS.get(n, n) for n in ours)
+        )
         imported = _compiled(language, imports, f"the imports query of {info.name}")
         scopes = _supplement(f"{_LOCALS.get(info.name, info.name)}.locals")
         bound = _compiled(language, scopes, f"the locals query of {info.name}")

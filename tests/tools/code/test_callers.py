@@ -448,3 +448,68 @@ async def test_a_member_of_a_commonjs_default_import_resolves_to_what_it_exports
         f"use_short.{ext}:4 shortUse",
         f"use_hidden.{ext}:4 hiddenUse (possible)",
     ]
+
+
+BARREL = {
+    "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
+    "src/ops/all.{ext}": "export function every(x) {\n  return x;\n}\n",
+    "src/index.{ext}": (
+        "export { map } from './ops/map';\n"
+        "export { map as renamed } from './ops/map';\nexport * from './ops/all';\n"
+    ),
+    "copy.{ext}": (
+        "export function map(x) {\n  return -x;\n}\n\nexport function every(x) {\n  return -x;\n}\n"
+    ),
+    "app.{ext}": (
+        "import { map, every, renamed } from './src';\n\n"
+        "export function run(x) {\n  return map(x) + every(x) + renamed(x);\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_use_through_a_javascript_barrel_file_resolves(tmp_path: Path, ext: str) -> None:
+    # export {n} from, export {n as a} from and export * from in an index file are followed to the
+    # module that defines the name (a package's public face, as a Python __init__.py is).
+    _write(tmp_path, {name.format(ext=ext): text for name, text in BARREL.items()})
+    async with connect(config_for(tmp_path)) as client:
+        for name in ("map", "every"):
+            result = await client.call_tool("findsymbol", {"name": name, "path": "."})
+            assert result.structured_content is not None, text_of(result)
+            uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
+            assert uses == {(f"app.{ext}", 4): True}, (name, uses)
+    callers = await _callers(tmp_path, "map every")
+    assert callers[f"src/ops/map.{ext}:map"] == [f"app.{ext}:4 run"]
+    assert callers[f"src/ops/all.{ext}:every"] == [f"app.{ext}:4 run"]
+    assert callers[f"copy.{ext}:map"] == []
+
+
+async def test_a_typescript_import_require_is_an_import(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "src/map.ts": "export function map(x: number): number {\n  return x;\n}\n",
+            "copy.ts": "export function map(x: number): number {\n  return -x;\n}\n",
+            "app.ts": (
+                "import m = require('./src/map');\n\n"
+                "export function run(x: number) {\n  return m.map(x);\n}\n"
+            ),
+        },
+    )
+    callers = await _callers(tmp_path, "map")
+    assert callers["src/map.ts:map"] == ["app.ts:4 run"] and callers["copy.ts:map"] == []
+
+
+async def test_a_python_star_import_is_followed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .real import *\n",
+            "pkg/real.py": "def compute_total(values):\n    return sum(values)\n",
+            "copy.py": "def compute_total(values):\n    return -sum(values)\n",
+            "app.py": "from pkg import compute_total\n\n\ndef main():\n    return compute_total([1])\n",
+        },
+    )
+    callers = await _callers(tmp_path, "compute total")
+    assert callers["pkg/real.py:compute_total"] == ["app.py:5 main"]
+    assert callers["copy.py:compute_total"] == []

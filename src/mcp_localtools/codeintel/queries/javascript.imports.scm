@@ -47,3 +47,12 @@
 (assignment_expression
   left: (member_expression object: (identifier) @_exports property: (property_identifier) @export)
   (#eq? @_exports "exports"))
+; A re-export (a package's index file): export {n, n as a} from './m' (a name here that is n of
+; './m'), export * from './m' (@star: any name './m' exports).
+(export_statement
+  (export_clause (export_specifier name: (_) @name !alias))
+  source: (string (string_fragment) @module))
+(export_statement
+  (export_clause (export_specifier name: (_) @name alias: (_) @local))
+  source: (string (string_fragment) @module))
+(export_statement "*" @star source: (string (string_fragment) @module))
