@@ -1,12 +1,13 @@
 """A file's tags, imports and locals queries run as one query (one walk of its tree, issue 37
-item 1): what they find is what the three queries find apart, for every language."""
+item 1): what they find is what the three queries find apart (``languages._apart``, the
+fallback when they do not compile together), for every language."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
-from mcp_localtools.codeintel.languages import Grammars, language_of
+from mcp_localtools.codeintel.languages import Grammars, _apart, language_of
 from mcp_localtools.codeintel.tags import extract
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tools" / "code" / "fixtures"
@@ -35,10 +36,10 @@ def test_the_one_query_finds_what_the_three_find_apart(tmp_path: Path) -> None:
         if grammar is None:
             continue
         [(whole, imports_from, locals_from)] = grammar.analysis  # one query
-        apart = [(query, 1 << 30, 1 << 30) for query in grammar.queries]
-        apart += [(query, 0, 1 << 30) for query in (grammar.imports,) if query is not None]
-        apart += [(query, 0, 0) for query in (grammar.locals,) if query is not None]
-        separate = dataclasses.replace(grammar, analysis=tuple(apart))
+        # The fallback of a grammar whose queries do not compile together, with the real ones.
+        [tags] = grammar.queries
+        separate = dataclasses.replace(grammar, analysis=_apart(tags, grammar.imports, grammar.locals))
+        assert len(separate.analysis) == 1 + (grammar.imports is not None) + (grammar.locals is not None)
         source = path.read_bytes()
         assert extract(grammar, source) == extract(separate, source), path.name
         assert imports_from <= locals_from <= whole.pattern_count

@@ -104,6 +104,28 @@ async def test_an_answer_during_indexing_says_so(tmp_path: Path, monkeypatch: py
         assert found == [] and "indexing, " in text and " files" in text, text
 
 
+@pytest.mark.parametrize(("tool", "arguments"), [("repomap", {}), ("symbols", {"path": "."})])
+async def test_a_map_or_outline_during_indexing_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, arguments: dict[str, str]
+) -> None:
+    # The directory's map and outline come from the index too: without the note, the files not
+    # indexed yet were silently missing ("no symbols" for a directory a checkout just filled).
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    root.mkdir()
+    (root / "README.md").write_text("A project.\n", encoding="utf-8")
+    async with _server(root, cache) as client:
+        assert (await _found(client, "late_2"))[0] == []
+        for number in range(2, 400):
+            (root / f"n{number:03}.py").write_text(
+                f"def late_{number}(value):\n    return value\n" * 5, encoding="utf-8"
+            )
+        monkeypatch.setattr(indexes_module, "RESCAN_SECONDS", 0.0)
+        monkeypatch.setattr(indexes_module, "WAIT_SECONDS", 0.0)
+        result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert "indexing, " in text_of(result) and "no file" not in text_of(result), text_of(result)
+
+
 def test_a_configured_cache_inside_a_root_stops_the_server_at_start_up(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"index\.cache_dir: .* inside the allowed root"):
         build_server(config_for(tmp_path, index={"cache_dir": str(tmp_path / "cache")}))
@@ -123,6 +145,18 @@ async def test_a_default_cache_inside_a_root_is_moved_out(
     assert not (home / ".cache").exists()
     assert list(elsewhere.glob(f"mcp-localtools-{os.getuid()}/index/*/index.sqlite3"))
     assert "inside the allowed root" in caplog.text and str(elsewhere) in caplog.text
+
+
+def test_a_default_cache_inside_a_root_is_told_at_start_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The server says so when it starts, not only at the first code tool's call.
+    home = tmp_path / "home"
+    home.mkdir()
+    caplog.set_level(logging.WARNING)
+    build_server(config_for(home), environ={"XDG_CACHE_HOME": str(home / ".cache")})
+    assert "inside the allowed root" in caplog.text and str(home / ".cache") in caplog.text, caplog.text
+    assert not (home / ".cache").exists()
 
 
 @pytest.mark.parametrize("damage", ["garbage", "replaced"])

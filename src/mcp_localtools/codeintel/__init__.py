@@ -14,8 +14,9 @@ lines, and its references with the symbol each sits in), ``imports`` (what a fil
 ``queries/<language>.imports.scm``, Python and JavaScript/TypeScript; which file a use of a name
 resolves to through scope, imports, re-exports and a module it is qualified with, else a possible
 use), ``owners`` (whose member a definition is: a Go receiver, a C++ ``A::`` scope, a JavaScript
-object), ``scopes`` (the names a function or a JavaScript block binds for itself, by
-``queries/<language>.locals.scm``: a use of one inside it is a local, left out of the references),
+object), ``scopes`` (the names a function or a JavaScript block binds for itself, destructuring
+patterns included, by ``queries/<language>.locals.scm``: a use of one inside it is a local, left
+out of the references),
 ``tokens`` (identifier-aware tokenizer, Snowball stems), ``chunks`` (symbol-sized pieces, each from
 its doc comment, line windows for other text), ``database`` (opening that database: its schema, its
 secondary indexes made after a first build's rows; a file SQLite cannot read, or cut shorter than

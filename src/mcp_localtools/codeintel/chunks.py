@@ -81,13 +81,15 @@ def _comment_above(lines: list[str], start: int, covered: list[bool]) -> int:
 def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int, covered: list[bool]) -> Chunk:
     summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
     first = _comment_above(lines, symbol.start_line, covered)
+    while end > symbol.start_line and end <= len(lines) and not lines[end - 1].strip():
+        end -= 1  # a class's header ends with its last line, not the blank lines before a member
     body = _body(lines, first, end)
     stem = posixpath.splitext(posixpath.basename(path))[0]
     return Chunk(
         symbol=symbol.qualified_name,
         kind=symbol.kind,
         start_line=first,
-        end_line=symbol.end_line,
+        end_line=end,
         title=f"{path} {symbol.qualified_name} {symbol.signature} {symbol.doc}",
         text=body,
         summary=summary,

@@ -3,14 +3,20 @@
 ``extract_imports`` reads a file's imports with its grammar's query
 (``queries/<language>.imports.scm``: Python's ``from m import n as a``; JavaScript's and
 TypeScript's ``import {n as a} from './m'``, ``import a from './m'``, ``const a = require('./m')``,
-``const {n: a} = require('./m')``). ``module_candidates`` turns an
+``const {n: a} = require('./m')``, TypeScript's ``import a = require('./m')``; re-exports:
+JavaScript's ``export {n as a} from './m'`` and ``export * from './m'``, Python's ``from m import
+*``), and what a CommonJS module exports (``module.exports = {n}``,
+``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``). ``module_candidates`` turns an
 import's module into the indexed paths it may be (a relative module against the importing file;
 an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
 which file a use resolves to: the file that uses it when that file defines the name, else the
-file its import names, followed through re-exports (``from .api import get`` in a package's
-``__init__.py``) for a few hops; a use qualified with an imported module (``m.f()`` after
+file its import names, followed through re-exports (``from .api import get`` or ``from .api
+import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``export * from
+'./api'`` in an ``index.ts``) for a few hops; a use qualified with an imported module (``m.f()`` after
 ``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
-resolves in that module. None when the name comes from nowhere it can follow (a
+resolves in that module, and so does a member of a default import (``import api from './api'``,
+``api.get()``) when that module is CommonJS and exports the name (its ``module.exports`` is its
+default export). None when the name comes from nowhere it can follow (a
 method of an object, a global, a package outside the index): a possible caller, not a known one.
 """
 
@@ -27,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
+    "EXPORTS",
+    "STAR",
     "Import",
     "Resolver",
     "extract_imports",
@@ -51,17 +59,27 @@ _JS_SUFFIXES = (
 )
 _HOPS = 3
 """Re-exports followed at most."""
+_STARRED = 32
+"""Files a name is looked for in through ``*`` re-exports at most, for one use."""
 
 
 DEFAULT = "@default"
 """``Import.name`` of a JavaScript or TypeScript default import (no name in any language)."""
+STAR = "*"
+"""``Import.name`` and ``local`` of ``from m import *`` and ``export * from './m'``: whatever
+name the module has."""
+EXPORTS = "@exports"
+"""``Import.module`` of a name a CommonJS module exports (``module.exports = {n: a}``: ``local``
+``a``, ``name`` ``n``), not an import (no module in any language)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Import:
     """One imported name: the name it has in the importing file (``local``), its name in the
     module (``name``: ``""`` for the module itself, ``DEFAULT`` for its default export) and the
-    module as written (``module``: ``.api``, ``./layer``)."""
+    module as written (``module``: ``.api``, ``./layer``); or, with ``module`` ``EXPORTS``, a
+    name the file exports as a CommonJS module (``name``) and the name it has in the file
+    (``local``)."""
 
     local: str
     name: str
@@ -75,8 +93,14 @@ def extract_imports(
     (``Grammar.imports``: each match's captures by name)."""
     found: list[Import] = []
     for captures in matches:
+        if exported := _first(captures.get("export"), source):
+            found.append(Import(_first(captures.get("local"), source) or exported, exported, EXPORTS))
+            continue
         module = captures.get("module")
         if not module:
+            continue
+        if "star" in captures:
+            found.append(Import(STAR, STAR, _first(module, source)))
             continue
         imported = DEFAULT if "default" in captures else _first(captures.get("name"), source)
         written = _first(module, source)
@@ -179,24 +203,32 @@ class Resolver:
     def resolve(self, path: str, name: str) -> str | None:
         """The indexed file whose definition ``name`` used in the file at ``path`` resolves to,
         or None when it cannot be followed."""
-        seen: set[str] = set()
-        for _ in range(_HOPS + 1):
-            if path in seen:
-                return None
-            seen.add(path)
-            if self._defines(path, name):
-                return path
-            self.prime([path])
-            step = next((item for item in self._imports[path] if item.local == name), None)
-            if step is None:
-                return None
-            exact, tails = module_candidates(step.module, path, self._languages.get(path, ""))
-            targets = self._existing(exact, tails)
-            if not targets:
-                return None
+        return self._resolve(path, name, _HOPS, set())
+
+    def _resolve(self, path: str, name: str, hops: int, seen: set[tuple[str, str]]) -> str | None:
+        """``resolve`` with ``hops`` re-exports left to follow, ``seen`` the files and names looked
+        at already (for this use)."""
+        if (path, name) in seen or len(seen) >= _STARRED:
+            return None
+        seen.add((path, name))
+        if self._defines(path, name):
+            return path
+        if hops <= 0:
+            return None
+        self.prime([path])
+        language = self._languages.get(path, "")
+        imported = [item for item in self._imports[path] if item.module != EXPORTS]
+        step = next((item for item in imported if item.local == name), None)
+        if step is not None:
+            targets = self._existing(*module_candidates(step.module, path, language))
             # A default export is taken to be the definition of the local name (``import Layer
             # from './layer'``: its ``Layer``), the usual way; a member of it is not followed.
-            path, name = targets[0], ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
+            following = ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
+            return self._resolve(targets[0], following, hops - 1, seen) if targets else None
+        for star in (item for item in imported if item.name == STAR):  # any name of the module
+            targets = self._existing(*module_candidates(star.module, path, language))
+            if targets and (found := self._resolve(targets[0], name, hops - 1, seen)):
+                return found
         return None
 
     def resolve_qualified(self, path: str, qualifier: str, name: str) -> str | None:
@@ -206,9 +238,13 @@ class Resolver:
         self.prime([path])
         language = self._languages.get(path, "")
         for item in self._imports[path]:
-            if item.local != qualifier:
+            if item.local != qualifier or item.module == EXPORTS:
                 continue
-            if not item.name:  # the module itself (a default import's members are the export's)
+            if item.name == DEFAULT:  # the default export: a CommonJS module's is its exports
+                target = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+                local = self._exported(target, name) if target is not None else None
+                return self.resolve(target, local) if target is not None and local else None
+            if not item.name:  # the module itself
                 module = item.module
             elif language == "python":  # from pkg import mod: the name may be a module
                 module = item.module + ("" if item.module.endswith(".") else ".") + item.name
@@ -218,6 +254,14 @@ class Resolver:
             if targets:
                 return self.resolve(targets[0], name)
         return None
+
+    def _exported(self, path: str, name: str) -> str | None:
+        """The name in the file at ``path`` of what it exports as ``name`` as a CommonJS module,
+        or None when it exports no such name that way."""
+        self.prime([path])
+        return next(
+            (item.local for item in self._imports[path] if item.module == EXPORTS and item.name == name), None
+        )
 
 
 def resolve_uses(

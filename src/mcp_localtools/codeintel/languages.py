@@ -120,7 +120,7 @@ def _tags_text(distribution: str) -> str:
 
 
 _LOCALS = {"tsx": "typescript"}
-"""Languages whose locals query is another's (``queries/<name>.locals.scm``)."""
+"""Languages whose locals and imports queries are another's (``queries/<name>.locals.scm``)."""
 
 
 def _supplement(name: str) -> str:
@@ -203,7 +203,10 @@ class Grammars:
         whole = "\n".join(usable)
         queries = [tree_sitter.Query(language, whole)] if usable else []
         definitions = [_definitions_only(tree_sitter.Query(language, whole), whole)] if usable else []
-        imports = next((text for text in (_supplement(f"{name}.imports") for name in ours) if text), "")
+        # TypeScript's own imports (import m = require) and JavaScript's, which it reads too.
+        imports = "\n".join(
+            _supplement(f"{name}.imports") for name in dict.fromkeys(_LOCALS.get(n, n) for n in ours)
+        )
         imported = _compiled(language, imports, f"the imports query of {info.name}")
         scopes = _supplement(f"{_LOCALS.get(info.name, info.name)}.locals")
         bound = _compiled(language, scopes, f"the locals query of {info.name}")
@@ -235,7 +238,15 @@ def _together(
             return ((whole, counts[0], counts[0] + counts[1]),)
     except (tree_sitter.QueryError, ValueError) as exc:
         logger.warning("the queries of a grammar do not compile together (%s): each runs apart", exc)
-    tags, imports, scopes = (query for _, query in parts)
+    return _apart(*(query for _, query in parts))
+
+
+def _apart(
+    tags: tree_sitter.Query | None, imports: tree_sitter.Query | None, scopes: tree_sitter.Query | None
+) -> tuple[tuple[tree_sitter.Query, int, int], ...]:
+    """``Grammar.analysis`` of the tags, imports and locals queries run each apart (when they do
+    not compile together): each with the pattern indexes that route all its matches to its part
+    (a tags pattern's index is below any first imports pattern; an imports query's from 0)."""
     apart = [(tags, _NEVER, _NEVER), (imports, 0, _NEVER), (scopes, 0, 0)]
     return tuple((query, first, second) for query, first, second in apart if query is not None)
 

@@ -29,6 +29,21 @@ _FUNCTIONS = frozenset(
 """What JavaScript's ``var`` belongs to (and Python's functions): a generator and a class static
 block are functions for it."""
 _IMPORTING = frozenset({"require"})
+_NAMES = frozenset({"identifier", "shorthand_property_identifier_pattern"})
+_PATTERNS = frozenset(
+    {"object_pattern", "array_pattern", "rest_pattern", "pattern_list", "tuple_pattern", "list_pattern",
+     "list_splat_pattern"}
+)  # fmt: skip
+"""Patterns every named child of which binds (or holds what binds)."""
+_PATTERN_FIELDS = {
+    "pair_pattern": "value",
+    "assignment_pattern": "left",
+    "object_assignment_pattern": "left",
+    "required_parameter": "pattern",
+    "optional_parameter": "pattern",
+}
+"""Patterns whose one field binds (a property's value, a default's left side, a TypeScript
+parameter's pattern)."""
 
 
 class Locals:
@@ -63,19 +78,20 @@ class Locals:
             ("local.hoisted", self._bound),
         ):
             hoisted = capture == "local.hoisted"  # JavaScript's var: the function's, not its block's
-            for node in found.get(capture, []):
-                name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-                if name not in wanted or node.start_byte in definitions:
+            for captured in found.get(capture, []):
+                if requires and _imported(captured, source):
                     continue
-                if requires and _imported(node, source):
-                    continue
-                owner = node.parent
-                while owner is not None and (
-                    owner.id not in scopes or (hoisted and owner.type not in _FUNCTIONS)
-                ):
-                    owner = owner.parent
-                if owner is not None and name not in declared.get(owner.id, ()):
-                    into.setdefault(owner.id, set()).add(name)
+                for node in _bound_names(captured):
+                    name = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+                    if name not in wanted or node.start_byte in definitions:
+                        continue
+                    owner = node.parent
+                    while owner is not None and (
+                        owner.id not in scopes or (hoisted and owner.type not in _FUNCTIONS)
+                    ):
+                        owner = owner.parent
+                    if owner is not None and name not in declared.get(owner.id, ()):
+                        into.setdefault(owner.id, set()).add(name)
         self._names = set().union(*self._bound.values())  # bound somewhere in the file
 
     def binds(self, node: tree_sitter.Node, name: str) -> bool:
@@ -98,6 +114,24 @@ class Locals:
             in_function = in_function or kind in _FUNCTIONS
             owner = owner.parent
         return False
+
+
+def _bound_names(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The identifiers the captured ``node`` binds: itself when it is a name, else those its
+    pattern binds (``{a, b: c, d = 1, ...e}``, ``[f = 1, ...g]``, nested; Python's ``a, (b, *c)``),
+    not a default's value nor a property's key."""
+    found: list[tree_sitter.Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        if kind in _NAMES:
+            found.append(current)
+        elif kind in _PATTERNS:
+            stack.extend(current.named_children)
+        elif (field := _PATTERN_FIELDS.get(kind)) and (inner := current.child_by_field_name(field)):
+            stack.append(inner)
+    return found
 
 
 def _imported(node: tree_sitter.Node, source: bytes) -> bool:

@@ -352,3 +352,164 @@ async def test_a_generator_or_static_block_keeps_its_var_and_parameters(tmp_path
     # parameters: a var or a parameter there does not shadow the import in the function around
     # them, and is not the import inside them (a cold review found var escaping past a generator).
     assert await _helper_uses(tmp_path, f"lib/gen.{ext}", GENERATORS) == {8, 20}
+
+
+PATTERNS = (
+    "import { helper } from './util';\n\n"
+    "export function caught() {\n  try {\n    return helper(1); // the import\n"
+    "  } catch ({ helper }) {\n    return helper(2);\n  }\n}\n\n"
+    "export function caughtInArray() {\n  try {\n    return helper(3); // the import\n"
+    "  } catch ([helper]) {\n    return helper(4);\n  }\n}\n\n"
+    "export function defaults(options) {\n  const { helper = null } = options;\n  return helper(5);\n}\n\n"
+    "export function parameterDefault({ helper = null }) {\n  return helper(6);\n}\n\n"
+    "export function rests(options, list) {\n"
+    "  {\n    const { a, ...helper } = options;\n    helper(7);\n  }\n"
+    "  {\n    const [b, ...helper] = list;\n    helper(8);\n  }\n"
+    "  return helper(9); // the import\n}\n\n"
+    "export function restParameter(...helper) {\n  return helper(10);\n}\n\n"
+    "export function nested({ a: { helper } }) {\n  return helper(11);\n}\n\n"
+    "export function renamed({ a: helper }, [other = 1]) {\n  return helper(12) + other;\n}\n\n"
+    "export function arrayDefault([helper = null]) {\n  return helper(13);\n}\n\n"
+    "export const arrow = ({ helper }) => helper(14);\n\n"
+    "export function hoisted(flag) {\n  if (flag) {\n    var { a: [helper] } = flag;\n  }\n"
+    "  return helper(15);\n}\n\n"
+    "export function evaluatedOutside({ a = helper(16) }) { // the import\n"
+    "  const { b = helper(17) } = a; // the import\n  return b;\n}\n"
+)
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_destructured_name_is_its_scope_own(tmp_path: Path, ext: str) -> None:
+    # A name bound by a pattern (a catch's object or array, a default, ...rest, a nested or renamed
+    # property, in a declaration or a parameter) is a local; a default's value is not bound by it.
+    expected = {number for number, line in enumerate(PATTERNS.splitlines(), 1) if "// the import" in line}
+    assert len(expected) == 5
+    assert await _helper_uses(tmp_path, f"lib/patterns.{ext}", PATTERNS) == expected
+
+
+UNPACKED_PY = {
+    **PYTHON,
+    "unpacked.py": (
+        "from pkg.real import compute_total\n\n\n"
+        "def nested(rows):\n    first, (compute_total, *rest) = rows\n    return compute_total([1])\n\n\n"
+        "def starred(rows):\n    *compute_total, last = rows\n    return compute_total([2])\n\n\n"
+        "def looped(rows):\n    for index, (compute_total, value) in rows:\n"
+        "        compute_total(value)\n\n\n"
+        "def listed(rows):\n    [compute_total, other] = rows\n    return compute_total(other)\n\n\n"
+        "def untouched(rows):\n    rows[0], first.compute_total = rows\n    return compute_total([3])\n"
+    ),
+}
+
+
+async def test_a_python_name_unpacked_in_the_function_is_its_own(tmp_path: Path) -> None:
+    # Nested, starred and list targets bind their names; an item or an attribute target binds none.
+    _write(tmp_path, UNPACKED_PY)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "unpacked.py"}
+    assert lines == {26}
+
+
+COMMONJS = {
+    "listed": "function get(url) {\n  return url;\n}\n\nmodule.exports = { get };\n",
+    "assigned": "module.exports.get = function (url) {\n  return url;\n};\n",
+    "short": "exports.get = function get(url) {\n  return url;\n};\n",
+    "literal": "module.exports = {\n  get(url) {\n    return url;\n  },\n};\n",
+    "hidden": "function get(url) {\n  return url;\n}\n\nmodule.exports = { other: get };\n",
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_member_of_a_commonjs_default_import_resolves_to_what_it_exports(
+    tmp_path: Path, ext: str
+) -> None:
+    # import api from './api' of a CommonJS module is its module.exports: api.get() is ./api's get
+    # when ./api exports it by that name (module.exports = {get}, module.exports.get =, exports.get =,
+    # an object literal's method); a get it keeps to itself or exports under another name is not.
+    files = {f"lib/{name}.js": text for name, text in COMMONJS.items()}
+    for name in COMMONJS:
+        files[f"use_{name}.{ext}"] = (
+            f"import api from './lib/{name}';\n\n"
+            f"export function {name}Use(url) {{\n  return api.get(url);\n}}\n"
+        )
+    _write(tmp_path, files)
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("findsymbol", {"name": "get", "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    uses = {u["path"]: u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {f"use_{name}.{ext}": name != "hidden" for name in COMMONJS}
+    callers = await _callers(tmp_path, "get url")
+    assert callers["lib/listed.js:get"] == [
+        f"use_listed.{ext}:4 listedUse",
+        f"use_hidden.{ext}:4 hiddenUse (possible)",
+    ]
+    assert callers["lib/short.js:exports.get"] == [
+        f"use_short.{ext}:4 shortUse",
+        f"use_hidden.{ext}:4 hiddenUse (possible)",
+    ]
+
+
+BARREL = {
+    "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
+    "src/ops/all.{ext}": "export function every(x) {\n  return x;\n}\n",
+    "src/index.{ext}": (
+        "export { map } from './ops/map';\n"
+        "export { map as renamed } from './ops/map';\nexport * from './ops/all';\n"
+    ),
+    "copy.{ext}": (
+        "export function map(x) {\n  return -x;\n}\n\nexport function every(x) {\n  return -x;\n}\n"
+    ),
+    "app.{ext}": (
+        "import { map, every, renamed } from './src';\n\n"
+        "export function run(x) {\n  return map(x) + every(x) + renamed(x);\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_use_through_a_javascript_barrel_file_resolves(tmp_path: Path, ext: str) -> None:
+    # export {n} from, export {n as a} from and export * from in an index file are followed to the
+    # module that defines the name (a package's public face, as a Python __init__.py is).
+    _write(tmp_path, {name.format(ext=ext): text for name, text in BARREL.items()})
+    async with connect(config_for(tmp_path)) as client:
+        for name in ("map", "every"):
+            result = await client.call_tool("findsymbol", {"name": name, "path": "."})
+            assert result.structured_content is not None, text_of(result)
+            uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
+            assert uses == {(f"app.{ext}", 4): True}, (name, uses)
+    callers = await _callers(tmp_path, "map every")
+    assert callers[f"src/ops/map.{ext}:map"] == [f"app.{ext}:4 run"]
+    assert callers[f"src/ops/all.{ext}:every"] == [f"app.{ext}:4 run"]
+    assert callers[f"copy.{ext}:map"] == []
+
+
+async def test_a_typescript_import_require_is_an_import(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "src/map.ts": "export function map(x: number): number {\n  return x;\n}\n",
+            "copy.ts": "export function map(x: number): number {\n  return -x;\n}\n",
+            "app.ts": (
+                "import m = require('./src/map');\n\n"
+                "export function run(x: number) {\n  return m.map(x);\n}\n"
+            ),
+        },
+    )
+    callers = await _callers(tmp_path, "map")
+    assert callers["src/map.ts:map"] == ["app.ts:4 run"] and callers["copy.ts:map"] == []
+
+
+async def test_a_python_star_import_is_followed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .real import *\n",
+            "pkg/real.py": "def compute_total(values):\n    return sum(values)\n",
+            "copy.py": "def compute_total(values):\n    return -sum(values)\n",
+            "app.py": "from pkg import compute_total\n\n\ndef main():\n    return compute_total([1])\n",
+        },
+    )
+    callers = await _callers(tmp_path, "compute total")
+    assert callers["pkg/real.py:compute_total"] == ["app.py:5 main"]
+    assert callers["copy.py:compute_total"] == []

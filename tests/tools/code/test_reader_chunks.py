@@ -94,3 +94,48 @@ async def test_javascript_members_are_symbols_with_qualified_names(tmp_path: Pat
         "parseQuery": [("parseQuery", 23)],
     }, found
     assert "Return the protocol string" in text_of(outline)
+
+
+CLIENT = '''\
+class RetryingClient:
+    """An HTTP client that sends requests again when the server is busy.
+
+    Keeps one connection pool and a retry budget per host.
+    """
+
+    max_attempts = 3
+
+    def send(self, request):
+        """Send a request, trying again after a busy reply."""
+        for attempt in range(self.max_attempts):
+            reply = self.pool.open(request)
+            if reply.status != 503:
+                return reply
+        return reply
+
+    def wait_before_retry(self, attempt):
+        """Sleep longer after each failed attempt: exponential backoff with jitter."""
+        delay = min(60, 2 ** attempt) * random.uniform(0.5, 1.5)
+        time.sleep(delay)
+'''
+
+
+async def test_a_class_chunk_is_its_summary_and_its_methods_rank_on_their_own(tmp_path: Path) -> None:
+    # The class's chunk is its header (signature, docstring, class attributes), not its methods':
+    # its lines, content and callees too (they were the whole class's, and a class hit overlapped
+    # every method); a question a method answers finds that method first, above its class.
+    (tmp_path / "client.py").write_text(CLIENT, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool(
+            "semanticsearch",
+            {"query": "retry client sleeps longer after each failed attempt", "includeContent": True},
+        )
+    assert result.structured_content is not None, text_of(result)
+    hits = {hit["symbol"]: hit for hit in result.structured_content["results"]}
+    order = [hit["symbol"] for hit in result.structured_content["results"]]
+    assert order[0] == "RetryingClient.wait_before_retry", order
+    header = hits["RetryingClient"]
+    assert (header["startLine"], header["endLine"]) == (1, 7), header
+    assert "retry budget" in header["content"] and "def send" not in header["content"]
+    assert "busy" in header["summary"] and header["callees"] == [], header
+    assert {"RetryingClient.send", "RetryingClient.wait_before_retry"} <= set(hits)

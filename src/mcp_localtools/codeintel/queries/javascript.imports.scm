@@ -26,3 +26,33 @@
     arguments: (arguments . (string (string_fragment) @module)))
   (#eq? @_require "require"))
 (import_statement (import_clause (namespace_import (identifier) @local)) source: (string (string_fragment) @module))
+; What a CommonJS module exports (@export, its name in the module; no @module): module.exports =
+; {n, n: local, n() {}, n: function () {}}, module.exports.n = ..., exports.n = ...
+(assignment_expression
+  left: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+  right: (object [
+    (shorthand_property_identifier) @export
+    (pair key: (property_identifier) @export value: (identifier) @local)
+    (pair key: (property_identifier) @export value: [(function_expression) (arrow_function)])
+    (method_definition name: (property_identifier) @export)
+  ])
+  (#eq? @_module "module")
+  (#eq? @_exports "exports"))
+(assignment_expression
+  left: (member_expression
+    object: (member_expression object: (identifier) @_module property: (property_identifier) @_exports)
+    property: (property_identifier) @export)
+  (#eq? @_module "module")
+  (#eq? @_exports "exports"))
+(assignment_expression
+  left: (member_expression object: (identifier) @_exports property: (property_identifier) @export)
+  (#eq? @_exports "exports"))
+; A re-export (a package's index file): export {n, n as a} from './m' (a name here that is n of
+; './m'), export * from './m' (@star: any name './m' exports).
+(export_statement
+  (export_clause (export_specifier name: (_) @name !alias))
+  source: (string (string_fragment) @module))
+(export_statement
+  (export_clause (export_specifier name: (_) @name alias: (_) @local))
+  source: (string (string_fragment) @module))
+(export_statement "*" @star source: (string (string_fragment) @module))

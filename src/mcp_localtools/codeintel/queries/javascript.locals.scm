@@ -1,7 +1,8 @@
 ; Names a JavaScript function or block binds for itself (codeintel/scopes.py): its parameters and
 ; its declarations; a bare use of one inside it is not a use of a definition elsewhere. let, const,
 ; a for loop's names, a switch's and a catch's are their block's or statement's (@local.definition);
-; var is its function's (@local.hoisted).
+; var is its function's (@local.hoisted). A pattern (destructuring: {a, b: c, d = 1, ...e}, [f, ...g])
+; is captured whole; codeintel/scopes.py takes the names it binds out of it.
 [
   (statement_block)
   (function_expression)
@@ -16,23 +17,11 @@
   (switch_body)
   (catch_clause)
 ] @local.scope
-(formal_parameters (identifier) @local.definition)
-(formal_parameters (assignment_pattern left: (identifier) @local.definition))
-(formal_parameters (rest_pattern (identifier) @local.definition))
+(formal_parameters
+  [(identifier) (assignment_pattern) (rest_pattern) (object_pattern) (array_pattern)] @local.definition)
 (arrow_function parameter: (identifier) @local.definition)
-(lexical_declaration (variable_declarator name: (identifier) @local.definition))
-(lexical_declaration
-  (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @local.definition)))
-(lexical_declaration (variable_declarator name: (array_pattern (identifier) @local.definition)))
-(variable_declaration (variable_declarator name: (identifier) @local.hoisted))
-(variable_declaration
-  (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @local.hoisted)))
-(variable_declaration (variable_declarator name: (array_pattern (identifier) @local.hoisted)))
-(for_in_statement kind: ["let" "const"] left: (identifier) @local.definition)
-(for_in_statement
-  kind: ["let" "const"] left: (object_pattern (shorthand_property_identifier_pattern) @local.definition))
-(for_in_statement kind: ["let" "const"] left: (array_pattern (identifier) @local.definition))
-(for_in_statement kind: "var" left: (identifier) @local.hoisted)
-(for_in_statement kind: "var" left: (object_pattern (shorthand_property_identifier_pattern) @local.hoisted))
-(for_in_statement kind: "var" left: (array_pattern (identifier) @local.hoisted))
-(catch_clause parameter: (identifier) @local.definition)
+(lexical_declaration (variable_declarator name: (_) @local.definition))
+(variable_declaration (variable_declarator name: (_) @local.hoisted))
+(for_in_statement kind: ["let" "const"] left: (_) @local.definition)
+(for_in_statement kind: "var" left: (_) @local.hoisted)
+(catch_clause parameter: (_) @local.definition)

@@ -6,3 +6,5 @@
   name: (aliased_import name: (dotted_name) @name alias: (identifier) @local))
 (import_statement name: (dotted_name) @module)
 (import_statement name: (aliased_import name: (dotted_name) @module alias: (identifier) @local))
+; from m import * (@star: any name m defines or imports).
+(import_from_statement module_name: (_) @module (wildcard_import) @star)

@@ -3,6 +3,7 @@ and how paths and lines are shown."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = [
     "IndexSummary",
     "Scope",
     "build_index",
+    "cache_notice",
     "code_indexes",
     "index_settings",
     "open_scope",
@@ -65,6 +67,25 @@ def index_settings(workspace: Workspace) -> IndexSettings:
         hidden=hidden,
         idle_seconds=config.idle_seconds,
     )
+
+
+logger = logging.getLogger(__name__)
+
+
+def cache_notice(workspace: Workspace) -> bool:
+    """Log, when the server starts (once per workspace: ``workspace.shared(cache_notice)``), that
+    the default index cache lies inside an allowed root and will be kept outside it
+    (``CodeIndexes`` moves it at first use, and says where). True when it does."""
+    cache = index_settings(workspace).cache_dir
+    inside = workspace.paths.root_of(Path(os.path.realpath(cache))) if cache is not None else None
+    if inside is not None:
+        logger.warning(
+            "the index cache %s lies inside the allowed root %s, where tools could change it: the code "
+            "index will be kept outside the roots ($TMPDIR/mcp-localtools-<uid>/index, else in memory); "
+            "set [index] cache_dir to a directory outside them",
+            cache, inside,
+        )  # fmt: skip
+    return inside is not None
 
 
 def _create(workspace: Workspace) -> CodeIndexes:

@@ -19,6 +19,7 @@ import anyio.to_thread
 from pydantic import Field
 
 from mcp_localtools import compat
+from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.tags import Symbol
 from mcp_localtools.errors import printable
 from mcp_localtools.results import ToolResult
@@ -72,7 +73,7 @@ def _focus(scope: Scope, focus: list[str], base: str) -> tuple[list[str], list[s
     return files, names
 
 
-def _map(scope: Scope, args: RepoMapArgs) -> ToolResult:
+def _map(scope: Scope, args: RepoMapArgs, indexes: CodeIndexes) -> ToolResult:
     index = scope.index
     files, names = _focus(scope, args.focus, str(scope.base))
     ranked = [item for item in index.ranked_definitions(files, names) if scope.covers(item[0])]
@@ -110,7 +111,9 @@ def _map(scope: Scope, args: RepoMapArgs) -> ToolResult:
             for s in found
         ]
         out_files.append(MapFile(path=shown, symbols=entries))
-    if not ranked:
+    if busy := indexes.indexing(index):
+        lines.append(f"[{busy}: files not indexed yet are missing; ask again when indexing ends]")
+    elif not ranked:
         lines.append("[no symbols indexed here: no file in a known language]")
     elif truncated:
         shown_count = sum(map(len, chosen.values()))
@@ -123,8 +126,9 @@ def _map(scope: Scope, args: RepoMapArgs) -> ToolResult:
 
 async def repo_map(args: RepoMapArgs, ctx: CallContext, *, workspace: Workspace) -> ToolResult:
     """The repomap tool body: the index brought up to date, then ranked in a worker thread."""
-    scope = await open_scope(code_indexes(workspace), args.path, ctx)
-    return await anyio.to_thread.run_sync(_map, scope, args, abandon_on_cancel=True)
+    indexes = code_indexes(workspace)
+    scope = await open_scope(indexes, args.path, ctx)
+    return await anyio.to_thread.run_sync(_map, scope, args, indexes, abandon_on_cancel=True)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:

@@ -25,7 +25,7 @@ from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
 from mcp_localtools.toolnames import served, served_text
-from mcp_localtools.tools.code._group import code_indexes, index_settings, open_scope
+from mcp_localtools.tools.code._group import cache_notice, code_indexes, index_settings, open_scope
 from mcp_localtools.tools.code._symbol import SymbolEntry, symbol_entry
 from mcp_localtools.workspace import Workspace
 
@@ -62,7 +62,11 @@ def _line(symbol: Symbol) -> str:
 
 
 def _render(
-    outlines: list[tuple[str, FileRecord, list[Symbol]]], total: int, budget: int, cut_before: bool
+    outlines: list[tuple[str, FileRecord, list[Symbol]]],
+    total: int,
+    budget: int,
+    cut_before: bool,
+    busy: str | None = None,
 ) -> ToolResult:
     def build(payload: int) -> ToolResult:
         files: list[FileOutline] = []
@@ -95,7 +99,9 @@ def _render(
                 f"[truncated: {shown} of {total} symbols shown; give a file or a smaller directory, "
                 "or lower maxDepth]"
             )
-        if not total:
+        if busy:
+            lines.append(f"[{busy}: files not indexed yet are missing; ask again when indexing ends]")
+        elif not total:
             lines.append("[no symbols: no file here in a known language, or none defines anything]")
         result = SymbolsResult(files=files, total_symbols=total, truncated=cut)
         return ToolResult.of(result, text="\n".join(lines))
@@ -142,7 +148,8 @@ async def symbols(args: SymbolsArgs, ctx: CallContext, *, workspace: Workspace) 
             outlines.append((scope.show(record.path), record, []))
         outlines[-1][2].append(symbol)
     limits: LimitsConfig = workspace.limits
-    return _render(outlines, len(rows[:MAX_SYMBOLS]), limits.max_result_chars, len(rows) > MAX_SYMBOLS)
+    busy = indexes.indexing(scope.index)
+    return _render(outlines, len(rows[:MAX_SYMBOLS]), limits.max_result_chars, len(rows) > MAX_SYMBOLS, busy)
 
 
 def spec(workspace: Workspace) -> ToolSpec[Any]:
@@ -152,6 +159,7 @@ def spec(workspace: Workspace) -> ToolSpec[Any]:
         ConfigError: a bad ``[index]`` (checked here, at start-up, for the whole group).
     """
     index_settings(workspace)
+    workspace.shared(cache_notice)  # a default cache inside a root: said at start-up
     return ToolSpec(
         name="symbols",
         title="Outline of code",
