@@ -338,3 +338,15 @@ def test_the_command_line_collects_garbage_as_before_once_it_returns(project: Pa
     run(*args, cwd=project)
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0, "nothing of this process stays frozen"
+
+
+def test_the_command_line_leaves_what_its_caller_froze_frozen(project: Path) -> None:
+    import gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        run("call", "readfile", '{"path": "a.txt", "limit": 1}', cwd=project)
+        assert gc.get_freeze_count() > frozen * 0.9 and gc.isenabled(), "not unfrozen (some may die)"
+    finally:
+        gc.unfreeze()

@@ -174,3 +174,21 @@ async def test_a_probe_stopped_mid_profile_lets_the_profile_clean_up(tmp_path: P
             tasks.cancel_scope.cancel()  # the server stops while the profile runs
     await anyio.sleep(0.5)
     assert not lock.exists(), "the profile's EXIT traps ran, and no second rehash was cut short"
+
+
+@pytest.mark.skipif(compat.IS_WINDOWS, reason="a POSIX login shell")
+async def test_what_a_finished_probe_leaves_running_is_stopped_with_sigterm(tmp_path: Path) -> None:
+    # An agent the profile started (gpg-agent, dbus) stays after the probe's shell exits and is
+    # stopped as any run's leftovers are: SIGTERM, on which it cleans up (SIGHUP would make many
+    # such programs reload instead, and the SIGKILL after it would cut them short).
+    home = tmp_path / "home"
+    home.mkdir()
+    log = home / "agent.log"
+    (home / ".bash_profile").write_text(
+        f"( trap 'echo stopped-cleanly >> {log}; exit' TERM; trap 'echo reloaded >> {log}' HUP;"
+        " while :; do sleep 0.05; done ) &\n",
+        encoding="utf-8",
+    )
+    env = environment({"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, tmp_path)
+    assert (await env.defaults()).problem is None
+    assert log.read_text(encoding="utf-8") == "stopped-cleanly\n"

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from mcp_localtools._version import __version__
+from mcp_localtools.cli.collector import paused_collection
 from mcp_localtools.cli.startcache import cached_start
 
 if TYPE_CHECKING:
     from mcp_localtools.cli.startcache import CachedStart
     from mcp_localtools.server.adapter import RegistryServer
 
-__all__ = ["main", "parser", "resume_collection"]
+__all__ = ["main", "parser"]
 
 _DESCRIPTION = """\
 An MCP server that gives LLM clients safe, fast local tools: read, write, search and edit files,
@@ -109,7 +109,7 @@ def parser(*, serving: bool = False) -> argparse.ArgumentParser:
     return top
 
 
-def _real_server(args: list[str], start: CachedStart) -> RegistryServer:
+def _real_server(args: list[str], start: CachedStart, started: Callable[[], None]) -> RegistryServer:
     """The stdio server a start with ``args`` builds, served from the cache's ``start`` (its
     tools built at their first call). Only a start that serves writes an entry, so ``args``
     serve: serve's parser alone reads them."""
@@ -117,60 +117,35 @@ def _real_server(args: list[str], start: CachedStart) -> RegistryServer:
 
     try:
         ns = parser(serving=True).parse_args(args)
-        ns.argv = args
+        ns.argv, ns.started = args, started
         return build_stdio(ns, start)
     finally:
-        resume_collection()  # also when the build failed: the server goes on answering
-
-
-_paused: list[bool] = []
-"""Holds True while ``main`` keeps the cyclic garbage collector paused."""
-
-
-def resume_collection() -> None:
-    """Turn the cyclic garbage collector back on if ``main`` paused it (called once a server is
-    built, and when ``main`` returns); a no-op otherwise. What start-up made is frozen first
-    (``gc.freeze``: the modules, classes and schemas live as long as the process, so the
-    collector does not go through the 140,000 objects at its next pass; the start-up's own
-    garbage, about 1,000 objects and 0.3 MB of classes and functions made and dropped while
-    modules were imported, stays with them)."""
-    if _paused:
-        _paused.clear()
-        gc.freeze()
-        gc.enable()
+        started()  # also when the build failed: the server goes on answering
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status. A start the start-up cache knows serves
     from it before anything else is imported (``startcache.py``).
 
-    The cyclic garbage collector is paused from here until the server is built
-    (``serve._build`` calls ``resume_collection``) or, for the other commands, until the command
-    line is read: start-up creates some 140,000 objects (the SDK, pydantic's schemas) and frees
-    few, and the collector's passes over them cost 5-10 % of a start's CPU."""
-    if not gc.isenabled():
-        return _main(list(sys.argv[1:] if argv is None else argv))
-    gc.disable()
-    _paused.append(True)
-    try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
-    finally:
-        resume_collection()
-        gc.unfreeze()  # a caller in this process (tests, the Python API) collects as before
+    The cyclic garbage collector is paused from here until the server is built or, for the
+    other commands, until the command line is read (``collector.py``)."""
+    with paused_collection() as pause:
+        return _main(list(sys.argv[1:] if argv is None else argv), pause.resume)
 
 
-def _main(args: list[str]) -> int:
+def _main(args: list[str], started: Callable[[], None]) -> int:
+    """``main`` for ``args``; ``started`` ends the start-up's pause of the garbage collector."""
     start = cached_start(args)
     if start is not None:
-        return start.serve(functools.partial(_real_server, args, start))
+        return start.serve(functools.partial(_real_server, args, start, started))
     from mcp_localtools.cli import serve
     from mcp_localtools.cli.options import EXIT_ERROR, LOG_LEVEL_ENV, configure_logging, log_level
     from mcp_localtools.errors import ConfigError, SpecError
 
     ns = parser().parse_args(args)
-    ns.argv = args
+    ns.argv, ns.started = args, started
     if ns.run is not serve.run:
-        resume_collection()
+        started()
     configure_logging(log_level(ns.log_level or os.environ.get(LOG_LEVEL_ENV)))
     try:
         status: int = ns.run(ns)

@@ -141,8 +141,9 @@ def _build(
 ) -> RegistryServer:
     """The server of ``config`` as the command line asks for it (log level, own files, profile;
     ``network``: the tokens and bind rules, checked with the rest; ``start``: the cached start
-    it serves, ``build_server``'s ``listed``); ``own_files`` holds the start-up cache's folder."""
-    from mcp_localtools.cli.main import resume_collection
+    it serves, ``build_server``'s ``listed``); ``own_files`` holds the start-up cache's folder.
+    Once built, ``ns.started`` (when ``main`` set it) ends the start-up's pause of the garbage
+    collector (``collector.py``)."""
     from mcp_localtools.server import build_server
 
     try:
@@ -157,7 +158,9 @@ def _build(
             built=start.tool_built if start is not None else None,
         )
     finally:
-        resume_collection()  # paused by main for the start-up
+        started = getattr(ns, "started", None)
+        if started is not None:
+            started()  # main paused the garbage collector for the start-up (cli/collector.py)
 
 
 def _serve_stdio(

@@ -72,8 +72,8 @@ else:
     SIGKILL: Final[int] = signal.SIGKILL
     """The signal that cannot be caught."""
     SIGHUP: Final[int] = signal.SIGHUP
-    """A terminal's hang-up: an interactive shell (which ignores SIGTERM) exits on it, and shells
-    run their EXIT traps."""
+    """A terminal's hang-up: an interactive bash or zsh (which ignore SIGTERM) exits on it and
+    hangs up its jobs; bash runs its EXIT traps on it (dash does not, on this or SIGTERM)."""
 
     def killpg(pgid: int, signum: int) -> None:
         """Send ``signum`` to every process of the process group ``pgid``.

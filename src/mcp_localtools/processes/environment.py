@@ -227,7 +227,7 @@ class CommandEnvironment:
             stdin=None,
             timeout=BOOTSTRAP_SECONDS,
             max_output_bytes=_PROBE_OUTPUT_BYTES,
-            stop_signal=compat.SIGHUP,  # a hang-up ends a login shell, its profile's traps run
+            stop_signal=compat.SIGHUP,  # a hang-up ends an interactive login shell (not SIGTERM)
         )
         outcome = await self._runner.run(request)
         if outcome.timed_out:

@@ -8,8 +8,8 @@
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
   (progress notifications) in arrival order;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
-  that escaped it (``proctree``) get SIGTERM (the request's ``stop_signal``), are polled every
-  50 ms, and get SIGKILL after 0.5 s;
+  that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
+  0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first);
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -87,8 +87,9 @@ class RunRequest:
         stdin: bytes for the child's stdin, or None for ``/dev/null``.
         timeout: seconds before the run is stopped.
         max_output_bytes: per stream; head and tail kept.
-        stop_signal: what asks the run to stop before SIGKILL (``compat.SIGHUP`` for a login
-            shell: an interactive shell ignores SIGTERM).
+        stop_signal: sent first to the run's group while its leader runs, half a grace period
+            before SIGTERM (``compat.SIGHUP`` for a login shell: an interactive shell ignores
+            SIGTERM and ends on a hang-up, passing it on to its jobs).
     """
 
     argv: Sequence[str]
@@ -216,19 +217,27 @@ class ProcessRunner:
         return timed_out
 
     async def _stop(self, run: _Run) -> None:
-        """TERM (the run's ``stop_signal``), then KILL after the grace period, the run's group
-        and every stray process; returns when none is left (at once when there is nothing to stop)."""
+        """TERM, then KILL after the grace period, the run's group and every stray process;
+        returns when none is left (at once when there is nothing to stop). A run whose leader
+        still runs and whose ``stop_signal`` is not SIGTERM (SIGHUP for a login shell) gets that
+        first, its group only, as a terminal's hang-up; what is left half a grace period later
+        gets SIGTERM. Leftovers of a leader that exited always get SIGTERM (an agent a profile
+        started reloads on SIGHUP, but cleans up and exits on SIGTERM)."""
         members = await run.members()
         if run.process.returncode is None or members:
-            run.signal(members, run.stop_signal)
-            with anyio.move_on_after(self.grace_seconds):
-                while True:
-                    await anyio.sleep(_POLL_SECONDS)
-                    members = await run.members()
-                    if run.process.returncode is not None and not members:
-                        return
+            grace = self.grace_seconds
+            if run.process.returncode is None and run.stop_signal != signal.SIGTERM:
+                run.signal([], run.stop_signal)
+                grace /= 2
+                if await self._gone(run, grace):
+                    return
+                members = await run.members()
+            run.signal(members, signal.SIGTERM)
+            if await self._gone(run, grace):
+                return
             with anyio.move_on_after(_KILL_WAIT_SECONDS):
                 while True:  # a process may fork while we kill: repeat until none is left
+                    members = await run.members()
                     run.signal(members, compat.SIGKILL)
                     await run.process.wait()
                     members = await run.members()
@@ -236,6 +245,17 @@ class ProcessRunner:
                         return
                     await anyio.sleep(_POLL_SECONDS)
             logger.error("processes of pid %d survived SIGKILL: %s", run.process.pid, members)
+
+    @staticmethod
+    async def _gone(run: _Run, seconds: float) -> bool:
+        """Whether the run's leader has exited and none of its processes is left, polled every
+        ``_POLL_SECONDS`` for at most ``seconds``."""
+        with anyio.move_on_after(seconds):
+            while True:
+                await anyio.sleep(_POLL_SECONDS)
+                if run.process.returncode is not None and not await run.members():
+                    return True
+        return False
 
 
 class _Run:

@@ -48,14 +48,15 @@ _LAZY = {
 """Each public name imported at its first use → its module."""
 
 
-def __getattr__(name: str) -> Any:
-    """``NativeEngine``, ``RipgrepEngine``, ``find_ripgrep`` and ``Engine``, imported at their
-    first use (PEP 562) and then kept in the package like any other name."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """``NativeEngine``, ``RipgrepEngine``, ``find_ripgrep`` and ``Engine``, imported at
+        their first use (PEP 562); looked up in their module each time, so a test that patches
+        one there is seen, and undone with it."""
+        if name not in _LAZY:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(_LAZY[name]), name)
 
 
 def default_engine() -> Engine:

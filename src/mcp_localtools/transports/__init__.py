@@ -73,7 +73,9 @@ _HOME = {
 ``auth.PROFILE_SCOPE``) never imports the HTTP app and uvicorn's glue."""
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(import_module(_HOME[name]), name)
-    raise AttributeError(f"module 'mcp_localtools.transports' has no attribute {name!r}")
+if not TYPE_CHECKING:  # type checkers read the imports above: a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        if name in _HOME:
+            return getattr(import_module(_HOME[name]), name)
+        raise AttributeError(f"module 'mcp_localtools.transports' has no attribute {name!r}")
