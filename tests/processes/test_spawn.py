@@ -73,7 +73,7 @@ async def test_a_program_or_directory_that_is_not_there_raises_oserror(tmp_path:
         await open_command([str(tmp_path / "nope")], cwd=tmp_path, env=ENV, stdin=False, pidfds=pidfds)
     with pytest.raises(FileNotFoundError):
         await open_command(["/bin/true"], cwd=tmp_path / "gone", env=ENV, stdin=True, pidfds=pidfds)
-    assert set(os.listdir("/proc/self/fd")) == before  # no pipe left open
+    assert set(os.listdir("/proc/self/fd")) <= before  # no pipe left open (others may close)
 
 
 @pytest.mark.skipif(not pidfds_work(), reason="no pidfds")
@@ -89,4 +89,4 @@ async def test_a_killed_process_is_seen_and_collected_and_a_cancelled_wait_kills
     with anyio.move_on_after(0.1):
         await other.aclose()  # cancelled while it waits: the process is killed and collected
     assert other.returncode == -signal.SIGKILL
-    assert set(os.listdir("/proc/self/fd")) == before  # every pipe and pidfd closed
+    assert set(os.listdir("/proc/self/fd")) <= before  # every pipe and pidfd closed
