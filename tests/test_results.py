@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from mcp_localtools.results import (
@@ -57,6 +57,7 @@ def json_text(data: object) -> str:
 
 
 @given(st.text(), st.text(max_size=20))
+@example("a lone surrogate \udc80 is counted by the json module", "")
 def test_json_chars_around_a_long_string_counts_what_json_chars_counts(text: str, other: str) -> None:
     data = {"path": other, "content": text, "startLine": 3, "truncated": True}
     assert json_chars_around(data, "content") == json_chars(data)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from mcp_localtools.errors import NotFound
 from mcp_localtools.processes.shells import (
     SHELL_NAMES,
+    FoundShells,
     Shell,
     account_shell,
     auto_candidates,
@@ -112,3 +115,28 @@ def test_auto_falls_back_to_a_shell_on_path() -> None:
         "auto", default="auto", detected=None, env={"PATH": PATH["PATH"], "SHELL": "/nope/zsh"}
     )
     assert shell.name in ("zsh", "bash", "sh", "dash", "ksh", "fish")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_a_kept_shell_is_looked_up_again_when_anything_it_was_found_past_changes(tmp_path: Path) -> None:
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    for directory in (first, second, third):
+        directory.mkdir()
+    search_path = os.pathsep.join(map(str, (first, second, third)))
+    (third / "fish").write_text("#!/bin/sh\n", encoding="utf-8")
+    (third / "fish").chmod(0o755)
+    found = FoundShells()
+    assert found.find("fish", search_path) == Shell("fish", str(third / "fish"))
+    assert found.find("fish", search_path) == Shell("fish", str(third / "fish"))  # kept
+    (first / "fish").write_text("#!/bin/sh\n", encoding="utf-8")  # not executable: passed over
+    assert found.find("fish", search_path) == Shell("fish", str(third / "fish"))
+    (first / "fish").chmod(0o755)  # now it is the first
+    assert found.find("fish", search_path) == Shell("fish", str(first / "fish"))
+    (first / "fish").unlink()
+    (second / "fish").symlink_to(third / "fish")
+    assert found.find("fish", search_path) == Shell("fish", str(second / "fish"))
+    (second / "fish").unlink()
+    (third / "fish").unlink()
+    assert found.find("fish", search_path) is None
+    with pytest.raises(NotFound, match="shell not found: fish"):
+        resolve_shell("fish", default="auto", detected=None, env={"PATH": search_path}, find=found.find)

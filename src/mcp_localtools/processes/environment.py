@@ -189,7 +189,10 @@ class CommandEnvironment:
         self._lock = anyio.Lock()
 
     async def defaults(self) -> BootstrapDefaults:
-        """The bootstrap result: computed on first use (at most ``BOOTSTRAP_SECONDS``), then cached."""
+        """The bootstrap result: computed on first use (at most ``BOOTSTRAP_SECONDS``), then cached
+        (and returned without taking the lock: every command asks for it)."""
+        if self._defaults is not None:
+            return self._defaults
         async with self._lock:
             if self._defaults is None:
                 self._defaults = await self._bootstrap()

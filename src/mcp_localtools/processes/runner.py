@@ -4,7 +4,8 @@
 
 * the child is the leader of a new session and process group; its stdin is ``/dev/null`` (or a
   pipe carrying the call's ``stdin`` text, then closed), stdout and stderr are pipes, every other
-  descriptor is closed: it never sees the server's stdin or stdout (the stdio transport);
+  descriptor is closed: it never sees the server's stdin or stdout (the stdio transport); it is
+  started by ``spawn.open_command`` (no asyncio subprocess transport where pidfds work);
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
   (progress notifications) in arrival order;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
@@ -26,7 +27,6 @@ from __future__ import annotations
 import logging
 import secrets
 import signal
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from mcp_localtools import compat
 from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS
 from mcp_localtools.processes.output import Captured, HeadTail
+from mcp_localtools.processes.spawn import open_command, pidfds_work
 from mcp_localtools.processes.tree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
 __all__ = [
@@ -136,12 +137,14 @@ class ProcessRunner:
         self.grace_seconds = grace_seconds
         self.drain_seconds = drain_seconds
         self._tree: ProcessTree | None = None
+        self._pidfds = False
 
     def _process_tree(self) -> ProcessTree:
         # Hardening changes process-wide state, so it happens when the first command runs,
         # not when a server is merely built.
         if self._tree is None:
             harden_server_process()
+            self._pidfds = pidfds_work()
             self._tree = ProcessTree()
         return self._tree
 
@@ -155,17 +158,15 @@ class ProcessRunner:
         started = time.monotonic()
         since = tree.clock()
         try:
-            # Shielded: cancelled half-way, open_process would leave a started process (and
-            # its children) without a handle. A pending cancellation lands inside the try below.
-            with anyio.CancelScope(shield=True), tree.starting():
-                process = await anyio.open_process(
-                    list(request.argv),
-                    stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
+            # Not cancelled half-way (that would leave a started process without a handle): a
+            # pending cancellation lands inside the try below.
+            with tree.starting():
+                process = await open_command(
+                    request.argv,
                     cwd=request.cwd,
                     env={**request.env, RUN_MARKER: token},
-                    start_new_session=True,
+                    stdin=request.stdin is not None,
+                    pidfds=self._pidfds,
                 )
         except OSError as exc:
             cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)
@@ -174,19 +175,14 @@ class ProcessRunner:
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
         run = _Run(process, token, tree, since, request.stop_signal)
         overflow = Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
-        done = False
         try:
             timed_out = await self._supervise(run, request, out, err, on_output, overflow)
-            done = True
-        finally:
+        except BaseException:  # cancelled, or failed unexpectedly: stop everything first
             with anyio.CancelScope(shield=True):
-                if not done:  # cancelled, or failed unexpectedly: stop everything first
-                    await self._stop(run)
-                if process.returncode is not None:
-                    await process.aclose()  # closes the pipes; the wait inside returns at once
-                    tree.finished(process.pid)
-                else:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
-                    logger.error("process %d survived SIGKILL; abandoning it", process.pid)
+                await self._stop(run)
+                await _close(process, tree)
+            raise
+        await _close(process, tree)
         return finished_outcome(process.returncode, timed_out, started, out, err, overflow)
 
     async def _supervise(
@@ -210,9 +206,10 @@ class ProcessRunner:
                 pumps.start_soon(feed, process.stdin, request.stdin)
             timed_out = await until_exit(process.wait, overflow, request.timeout)
             await self._stop(run)
-            with anyio.move_on_after(self.drain_seconds):
-                for event in finished:
-                    await event.wait()
+            if not all(event.is_set() for event in finished):
+                with anyio.move_on_after(self.drain_seconds):
+                    for event in finished:
+                        await event.wait()
             pumps.cancel_scope.cancel()
         return timed_out
 
@@ -258,6 +255,18 @@ class ProcessRunner:
         return False
 
 
+async def _close(process: Process, tree: ProcessTree) -> None:
+    """Close the pipes of a run's ``process`` (its wait inside returns at once: it has exited)
+    and take it off ``tree``'s list of runs in progress."""
+    if process.returncode is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
+        logger.error("process %d survived SIGKILL; abandoning it", process.pid)
+        return
+    try:
+        await process.aclose()
+    finally:
+        tree.finished(process.pid)
+
+
 class _Run:
     """One running command: its process, marker, the tree it is looked up in, the clock tick
     (``ProcessTree.clock``) before it started, and the signal that asks it to stop."""
@@ -300,14 +309,14 @@ class _Run:
 async def until_exit(exited: Callable[[], Awaitable[object]], overflow: Overflow, timeout: float) -> bool:
     """Wait until ``exited()`` returns (the run's process ended) or one stream passes its
     ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait.
-    No task of its own: the stream that passes the limit cancels the wait (``Overflow.check``)."""
+    No task of its own, and one cancel scope: the stream that passes the limit cancels the wait
+    (``Overflow.check``), which is then no timeout."""
     with anyio.move_on_after(timeout) as deadline:
-        with anyio.CancelScope() as flooded:
-            overflow.stops = flooded
-            if overflow.stream is None:
-                await exited()
-        overflow.stops = None
-    return deadline.cancelled_caught
+        overflow.stops = deadline
+        if overflow.stream is None:
+            await exited()
+    overflow.stops = None
+    return deadline.cancelled_caught and overflow.stream is None
 
 
 class Overflow:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
@@ -28,6 +30,7 @@ from mcp_localtools.policy.scanner import Dialect
 
 __all__ = [
     "SHELL_NAMES",
+    "FoundShells",
     "Shell",
     "account_shell",
     "auto_candidates",
@@ -81,6 +84,72 @@ def find_shell(name: str, search_path: str | None) -> Shell | None:
     return Shell(name, found) if found else None
 
 
+_Stamp = tuple[int, int, int, int, int, int] | None
+
+
+def _stamp(path: str) -> _Stamp:
+    """What a lookup depends on of ``path``: whether it is there and, if it is, its identity,
+    mode, owner and change time (any change of the file or of its mode moves the change time)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_uid, info.st_gid, info.st_ctime_ns)
+
+
+def _candidates(name: str, search_path: str | None, found: str) -> list[str] | None:
+    """The paths ``shutil.which`` tries for ``name`` on ``search_path``, in order, up to ``found``
+    (None when it does not come up: not cached)."""
+    tried: list[str] = []
+    seen: set[str] = set()
+    for directory in (search_path or os.defpath).split(os.pathsep):
+        if os.path.normcase(directory) in seen:
+            continue
+        seen.add(os.path.normcase(directory))
+        tried.append(os.path.join(directory, name))  # noqa: PTH118 - the very string shutil.which tries
+        if tried[-1] == found:
+            return tried
+    return None
+
+
+class FoundShells:
+    """``find_shell`` with its answers kept: a later lookup of the same name on the same ``PATH``
+    re-checks only the paths the first one tried (one ``stat`` each: ``_stamp``) instead of
+    ``shutil.which``'s work, and looks again when any of them changed (created, removed,
+    replaced, its mode or owner changed). Blocking (stats): call it from a worker thread.
+
+    Args:
+        size: most answers kept (the least recently used goes first).
+    """
+
+    def __init__(self, size: int = 16) -> None:
+        self._size = size
+        self._kept: OrderedDict[tuple[str, str | None], tuple[Shell, tuple[tuple[str, _Stamp], ...]]]
+        self._kept = OrderedDict()
+        self._lock = threading.Lock()  # worker threads share it
+
+    def find(self, name: str, search_path: str | None) -> Shell | None:
+        """``find_shell(name, search_path)``."""
+        key = (name, search_path)
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and all(_stamp(path) == stamp for path, stamp in kept[1]):
+            return kept[0]
+        shell = find_shell(name, search_path)
+        tried = _candidates(name, search_path, shell.path) if shell is not None else None
+        if shell is None or tried is None:
+            return shell
+        stamps = tuple((path, _stamp(path)) for path in tried)
+        if find_shell(name, search_path) != shell:  # changed while it was stamped: not kept
+            return shell
+        with self._lock:
+            self._kept[key] = (shell, stamps)
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return shell
+
+
 def account_shell() -> str | None:
     """The login shell of the account running the server (``getent passwd`` / Directory
     Services through NSS), or None."""
@@ -118,7 +187,12 @@ def first_found(candidates: Iterable[str], search_path: str | None) -> Shell | N
 
 
 def resolve_shell(
-    requested: ShellName, *, default: ShellName, detected: Shell | None, env: Mapping[str, str]
+    requested: ShellName,
+    *,
+    default: ShellName,
+    detected: Shell | None,
+    env: Mapping[str, str],
+    find: Callable[[str, str | None], Shell | None] = find_shell,
 ) -> Shell:
     """The shell a call asked for.
 
@@ -127,6 +201,8 @@ def resolve_shell(
         default: the config's ``default_shell`` (``auto`` or a name).
         detected: the bootstrap's shell, used for ``auto`` when the config names none.
         env: the command environment; its ``PATH`` is searched.
+        find: looks a shell named by the call or the config up (``find_shell``, or a
+            ``FoundShells``'s ``find``).
 
     Raises:
         NotFound: the shell is not installed (or, for ``auto``, no shell at all).
@@ -134,7 +210,7 @@ def resolve_shell(
     search_path = env.get("PATH")
     name = default if requested == "auto" else requested
     if name != "auto":
-        shell = find_shell(name, search_path)
+        shell = find(name, search_path)
         if shell is None:
             problem = (
                 f"shell not found: {name}" if dialect_of(name) == "sh" else f"{name} requested but not found"

@@ -542,12 +542,16 @@ def test_the_installed_server_waits_for_a_command_through_a_pidfd_not_a_thread(t
     """The stdio server waits for its commands' processes through pidfds (what Python 3.12 and
     later do by themselves; 3.11 started a waitpid thread per process, issue 38): while a command
     runs (sandbox off), the server holds a pidfd for it (and one for the login-shell probe, if
-    that still runs)."""
+    that still runs). The pidfd is opened as soon as the process has started: the command looks
+    for it for up to 5 s (under load its shell may get there first)."""
     config = tmp_path / "config.toml"
     config.write_text(
         f'[paths]\nallowed_roots = ["{tmp_path}"]\n[exec.sandbox]\nmode = "off"\n', encoding="utf-8"
     )
-    command = "ls -l /proc/$PPID/fd | grep -c pidfd"
+    command = (
+        "i=0; while [ $i -lt 50 ]; do n=$(ls -l /proc/$PPID/fd | grep -c pidfd); "
+        '[ "$n" -ge 1 ] && break; sleep 0.1; i=$((i+1)); done; echo "$n"'
+    )
     messages = [
         INITIALIZE,
         INITIALIZED,

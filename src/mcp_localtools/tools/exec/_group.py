@@ -33,6 +33,7 @@ from mcp_localtools.policy.scanner import Dialect
 from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.processes.sessions import SessionStore
+from mcp_localtools.processes.shells import FoundShells
 from mcp_localtools.processes.stored import OutputStore
 from mcp_localtools.processes.table import ProcessTable
 from mcp_localtools.sandbox.command import CommandSandbox
@@ -101,6 +102,8 @@ class ExecGroup:
     """The execution policy for each sandbox backend (``check_command``), built on first use."""
     chosen: dict[str, Runs] = field(default_factory=dict)
     """The path of commands (``_runs``), chosen once the backend is."""
+    shells: FoundShells = field(default_factory=FoundShells)
+    """Shells named by calls or the config, as last looked up (re-checked on each use)."""
 
     @classmethod
     def create(cls, workspace: Workspace) -> ExecGroup:

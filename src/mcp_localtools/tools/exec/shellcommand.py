@@ -142,7 +142,11 @@ async def _plan(args: ShellCommandArgs, ctx: CallContext, group: ExecGroup) -> _
     def preflight() -> tuple[ResolvedPath, Shell]:  # file system and PATH lookups: a worker thread
         work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
         shell = resolve_shell(
-            args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
+            args.shell,
+            default=group.config.default_shell,
+            detected=defaults.shell,
+            env=env,
+            find=group.shells.find,
         )
         return work, shell
 

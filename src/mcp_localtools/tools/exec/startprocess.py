@@ -107,7 +107,11 @@ async def _plan(args: StartProcessArgs, ctx: CallContext, group: ExecGroup) -> _
     def preflight() -> tuple[ResolvedPath, Shell]:
         work = group.work_dir(args.work_dir if args.work_dir is not None else stored)
         shell = resolve_shell(
-            args.shell, default=group.config.default_shell, detected=defaults.shell, env=env
+            args.shell,
+            default=group.config.default_shell,
+            detected=defaults.shell,
+            env=env,
+            find=group.shells.find,
         )
         return work, shell
 

@@ -57,8 +57,9 @@ class TextWindow:
     cut_line: int | None = None
 
 
-def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindow:
-    """Cut ``text`` to ``limit`` lines after skipping ``offset``, within ``budget`` characters.
+def text_window(text: str, *, offset: int, limit: int, budget: int, total: int | None = None) -> TextWindow:
+    """Cut ``text`` to ``limit`` lines after skipping ``offset``, within ``budget`` characters;
+    ``total``: its lines (``count_lines``) when the caller knows them already.
 
     Lines are split on ``\\n`` only, so CRLF and stray CR bytes come back as they are. A single
     line longer than the budget is cut mid-line (``cut_line`` says which).
@@ -66,7 +67,8 @@ def text_window(text: str, *, offset: int, limit: int, budget: int) -> TextWindo
     Raises:
         InvalidArguments: ``offset`` is past the last line of a non-empty text.
     """
-    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if total is None:
+        total = count_lines(text)
     if offset and offset >= total:
         raise InvalidArguments(
             f"offset {offset} is past the end of the text ({total} lines); use a smaller offset"
@@ -303,14 +305,25 @@ def text_result(
     return fit_within(partial(_window_result, base, request), budget, budget - 500 - escapes)
 
 
+def _forward_cut(text: str, lines: int, budget: int) -> tuple[str, int | None]:
+    """``text`` (of ``lines`` lines, ``count_lines``) cut to its whole lines within ``budget``
+    characters (or a prefix of its first line), and the lines that leaves (None: not known,
+    count them); the newlines are counted only after the cut."""
+    end = text.rfind("\n", 0, budget)
+    if end < 0:
+        return text[: budget + 1], None
+    newlines = lines - (0 if text.endswith("\n") else 1)
+    return text[: end + 1], newlines - text.count("\n", end + 1)
+
+
 def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolResult:
     """``text_result`` with the window cut to ``payload`` characters."""
     budget = max(payload, 1)
     text, first, total, tail = request.text, request.first, request.total, request.tail
     lines = request.lines
+    shown_lines: int | None = lines  # the lines of ``text`` as it is shown (None: count them)
     if tail is None and len(text) > budget:  # only the lines that can fit are numbered and cut
-        end = text.rfind("\n", 0, budget)
-        text = text[: end + 1] if end >= 0 else text[: budget + 1]
+        text, shown_lines = _forward_cut(text, lines, budget)
     if request.line_numbers:
         assert first is not None, "numbered lines need the first line's number"
         shown = number_lines(text, first + 1)
@@ -319,7 +332,10 @@ def _window_result(base: ToolOutput, request: _Request, payload: int) -> ToolRes
     skip = _lines_over(shown, budget) if tail is not None else 0
     if skip:
         shown = shown.split("\n", skip)[-1]
-    window = text_window(shown, offset=0, limit=count_lines(shown), budget=budget)
+        shown_lines = None if shown_lines is None else shown_lines - skip
+    if shown_lines is None:
+        shown_lines = count_lines(shown)
+    window = text_window(shown, offset=0, limit=shown_lines, budget=budget, total=shown_lines)
     begin = first + skip if first is not None else None
     used = window.end_line or 0
     if total is not None and first is not None:
