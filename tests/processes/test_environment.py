@@ -184,9 +184,11 @@ async def test_what_a_finished_probe_leaves_running_is_stopped_with_sigterm(tmp_
     home = tmp_path / "home"
     home.mkdir()
     log = home / "agent.log"
+    ready = home / "ready"
     (home / ".bash_profile").write_text(
         f"( trap 'echo stopped-cleanly >> {log}; exit' TERM; trap 'echo reloaded >> {log}' HUP;"
-        " while :; do sleep 0.05; done ) &\n",
+        f" : > {ready}; while :; do sleep 0.05; done ) &\n"
+        f"while [ ! -e {ready} ]; do sleep 0.01; done\n",  # its traps are set before the shell ends
         encoding="utf-8",
     )
     env = environment({"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, tmp_path)
