@@ -90,3 +90,26 @@ async def test_a_killed_process_is_seen_and_collected_and_a_cancelled_wait_kills
         await other.aclose()  # cancelled while it waits: the process is killed and collected
     assert other.returncode == -signal.SIGKILL
     assert set(os.listdir("/proc/self/fd")) <= before  # every pipe and pidfd closed
+
+
+@pytest.mark.parametrize("made", [0, 1, 2])
+async def test_a_start_that_runs_out_of_descriptors_leaves_none_of_its_own_open(
+    tmp_path: Path, made: int
+) -> None:
+    # The server at its descriptor limit: the first, second or third pipe cannot be made. What
+    # was made must be closed again, or every later call leaks more and the server never recovers.
+    import resource
+
+    if not pidfds_work():
+        pytest.skip("no pidfds")
+    before = set(os.listdir("/proc/self/fd"))
+    probe = os.open(os.devnull, os.O_RDONLY)  # the lowest free descriptor
+    os.close(probe)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (probe + 2 * made + 1, hard))
+    try:
+        with pytest.raises(OSError):
+            await open_command(["true"], cwd=tmp_path, env=ENV, stdin=True, pidfds=True)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert set(os.listdir("/proc/self/fd")) <= before

@@ -133,6 +133,8 @@ class FoundShells:
         key = (name, search_path)
         with self._lock:
             kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)  # the least recently used goes first
         if kept is not None and all(_stamp(path) == stamp for path, stamp in kept[1]):
             return kept[0]
         shell = find_shell(name, search_path)

@@ -12,6 +12,7 @@ forks with ``vfork`` and returns once the child has called ``exec``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -133,28 +134,40 @@ async def open_command(
                 env=dict(env),
                 start_new_session=True,
             )
-    out_r, out_w = os.pipe()  # not inherited by other children (PEP 446)
-    err_r, err_w = os.pipe()
-    in_r, in_w = os.pipe() if stdin else (subprocess.DEVNULL, -1)
+    ours: list[int] = []  # the server's ends, closed again if the start fails
+    theirs: list[int] = []  # the child's ends, closed once it has them
     try:
+        for _ in range(3 if stdin else 2):  # not inherited by other children (PEP 446)
+            read, write = os.pipe()
+            ours.append(read)
+            theirs.append(write)
+        if stdin:  # the third pipe is stdin: the child reads, we write
+            theirs[2], ours[2] = ours[2], theirs[2]
         popen = subprocess.Popen(
-            list(argv), stdin=in_r, stdout=out_w, stderr=err_w, cwd=cwd, env=env, start_new_session=True
+            list(argv),
+            stdin=theirs[2] if stdin else subprocess.DEVNULL,
+            stdout=theirs[0],
+            stderr=theirs[1],
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
         )
     except BaseException:
-        for fd in (out_r, err_r, in_w):
-            if fd >= 0:
-                os.close(fd)
+        for fd in ours:
+            os.close(fd)
         raise
     finally:
-        for fd in (out_w, err_w, *((in_r,) if stdin else ())):
+        for fd in theirs:
             os.close(fd)
     try:
         pidfd = compat.pidfd_open(popen.pid)
-    except OSError:  # pragma: no cover - pidfds_work said they do
-        popen.kill()
+    except OSError:  # pragma: no cover - pidfds_work said they do (the descriptors may run out)
+        with contextlib.suppress(OSError):
+            compat.killpg(popen.pid, compat.SIGKILL)  # its session's group, what it started too
         popen.wait()
-        for fd in (out_r, err_r, in_w):
-            if fd >= 0:
-                os.close(fd)
+        for fd in ours:
+            os.close(fd)
         raise
+    out_r, err_r = ours[0], ours[1]
+    in_w = ours[2] if stdin else -1
     return PidfdProcess(popen, pidfd, FdWriter(in_w) if stdin else None, FdReader(out_r), FdReader(err_r))
