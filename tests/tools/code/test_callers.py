@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from mcp.types import CallToolResult
 
 from mcp_localtools.codeintel.languages import LANGUAGES, Grammars
 from tests.helpers import config_for, connect, text_of
@@ -38,6 +39,14 @@ def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
+
+
+async def _findsymbol(root: Path, name: str) -> CallToolResult:
+    """``findsymbol`` of ``name`` over the whole of ``root`` (a result with its structured copy)."""
+    async with connect(config_for(root)) as client:
+        result = await client.call_tool("findsymbol", {"name": name, "path": "."})
+    assert result.structured_content is not None, text_of(result)
+    return result
 
 
 async def _callers(root: Path, query: str) -> dict[str, list[str]]:
@@ -72,9 +81,7 @@ async def test_javascript_callers_resolve_through_require_and_import(tmp_path: P
 
 async def test_findsymbol_lists_possible_uses_apart(tmp_path: Path) -> None:
     _write(tmp_path, PYTHON)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "compute_total")
     uses = [(use["path"], use["resolved"]) for use in result.structured_content["references"]]
     assert ("app.py", True) in uses and ("vendored.py", True) in uses
     assert uses[-1] == ("loose.py", False)
@@ -132,9 +139,7 @@ async def test_javascript_calls_through_a_required_or_namespace_module_resolve(t
 
 async def test_findsymbol_resolves_a_module_qualified_call(tmp_path: Path) -> None:
     _write(tmp_path, MODULES_PY)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "compute_total")
     uses = {(use["path"], use["line"]): use["resolved"] for use in result.structured_content["references"]}
     assert uses[("by_module.py", 5)] and uses[("by_alias.py", 5)] and uses[("pkg/sibling.py", 5)]
     assert uses[("to_copy.py", 6)] is True and uses[("to_copy.py", 5)] is False
@@ -166,18 +171,14 @@ SHADOWED_JS = {
 async def test_a_python_name_bound_in_the_function_is_not_a_use_of_the_import(tmp_path: Path) -> None:
     # A parameter or an assignment in the calling function shadows the imported name (scope).
     _write(tmp_path, SHADOWED_PY)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "compute_total")
     lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "shadows.py"}
     assert lines == {14}
 
 
 async def test_a_javascript_name_bound_in_the_function_is_not_a_use_of_the_import(tmp_path: Path) -> None:
     _write(tmp_path, SHADOWED_JS)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "helper")
     uses = result.structured_content["references"]
     assert {use["line"] for use in uses if use["path"] == "lib/shadows.js"} == {13}
     # A require in the function is an import, not a local: its use resolves to the module.
@@ -207,9 +208,7 @@ async def test_python_scopes_as_python_has_them(tmp_path: Path) -> None:
     # A class body binds nothing for its methods, a default is evaluated outside its function,
     # and a global declaration makes the name the module's: all three uses stay uses.
     _write(tmp_path, SCOPES_PY)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "compute_total")
     lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "scopes.py"}
     assert lines == {9, 14, 22}
 
@@ -252,9 +251,7 @@ TYPESCRIPT = {
 
 async def test_a_typescript_parameter_shadows_the_import(tmp_path: Path) -> None:
     _write(tmp_path, TYPESCRIPT)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "helper")
     assert [(u["path"], u["line"]) for u in result.structured_content["references"]] == [("src/use.ts", 8)]
 
 
@@ -287,9 +284,7 @@ async def test_a_member_of_a_default_import_is_a_possible_use(tmp_path: Path, ex
     # import api from './api' is the module's default export, not the module: api.get() may be
     # the module's get (a default export of an object holding it) or not; a namespace is the module.
     _write(tmp_path, {name.format(ext=ext): text for name, text in DEFAULT_IMPORTS.items()})
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "get", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "get")
     uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
     assert uses == {(f"app.{ext}", 4): False, (f"spaced.{ext}", 4): True, (f"named.{ext}", 4): True}
     callers = await _callers(tmp_path, "get url")
@@ -328,9 +323,7 @@ async def _helper_uses(tmp_path: Path, path: str, source: str) -> set[int]:
     ``findsymbol`` gives as uses of ``helper``."""
     ext = path.rpartition(".")[2]
     _write(tmp_path, {f"lib/util.{ext}": "export function helper(x) {\n  return x;\n}\n", path: source})
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "helper", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "helper")
     return {u["line"] for u in result.structured_content["references"] if u["path"] == path}
 
 
@@ -404,9 +397,7 @@ UNPACKED_PY = {
 async def test_a_python_name_unpacked_in_the_function_is_its_own(tmp_path: Path) -> None:
     # Nested, starred and list targets bind their names; an item or an attribute target binds none.
     _write(tmp_path, UNPACKED_PY)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "compute_total", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "compute_total")
     lines = {use["line"] for use in result.structured_content["references"] if use["path"] == "unpacked.py"}
     assert lines == {26}
 
@@ -434,9 +425,7 @@ async def test_a_member_of_a_commonjs_default_import_resolves_to_what_it_exports
             f"export function {name}Use(url) {{\n  return api.get(url);\n}}\n"
         )
     _write(tmp_path, files)
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("findsymbol", {"name": "get", "path": "."})
-    assert result.structured_content is not None, text_of(result)
+    result = await _findsymbol(tmp_path, "get")
     uses = {u["path"]: u["resolved"] for u in result.structured_content["references"]}
     assert uses == {f"use_{name}.{ext}": name != "hidden" for name in COMMONJS}
     callers = await _callers(tmp_path, "get url")
