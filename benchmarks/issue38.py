@@ -19,7 +19,9 @@ live threads (``/proc/PID/task/*/schedstat``, ns) and that of its ended threads 
 children it reaped, such as rg (``/proc/PID/stat``, 10 ms ticks), read around each call; for
 ``rg -n`` it is the benchmark's reaped children (``getrusage``), for raw Python the benchmark
 thread's own.
-``ISSUE38_ONLY=head,tail`` runs only the operations whose names hold one of the words. The
+``ISSUE38_ONLY=head,tail`` runs only the operations whose names hold one of the words;
+``ISSUE38_BUDGET=80000`` runs our servers with that ``[limits] max_result_chars`` (and the floor
+with windows that much shorter than 45,000 too: ``budget - 1000`` bytes). The
 load average is read at the start of each operation. Use ``--work /tmp/DIR`` (about 1.3 GB: the
 500 MiB file, the 50 MiB file and the trees) and delete it afterwards.
 """
@@ -218,7 +220,11 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
     trees = {name: make_tree(work / name.replace(" ", "-"), count) for name, count in TREES.items()}
     roots = ", ".join(f'"{path}"' for path in [data, *trees.values()])
     config = work / "issue38.toml"
-    config.write_text(f'[paths]\nallowed_roots = [{roots}]\n[exec.sandbox]\nmode = "off"\n', encoding="utf-8")
+    budget = os.environ.get("ISSUE38_BUDGET")
+    limits = f"[limits]\nmax_result_chars = {int(budget)}\n" if budget else ""
+    config.write_text(
+        f'[paths]\nallowed_roots = [{roots}]\n[exec.sandbox]\nmode = "off"\n{limits}', encoding="utf-8"
+    )
     argv: dict[str, list[str]] = {"ours": [server_command(), "--config", str(config)], "floor": FLOOR}
     if options.before != "none":
         src = before_src(work, options.before)
@@ -268,6 +274,9 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
 
             return Contender(walk, lambda: server_cpu(pid))
 
+        budget = os.environ.get("ISSUE38_BUDGET")
+        window = {"length": int(budget) - 1000} if budget else {}
+
         def floor_walk() -> Contender:
             # The SDK floor through the same file in windows of about ours' size: what any server
             # on this SDK pays for that many calls.
@@ -276,7 +285,7 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
             async def walk() -> None:
                 offset: int | None = 0
                 while offset is not None:
-                    result = await ok(client, "window", {"path": str(big), "offset": offset})
+                    result = await ok(client, "window", {"path": str(big), "offset": offset, **window})
                     offset = result.structured_content.get("nextOffset")
                     counts["floor"] = counts.get("floor", 0) + 1
 
