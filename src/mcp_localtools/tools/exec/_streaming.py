@@ -120,6 +120,11 @@ class OutputStreamer:
         self._send.close()
         await self._done.wait()
 
+    def close(self) -> None:
+        """Stop taking messages (when the commands ended with an error or were cancelled: what is
+        queued is dropped with the sending task)."""
+        self._send.close()
+
 
 @asynccontextmanager
 async def streaming(context: CallContext, limit: int) -> AsyncIterator[OutputStreamer | None]:
@@ -142,8 +147,11 @@ async def streaming(context: CallContext, limit: int) -> AsyncIterator[OutputStr
         async with anyio.create_task_group() as tasks:
             streamer = OutputStreamer(context, limit)
             tasks.start_soon(streamer.send_all)
-            yield streamer
-            await streamer.finish()
+            try:
+                yield streamer
+                await streamer.finish()
+            finally:
+                streamer.close()  # a body that raised or was cancelled left it open
     except ExceptionGroup as group:
         refusals = [error for error in group.exceptions if isinstance(error, ToolError)]
         if len(group.exceptions) == 1 and refusals:
