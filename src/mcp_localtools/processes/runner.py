@@ -232,9 +232,9 @@ class ProcessRunner:
             run.signal(members, signal.SIGTERM)
             if await self._gone(run, grace):
                 return
+            members = await run.members()
             with anyio.move_on_after(_KILL_WAIT_SECONDS):
                 while True:  # a process may fork while we kill: repeat until none is left
-                    members = await run.members()
                     run.signal(members, compat.SIGKILL)
                     await run.process.wait()
                     members = await run.members()

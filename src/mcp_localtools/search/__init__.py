@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -62,7 +63,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above: a misspelt name s
 def default_engine() -> Engine:
     """Ripgrep when it is installed (the package's ``find_ripgrep``), else the Python engine
     (blocking: runs ``rg --version`` once)."""
-    package = importlib.import_module(__name__)
+    package = sys.modules[__name__]
     executable = package.find_ripgrep()
     if executable is None:
         logger.info("no ripgrep 14+ found; searching with the Python engine")
