@@ -16,6 +16,7 @@ import shutil
 import statistics
 import subprocess
 import sysconfig
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,16 @@ import mcp_types as types
 from anyio.abc import Process
 from mcp.shared.message import SessionMessage
 
-__all__ = ["Samples", "Spawned", "cpu_seconds", "linear_stdio", "peak_rss_kib", "server_command"]
+__all__ = [
+    "Samples",
+    "Spawned",
+    "cpu_seconds",
+    "linear_stdio",
+    "peak_rss_kib",
+    "process_cpu",
+    "reaped_cpu",
+    "server_command",
+]
 
 
 def server_command() -> str:
@@ -133,8 +143,26 @@ class Samples:
         return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and its reaped children."""
+def process_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` so far, every thread's (live or ended), to the nanosecond:
+    its CPU-time clock (Linux: ``MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)``, the id glibc's
+    ``clock_getcpuclockid`` makes). ``/proc/PID/stat``'s utime + stime are in 10 ms ticks and
+    scaled per thread: the process's total less its live threads' moved by ±1 tick in about one
+    call in seven with no thread ending, ±0.2 ms per call over 400 calls of 2 ms.
+
+    Raises:
+        OSError: no such process.
+    """
+    return time.clock_gettime_ns((~pid << 3) | 2) / 1e9
+
+
+def reaped_cpu(pid: int) -> float:
+    """CPU seconds of the children process ``pid`` has reaped (``/proc/PID/stat``, in ticks)."""
     with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return sum(int(value) for value in fields[13:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (``process_cpu``) and its reaped children."""
+    return process_cpu(pid) + reaped_cpu(pid)

@@ -14,9 +14,9 @@ Python (open, read the lines) for the head and the tail, for scale.
 
 Before any operation each of our servers runs one command, so that the login-shell probe its
 exec tools start with each connection has ended (and its CPU is not charged to a measured call).
-Wall time is the client's round trip; CPU per call is the server process's: the run time of its
-live threads (``/proc/PID/task/*/schedstat``, ns) and that of its ended threads and of the
-children it reaped, such as rg (``/proc/PID/stat``, 10 ms ticks), read around each call; for
+Wall time is the client's round trip; CPU per call is the server process's: the run time of all
+its threads, live and ended (its CPU-time clock, ns) and that of the children it reaped, such as
+rg (``/proc/PID/stat``, 10 ms ticks), read around each call; for
 ``rg -n`` it is the benchmark's reaped children (``getrusage``), for raw Python the benchmark
 thread's own.
 ``ISSUE38_ONLY=head,tail`` runs only the operations whose names hold one of the words;
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from harness import Spawned, linear_stdio, server_command
+from harness import Spawned, linear_stdio, process_cpu, reaped_cpu, server_command
 from issue31 import PATTERN, TREES, before_src, make_tree
 from mcp import Client
 from reads import big_files
@@ -94,32 +94,10 @@ class Operation:
 
 
 def server_cpu(pid: int) -> float:
-    """CPU seconds of process ``pid`` so far: its live threads' run time (``schedstat``, in ns),
-    plus, in clock ticks (``stat``), the time of its threads that have ended and of the children
-    it reaped (a thread that ended, such as Python 3.11's waitpid thread of a child process, is
-    no longer in ``task/``)."""
-    hertz = os.sysconf("SC_CLK_TCK")
-    live_ns = live_ticks = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as handle:
-                ns = int(handle.read().split()[0])
-            ticks = sum(_stat_fields(f"/proc/{pid}/task/{task}/stat")[11:13])
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        live_ns += ns
-        live_ticks += ticks
-    fields = _stat_fields(f"/proc/{pid}/stat")
-    ended = max(0, sum(fields[11:13]) - live_ticks)
-    return live_ns / 1e9 + (ended + sum(fields[13:15])) / hertz
-
-
-def _stat_fields(path: str) -> list[int]:
-    with open(path, encoding="utf-8") as handle:
-        return [
-            int(value) if value.lstrip("-").isdigit() else 0
-            for value in handle.read().rsplit(")", 1)[1].split()
-        ]
+    """CPU seconds of process ``pid`` so far: every thread's run time, live or ended, in ns (its
+    CPU-time clock, ``harness.process_cpu``), plus the children it reaped, such as rg (``stat``,
+    10 ms ticks; a child is reaped within the call that ran it)."""
+    return process_cpu(pid) + reaped_cpu(pid)
 
 
 def _children_cpu() -> float:
