@@ -129,22 +129,29 @@ class ProcessRunner:
     Args:
         grace_seconds: between SIGTERM and SIGKILL.
         drain_seconds: how long to keep reading pipes after the run's processes are gone.
+        pidfds: start commands with pidfds (``spawn.PidfdProcess``) or not (``anyio.open_process``);
+            None: with pidfds where they work (``pidfds_work``, probed when the first command runs).
     """
 
     def __init__(
-        self, *, grace_seconds: float = KILL_GRACE_SECONDS, drain_seconds: float = _DRAIN_SECONDS
+        self,
+        *,
+        grace_seconds: float = KILL_GRACE_SECONDS,
+        drain_seconds: float = _DRAIN_SECONDS,
+        pidfds: bool | None = None,
     ) -> None:
         self.grace_seconds = grace_seconds
         self.drain_seconds = drain_seconds
+        self.pidfds = pidfds
         self._tree: ProcessTree | None = None
-        self._pidfds = False
 
     def _process_tree(self) -> ProcessTree:
         # Hardening changes process-wide state, so it happens when the first command runs,
         # not when a server is merely built.
         if self._tree is None:
             harden_server_process()
-            self._pidfds = pidfds_work()
+            if self.pidfds is None:
+                self.pidfds = pidfds_work()
             self._tree = ProcessTree()
         return self._tree
 
@@ -166,7 +173,7 @@ class ProcessRunner:
                     cwd=request.cwd,
                     env={**request.env, RUN_MARKER: token},
                     stdin=request.stdin is not None,
-                    pidfds=self._pidfds,
+                    pidfds=bool(self.pidfds),
                 )
         except OSError as exc:
             cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)

@@ -1,0 +1,62 @@
+"""``ProcessRunner`` on both of its start paths (pidfds, and ``anyio.open_process`` where there are
+none): exit codes, output, timeouts, the event loop's share while a command floods its output,
+a timeout and an output stop seen together, and its descriptors once a run is over."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp_localtools.processes.runner import ProcessRunner, RunRequest
+from mcp_localtools.processes.spawn import pidfds_work
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX processes"),
+]
+
+BOTH = pytest.mark.parametrize(
+    "pidfds",
+    [pytest.param(True, marks=pytest.mark.skipif(not pidfds_work(), reason="no pidfds")), False],
+)
+
+
+def request(
+    tmp_path: Path,
+    script: str,
+    *,
+    timeout: float = 10,
+    max_output_bytes: int = 4096,
+    stdin: bytes | None = None,
+) -> RunRequest:
+    return RunRequest(
+        argv=["/bin/sh", "-c", script],
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", os.defpath)},
+        stdin=stdin,
+        timeout=timeout,
+        max_output_bytes=max_output_bytes,
+    )
+
+
+@BOTH
+async def test_either_start_path_reports_exit_codes_output_stdin_and_timeouts(
+    tmp_path: Path, pidfds: bool
+) -> None:
+    runner = ProcessRunner(pidfds=pidfds, grace_seconds=0.2)
+    with anyio.fail_after(20):
+        done = await runner.run(request(tmp_path, "cat; echo out; echo err >&2; exit 3", stdin=b"in:"))
+        killed = await runner.run(request(tmp_path, "kill -TERM $$"))
+        flood = "head -c 100000 /dev/zero | tr '\\0' x; sleep 60"
+        late = await runner.run(request(tmp_path, flood, timeout=0.5))
+    assert runner.pidfds is pidfds  # the probe did not override the choice
+    assert (done.exit_code, done.timed_out) == (3, False)
+    assert (done.stdout.text, done.stderr.text) == ("in:out\n", "err\n")
+    assert (killed.exit_code, killed.timed_out) == (143, False)
+    assert (late.exit_code, late.timed_out, late.output_stopped) == (124, True, None)
+    assert late.stdout.truncated and late.stdout.total_bytes == 100000
+    assert late.stdout.text.startswith("x" * 2048) and late.stdout.text.endswith("x" * 2048)
