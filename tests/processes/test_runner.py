@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mcp_localtools.processes.runner import ProcessRunner, RunRequest
@@ -60,3 +62,40 @@ async def test_either_start_path_reports_exit_codes_output_stdin_and_timeouts(
     assert (late.exit_code, late.timed_out, late.output_stopped) == (124, True, None)
     assert late.stdout.truncated and late.stdout.total_bytes == 100000
     assert late.stdout.text.startswith("x" * 2048) and late.stdout.text.endswith("x" * 2048)
+
+
+@BOTH
+async def test_a_command_writing_without_pause_does_not_keep_the_event_loop(
+    tmp_path: Path, pidfds: bool
+) -> None:
+    # ``on_output`` pauses after each chunk, so the command has filled the pipe again by the next
+    # read, which then never waits: only the pump itself can give other tasks their turn.
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    chunks: list[tuple[int, int]] = []  # (ticks when it was read, its size)
+
+    def on_output(stream: str, data: bytes) -> None:
+        chunks.append((ticks, len(data)))
+        time.sleep(0.002)
+
+    size = 2 << 20
+    runner = ProcessRunner(pidfds=pidfds)
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(ticker)
+            outcome = await runner.run(
+                request(tmp_path, f"head -c {size} /dev/zero", max_output_bytes=size), on_output
+            )
+            tasks.cancel_scope.cancel()
+    assert outcome.exit_code == 0 and outcome.stdout.total_bytes == size
+    longest = streak = 0  # the most bytes read while no other task ran
+    for index, (tick, length) in enumerate(chunks):
+        streak = streak + length if index and tick == chunks[index - 1][0] else length
+        longest = max(longest, streak)
+    assert longest <= 256 * 1024 + 65536, (longest, len(chunks))  # a turn after every 256 KiB

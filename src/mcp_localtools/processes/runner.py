@@ -7,7 +7,7 @@
   descriptor is closed: it never sees the server's stdin or stdout (the stdio transport); it is
   started by ``spawn.open_command`` (no asyncio subprocess transport where pidfds work);
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
-  (progress notifications) in arrival order;
+  (progress notifications) in arrival order, with a turn for other tasks every 256 KiB;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
   that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
   0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first);
@@ -72,6 +72,7 @@ _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0
 _CHUNK = 65536
+_YIELD_BYTES = 4 * _CHUNK
 
 OutputFn = Callable[[str, bytes], None]
 """``(stream, data)``: receives output as it arrives; ``stream`` is ``"stdout"`` or ``"stderr"``."""
@@ -351,6 +352,11 @@ async def pump(
     finished: anyio.Event,
     overflow: Overflow,
 ) -> None:
+    """Read ``stream`` into ``sink`` and ``on_output`` until its end, or until it passes the
+    ``overflow`` limit; set ``finished`` then. A receive that finds data returns without waiting,
+    so the pump gives the event loop a turn after every ``_YIELD_BYTES`` it read (a command
+    writing without pause would keep the loop otherwise, 20 ms for 4 MiB)."""
+    unyielded = 0
     try:
         while True:
             try:
@@ -363,6 +369,10 @@ async def pump(
                 on_output(name, chunk)
             if overflow.stream == name:  # read no more: the writer blocks until it is stopped
                 return
+            unyielded += len(chunk)
+            if unyielded >= _YIELD_BYTES:
+                unyielded = 0
+                await anyio.lowlevel.checkpoint()
     finally:
         finished.set()
 
