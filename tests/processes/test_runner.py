@@ -13,7 +13,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_localtools.processes.runner import ProcessRunner, RunRequest
+from mcp_localtools.processes.runner import ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.processes.spawn import pidfds_work
 
 pytestmark = [
@@ -99,3 +99,30 @@ async def test_a_command_writing_without_pause_does_not_keep_the_event_loop(
         streak = streak + length if index and tick == chunks[index - 1][0] else length
         longest = max(longest, streak)
     assert longest <= 256 * 1024 + 65536, (longest, len(chunks))  # a turn after every 256 KiB
+
+
+@BOTH
+async def test_a_timeout_seen_in_the_same_turn_as_an_output_stop_is_a_timeout(
+    tmp_path: Path, pidfds: bool
+) -> None:
+    # The command floods its output only once the event loop is blocked, and the block outlasts
+    # the run's timeout: when the loop runs again it sees the deadline and the flood in one turn.
+    # The command outlived its timeout, so the caller is told 124 (and that the output passed
+    # the stop limit too).
+    runner = ProcessRunner(pidfds=pidfds, grace_seconds=0.2)
+    script = "touch started; while [ ! -e go ]; do sleep 0.01; done; head -c 65536 /dev/zero; sleep 60"
+    outcomes: list[RunOutcome] = []
+
+    async def run() -> None:
+        outcomes.append(await runner.run(request(tmp_path, script, timeout=0.5, max_output_bytes=64)))
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run)
+            while not (tmp_path / "started").exists():
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.05)  # the run is waiting for its command (and its deadline)
+            (tmp_path / "go").touch()
+            time.sleep(1.5)  # the event loop is blocked past the deadline while the command floods
+    (outcome,) = outcomes
+    assert (outcome.exit_code, outcome.timed_out, outcome.output_stopped) == (124, True, "stdout")

@@ -11,6 +11,7 @@ code: the command's own; 128+N when killed by signal N; 124 on timeout; 127 when
 
 from __future__ import annotations
 
+import math
 import signal
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -102,28 +103,32 @@ async def until_exit(exited: Callable[[], Awaitable[object]], overflow: Overflow
     """Wait until ``exited()`` returns (the run's process ended) or one stream passes its
     ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait.
     No task of its own, and one cancel scope: the stream that passes the limit cancels the wait
-    (``Overflow.check``), which is then no timeout."""
+    (``Overflow.check``), which is then no timeout, unless the limit was seen at or after the
+    deadline (both in one turn of the event loop, the pump's turn first): the command outlived
+    its timeout, and that is what its exit code says (124)."""
     with anyio.move_on_after(timeout) as deadline:
         overflow.stops = deadline
         if overflow.stream is None:
             await exited()
     overflow.stops = None
-    return deadline.cancelled_caught and overflow.stream is None
+    return deadline.cancelled_caught and (overflow.stream is None or overflow.seen_at >= deadline.deadline)
 
 
 class Overflow:
-    """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run (it
-    cancels ``stops``, the wait of ``until_exit``; a stream that passes the limit before that
-    wait began is seen by it in ``stream``)."""
+    """Which stream, if any, passed ``limit`` bytes, and when (``seen_at``, ``anyio.current_time``):
+    the first one to do so stops the run (it cancels ``stops``, the wait of ``until_exit``; a
+    stream that passes the limit before that wait began is seen by it in ``stream``)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.stream: str | None = None
+        self.seen_at = math.inf
         self.stops: anyio.CancelScope | None = None
 
     def check(self, name: str, total: int) -> None:
         if total > self.limit and self.stream is None:
             self.stream = name
+            self.seen_at = anyio.current_time()
             if self.stops is not None:
                 self.stops.cancel()
 
