@@ -4,13 +4,16 @@ a timeout and an output stop seen together, and its descriptors once a run is ov
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import pytest
 
 from mcp_localtools.processes.runner import ProcessRunner, RunOutcome, RunRequest
@@ -126,3 +129,73 @@ async def test_a_timeout_seen_in_the_same_turn_as_an_output_stop_is_a_timeout(
             time.sleep(1.5)  # the event loop is blocked past the deadline while the command floods
     (outcome,) = outcomes
     assert (outcome.exit_code, outcome.timed_out, outcome.output_stopped) == (124, True, "stdout")
+
+
+def open_fds() -> dict[int, str]:
+    """This process's open descriptors and what each one is (``pipe:[N]``, ``anon_inode:[pidfd]``)."""
+    found = {}
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            found[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+    return found
+
+
+TRACER = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.ptrace(0x4206, int(sys.argv[1]), 0, 0), ctypes.get_errno(), flush=True)  # PTRACE_SEIZE
+sys.stdin.read()  # never waits for its tracee: the tracee's exit is the tracer's to collect first
+"""
+
+
+@pytest.mark.skipif(not pidfds_work(), reason="no pidfds")
+async def test_a_leader_that_cannot_be_collected_in_time_is_abandoned_with_its_descriptors_closed(
+    tmp_path: Path,
+) -> None:
+    # A leader the wait after SIGKILL cannot collect (in uninterruptible sleep, or, here, traced by
+    # a process that does not wait for it: its exit is reported to the tracer first, and its parent
+    # cannot collect it before the tracer has) is abandoned when that wait runs out; its pidfd and
+    # pipes must be closed anyway.
+    runner = ProcessRunner(pidfds=True, grace_seconds=0.1, kill_wait_seconds=0.5)
+    await runner.run(request(tmp_path, "true"))  # the process tree's own descriptors, opened once
+    before = open_fds()
+    tracers: list[subprocess.Popen[bytes]] = []
+
+    async def trace() -> None:
+        while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text().endswith("\n"):
+            await anyio.sleep(0.01)
+        leader = int((tmp_path / "pid").read_text())
+        tracer = subprocess.Popen(
+            [sys.executable, "-c", TRACER, str(leader)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        tracers.append(tracer)
+        assert tracer.stdout is not None
+        assert await anyio.to_thread.run_sync(tracer.stdout.readline) == b"0 0\n"
+
+    try:
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(trace)
+                script = "echo $$ > pid; echo up; exec sleep 60"
+                outcome = await runner.run(request(tmp_path, script, timeout=2))
+        assert outcome.timed_out and outcome.stdout.text == "up\n"
+        (tracer,) = tracers
+        assert tracer.stdin is not None and tracer.stdout is not None
+        theirs = {tracer.stdin.fileno(), tracer.stdout.fileno()}
+        after = open_fds()
+        assert {fd: what for fd, what in after.items() if before.get(fd) != what and fd not in theirs} == {}
+        leader = int((tmp_path / "pid").read_text())
+        assert Path(f"/proc/{leader}").exists()  # a zombie the tracer has first
+        tracer.stdin.close()
+        tracer.wait()  # its tracee's exit goes to its parent now, this process
+        await runner.run(request(tmp_path, "true"))  # the next run collects it
+        assert not Path(f"/proc/{leader}").exists()
+    finally:
+        for tracer in tracers:
+            for pipe in (tracer.stdin, tracer.stdout):
+                if pipe is not None:
+                    pipe.close()
+            tracer.wait()
+        if (tmp_path / "pid").exists():  # not collected by the runner: not left a zombie either
+            with contextlib.suppress(ChildProcessError, ValueError):
+                os.waitpid(int((tmp_path / "pid").read_text()), os.WNOHANG)

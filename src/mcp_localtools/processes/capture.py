@@ -181,7 +181,7 @@ def finished_outcome(
     """The outcome of a command that ran: its exit ``code`` (minus the signal that ended it; None
     for a process SIGKILL could not end, reported as killed), ``EXIT_TIMEOUT`` when it
     ``timed_out``, the time since ``started`` (``time.monotonic()``) and its captured output."""
-    if code is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
+    if code is None:  # a process not collected after SIGKILL (uninterruptible sleep, traced)
         code = -compat.SIGKILL
     return RunOutcome(
         exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),

@@ -50,7 +50,7 @@ from mcp_localtools.processes.capture import (
     until_exit,
 )
 from mcp_localtools.processes.output import HeadTail
-from mcp_localtools.processes.spawn import open_command, pidfds_work
+from mcp_localtools.processes.spawn import PidfdProcess, open_command, pidfds_work
 from mcp_localtools.processes.tree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
 __all__ = ["OUTPUT_STOP_FACTOR", "OutputFn", "ProcessRunner", "RunOutcome", "RunRequest"]
@@ -71,6 +71,9 @@ class ProcessRunner:
         drain_seconds: how long to keep reading pipes after the run's processes are gone.
         pidfds: start commands with pidfds (``spawn.PidfdProcess``) or not (``anyio.open_process``);
             None: with pidfds where they work (``pidfds_work``, probed when the first command runs).
+        kill_wait_seconds: how long to wait for the run's processes after SIGKILL before the
+            leader is abandoned (only a process in uninterruptible sleep outlives SIGKILL; one traced
+            by a process that does not wait for it cannot be collected).
     """
 
     def __init__(
@@ -79,11 +82,15 @@ class ProcessRunner:
         grace_seconds: float = KILL_GRACE_SECONDS,
         drain_seconds: float = _DRAIN_SECONDS,
         pidfds: bool | None = None,
+        kill_wait_seconds: float = _KILL_WAIT_SECONDS,
     ) -> None:
         self.grace_seconds = grace_seconds
+        self.kill_wait_seconds = kill_wait_seconds
         self.drain_seconds = drain_seconds
         self.pidfds = pidfds
         self._tree: ProcessTree | None = None
+        self._abandoned: list[Process] = []
+        """Leaders still not collected when the wait after SIGKILL ran out (``_close``)."""
 
     def _process_tree(self) -> ProcessTree:
         # Hardening changes process-wide state, so it happens when the first command runs,
@@ -101,6 +108,8 @@ class ProcessRunner:
         On cancellation the run's processes are stopped before the cancellation propagates.
         """
         tree = self._process_tree()
+        if self._abandoned:
+            await self._collect_abandoned(tree)
         token = secrets.token_hex(16)
         started = time.monotonic()
         since = tree.clock()
@@ -127,9 +136,9 @@ class ProcessRunner:
         except BaseException:  # cancelled, or failed unexpectedly: stop everything first
             with anyio.CancelScope(shield=True):
                 await self._stop(run)
-                await _close(process, tree)
+                await self._close(process, tree)
             raise
-        await _close(process, tree)
+        await self._close(process, tree)
         return finished_outcome(process.returncode, timed_out, started, out, err, overflow)
 
     async def _supervise(
@@ -160,6 +169,37 @@ class ProcessRunner:
             pumps.cancel_scope.cancel()
         return timed_out
 
+    async def _close(self, process: Process, tree: ProcessTree) -> None:
+        """Close the pipes and pidfd of a run's ``process`` and take it off ``tree``'s list of
+        runs in progress (its wait inside returns at once: it has exited). A leader still not
+        collected after SIGKILL (in uninterruptible sleep, or traced by a process that does not
+        wait for it) has its descriptors closed and is kept until a later run collects it (the
+        pipes of ``anyio.open_process``'s stay open until asyncio sees it exit)."""
+        if process.returncode is None:
+            logger.error("process %d survived SIGKILL; abandoning it", process.pid)
+            if isinstance(process, PidfdProcess):
+                await process.release()
+            else:
+                for stream in (process.stdin, process.stdout, process.stderr):
+                    if stream is not None:
+                        await stream.aclose()
+            self._abandoned.append(process)
+            return
+        try:
+            await process.aclose()
+        finally:
+            tree.finished(process.pid)
+
+    async def _collect_abandoned(self, tree: ProcessTree) -> None:
+        """Collect the abandoned leaders that have exited since (``returncode`` waits for them)."""
+        left = []
+        for process in self._abandoned:
+            if process.returncode is None:
+                left.append(process)
+            else:
+                await self._close(process, tree)
+        self._abandoned = left
+
     async def _stop(self, run: _Run) -> None:
         """TERM, then KILL after the grace period, the run's group and every stray process;
         returns when none is left (at once when there is nothing to stop). A run whose leader
@@ -180,7 +220,7 @@ class ProcessRunner:
             if await self._gone(run, grace):
                 return
             members = await run.members()
-            with anyio.move_on_after(_KILL_WAIT_SECONDS):
+            with anyio.move_on_after(self.kill_wait_seconds):
                 while True:  # a process may fork while we kill: repeat until none is left
                     run.signal(members, compat.SIGKILL)
                     await run.process.wait()
@@ -200,18 +240,6 @@ class ProcessRunner:
                 if run.process.returncode is not None and not await run.members():
                     return True
         return False
-
-
-async def _close(process: Process, tree: ProcessTree) -> None:
-    """Close the pipes of a run's ``process`` (its wait inside returns at once: it has exited)
-    and take it off ``tree``'s list of runs in progress."""
-    if process.returncode is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
-        logger.error("process %d survived SIGKILL; abandoning it", process.pid)
-        return
-    try:
-        await process.aclose()
-    finally:
-        tree.finished(process.pid)
 
 
 class _Run:

@@ -62,6 +62,16 @@ class PidfdProcess(Process):
             await anyio.wait_readable(self._pidfd)
         return code
 
+    async def release(self) -> None:
+        """Close its pipes and its pidfd without waiting for it, for a process that cannot be
+        collected yet (``returncode`` collects it later)."""
+        for stream in (self._stdin, self._stdout, self._stderr):
+            if stream is not None:
+                await stream.aclose()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
     async def aclose(self) -> None:
         """Close its pipes, wait for it (killed when that wait is cancelled), close its pidfd."""
         for stream in (self._stdin, self._stdout, self._stderr):
