@@ -27,6 +27,8 @@ from mcp_localtools.processes.pipes import FdReader, FdWriter
 
 __all__ = ["PidfdProcess", "open_command", "pidfds_work"]
 
+_TRACED_POLL_SECONDS = 0.05
+
 
 def pidfds_work() -> bool:
     """Whether this process may open pidfds (Linux 5.3 and later, not refused by a seccomp
@@ -57,9 +59,13 @@ class PidfdProcess(Process):
         self._stderr = stderr
 
     async def wait(self) -> int:
-        """Its exit status (``Popen.returncode``), once it has exited; collects it."""
+        """Its exit status (``Popen.returncode``), once it has exited; collects it. A process
+        traced by another is collected by its tracer first: its pidfd is readable from its exit
+        until then, and is polled every ``_TRACED_POLL_SECONDS`` meanwhile."""
         while (code := self._popen.poll()) is None:
             await anyio.wait_readable(self._pidfd)
+            if self._popen.poll() is None:  # exited, not ours to collect yet: wait, do not spin
+                await anyio.sleep(_TRACED_POLL_SECONDS)
         return code
 
     async def release(self) -> None:
