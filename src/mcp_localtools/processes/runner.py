@@ -191,14 +191,15 @@ class ProcessRunner:
             tree.finished(process.pid)
 
     async def _collect_abandoned(self, tree: ProcessTree) -> None:
-        """Collect the abandoned leaders that have exited since (``returncode`` waits for them)."""
-        left = []
-        for process in self._abandoned:
+        """Collect the abandoned leaders that have exited since (``returncode`` waits for them).
+        The list is taken before the first await: a run abandoning another leader meanwhile
+        appends to the new one, and two runs never both close one process."""
+        pending, self._abandoned = self._abandoned, []
+        for process in pending:
             if process.returncode is None:
-                left.append(process)
+                self._abandoned.append(process)
             else:
                 await self._close(process, tree)
-        self._abandoned = left
 
     async def _stop(self, run: _Run) -> None:
         """TERM, then KILL after the grace period, the run's group and every stray process;
