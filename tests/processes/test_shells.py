@@ -140,3 +140,75 @@ def test_a_kept_shell_is_looked_up_again_when_anything_it_was_found_past_changes
     assert found.find("fish", search_path) is None
     with pytest.raises(NotFound, match="shell not found: fish"):
         resolve_shell("fish", default="auto", detected=None, env={"PATH": search_path}, find=found.find)
+
+
+def _executable(path: Path) -> Path:
+    path.write_text("#!/bin/sh\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+# (case, the name looked up ("/" starts an absolute path in the test's directory), the PATH's
+# directories, what is there before: (path, "program" / "file" / "directory"), and the change
+# between the answers: (path, "program" / "chmod -x" / "chmod +x" / "symlink to c/fish"))
+KEPT_CASES = [
+    ("absolute path", "/c/fish", "abc", [("c/fish", "program")], ("c/fish", "chmod -x")),
+    ("absolute, not executable", "/b/fish", "abc", [("b/fish", "file")], ("b/fish", "chmod +x")),
+    ("third of three directories", "fish", "abc", [("c/fish", "program")], ("a/fish", "program")),
+    ("a directory repeated", "fish", "bcbca", [("c/fish", "program")], ("b/fish", "program")),
+    ("missing", "fish", "abc", [], ("b/fish", "program")),
+    (
+        "not executable first",
+        "fish",
+        "abc",
+        [("b/fish", "file"), ("c/fish", "program")],
+        ("b/fish", "chmod +x"),
+    ),
+    (
+        "a directory of that name first",
+        "fish",
+        "abc",
+        [("a/fish", "directory"), ("c/fish", "program")],
+        ("b/fish", "symlink to c/fish"),
+    ),
+]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX lookups (Windows adds PATHEXT: not kept)")
+@pytest.mark.parametrize(
+    ("name", "dirs", "there", "change"),
+    [case[1:] for case in KEPT_CASES],
+    ids=[case[0] for case in KEPT_CASES],
+)
+def test_a_kept_answer_is_what_shutil_which_says_before_and_after_a_change(
+    tmp_path: Path, name: str, dirs: str, there: list[tuple[str, str]], change: tuple[str, str]
+) -> None:
+    # FoundShells keeps an answer with the paths shutil.which tried to reach it (``_candidates``,
+    # which mirrors which's own loop): this pins the two together. Each answer is asked for twice
+    # (the second may be the kept one), before and after a change which sees; each must be which's.
+    for directory in "abc":
+        (tmp_path / directory).mkdir()
+    for path, kind in there:
+        _make(tmp_path / path, kind)
+    search_path = os.pathsep.join(str(tmp_path / directory) for directory in dirs)
+    name = str(tmp_path) + name if name.startswith("/") else name
+    found = FoundShells()
+    for step in ("before", "after"):
+        if step == "after":
+            _make(tmp_path / change[0], change[1])
+        for _ in range(2):
+            shell = found.find(name, search_path)
+            assert (shell.path if shell else None) == shutil.which(name, path=search_path), step
+
+
+def _make(path: Path, kind: str) -> None:
+    if kind == "program":
+        _executable(path)
+    elif kind == "file":
+        path.write_text("#!/bin/sh\n", encoding="utf-8")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind in ("chmod +x", "chmod -x"):
+        path.chmod(0o755 if kind == "chmod +x" else 0o644)
+    else:
+        path.symlink_to(path.parent.parent / kind.removeprefix("symlink to "))

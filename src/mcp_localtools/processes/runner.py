@@ -7,7 +7,7 @@
   descriptor is closed: it never sees the server's stdin or stdout (the stdio transport); it is
   started by ``spawn.open_command`` (no asyncio subprocess transport where pidfds work);
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
-  (progress notifications) in arrival order;
+  (progress notifications) in arrival order, with a turn for other tasks every 256 KiB;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
   that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
   0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first);
@@ -28,99 +28,39 @@ import logging
 import secrets
 import signal
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.abc import Process
 
 from mcp_localtools import compat
 from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS
-from mcp_localtools.processes.output import Captured, HeadTail
-from mcp_localtools.processes.spawn import open_command, pidfds_work
+from mcp_localtools.processes.capture import (
+    OUTPUT_STOP_FACTOR,
+    OutputFn,
+    Overflow,
+    RunOutcome,
+    RunRequest,
+    feed,
+    finished_outcome,
+    pump,
+    spawn_failure,
+    until_exit,
+)
+from mcp_localtools.processes.output import HeadTail
+from mcp_localtools.processes.spawn import PidfdProcess, open_command, pidfds_work
 from mcp_localtools.processes.tree import RUN_MARKER, ProcessInfo, ProcessTree, harden_server_process
 
-__all__ = [
-    "EXIT_SPAWN_FAILED",
-    "EXIT_TIMEOUT",
-    "OUTPUT_STOP_FACTOR",
-    "OutputFn",
-    "Overflow",
-    "ProcessRunner",
-    "RunOutcome",
-    "RunRequest",
-    "feed",
-    "finished_outcome",
-    "pump",
-    "spawn_failure",
-    "until_exit",
-]
+__all__ = ["OUTPUT_STOP_FACTOR", "OutputFn", "ProcessRunner", "RunOutcome", "RunRequest"]
+"""``ProcessRunner``, and what its callers pass and get (``capture.py``'s)."""
 
 logger = logging.getLogger(__name__)
 
-EXIT_TIMEOUT = 124
-EXIT_SPAWN_FAILED = 127
-OUTPUT_STOP_FACTOR = 64
-"""A run is stopped once one stream has written this many times its ``max_output_bytes`` (16 MiB
-at the default 256 KiB, as much as is kept of a stream for the session): what it writes after
-that could never be shown, and draining it costs the server CPU until the timeout (``yes`` wrote
-40-131 GB in a 600 s run before this limit; now it is stopped within a second)."""
 _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0
-_CHUNK = 65536
-
-OutputFn = Callable[[str, bytes], None]
-"""``(stream, data)``: receives output as it arrives; ``stream`` is ``"stdout"`` or ``"stderr"``."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """What to run and within which limits.
-
-    Attributes:
-        argv: program and arguments (no shell is added).
-        cwd: working directory.
-        env: the complete environment of the child.
-        stdin: bytes for the child's stdin, or None for ``/dev/null``.
-        timeout: seconds before the run is stopped.
-        max_output_bytes: per stream; head and tail kept.
-        stop_signal: sent first to the run's group while its leader runs, half a grace period
-            before SIGTERM (``compat.SIGHUP`` for a login shell: an interactive shell ignores
-            SIGTERM and ends on a hang-up, passing it on to its jobs).
-    """
-
-    argv: Sequence[str]
-    cwd: Path
-    env: Mapping[str, str]
-    stdin: bytes | None
-    timeout: float
-    max_output_bytes: int
-    stop_signal: int = signal.SIGTERM
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """How a run ended."""
-
-    exit_code: int
-    timed_out: bool
-    duration_ms: int
-    stdout: Captured
-    stderr: Captured
-    reverted: tuple[str, ...] = ()
-    """Git pointers the command created and the sandbox removed again (``CommandSandbox.revert``)."""
-    cleaned: tuple[str, ...] = ()
-    """What the sandbox did to git files the command made (``RepositoryTracker.check``)."""
-    output_stopped: str | None = None
-    """``"stdout"`` or ``"stderr"`` when the run was stopped because that stream passed
-    ``OUTPUT_STOP_FACTOR`` times ``max_output_bytes``; None otherwise."""
-    sandbox_note: str | None = None
-    """What the connection's sandbox did to the run at run time (a proxy refusal, a limit reached:
-    ``sandbox/runtime_notes.py``), when it shows."""
 
 
 class ProcessRunner:
@@ -129,22 +69,36 @@ class ProcessRunner:
     Args:
         grace_seconds: between SIGTERM and SIGKILL.
         drain_seconds: how long to keep reading pipes after the run's processes are gone.
+        pidfds: start commands with pidfds (``spawn.PidfdProcess``) or not (``anyio.open_process``);
+            None: with pidfds where they work (``pidfds_work``, probed when the first command runs).
+        kill_wait_seconds: how long to wait for the run's processes after SIGKILL before the
+            leader is abandoned (only a process in uninterruptible sleep outlives SIGKILL; one traced
+            by a process that does not wait for it cannot be collected).
     """
 
     def __init__(
-        self, *, grace_seconds: float = KILL_GRACE_SECONDS, drain_seconds: float = _DRAIN_SECONDS
+        self,
+        *,
+        grace_seconds: float = KILL_GRACE_SECONDS,
+        drain_seconds: float = _DRAIN_SECONDS,
+        pidfds: bool | None = None,
+        kill_wait_seconds: float = _KILL_WAIT_SECONDS,
     ) -> None:
         self.grace_seconds = grace_seconds
+        self.kill_wait_seconds = kill_wait_seconds
         self.drain_seconds = drain_seconds
+        self.pidfds = pidfds
         self._tree: ProcessTree | None = None
-        self._pidfds = False
+        self._abandoned: list[Process] = []
+        """Leaders still not collected when the wait after SIGKILL ran out (``_close``)."""
 
     def _process_tree(self) -> ProcessTree:
         # Hardening changes process-wide state, so it happens when the first command runs,
         # not when a server is merely built.
         if self._tree is None:
             harden_server_process()
-            self._pidfds = pidfds_work()
+            if self.pidfds is None:
+                self.pidfds = pidfds_work()
             self._tree = ProcessTree()
         return self._tree
 
@@ -154,6 +108,8 @@ class ProcessRunner:
         On cancellation the run's processes are stopped before the cancellation propagates.
         """
         tree = self._process_tree()
+        if self._abandoned:
+            await self._collect_abandoned(tree)
         token = secrets.token_hex(16)
         started = time.monotonic()
         since = tree.clock()
@@ -166,7 +122,7 @@ class ProcessRunner:
                     cwd=request.cwd,
                     env={**request.env, RUN_MARKER: token},
                     stdin=request.stdin is not None,
-                    pidfds=self._pidfds,
+                    pidfds=bool(self.pidfds),
                 )
         except OSError as exc:
             cwd_exists = await anyio.to_thread.run_sync(Path(request.cwd).is_dir)
@@ -180,9 +136,9 @@ class ProcessRunner:
         except BaseException:  # cancelled, or failed unexpectedly: stop everything first
             with anyio.CancelScope(shield=True):
                 await self._stop(run)
-                await _close(process, tree)
+                await self._close(process, tree)
             raise
-        await _close(process, tree)
+        await self._close(process, tree)
         return finished_outcome(process.returncode, timed_out, started, out, err, overflow)
 
     async def _supervise(
@@ -213,6 +169,38 @@ class ProcessRunner:
             pumps.cancel_scope.cancel()
         return timed_out
 
+    async def _close(self, process: Process, tree: ProcessTree) -> None:
+        """Close the pipes and pidfd of a run's ``process`` and take it off ``tree``'s list of
+        runs in progress (its wait inside returns at once: it has exited). A leader still not
+        collected after SIGKILL (in uninterruptible sleep, or traced by a process that does not
+        wait for it) has its descriptors closed and is kept until a later run collects it (the
+        pipes of ``anyio.open_process``'s stay open until asyncio sees it exit)."""
+        if process.returncode is None:
+            logger.error("process %d survived SIGKILL; abandoning it", process.pid)
+            if isinstance(process, PidfdProcess):
+                await process.release()
+            else:
+                for stream in (process.stdin, process.stdout, process.stderr):
+                    if stream is not None:
+                        await stream.aclose()
+            self._abandoned.append(process)
+            return
+        try:
+            await process.aclose()
+        finally:
+            tree.finished(process.pid)
+
+    async def _collect_abandoned(self, tree: ProcessTree) -> None:
+        """Collect the abandoned leaders that have exited since (``returncode`` waits for them).
+        The list is taken before the first await: a run abandoning another leader meanwhile
+        appends to the new one, and two runs never both close one process."""
+        pending, self._abandoned = self._abandoned, []
+        for process in pending:
+            if process.returncode is None:
+                self._abandoned.append(process)
+            else:
+                await self._close(process, tree)
+
     async def _stop(self, run: _Run) -> None:
         """TERM, then KILL after the grace period, the run's group and every stray process;
         returns when none is left (at once when there is nothing to stop). A run whose leader
@@ -233,7 +221,7 @@ class ProcessRunner:
             if await self._gone(run, grace):
                 return
             members = await run.members()
-            with anyio.move_on_after(_KILL_WAIT_SECONDS):
+            with anyio.move_on_after(self.kill_wait_seconds):
                 while True:  # a process may fork while we kill: repeat until none is left
                     run.signal(members, compat.SIGKILL)
                     await run.process.wait()
@@ -253,18 +241,6 @@ class ProcessRunner:
                 if run.process.returncode is not None and not await run.members():
                     return True
         return False
-
-
-async def _close(process: Process, tree: ProcessTree) -> None:
-    """Close the pipes of a run's ``process`` (its wait inside returns at once: it has exited)
-    and take it off ``tree``'s list of runs in progress."""
-    if process.returncode is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
-        logger.error("process %d survived SIGKILL; abandoning it", process.pid)
-        return
-    try:
-        await process.aclose()
-    finally:
-        tree.finished(process.pid)
 
 
 class _Run:
@@ -304,98 +280,3 @@ class _Run:
             except (ProcessLookupError, PermissionError):
                 pass
         self.tree.signal(members, signum)
-
-
-async def until_exit(exited: Callable[[], Awaitable[object]], overflow: Overflow, timeout: float) -> bool:
-    """Wait until ``exited()`` returns (the run's process ended) or one stream passes its
-    ``overflow`` limit, for at most ``timeout`` seconds; True when the timeout ended the wait.
-    No task of its own, and one cancel scope: the stream that passes the limit cancels the wait
-    (``Overflow.check``), which is then no timeout."""
-    with anyio.move_on_after(timeout) as deadline:
-        overflow.stops = deadline
-        if overflow.stream is None:
-            await exited()
-    overflow.stops = None
-    return deadline.cancelled_caught and overflow.stream is None
-
-
-class Overflow:
-    """Which stream, if any, passed ``limit`` bytes: the first one to do so stops the run (it
-    cancels ``stops``, the wait of ``until_exit``; a stream that passes the limit before that
-    wait began is seen by it in ``stream``)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.stream: str | None = None
-        self.stops: anyio.CancelScope | None = None
-
-    def check(self, name: str, total: int) -> None:
-        if total > self.limit and self.stream is None:
-            self.stream = name
-            if self.stops is not None:
-                self.stops.cancel()
-
-
-async def pump(
-    stream: ByteReceiveStream,
-    sink: HeadTail,
-    name: str,
-    on_output: OutputFn | None,
-    finished: anyio.Event,
-    overflow: Overflow,
-) -> None:
-    try:
-        while True:
-            try:
-                chunk = await stream.receive(_CHUNK)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-            sink.write(chunk)
-            overflow.check(name, sink.total)
-            if on_output is not None:
-                on_output(name, chunk)
-            if overflow.stream == name:  # read no more: the writer blocks until it is stopped
-                return
-    finally:
-        finished.set()
-
-
-async def feed(stream: ByteSendStream, data: bytes) -> None:
-    try:
-        for start in range(0, len(data), _CHUNK):
-            await stream.send(data[start : start + _CHUNK])
-        await stream.aclose()
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError, ConnectionResetError):
-        pass  # the command exited without reading all of it
-
-
-def finished_outcome(
-    code: int | None, timed_out: bool, started: float, out: HeadTail, err: HeadTail, overflow: Overflow
-) -> RunOutcome:
-    """The outcome of a command that ran: its exit ``code`` (minus the signal that ended it; None
-    for a process SIGKILL could not end, reported as killed), ``EXIT_TIMEOUT`` when it
-    ``timed_out``, the time since ``started`` (``time.monotonic()``) and its captured output."""
-    if code is None:  # pragma: no cover - a process SIGKILL cannot end (uninterruptible sleep)
-        code = -compat.SIGKILL
-    return RunOutcome(
-        exit_code=EXIT_TIMEOUT if timed_out else (128 - code if code < 0 else code),
-        timed_out=timed_out,
-        duration_ms=round((time.monotonic() - started) * 1000),
-        stdout=out.render(),
-        stderr=err.render(),
-        output_stopped=overflow.stream,
-    )
-
-
-def spawn_failure(request: RunRequest, exc: OSError, started: float, *, cwd_exists: bool) -> RunOutcome:
-    reason = exc.strerror or str(exc)
-    program = request.argv[0] if request.argv else "?"
-    where = "" if cwd_exists else f" in {request.cwd}"
-    message = f"cannot start {program}{where}: {reason}\n"
-    return RunOutcome(
-        exit_code=EXIT_SPAWN_FAILED,
-        timed_out=False,
-        duration_ms=round((time.monotonic() - started) * 1000),
-        stdout=Captured("", False, 0),
-        stderr=Captured(message, False, len(message.encode())),
-    )

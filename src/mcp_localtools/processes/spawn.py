@@ -27,6 +27,8 @@ from mcp_localtools.processes.pipes import FdReader, FdWriter
 
 __all__ = ["PidfdProcess", "open_command", "pidfds_work"]
 
+_TRACED_POLL_SECONDS = 0.05
+
 
 def pidfds_work() -> bool:
     """Whether this process may open pidfds (Linux 5.3 and later, not refused by a seccomp
@@ -57,10 +59,24 @@ class PidfdProcess(Process):
         self._stderr = stderr
 
     async def wait(self) -> int:
-        """Its exit status (``Popen.returncode``), once it has exited; collects it."""
+        """Its exit status (``Popen.returncode``), once it has exited; collects it. A process
+        traced by another is collected by its tracer first: its pidfd is readable from its exit
+        until then, and is polled every ``_TRACED_POLL_SECONDS`` meanwhile."""
         while (code := self._popen.poll()) is None:
             await anyio.wait_readable(self._pidfd)
+            if self._popen.poll() is None:  # exited, not ours to collect yet: wait, do not spin
+                await anyio.sleep(_TRACED_POLL_SECONDS)
         return code
+
+    async def release(self) -> None:
+        """Close its pipes and its pidfd without waiting for it, for a process that cannot be
+        collected yet (``returncode`` collects it later)."""
+        for stream in (self._stdin, self._stdout, self._stderr):
+            if stream is not None:
+                await stream.aclose()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
 
     async def aclose(self) -> None:
         """Close its pipes, wait for it (killed when that wait is cancelled), close its pidfd."""

@@ -18,9 +18,7 @@ from functools import partial
 import anyio
 
 from mcp_localtools.errors import SandboxGone
-from mcp_localtools.processes.output import HeadTail
-from mcp_localtools.processes.pipes import FdReader, FdWriter
-from mcp_localtools.processes.runner import (
+from mcp_localtools.processes.capture import (
     OUTPUT_STOP_FACTOR,
     OutputFn,
     Overflow,
@@ -32,6 +30,8 @@ from mcp_localtools.processes.runner import (
     spawn_failure,
     until_exit,
 )
+from mcp_localtools.processes.output import HeadTail
+from mcp_localtools.processes.pipes import FdReader, FdWriter
 from mcp_localtools.processes.supervision import RunState, SupervisedSandbox
 
 __all__ = ["run_supervised"]
