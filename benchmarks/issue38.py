@@ -374,6 +374,14 @@ def run(options: argparse.Namespace) -> str:
         "calls interleaved, order rotated, after warm-up calls; the machine is shared (2 cores): compare "
         "the ratios; load: 1-minute load average when the operation started",
         "- new file: its mtime moved before every call (a version no one has read)",
+        *(
+            [
+                f"- result budget: `[limits] max_result_chars = {budget}` (ISSUE38_BUDGET); "
+                f"the floor's windows {int(budget) - 1000} bytes"
+            ]
+            if (budget := os.environ.get("ISSUE38_BUDGET"))
+            else []
+        ),
         "",
         "| operation | calls | load | " + " | ".join(CONTENDERS) + " | ours / ref wall | ours / ref CPU "
         "| before / ref wall | before / ref CPU | target | |",
