@@ -16,8 +16,10 @@ import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``ex
 ``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
 resolves in that module, and so does a member of a default import (``import api from './api'``,
 ``api.get()``) when that module is CommonJS and exports the name (its ``module.exports`` is its
-default export). None when the name comes from nowhere it can follow (a
-method of an object, a global, a package outside the index): a possible caller, not a known one.
+default export). A CommonJS module gives a requiring or importing file only the names it exports:
+``require('./m').f`` of an ``m`` that keeps its ``f`` to itself does not resolve to it. None
+when the name comes from nowhere it can follow (a method of an object, a global, a package
+outside the index): a possible caller, not a known one.
 """
 
 from __future__ import annotations
@@ -224,7 +226,9 @@ class Resolver:
             # A default export is taken to be the definition of the local name (``import Layer
             # from './layer'``: its ``Layer``), the usual way; a member of it is not followed.
             following = ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
-            return self._resolve(targets[0], following, hops - 1, seen) if targets else None
+            if targets and step.name != DEFAULT:
+                following = self._reached(targets[0], following) or ""
+            return self._resolve(targets[0], following, hops - 1, seen) if targets and following else None
         for star in (item for item in imported if item.name == STAR):  # any name of the module
             targets = self._existing(*module_candidates(star.module, path, language))
             if targets and (found := self._resolve(targets[0], name, hops - 1, seen)):
@@ -252,8 +256,18 @@ class Resolver:
                 continue
             targets = self._existing(*module_candidates(module, path, language))
             if targets:
-                return self.resolve(targets[0], name)
+                local = self._reached(targets[0], name)
+                return self.resolve(targets[0], local) if local else None
         return None
+
+    def _reached(self, path: str, name: str) -> str | None:
+        """The name in the file at ``path`` of what a file that imports or requires it reaches
+        as ``name``: ``name`` itself, but in a CommonJS module (one that exports names with
+        ``module.exports``), which gives only what it exports: the name it exports as ``name``,
+        or None when it exports none (a ``get`` it keeps to itself is not the requirer's)."""
+        self.prime([path])
+        exported = [item for item in self._imports[path] if item.module == EXPORTS]
+        return next((item.local for item in exported if item.name == name), None) if exported else name
 
     def _exported(self, path: str, name: str) -> str | None:
         """The name in the file at ``path`` of what it exports as ``name`` as a CommonJS module,
