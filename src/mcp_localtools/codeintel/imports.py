@@ -4,22 +4,22 @@
 (``queries/<language>.imports.scm``: Python's ``from m import n as a``; JavaScript's and
 TypeScript's ``import {n as a} from './m'``, ``import a from './m'``, ``const a = require('./m')``,
 ``const {n: a} = require('./m')``, TypeScript's ``import a = require('./m')``; re-exports:
-JavaScript's ``export {n as a} from './m'`` and ``export * from './m'``, Python's ``from m import
-*``), and what a CommonJS module exports (``module.exports = {n}``,
-``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``). ``module_candidates`` turns an
-import's module into the indexed paths it may be (a relative module against the importing file;
-an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
-which file a use resolves to: the file that uses it when that file defines the name, else the
-file its import names, followed through re-exports (``from .api import get`` or ``from .api
-import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``export * from
-'./api'`` in an ``index.ts``) for a few hops; a use qualified with an imported module (``m.f()`` after
-``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
-resolves in that module, and so does a member of a default import (``import api from './api'``,
-``api.get()``) when that module is CommonJS and exports the name (its ``module.exports`` is its
-default export). A CommonJS module gives a requiring or importing file only the names it exports:
-``require('./m').f`` of an ``m`` that keeps its ``f`` to itself does not resolve to it. None
-when the name comes from nowhere it can follow (a method of an object, a global, a package
-outside the index): a possible caller, not a known one.
+JavaScript's ``export {n as a} from './m'``, ``export * from './m'`` and ``export * as ns from
+'./m'``, Python's ``from m import *``), and what a CommonJS module exports (``module.exports =
+{n}``, ``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``).
+``module_candidates`` turns an import's module into the indexed paths it may be (a relative module
+against the importing file; an absolute Python module by its path's tail; a JavaScript package:
+none). ``Resolver`` says which file a use resolves to: the file that uses it when that file defines
+the name, else the file its import names, followed through re-exports (``from .api import get`` or
+``from .api import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``export *
+from './api'`` in an ``index.ts``; ``ns.get()`` of an ``export * as ns from './api'``) for a few
+hops; a use qualified with an imported module (``m.f()`` after ``import m``, ``from . import m``,
+``require``, ``import * as m``; ``Reference.qualifier``) resolves in that module, and so does a
+member of a default import (``import api from './api'``, ``api.get()``) when that module is CommonJS
+and exports the name (its ``module.exports`` is its default export). A CommonJS module gives a
+requiring or importing file only the names it exports: ``require('./m').f`` of an ``m`` that keeps
+its ``f`` to itself does not resolve to it. None when the name comes from nowhere it can follow (a
+method of an object, a global, a package outside the index): a possible caller, not a known one.
 """
 
 from __future__ import annotations
@@ -252,12 +252,32 @@ class Resolver:
                 module = item.module
             elif language == "python":  # from pkg import mod: the name may be a module
                 module = item.module + ("" if item.module.endswith(".") else ".") + item.name
-            else:
+            else:  # import {ns} from './index' of an export * as ns from './m' there
+                found = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+                namespace = self._namespace(found, item.name, _HOPS) if found is not None else None
+                local = self._reached(namespace, name) if namespace is not None else None
+                if namespace is not None:
+                    return self.resolve(namespace, local) if local else None
                 continue
             targets = self._existing(*module_candidates(module, path, language))
             if targets:
                 local = self._reached(targets[0], name)
                 return self.resolve(targets[0], local) if local else None
+        return None
+
+    def _namespace(self, path: str, local: str, hops: int) -> str | None:
+        """The file of the module that ``local`` names in the JavaScript or TypeScript file at
+        ``path`` when it names one (``export * as ns from './m'``, ``import * as ns``), followed
+        through ``hops`` named imports or re-exports of it; None when it names no module."""
+        self.prime([path])
+        language = self._languages.get(path, "")
+        for item in self._imports[path]:
+            if item.local != local or item.module == EXPORTS or item.name == DEFAULT:
+                continue
+            found = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+            if found is None or not item.name:
+                return found
+            return self._namespace(found, item.name, hops - 1) if hops > 0 else None
         return None
 
     def _reached(self, path: str, name: str) -> str | None:

@@ -496,6 +496,26 @@ async def test_a_use_through_a_javascript_barrel_file_resolves(tmp_path: Path, e
     assert callers[f"copy.{ext}:map"] == []
 
 
+NAMESPACE = {
+    "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
+    "src/index.{ext}": "export * as ops from './ops/map';\n",
+    "copy.{ext}": "export function map(x) {\n  return -x;\n}\n",
+    "app.{ext}": "import { ops } from './src';\n\nexport function run(x) {\n  return ops.map(x);\n}\n",
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_namespace_re_export_is_followed(tmp_path: Path, ext: str) -> None:
+    # export * as ops from './ops/map' in an index file: ops.map() of a file that imports {ops}
+    # from it is ./ops/map's map.
+    _write(tmp_path, {name.format(ext=ext): text for name, text in NAMESPACE.items()})
+    result = await _findsymbol(tmp_path, "map")
+    uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {(f"app.{ext}", 4): True}
+    callers = await _callers(tmp_path, "map")
+    assert callers[f"src/ops/map.{ext}:map"] == [f"app.{ext}:4 run"] and callers[f"copy.{ext}:map"] == []
+
+
 async def test_a_typescript_import_require_is_an_import(tmp_path: Path) -> None:
     _write(
         tmp_path,
