@@ -14,8 +14,9 @@ chunks, is at least ``MIN_NPMI``: the ``PER_TERM`` strongest per word. A term in
 
 semanticsearch adds the associated terms to a second BM25 ranking (the query's terms and them)
 weighed ``WIDEN_WEIGHT`` in the fusion, never in place of the query's words, when asked
-(``search(..., widen=True)``); it is off by default because it did not carry over to the held-out
-questions (``benchmarks/RESULTS.md``, codesearch: own set +0.007 overall, held-out -0.003).
+(``search(..., widen=True)``); it is off by default: it did not carry over to the held-out
+questions (own set +0.007 overall, held-out -0.003) and costs 140-160 ms of CPU a query on Django
+(``benchmarks/RESULTS.md``, "codesearch: issue 37").
 """
 
 from __future__ import annotations
