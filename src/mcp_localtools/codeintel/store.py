@@ -280,18 +280,16 @@ class Store:
         return out
 
     def references_within(self, spans: Sequence[tuple[str, int, int]]) -> list[list[Reference]]:
-        """The uses inside each span (path, first, last line) but in a chunk nested in it; one query."""
+        """The uses inside each span (path, first line, last line), in line order; one query."""
         if not spans:
             return []
         values = ",".join("(?, ?, ?, ?)" for _ in spans)
         with self._lock:
             rows = self._db.execute(
-                f"WITH spans (i, path, a, b) AS (VALUES {values}) "  # noqa: S608
-                "SELECT s.i, r.name, r.kind, r.line, r.scope, r.qualifier FROM spans s "
-                "JOIN files f ON f.path = s.path JOIN refs r ON r.file_id = f.id AND r.line BETWEEN s.a "
-                "AND s.b WHERE NOT EXISTS (SELECT 1 FROM chunks n WHERE n.file_id = f.id AND r.line BETWEEN "
-                "n.start_line AND n.end_line AND n.start_line >= s.a AND n.end_line <= s.b "
-                "AND n.end_line - n.start_line < s.b - s.a) ORDER BY s.i, r.line",
+                f"WITH spans (i, path, first, last) AS (VALUES {values}) "  # noqa: S608
+                "SELECT s.i, r.name, r.kind, r.line, r.scope, r.qualifier "
+                "FROM spans s JOIN files f ON f.path = s.path "
+                "JOIN refs r ON r.file_id = f.id AND r.line BETWEEN s.first AND s.last ORDER BY s.i, r.line",
                 [value for i, span in enumerate(spans) for value in (i, *span)],
             ).fetchall()
         out: list[list[Reference]] = [[] for _ in spans]
