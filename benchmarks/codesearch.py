@@ -8,7 +8,8 @@ first line of a function's docstring, with that docstring removed from the index
 ranking's top 10 is scored: a result hits when it is in the expected file and its lines overlap
 the expected symbol's definition; MRR@10 and recall@10 (one expected symbol per query: the share
 of queries whose symbol is in the top 10). Contenders: semanticsearch's own ranking (BM25 and
-WordLlama fused), BM25 alone, embeddings alone, and ripgrep on the query's words (every file's
+WordLlama fused), the same widened with the code base's co-occurring terms (``codeintel.widen``,
+off by default), BM25 alone, embeddings alone, and ripgrep on the query's words (every file's
 line holding the most distinct query words, files ranked by that count).
 
 Speed: the Django sdist (about 6,900 files) served by the installed server over stdio with a
@@ -228,7 +229,7 @@ def quality(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     build = time.perf_counter() - began
     index = scope.index
     rg = find_ripgrep() or "rg"
-    names = ("semanticsearch", "BM25 alone", "embeddings alone", "ripgrep")
+    names = ("semanticsearch", "widened", "BM25 alone", "embeddings alone", "ripgrep")
     rankings: dict[str, list[list[tuple[str, int, int]]]] = {name: [] for name in names}
     targets: list[list[tuple[str, int, int]]] = []
     for item in queries:
@@ -243,6 +244,9 @@ def quality(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         targets.append(wanted)
         rankings["semanticsearch"].append(
             [(c.path, c.start_line, c.end_line) for c, _ in search(scope, item["query"], TOP)]
+        )
+        rankings["widened"].append(
+            [(c.path, c.start_line, c.end_line) for c, _ in search(scope, item["query"], TOP, widen=True)]
         )
         terms = list(dict.fromkeys(index.query_terms(item["query"])))
         lexical = index.store.lexical(" OR ".join(f'"{t}"' for t in terms), TOP) if terms else []
@@ -356,6 +360,32 @@ def _lines_near(root: Path, target: int) -> Path:
     )
 
 
+async def _changed_and_queries(
+    client: Client, pid: int, root: Path, queries: list[str], out: dict[str, float]
+) -> Checked:
+    """One changed file seen by the next call, then ``queries`` asked: their wall time and the
+    server's CPU, with the load average before each, into ``out``; the ``Checked`` installed."""
+    touched = root / "django" / "db" / "models" / "query.py"
+    touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
+    await anyio.sleep(2.1)  # past the file list's reuse window: the call lists and stats every file
+    out["incremental_load"] = os.getloadavg()[0]
+    cpu = cpu_seconds(pid)
+    out["incremental_seconds"] = await _call(client, "findsymbol", {"name": "QuerySet"})
+    out["incremental_cpu_seconds"] = cpu_seconds(pid) - cpu
+    checked = Checked()
+    checked.install(client)
+    out["query_load"] = os.getloadavg()[0]
+    cpu = cpu_seconds(pid)
+    latencies = [
+        await _call(client, "semanticsearch", {"query": q, "maxResults": 10}, checked) for q in queries
+    ]
+    out["query_cpu_ms"] = (cpu_seconds(pid) - cpu) / len(queries) * 1000
+    out["query_median_ms"] = statistics.median(latencies) * 1000
+    out["query_p95_ms"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
+    out["query_validation_ms"] = checked.seconds / len(queries) * 1000
+    return checked
+
+
 async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float]:
     env_cache = {**os.environ, "XDG_CACHE_HOME": str(cache)}
     config = cache.parent / "idle.toml"
@@ -369,24 +399,13 @@ async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float
         async with Client(linear_stdio(argv, spawned)) as client:
             idle = _rss_kib(spawned.pid)
             cpu = cpu_seconds(spawned.pid)
+            out["cold_load"] = os.getloadavg()[0]
             out["cold_seconds"] = await _call(
                 client, "findsymbol", {"name": "QuerySet", "includeReferences": False}
             )
             out["cold_cpu_seconds"] = cpu_seconds(spawned.pid) - cpu
             out["peak_mib_above_idle"] = (peak_rss_kib(spawned.pid) - idle) / 1024
-            touched = root / "django" / "db" / "models" / "query.py"
-            touched.write_text(touched.read_text(encoding="utf-8") + "\n# touched\n", encoding="utf-8")
-            await anyio.sleep(2.1)  # past the file list's reuse window: the call lists and stats every file
-            out["incremental_seconds"] = await _call(client, "findsymbol", {"name": "QuerySet"})
-            checked = Checked()
-            checked.install(client)
-            latencies = [
-                await _call(client, "semanticsearch", {"query": q, "maxResults": 10}, checked)
-                for q in queries
-            ]
-            out["query_median_ms"] = statistics.median(latencies) * 1000
-            out["query_p95_ms"] = sorted(latencies)[int(0.95 * (len(latencies) - 1))] * 1000
-            out["query_validation_ms"] = checked.seconds / len(queries) * 1000
+            checked = await _changed_and_queries(client, spawned.pid, root, queries, out)
             big = _lines_near(root, 2000)
             out["symbols_lines"] = big.read_bytes().count(b"\n")
             checked.seconds = 0.0
@@ -398,6 +417,7 @@ async def _speed(root: Path, cache: Path, queries: list[str]) -> dict[str, float
             print(f"   idle {IDLE_SECONDS} s ...", flush=True)
             await anyio.sleep(IDLE_SECONDS + 5)
             out["anon_idle_mib"] = _rss_kib(spawned.pid, "RssAnon") / 1024
+            out["idle_load"] = os.getloadavg()[0]
         async with Client(linear_stdio(argv)) as client:
             checked = Checked()
             checked.install(client)
@@ -425,13 +445,17 @@ def speed(options: argparse.Namespace, queries: list[str]) -> str:
     found = anyio.run(_speed, root, cache, queries)
     f = found
     rows = [
-        ("index, cold: wall (server CPU)",
-         f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s)", "≤ 15 s (≤ 20 s)"),
-        ("index after one file changed (every file listed and stat'ed, one read again)",
-         f"{f['incremental_seconds']:.2f} s", "≤ 0.5 s"),
+        ("index, cold: wall (server CPU); load average (1 min) at its start",
+         f"{f['cold_seconds']:.1f} s ({f['cold_cpu_seconds']:.1f} s); load {f['cold_load']:.2f}",
+         "≤ 15 s (≤ 20 s) at load < 1"),
+        ("index after one file changed (every file listed and stat'ed, one read again): wall (server CPU)",
+         f"{f['incremental_seconds']:.2f} s ({f['incremental_cpu_seconds']:.2f} s); "
+         f"load {f['incremental_load']:.2f}", "≤ 0.5 s"),
         ("semanticsearch latency, median (p95); the SDK client's output-schema validation apart",
-         f"{f['query_median_ms']:.0f} ms ({f['query_p95_ms']:.0f} ms); +{f['query_validation_ms']:.0f} ms",
-         "≤ 100 ms"),
+         f"{f['query_median_ms']:.0f} ms ({f['query_p95_ms']:.0f} ms); +{f['query_validation_ms']:.0f} ms; "
+         f"load {f['query_load']:.2f}", "≤ 100 ms"),
+        ("semanticsearch server CPU per query, mean (stdio and the answer's JSON included)",
+         f"{f['query_cpu_ms']:.0f} ms", "≤ 50 ms"),
         ("server memory above idle while indexing (peak RSS)", f"{f['peak_mib_above_idle']:.0f} MiB",
          "≤ 300 MiB"),
         ("index size on disk", f"{f['index_mib']:.0f} MiB", ""),
@@ -439,7 +463,8 @@ def speed(options: argparse.Namespace, queries: list[str]) -> str:
          f"{IDLE_SECONDS} s idle ([index] idle_seconds)",
          f"{f['anon_never_indexed_mib']:.0f} MiB; {f['anon_active_mib']:.0f} MiB; "
          f"{f['anon_idle_mib']:.0f} MiB "
-         f"(+{f['anon_idle_mib'] - f['anon_never_indexed_mib']:.0f})", "idle ≤ never indexed + 60 MiB"),
+         f"(+{f['anon_idle_mib'] - f['anon_never_indexed_mib']:.0f}); load {f['idle_load']:.2f}",
+         "idle ≤ never indexed + 60 MiB"),
         (f"symbols of a {f['symbols_lines']:.0f}-line file, median; the SDK client's validation apart",
          f"{f['symbols_median_ms']:.0f} ms; +{f['symbols_validation_ms']:.0f} ms", "≤ 50 ms"),
         ("repomap, cold (new server, built index)", f"{f['repomap_cold_seconds']:.2f} s", "≤ 5 s"),

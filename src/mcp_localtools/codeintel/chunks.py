@@ -1,7 +1,9 @@
 """Symbol-sized pieces of a file, the units semantic search ranks and returns.
 
 A function or method is one chunk, from the doc comment just above it (JSDoc ``/** */``, ``///``,
-``#``: the reader's view, not a window of its own); a class is one chunk of its header (signature,
+``#``: the reader's view, not a window of its own), spanning it whole, whose text leaves out the
+functions nested in it but their first lines (each is a chunk of its own: the outer one does not
+rank on their words); a class is one chunk of its header (signature,
 docstring and the lines before its first member's doc) and its members are their own; what no
 such symbol covers (module-level code, constants) is cut into line windows, and so is a text file
 without a grammar. Each chunk carries the text to index: its path, qualified name, signature, doc and
@@ -11,6 +13,7 @@ body, cut to ``MAX_CHUNK_CHARS``.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mcp_localtools.codeintel.tags import FileTags, Symbol
@@ -58,8 +61,39 @@ class Chunk:
     meaning: str
 
 
-def _body(lines: list[str], start: int, end: int) -> str:
-    return "\n".join(lines[start - 1 : end])[:MAX_CHUNK_CHARS]
+def _body(lines: list[str], start: int, end: int, left_out: Sequence[tuple[int, int]] = ()) -> str:
+    """Lines ``start`` to ``end`` without the ranges ``left_out`` (first, last line; in order)."""
+    if not left_out:
+        return "\n".join(lines[start - 1 : end])[:MAX_CHUNK_CHARS]
+    kept: list[str] = []
+    number = start
+    for first, last in left_out:
+        kept.extend(lines[number - 1 : first - 1])
+        number = max(number, last + 1)
+    kept.extend(lines[number - 1 : end])
+    return "\n".join(kept)[:MAX_CHUNK_CHARS]
+
+
+def _nested(
+    lines: list[str], symbols: tuple[Symbol, ...], index: int, covered: list[bool]
+) -> list[tuple[int, int]]:
+    """The lines of the functions nested in ``symbols[index]`` that its chunk leaves out: each one's
+    doc comment and body, its first line (its signature) kept; the outermost ones, in order."""
+    outer = symbols[index]
+    out: list[tuple[int, int]] = []
+    for inner in symbols[index + 1 :]:
+        if inner.start_line > outer.end_line:
+            break
+        if inner.kind not in _WHOLE or inner.depth <= outer.depth or inner.start_line <= outer.start_line:
+            continue
+        if out and inner.start_line <= out[-1][1]:
+            continue  # inside one already left out
+        first = _comment_above(lines, inner.start_line, covered)
+        if first < inner.start_line:
+            out.append((first, inner.start_line - 1))
+        if inner.end_line > inner.start_line:
+            out.append((inner.start_line + 1, min(inner.end_line, outer.end_line)))
+    return out
 
 
 def _comment_above(lines: list[str], start: int, covered: list[bool]) -> int:
@@ -78,12 +112,19 @@ def _comment_above(lines: list[str], start: int, covered: list[bool]) -> int:
     return first
 
 
-def _symbol_chunk(path: str, symbol: Symbol, lines: list[str], end: int, covered: list[bool]) -> Chunk:
+def _symbol_chunk(
+    path: str,
+    symbol: Symbol,
+    lines: list[str],
+    end: int,
+    covered: list[bool],
+    left_out: list[tuple[int, int]],
+) -> Chunk:
     summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
     first = _comment_above(lines, symbol.start_line, covered)
     while end > symbol.start_line and end <= len(lines) and not lines[end - 1].strip():
         end -= 1  # a class's header ends with its last line, not the blank lines before a member
-    body = _body(lines, first, end)
+    body = _body(lines, first, end, left_out)
     stem = posixpath.splitext(posixpath.basename(path))[0]
     return Chunk(
         symbol=symbol.qualified_name,
@@ -144,7 +185,8 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
             continue
         if any(covered[symbol.start_line - 1 : end]) and symbol.kind not in _WHOLE:
             continue
-        chunk = _symbol_chunk(path, symbol, lines, end, covered)
+        left_out = _nested(lines, symbols, index, covered) if symbol.kind in _WHOLE else []
+        chunk = _symbol_chunk(path, symbol, lines, end, covered, left_out)
         chunks.append(chunk)
         for number in range(chunk.start_line, min(end, len(lines)) + 1):
             covered[number - 1] = True

@@ -4,19 +4,21 @@
 (``queries/<language>.imports.scm``: Python's ``from m import n as a``; JavaScript's and
 TypeScript's ``import {n as a} from './m'``, ``import a from './m'``, ``const a = require('./m')``,
 ``const {n: a} = require('./m')``, TypeScript's ``import a = require('./m')``; re-exports:
-JavaScript's ``export {n as a} from './m'`` and ``export * from './m'``, Python's ``from m import
-*``), and what a CommonJS module exports (``module.exports = {n}``,
-``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``). ``module_candidates`` turns an
-import's module into the indexed paths it may be (a relative module against the importing file;
-an absolute Python module by its path's tail; a JavaScript package: none). ``Resolver`` says
-which file a use resolves to: the file that uses it when that file defines the name, else the
-file its import names, followed through re-exports (``from .api import get`` or ``from .api
-import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``export * from
-'./api'`` in an ``index.ts``) for a few hops; a use qualified with an imported module (``m.f()`` after
-``import m``, ``from . import m``, ``require``, ``import * as m``; ``Reference.qualifier``)
-resolves in that module, and so does a member of a default import (``import api from './api'``,
-``api.get()``) when that module is CommonJS and exports the name (its ``module.exports`` is its
-default export). None when the name comes from nowhere it can follow (a
+JavaScript's ``export {n as a} from './m'``, ``export * from './m'`` and ``export * as ns from
+'./m'``, Python's ``from m import *``), and what a CommonJS module exports (``module.exports =
+{n}``, ``module.exports.n =``, ``exports.n =``: ``Import.module`` ``EXPORTS``).
+``module_candidates`` turns an import's module into the indexed paths it may be (a relative module
+against the importing file; an absolute Python module by its path's tail; a JavaScript package:
+none). ``Resolver`` says which file a use resolves to: the file that uses it when that file defines
+the name, else the file its import names, followed through re-exports (``from .api import get`` or
+``from .api import *`` in a package's ``__init__.py``, ``export {get} from './api'`` or ``export *
+from './api'`` in an ``index.ts``; ``ns.get()`` of an ``export * as ns from './api'``) for a few
+hops; a use qualified with an imported module (``m.f()`` after ``import m``, ``from . import m``,
+``require``, ``import * as m``; ``Reference.qualifier``) resolves in that module, and so does a
+member of a default import (``import api from './api'``, ``api.get()``) when that module is CommonJS
+and exports the name (its ``module.exports`` is its default export). A CommonJS module gives a
+requiring or importing file only the names it exports: ``require('./m').f`` of an ``m`` that keeps
+its ``f`` to itself does not resolve to it. None when the name comes from nowhere it can follow (a
 method of an object, a global, a package outside the index): a possible caller, not a known one.
 """
 
@@ -224,7 +226,9 @@ class Resolver:
             # A default export is taken to be the definition of the local name (``import Layer
             # from './layer'``: its ``Layer``), the usual way; a member of it is not followed.
             following = ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
-            return self._resolve(targets[0], following, hops - 1, seen) if targets else None
+            if targets and step.name != DEFAULT:
+                following = self._reached(targets[0], following) or ""
+            return self._resolve(targets[0], following, hops - 1, seen) if targets and following else None
         for star in (item for item in imported if item.name == STAR):  # any name of the module
             targets = self._existing(*module_candidates(star.module, path, language))
             if targets and (found := self._resolve(targets[0], name, hops - 1, seen)):
@@ -248,12 +252,42 @@ class Resolver:
                 module = item.module
             elif language == "python":  # from pkg import mod: the name may be a module
                 module = item.module + ("" if item.module.endswith(".") else ".") + item.name
-            else:
+            else:  # import {ns} from './index' of an export * as ns from './m' there
+                found = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+                namespace = self._namespace(found, item.name, _HOPS) if found is not None else None
+                local = self._reached(namespace, name) if namespace is not None else None
+                if namespace is not None:
+                    return self.resolve(namespace, local) if local else None
                 continue
             targets = self._existing(*module_candidates(module, path, language))
             if targets:
-                return self.resolve(targets[0], name)
+                local = self._reached(targets[0], name)
+                return self.resolve(targets[0], local) if local else None
         return None
+
+    def _namespace(self, path: str, local: str, hops: int) -> str | None:
+        """The file of the module that ``local`` names in the JavaScript or TypeScript file at
+        ``path`` when it names one (``export * as ns from './m'``, ``import * as ns``), followed
+        through ``hops`` named imports or re-exports of it; None when it names no module."""
+        self.prime([path])
+        language = self._languages.get(path, "")
+        for item in self._imports[path]:
+            if item.local != local or item.module == EXPORTS or item.name == DEFAULT:
+                continue
+            found = next(iter(self._existing(*module_candidates(item.module, path, language))), None)
+            if found is None or not item.name:
+                return found
+            return self._namespace(found, item.name, hops - 1) if hops > 0 else None
+        return None
+
+    def _reached(self, path: str, name: str) -> str | None:
+        """The name in the file at ``path`` of what a file that imports or requires it reaches
+        as ``name``: ``name`` itself, but in a CommonJS module (one that exports names with
+        ``module.exports``), which gives only what it exports: the name it exports as ``name``,
+        or None when it exports none (a ``get`` it keeps to itself is not the requirer's)."""
+        self.prime([path])
+        exported = [item for item in self._imports[path] if item.module == EXPORTS]
+        return next((item.local for item in exported if item.name == name), None) if exported else name
 
     def _exported(self, path: str, name: str) -> str | None:
         """The name in the file at ``path`` of what it exports as ``name`` as a CommonJS module,

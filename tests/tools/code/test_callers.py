@@ -439,6 +439,29 @@ async def test_a_member_of_a_commonjs_default_import_resolves_to_what_it_exports
     ]
 
 
+REQUIRES = {
+    "qualified": (
+        "const api = require('./lib/{name}');\n\nfunction {name}Use(url) {{\n  return api.get(url);\n}}\n"
+    ),
+    "destructured": (
+        "const {{ get }} = require('./lib/{name}');\n\nfunction {name}Use(url) {{\n  return get(url);\n}}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(REQUIRES))
+async def test_a_required_module_resolves_only_the_names_it_exports(tmp_path: Path, form: str) -> None:
+    # const api = require('./m'); api.get() and const {get} = require('./m'); get() are ./m's get
+    # only when ./m exports it by that name: a get it keeps to itself (module.exports = {other:
+    # get}) is not what the requiring file reaches, so the use is a possible one.
+    files = {f"lib/{name}.js": text for name, text in COMMONJS.items()}
+    files.update({f"use_{name}.js": REQUIRES[form].format(name=name) for name in COMMONJS})
+    _write(tmp_path, files)
+    result = await _findsymbol(tmp_path, "get")
+    uses = {u["path"]: u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {f"use_{name}.js": name != "hidden" for name in COMMONJS}
+
+
 BARREL = {
     "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
     "src/ops/all.{ext}": "export function every(x) {\n  return x;\n}\n",
@@ -471,6 +494,26 @@ async def test_a_use_through_a_javascript_barrel_file_resolves(tmp_path: Path, e
     assert callers[f"src/ops/map.{ext}:map"] == [f"app.{ext}:4 run"]
     assert callers[f"src/ops/all.{ext}:every"] == [f"app.{ext}:4 run"]
     assert callers[f"copy.{ext}:map"] == []
+
+
+NAMESPACE = {
+    "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
+    "src/index.{ext}": "export * as ops from './ops/map';\n",
+    "copy.{ext}": "export function map(x) {\n  return -x;\n}\n",
+    "app.{ext}": "import { ops } from './src';\n\nexport function run(x) {\n  return ops.map(x);\n}\n",
+}
+
+
+@pytest.mark.parametrize("ext", ["js", "ts"])
+async def test_a_namespace_re_export_is_followed(tmp_path: Path, ext: str) -> None:
+    # export * as ops from './ops/map' in an index file: ops.map() of a file that imports {ops}
+    # from it is ./ops/map's map.
+    _write(tmp_path, {name.format(ext=ext): text for name, text in NAMESPACE.items()})
+    result = await _findsymbol(tmp_path, "map")
+    uses = {(u["path"], u["line"]): u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {(f"app.{ext}", 4): True}
+    callers = await _callers(tmp_path, "map")
+    assert callers[f"src/ops/map.{ext}:map"] == [f"app.{ext}:4 run"] and callers[f"copy.{ext}:map"] == []
 
 
 async def test_a_typescript_import_require_is_an_import(tmp_path: Path) -> None:

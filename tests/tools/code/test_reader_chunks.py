@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_localtools.codeintel.chunks import chunks_of
+from mcp_localtools.codeintel.languages import Grammars, language_of
+from mcp_localtools.codeintel.tags import extract
 from tests.helpers import config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
@@ -139,3 +142,55 @@ async def test_a_class_chunk_is_its_summary_and_its_methods_rank_on_their_own(tm
     assert "retry budget" in header["content"] and "def send" not in header["content"]
     assert "busy" in header["summary"] and header["callees"] == [], header
     assert {"RetryingClient.send", "RetryingClient.wait_before_retry"} <= set(hits)
+
+
+RETRYING = '''\
+import time
+
+
+def retrying(attempts):
+    """Make a function try again when it raises."""
+    log_setup(attempts)
+
+    def decorate(function):
+        def again(*args):
+            """Call the function, sleeping with exponential backoff between failures."""
+            for attempt in range(attempts):
+                try:
+                    return function(*args)
+                except OSError:
+                    time.sleep(backoff_delay(attempt))
+
+        return again
+
+    return decorate
+'''
+
+
+def test_a_functions_chunk_leaves_out_the_functions_nested_in_it() -> None:
+    # The outer function's chunk spans it whole (a reader asking for it reads all of it), but the
+    # text it is ranked on is its own: a nested function is its own chunk, shown in the outer's by
+    # its first line only, so the outer does not also rank on the nested one's words.
+    language = language_of("retry.py")
+    assert language is not None
+    grammar = Grammars().get(language)
+    assert grammar is not None
+    chunks = {c.symbol: c for c in chunks_of("retry.py", RETRYING, extract(grammar, RETRYING.encode()))}
+    outer, nested = chunks["retrying"], chunks["retrying.decorate.again"]
+    assert (outer.start_line, outer.end_line) == (4, 19)
+    assert "log_setup(attempts)" in outer.text and "return decorate" in outer.text
+    assert "def decorate(function):" in outer.text and "return again" not in outer.text
+    assert "backoff" not in outer.text and "backoff" not in outer.meaning
+    assert "exponential backoff" in nested.text
+    assert "def again(*args):" in chunks["retrying.decorate"].text  # its first line only
+    assert "backoff" not in chunks["retrying.decorate"].text
+
+
+async def test_a_functions_callees_are_its_own_not_its_nested_functions(tmp_path: Path) -> None:
+    (tmp_path / "retry.py").write_text(RETRYING, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "try again when it raises"})
+    assert result.structured_content is not None, text_of(result)
+    hits = {hit["symbol"]: hit for hit in result.structured_content["results"]}
+    assert hits["retrying"]["callees"] == ["log_setup"], hits["retrying"]
+    assert set(hits["retrying.decorate.again"]["callees"]) >= {"sleep", "backoff_delay"}

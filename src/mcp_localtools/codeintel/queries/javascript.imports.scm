@@ -56,3 +56,5 @@
   (export_clause (export_specifier name: (_) @name alias: (_) @local))
   source: (string (string_fragment) @module))
 (export_statement "*" @star source: (string (string_fragment) @module))
+; export * as ns from './m': ns here is the module './m' itself.
+(export_statement (namespace_export (identifier) @local) source: (string (string_fragment) @module))

@@ -12,6 +12,7 @@ changed since they were indexed are read again and the query run again before th
 
 from __future__ import annotations
 
+import bisect
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -25,7 +26,9 @@ from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
 from mcp_localtools.codeintel.rerank import reranked
-from mcp_localtools.codeintel.store import StoredChunk
+from mcp_localtools.codeintel.store import Store, StoredChunk
+from mcp_localtools.codeintel.tags import Reference
+from mcp_localtools.codeintel.widen import widened
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -42,6 +45,8 @@ RERANKED = 60
 """Fused candidates re-ranked (``rerank``) for the results."""
 EMBEDDING_WEIGHT = 0.5
 """The embeddings' ranking in the fusion, against 1 for BM25 (tuned on benchmarks/codesearch)."""
+WIDEN_WEIGHT = 0.3
+"""With ``widen``: the ranking of the query's terms and those associated with them (``widen``)."""
 
 
 class SemanticSearchArgs(ToolArgs):
@@ -78,12 +83,14 @@ class SemanticSearchResult(ToolOutput):
     lexical_only: bool | None = Field(None, description="True when no embedding model could be loaded.")
 
 
-def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, float]]:
+def search(scope: Scope, query: str, limit: int, *, widen: bool = False) -> list[tuple[StoredChunk, float]]:
     """The best ``limit`` chunks in ``scope`` for ``query``, with their fused scores (blocking).
 
     The BM25 query runs in a second thread while the query is embedded and scored against the
     vectors (SQLite and numpy both release the GIL): the two rankings cost about the longer of
-    them, not their sum.
+    them, not their sum. With ``widen`` (off by default: measured in benchmarks/RESULTS.md), a
+    third ranking, BM25 on the query's terms and the code base's terms associated with its prose
+    words (``codeintel.widen``), weighs ``WIDEN_WEIGHT``.
     """
     index = scope.index
     terms = list(dict.fromkeys(index.query_terms(query)))[:64]
@@ -91,10 +98,15 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
     table = index.vectors()  # before the BM25 query holds the database
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25") as pool:
         lexical = pool.submit(_lexical, index, terms, want) if terms else None
+        wider = pool.submit(_widened, index, query, terms, want) if widen and terms else None
         vector = index.embed_query(query)
         semantic = index.nearest(vector, want, table) if vector is not None else None
         rankings = [[chunk for chunk, _ in lexical.result()]] if lexical is not None else []
+        extra = wider.result() if wider is not None else []
     weights = [1.0] * len(rankings)
+    if extra:
+        rankings.append(extra)
+        weights.append(WIDEN_WEIGHT)
     if semantic is not None:
         rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
@@ -135,16 +147,30 @@ def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, f
     return index.store.lexical(" OR ".join(f'"{term}"' for term in (rare or terms)), want)
 
 
+def _widened(index: CodeIndex, query: str, terms: list[str], want: int) -> list[int]:
+    """BM25's best ``want`` chunks for ``terms`` and the terms associated with the query's prose
+    words (``widen.widened``); none when nothing is associated."""
+    extra = widened(index.store, query, index.query_terms)
+    if not extra:
+        return []
+    return [chunk for chunk, _ in index.store.lexical(" OR ".join(f'"{t}"' for t in terms + extra), want)]
+
+
 def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str], list[str]]]:
     """Each chunk's callers (``path:line caller`` of calls of its name from elsewhere: those that
     resolve to its file through scope and imports first, then possible ones, marked, whose name
-    cannot be followed; none that resolve to another file) and callees (the names it calls)."""
+    cannot be followed; none that resolve to another file) and callees (the names it calls, not
+    those the functions nested in it call)."""
     store = scope.index.store
     names = {chunk.symbol: chunk.symbol.rpartition(".")[2] for chunk in chunks if chunk.symbol}
     calls = store.calls_to(sorted(set(names.values())), MAX_RELATIONS * 4)
     uses = [(path, ref.name, ref.qualifier) for found in calls.values() for path, ref in found]
     where = resolve_uses(store.resolver(), uses, len(uses))
-    inside = store.references_within([(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks])
+    spans = [(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks]
+    inside = [
+        _own(refs, nested)
+        for refs, nested in zip(store.references_within(spans), _nested(store, spans), strict=True)
+    ]
     out: list[tuple[list[str], list[str]]] = []
     for chunk, refs in zip(chunks, inside, strict=True):
         others = [
@@ -162,6 +188,44 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
         callees = list(dict.fromkeys(ref.name for ref in refs if ref.kind == "call"))[: MAX_RELATIONS * 2]
         out.append((callers, callees))
     return out
+
+
+def _nested(store: Store, spans: list[tuple[str, int, int]]) -> list[list[tuple[int, int]]]:
+    """The line ranges of the chunks nested in each span (path, first, last line): the functions
+    nested in a function, whose uses are theirs; one query along each file's chunks."""
+    out: list[list[tuple[int, int]]] = [[] for _ in spans]
+    if not spans:
+        return out
+    values = ",".join("(?, ?, ?, ?)" for _ in spans)
+    rows = store.select(
+        f"WITH spans (i, path, a, b) AS (VALUES {values}) SELECT s.i, n.start_line, n.end_line "  # noqa: S608
+        "FROM spans s JOIN files f ON f.path = s.path JOIN chunks n ON n.file_id = f.id "
+        "WHERE n.start_line >= s.a AND n.end_line <= s.b AND n.end_line - n.start_line < s.b - s.a",
+        [value for i, span in enumerate(spans) for value in (i, *span)],
+    )
+    for i, first, last in rows:
+        out[i].append((first, last))
+    return out
+
+
+def _own(refs: list[Reference], nested: list[tuple[int, int]]) -> list[Reference]:
+    """``refs`` but those on the lines of a ``nested`` range (in any order, overlapping)."""
+    if not nested:
+        return refs
+    starts: list[int] = []
+    ends: list[int] = []
+    for first, last in sorted(nested):
+        if ends and first <= ends[-1]:
+            ends[-1] = max(ends[-1], last)
+        else:
+            starts.append(first)
+            ends.append(last)
+    kept = []
+    for ref in refs:
+        at = bisect.bisect_right(starts, ref.line) - 1
+        if at < 0 or ref.line > ends[at]:
+            kept.append(ref)
+    return kept
 
 
 def _answer(scope: Scope, indexes: CodeIndexes, args: SemanticSearchArgs, workspace: Workspace) -> ToolResult:
