@@ -8,8 +8,7 @@ first line of a function's docstring, with that docstring removed from the index
 ranking's top 10 is scored: a result hits when it is in the expected file and its lines overlap
 the expected symbol's definition; MRR@10 and recall@10 (one expected symbol per query: the share
 of queries whose symbol is in the top 10). Contenders: semanticsearch's own ranking (BM25 and
-WordLlama fused), the same widened with the code base's co-occurring terms (``codeintel.widen``,
-off by default), BM25 alone, embeddings alone, and ripgrep on the query's words (every file's
+WordLlama fused), BM25 alone, embeddings alone, and ripgrep on the query's words (every file's
 line holding the most distinct query words, files ranked by that count).
 
 Speed: the Django sdist (about 6,900 files) served by the installed server over stdio with a
@@ -229,7 +228,7 @@ def quality(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     build = time.perf_counter() - began
     index = scope.index
     rg = find_ripgrep() or "rg"
-    names = ("semanticsearch", "widened", "BM25 alone", "embeddings alone", "ripgrep")
+    names = ("semanticsearch", "BM25 alone", "embeddings alone", "ripgrep")
     rankings: dict[str, list[list[tuple[str, int, int]]]] = {name: [] for name in names}
     targets: list[list[tuple[str, int, int]]] = []
     for item in queries:
@@ -244,9 +243,6 @@ def quality(options: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         targets.append(wanted)
         rankings["semanticsearch"].append(
             [(c.path, c.start_line, c.end_line) for c, _ in search(scope, item["query"], TOP)]
-        )
-        rankings["widened"].append(
-            [(c.path, c.start_line, c.end_line) for c, _ in search(scope, item["query"], TOP, widen=True)]
         )
         terms = list(dict.fromkeys(index.query_terms(item["query"])))
         lexical = index.store.lexical(" OR ".join(f'"{t}"' for t in terms), TOP) if terms else []

@@ -29,8 +29,6 @@ newer ones in memory), ``ranking`` (PageRank over the definition/reference graph
 repository map; reciprocal rank fusion), ``rerank`` (the fused candidates re-scored: documentation,
 history and test files below code unless the query asks for them, declaration files (``.d.ts``,
 ``.pyi``) below the code they declare, a symbol whose name the query spells in words above),
-``widen`` (the terms that co-occur with a query's prose words in the index's chunk titles, by
-NPMI: measured, not used by default),
 ``index`` (one directory's index, reading it again through the ``PathPolicy``), ``stale`` (which of
 its files are stale; a directory a tool changed stands for the files under it), ``analysis`` (a
 file's tags, chunks, terms and embedded words, in this process or, for a large update, in worker

@@ -28,7 +28,6 @@ from mcp_localtools.codeintel.ranking import fuse
 from mcp_localtools.codeintel.rerank import reranked
 from mcp_localtools.codeintel.store import Store, StoredChunk
 from mcp_localtools.codeintel.tags import Reference
-from mcp_localtools.codeintel.widen import widened
 from mcp_localtools.errors import InvalidArguments, printable
 from mcp_localtools.results import ToolResult, fit_within
 from mcp_localtools.spec import READ_ONLY, CallContext, ToolArgs, ToolOutput, ToolSpec
@@ -45,8 +44,6 @@ RERANKED = 60
 """Fused candidates re-ranked (``rerank``) for the results."""
 EMBEDDING_WEIGHT = 0.5
 """The embeddings' ranking in the fusion, against 1 for BM25 (tuned on benchmarks/codesearch)."""
-WIDEN_WEIGHT = 0.3
-"""With ``widen``: the ranking of the query's terms and those associated with them (``widen``)."""
 
 
 class SemanticSearchArgs(ToolArgs):
@@ -83,14 +80,12 @@ class SemanticSearchResult(ToolOutput):
     lexical_only: bool | None = Field(None, description="True when no embedding model could be loaded.")
 
 
-def search(scope: Scope, query: str, limit: int, *, widen: bool = False) -> list[tuple[StoredChunk, float]]:
+def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, float]]:
     """The best ``limit`` chunks in ``scope`` for ``query``, with their fused scores (blocking).
 
     The BM25 query runs in a second thread while the query is embedded and scored against the
     vectors (SQLite and numpy both release the GIL): the two rankings cost about the longer of
-    them, not their sum. With ``widen`` (off by default: measured in benchmarks/RESULTS.md), a
-    third ranking, BM25 on the query's terms and the code base's terms associated with its prose
-    words (``codeintel.widen``), weighs ``WIDEN_WEIGHT``.
+    them, not their sum.
     """
     index = scope.index
     terms = list(dict.fromkeys(index.query_terms(query)))[:64]
@@ -98,15 +93,10 @@ def search(scope: Scope, query: str, limit: int, *, widen: bool = False) -> list
     table = index.vectors()  # before the BM25 query holds the database
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25") as pool:
         lexical = pool.submit(_lexical, index, terms, want) if terms else None
-        wider = pool.submit(_widened, index, query, terms, want) if widen and terms else None
         vector = index.embed_query(query)
         semantic = index.nearest(vector, want, table) if vector is not None else None
         rankings = [[chunk for chunk, _ in lexical.result()]] if lexical is not None else []
-        extra = wider.result() if wider is not None else []
     weights = [1.0] * len(rankings)
-    if extra:
-        rankings.append(extra)
-        weights.append(WIDEN_WEIGHT)
     if semantic is not None:
         rankings.append([chunk for chunk, _ in semantic])
         weights.append(EMBEDDING_WEIGHT)
@@ -145,15 +135,6 @@ def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, f
     frequency, total = index.store.frequencies(terms)
     rare = [term for term in terms if frequency.get(term, 0) <= max(total // 5, 50)]
     return index.store.lexical(" OR ".join(f'"{term}"' for term in (rare or terms)), want)
-
-
-def _widened(index: CodeIndex, query: str, terms: list[str], want: int) -> list[int]:
-    """BM25's best ``want`` chunks for ``terms`` and the terms associated with the query's prose
-    words (``widen.widened``); none when nothing is associated."""
-    extra = widened(index.store, query, index.query_terms)
-    if not extra:
-        return []
-    return [chunk for chunk, _ in index.store.lexical(" OR ".join(f'"{t}"' for t in terms + extra), want)]
 
 
 def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str], list[str]]]:
