@@ -20,8 +20,9 @@ and exports the name (its ``module.exports`` is its default export). A CommonJS 
 requiring or importing file only the names it exports: ``require('./m').f`` of an ``m`` that keeps
 its ``f`` to itself does not resolve to it; ``const m = require('./m')`` is the module itself
 (``module.exports = m``, whatever properties it sets), and a file with ``export`` statements is an
-ES module whose names are reached whatever CommonJS properties it also sets. None when the name comes from nowhere it can follow (a
-method of an object, a global, a package outside the index): a possible caller, not a known one.
+ES module whose names are reached whatever CommonJS properties it also sets. None when the name
+comes from nowhere it can follow (a method of an object, a global, a package outside the index): a
+possible caller, not a known one.
 """
 
 from __future__ import annotations
