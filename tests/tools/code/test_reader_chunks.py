@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.codeintel.chunks import chunks_of
+from mcp_localtools.codeintel.chunks import Chunk, chunks_of
 from mcp_localtools.codeintel.languages import Grammars, language_of
 from mcp_localtools.codeintel.tags import extract
 from tests.helpers import config_for, connect, text_of
@@ -219,3 +219,62 @@ async def test_a_call_on_a_named_callbacks_first_line_is_the_outer_functions(tmp
     assert not {"announce", "poll"} & set(hits["startServer"]), hits
     assert hits["startServer.onListening"] == ["announce"], hits
     assert hits["startServer.tick"] == ["poll"], hits
+
+
+def _chunks(name: str, text: str) -> dict[str, Chunk]:
+    language = language_of(name)
+    assert language is not None
+    grammar = Grammars().get(language)
+    assert grammar is not None
+    return {c.symbol: c for c in chunks_of(name, text, extract(grammar, text.encode()))}
+
+
+NESTED_DOCS = {
+    "outer.js": """\
+function outer() {
+  setup();
+  /**
+   * Parse the quiet period.
+   * Mentions the zebra crossing too.
+   */
+  function inner() {
+    leaf();
+  }
+  return inner;
+}
+""",
+    "outer.py": """\
+def outer():
+    setup()
+
+    # First prepare the zebra crossing.
+    def inner():
+        leaf()
+
+    return inner
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_DOCS))
+def test_a_nested_functions_doc_comment_is_in_its_own_chunk(name: str) -> None:
+    # The comment above a nested function is left out of the outer one's text (it is the nested
+    # one's words) and is the first lines of the nested one's chunk: indexed once, not nowhere.
+    chunks = _chunks(name, NESTED_DOCS[name])
+    outer, inner = chunks["outer"], chunks["outer.inner"]
+    assert "zebra" in inner.text and "zebra" not in outer.text, (outer, inner)
+    assert inner.start_line == (3 if name.endswith(".js") else 4), inner
+    assert "setup()" in outer.text and "return inner" in outer.text
+
+
+def test_a_comment_ending_the_outer_functions_first_line_is_the_outers() -> None:
+    # `function outer() { /* ... */` ends with a comment's close, but it is the outer function's
+    # signature line, not a doc comment of the function nested just below it.
+    text = (
+        "function outer() { /* outer does a thing */\n"
+        "  function inner() {\n    leaf();\n  }\n  return inner;\n}\n"
+    )
+    chunks = _chunks("outer.js", text)
+    outer, inner = chunks["outer"], chunks["outer.inner"]
+    assert outer.text.startswith("function outer() {"), outer.text
+    assert inner.start_line == 2, inner
