@@ -78,7 +78,9 @@ def _nested(
     lines: list[str], symbols: tuple[Symbol, ...], index: int, covered: list[bool]
 ) -> list[tuple[int, int]]:
     """The lines of the functions nested in ``symbols[index]`` that its chunk leaves out: each one's
-    doc comment and body, its first line (its signature) kept; the outermost ones, in order."""
+    doc comment (below the outer's first line) and body, its first line (its signature) kept; the
+    outermost ones, in order. The outer's chunk leaves them uncovered: each nested chunk takes its
+    own doc comment."""
     outer = symbols[index]
     out: list[tuple[int, int]] = []
     for inner in symbols[index + 1 :]:
@@ -88,7 +90,7 @@ def _nested(
             continue
         if out and inner.start_line <= out[-1][1]:
             continue  # inside one already left out
-        first = _comment_above(lines, inner.start_line, covered)
+        first = max(_comment_above(lines, inner.start_line, covered), outer.start_line + 1)
         if first < inner.start_line:
             out.append((first, inner.start_line - 1))
         if inner.end_line > inner.start_line:
@@ -190,6 +192,9 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
         chunks.append(chunk)
         for number in range(chunk.start_line, min(end, len(lines)) + 1):
             covered[number - 1] = True
+        for first, last in left_out:  # the nested functions' lines and doc comments are theirs
+            for number in range(first, min(last, len(lines)) + 1):
+                covered[number - 1] = False
     chunks.extend(_windows(path, lines, covered))
     chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
     return chunks

@@ -18,8 +18,11 @@ hops; a use qualified with an imported module (``m.f()`` after ``import m``, ``f
 member of a default import (``import api from './api'``, ``api.get()``) when that module is CommonJS
 and exports the name (its ``module.exports`` is its default export). A CommonJS module gives a
 requiring or importing file only the names it exports: ``require('./m').f`` of an ``m`` that keeps
-its ``f`` to itself does not resolve to it. None when the name comes from nowhere it can follow (a
-method of an object, a global, a package outside the index): a possible caller, not a known one.
+its ``f`` to itself does not resolve to it; ``const m = require('./m')`` is the module itself
+(``module.exports = m``, whatever properties it sets), and a file with ``export`` statements is an
+ES module whose names are reached whatever CommonJS properties it also sets. None when the name
+comes from nowhere it can follow (a method of an object, a global, a package outside the index): a
+possible caller, not a known one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
+    "ESM",
     "EXPORTS",
     "STAR",
     "Import",
@@ -73,6 +77,9 @@ name the module has."""
 EXPORTS = "@exports"
 """``Import.module`` of a name a CommonJS module exports (``module.exports = {n: a}``: ``local``
 ``a``, ``name`` ``n``), not an import (no module in any language)."""
+ESM = "@esm"
+"""``Import.name`` (``module`` ``EXPORTS``) that says the file has ``export`` statements: an ES
+module, whose names are what importing it reaches, whatever CommonJS properties it also sets."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +102,9 @@ def extract_imports(
     (``Grammar.imports``: each match's captures by name)."""
     found: list[Import] = []
     for captures in matches:
+        if "esm" in captures:
+            found.append(Import(ESM, ESM, EXPORTS))
+            continue
         if exported := _first(captures.get("export"), source):
             found.append(Import(_first(captures.get("local"), source) or exported, exported, EXPORTS))
             continue
@@ -226,7 +236,7 @@ class Resolver:
             # A default export is taken to be the definition of the local name (``import Layer
             # from './layer'``: its ``Layer``), the usual way; a member of it is not followed.
             following = ("" if step.name == DEFAULT else step.name.rpartition(".")[2]) or name
-            if targets and step.name != DEFAULT:
+            if targets and step.name not in (DEFAULT, ""):  # the module itself: its definition
                 following = self._reached(targets[0], following) or ""
             return self._resolve(targets[0], following, hops - 1, seen) if targets and following else None
         for star in (item for item in imported if item.name == STAR):  # any name of the module
@@ -283,11 +293,14 @@ class Resolver:
     def _reached(self, path: str, name: str) -> str | None:
         """The name in the file at ``path`` of what a file that imports or requires it reaches
         as ``name``: ``name`` itself, but in a CommonJS module (one that exports names with
-        ``module.exports``), which gives only what it exports: the name it exports as ``name``,
-        or None when it exports none (a ``get`` it keeps to itself is not the requirer's)."""
+        ``module.exports``, and no ``export`` statement), which gives only what it exports: the
+        name it exports as ``name``, or None when it exports none (a ``get`` it keeps to itself is
+        not the requirer's)."""
         self.prime([path])
         exported = [item for item in self._imports[path] if item.module == EXPORTS]
-        return next((item.local for item in exported if item.name == name), None) if exported else name
+        if not exported or any(item.name == ESM for item in exported):
+            return name
+        return next((item.local for item in exported if item.name == name), None)
 
     def _exported(self, path: str, name: str) -> str | None:
         """The name in the file at ``path`` of what it exports as ``name`` as a CommonJS module,

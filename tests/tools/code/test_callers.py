@@ -462,6 +462,49 @@ async def test_a_required_module_resolves_only_the_names_it_exports(tmp_path: Pa
     assert uses == {f"use_{name}.js": name != "hidden" for name in COMMONJS}
 
 
+CALLABLE_MODULES = {
+    # (the required module, the file that uses it, the name used)
+    "debounce": (
+        "function debounce(fn) {\n  return fn;\n}\nfunction cancel() {}\n\n"
+        "module.exports = debounce;\nmodule.exports.cancel = cancel;\n",
+        "const debounce = require('./lib/debounce');\n\nfunction later() {\n  return debounce(1);\n}\n",
+        "debounce",
+    ),
+    "client": (
+        "class Client {\n  send() {}\n}\nfunction helper() {}\n\n"
+        "module.exports = Client;\nmodule.exports.helper = helper;\n",
+        "const Client = require('./lib/client');\n\nfunction open() {\n  return new Client();\n}\n",
+        "Client",
+    ),
+    "express": (
+        "exports = module.exports = createApplication;\n\nfunction createApplication() {\n  return {};\n}\n"
+        "function Router() {}\nexports.Router = Router;\n",
+        "const createApplication = require('./lib/express');\n\nfunction serve() {\n"
+        "  return createApplication();\n}\n",
+        "createApplication",
+    ),
+    "esm": (  # an ES module that also sets a CommonJS property (UMD style)
+        "export function get(url) {\n  return url;\n}\n\nmodule.exports.legacy = get;\n",
+        "import { get } from './lib/esm';\n\nexport function fetchIt(url) {\n  return get(url);\n}\n",
+        "get",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CALLABLE_MODULES))
+async def test_a_required_module_that_is_a_callable_with_properties_resolves(
+    tmp_path: Path, case: str
+) -> None:
+    # const debounce = require('./debounce') is the module itself: its module.exports = debounce,
+    # whatever properties it also sets (module.exports.cancel =); an ES module's export is what
+    # import {get} reaches, whatever CommonJS property it also sets.
+    module, use, name = CALLABLE_MODULES[case]
+    _write(tmp_path, {f"lib/{case}.js": module, "use.js": use})
+    result = await _findsymbol(tmp_path, name)
+    uses = {u["path"]: u["resolved"] for u in result.structured_content["references"]}
+    assert uses == {"use.js": True}, text_of(result)
+
+
 BARREL = {
     "src/ops/map.{ext}": "export function map(x) {\n  return x;\n}\n",
     "src/ops/all.{ext}": "export function every(x) {\n  return x;\n}\n",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_localtools.codeintel.chunks import chunks_of
+from mcp_localtools.codeintel.chunks import Chunk, chunks_of
 from mcp_localtools.codeintel.languages import Grammars, language_of
 from mcp_localtools.codeintel.tags import extract
 from tests.helpers import config_for, connect, text_of
@@ -163,6 +163,7 @@ def retrying(attempts):
 
         return again
 
+    register(decorate)
     return decorate
 '''
 
@@ -177,7 +178,7 @@ def test_a_functions_chunk_leaves_out_the_functions_nested_in_it() -> None:
     assert grammar is not None
     chunks = {c.symbol: c for c in chunks_of("retry.py", RETRYING, extract(grammar, RETRYING.encode()))}
     outer, nested = chunks["retrying"], chunks["retrying.decorate.again"]
-    assert (outer.start_line, outer.end_line) == (4, 19)
+    assert (outer.start_line, outer.end_line) == (4, 20)
     assert "log_setup(attempts)" in outer.text and "return decorate" in outer.text
     assert "def decorate(function):" in outer.text and "return again" not in outer.text
     assert "backoff" not in outer.text and "backoff" not in outer.meaning
@@ -192,5 +193,88 @@ async def test_a_functions_callees_are_its_own_not_its_nested_functions(tmp_path
         result = await client.call_tool("semanticsearch", {"query": "try again when it raises"})
     assert result.structured_content is not None, text_of(result)
     hits = {hit["symbol"]: hit for hit in result.structured_content["results"]}
-    assert hits["retrying"]["callees"] == ["log_setup"], hits["retrying"]
+    assert hits["retrying"]["callees"] == ["log_setup", "register"], hits["retrying"]
     assert set(hits["retrying.decorate.again"]["callees"]) >= {"sleep", "backoff_delay"}
+
+
+SERVER = """\
+function startServer(app) {
+  configure(app);
+  app.listen(3000, function onListening() { announce('up'); });
+  setTimeout(function tick() { poll(); }, 10);
+  finish();
+}
+"""
+
+
+async def test_a_call_on_a_named_callbacks_first_line_is_the_outer_functions(tmp_path: Path) -> None:
+    # A named function expression passed as an argument starts on the line of the call that
+    # receives it: that call is the outer function's, the callback's are only those inside it.
+    (tmp_path / "server.js").write_text(SERVER, encoding="utf-8")
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "start server listening tick"})
+    assert result.structured_content is not None, text_of(result)
+    hits = {hit["symbol"]: hit["callees"] for hit in result.structured_content["results"]}
+    assert set(hits["startServer"]) >= {"configure", "listen", "setTimeout", "finish"}, hits
+    assert not {"announce", "poll"} & set(hits["startServer"]), hits
+    assert hits["startServer.onListening"] == ["announce"], hits
+    assert hits["startServer.tick"] == ["poll"], hits
+
+
+def _chunks(name: str, text: str) -> dict[str, Chunk]:
+    language = language_of(name)
+    assert language is not None
+    grammar = Grammars().get(language)
+    assert grammar is not None
+    return {c.symbol: c for c in chunks_of(name, text, extract(grammar, text.encode()))}
+
+
+NESTED_DOCS = {
+    "outer.js": """\
+function outer() {
+  setup();
+  /**
+   * Parse the quiet period.
+   * Mentions the zebra crossing too.
+   */
+  function inner() {
+    leaf();
+  }
+  return inner;
+}
+""",
+    "outer.py": """\
+def outer():
+    setup()
+
+    # First prepare the zebra crossing.
+    def inner():
+        leaf()
+
+    return inner
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_DOCS))
+def test_a_nested_functions_doc_comment_is_in_its_own_chunk(name: str) -> None:
+    # The comment above a nested function is left out of the outer one's text (it is the nested
+    # one's words) and is the first lines of the nested one's chunk: indexed once, not nowhere.
+    chunks = _chunks(name, NESTED_DOCS[name])
+    outer, inner = chunks["outer"], chunks["outer.inner"]
+    assert "zebra" in inner.text and "zebra" not in outer.text, (outer, inner)
+    assert inner.start_line == (3 if name.endswith(".js") else 4), inner
+    assert "setup()" in outer.text and "return inner" in outer.text
+
+
+def test_a_comment_ending_the_outer_functions_first_line_is_the_outers() -> None:
+    # `function outer() { /* ... */` ends with a comment's close, but it is the outer function's
+    # signature line, not a doc comment of the function nested just below it.
+    text = (
+        "function outer() { /* outer does a thing */\n"
+        "  function inner() {\n    leaf();\n  }\n  return inner;\n}\n"
+    )
+    chunks = _chunks("outer.js", text)
+    outer, inner = chunks["outer"], chunks["outer.inner"]
+    assert outer.text.startswith("function outer() {"), outer.text
+    assert inner.start_line == 2, inner

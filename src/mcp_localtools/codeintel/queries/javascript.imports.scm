@@ -58,3 +58,5 @@
 (export_statement "*" @star source: (string (string_fragment) @module))
 ; export * as ns from './m': ns here is the module './m' itself.
 (export_statement (namespace_export (identifier) @local) source: (string (string_fragment) @module))
+; An ES module (@esm: any export statement): its exports are what importing it reaches.
+(export_statement) @esm

@@ -12,7 +12,6 @@ changed since they were indexed are read again and the query run again before th
 
 from __future__ import annotations
 
-import bisect
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -149,8 +148,10 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
     where = resolve_uses(store.resolver(), uses, len(uses))
     spans = [(chunk.path, chunk.start_line, chunk.end_line) for chunk in chunks]
     inside = [
-        _own(refs, nested)
-        for refs, nested in zip(store.references_within(spans), _nested(store, spans), strict=True)
+        _own(refs, chunk.symbol, nested)
+        for chunk, refs, nested in zip(
+            chunks, store.references_within(spans), _nested(store, spans), strict=True
+        )
     ]
     out: list[tuple[list[str], list[str]]] = []
     for chunk, refs in zip(chunks, inside, strict=True):
@@ -171,40 +172,42 @@ def _relations(scope: Scope, chunks: list[StoredChunk]) -> list[tuple[list[str],
     return out
 
 
-def _nested(store: Store, spans: list[tuple[str, int, int]]) -> list[list[tuple[int, int]]]:
-    """The line ranges of the chunks nested in each span (path, first, last line): the functions
+def _nested(store: Store, spans: list[tuple[str, int, int]]) -> list[set[str]]:
+    """The symbols of the chunks nested in each span (path, first, last line): the functions
     nested in a function, whose uses are theirs; one query along each file's chunks."""
-    out: list[list[tuple[int, int]]] = [[] for _ in spans]
+    out: list[set[str]] = [set() for _ in spans]
     if not spans:
         return out
     values = ",".join("(?, ?, ?, ?)" for _ in spans)
     rows = store.select(
-        f"WITH spans (i, path, a, b) AS (VALUES {values}) SELECT s.i, n.start_line, n.end_line "  # noqa: S608
+        f"WITH spans (i, path, a, b) AS (VALUES {values}) SELECT s.i, n.symbol "  # noqa: S608
         "FROM spans s JOIN files f ON f.path = s.path JOIN chunks n ON n.file_id = f.id "
-        "WHERE n.start_line >= s.a AND n.end_line <= s.b AND n.end_line - n.start_line < s.b - s.a",
+        "WHERE n.start_line >= s.a AND n.end_line <= s.b AND n.end_line - n.start_line < s.b - s.a "
+        "AND n.symbol != ''",
         [value for i, span in enumerate(spans) for value in (i, *span)],
     )
-    for i, first, last in rows:
-        out[i].append((first, last))
+    for i, symbol in rows:
+        out[i].add(symbol)
     return out
 
 
-def _own(refs: list[Reference], nested: list[tuple[int, int]]) -> list[Reference]:
-    """``refs`` but those on the lines of a ``nested`` range (in any order, overlapping)."""
-    if not nested:
+def _own(refs: list[Reference], symbol: str, nested: set[str]) -> list[Reference]:
+    """``refs`` (those on the lines of the chunk of ``symbol``) that are its own, by their scope
+    (the innermost symbol around each): the scope is ``symbol`` or lies under it, not under one of
+    the ``nested`` chunks' symbols. A call on the line a named callback starts on is the outer
+    function's, not the callback's; a window's (no ``symbol``) are all its own."""
+    if not symbol:
         return refs
-    starts: list[int] = []
-    ends: list[int] = []
-    for first, last in sorted(nested):
-        if ends and first <= ends[-1]:
-            ends[-1] = max(ends[-1], last)
-        else:
-            starts.append(first)
-            ends.append(last)
+    nested = nested - {symbol}
+    own: dict[str, bool] = {}  # by scope: a minified line holds thousands of uses of a few scopes
     kept = []
     for ref in refs:
-        at = bisect.bisect_right(starts, ref.line) - 1
-        if at < 0 or ref.line > ends[at]:
+        if ref.scope not in own:
+            scope = ref.scope
+            while scope and scope != symbol and scope not in nested:
+                scope = scope.rpartition(".")[0]  # the symbol around it, by its qualified name
+            own[ref.scope] = scope == symbol
+        if own[ref.scope]:
             kept.append(ref)
     return kept
 
