@@ -29,7 +29,14 @@ MAX_MEANING_CHARS = 1500
 MAX_HEADER_LINES = 30
 """Lines of a class's header chunk at most."""
 
-_COMMENT_MARKS = ("/**", "/*!", "/*", "///", "//!", "//", "#", "*")
+_LINE_COMMENTS: dict[str, tuple[str, ...]] = {
+    "python": ("#",), "ruby": ("#",), "bash": ("#",), "php": ("//", "#"),
+    "rust": ("//", "#["),  # an attribute belongs to the item below it, as its doc comment does
+}  # fmt: skip
+"""What starts a line comment, by language; the others' is ``//`` (C's ``#`` is the preprocessor's,
+JavaScript's a private name)."""
+_NO_BLOCK_COMMENTS = frozenset({"python", "ruby", "bash"})
+"""Languages without ``/* */`` comments."""
 
 _WHOLE = frozenset({"function", "method", "macro"})
 _HEADERS = frozenset({"class", "interface", "enum", "struct", "type", "module", "impl", "namespace"})
@@ -61,6 +68,18 @@ class Chunk:
     meaning: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Comments:
+    """How a language writes comments: what starts a line comment, whether ``/* */`` is one."""
+
+    line: tuple[str, ...]
+    block: bool
+
+
+def _comments_of(language: str) -> _Comments:
+    return _Comments(_LINE_COMMENTS.get(language, ("//",)), language not in _NO_BLOCK_COMMENTS)
+
+
 def _body(lines: list[str], start: int, end: int, left_out: Sequence[tuple[int, int]] = ()) -> str:
     """Lines ``start`` to ``end`` without the ranges ``left_out`` (first, last line; in order)."""
     if not left_out:
@@ -75,7 +94,7 @@ def _body(lines: list[str], start: int, end: int, left_out: Sequence[tuple[int, 
 
 
 def _nested(
-    lines: list[str], symbols: tuple[Symbol, ...], index: int, covered: list[bool]
+    lines: list[str], symbols: tuple[Symbol, ...], index: int, covered: list[bool], comments: _Comments
 ) -> list[tuple[int, int]]:
     """The lines of the functions nested in ``symbols[index]`` that its chunk leaves out: each one's
     doc comment (below the outer's first line) and body, its first line (its signature) kept; the
@@ -90,7 +109,7 @@ def _nested(
             continue
         if out and inner.start_line <= out[-1][1]:
             continue  # inside one already left out
-        first = max(_comment_above(lines, inner.start_line, covered), outer.start_line + 1)
+        first = max(_comment_above(lines, inner.start_line, covered, comments), outer.start_line + 1)
         if first < inner.start_line:
             out.append((first, inner.start_line - 1))
         if inner.end_line > inner.start_line:
@@ -98,18 +117,40 @@ def _nested(
     return out
 
 
-def _comment_above(lines: list[str], start: int, covered: list[bool]) -> int:
+def _block_start(lines: list[str], end: int, covered: list[bool]) -> int | None:
+    """The line where the block comment closing at the end of line ``end`` opens, or None when it
+    opens after code on its line (``x = f(); /* note */``: that line is code, not a comment)."""
+    head = lines[end - 1].rstrip()[:-2]  # before its closing */
+    number = end
+    while True:
+        opening = head.rfind("/*")
+        if opening >= 0:
+            return number if not head[:opening].strip() else None
+        if number < end and "*/" in head:
+            return None  # another comment's close: the one ending on ``end`` opened after code
+        number -= 1
+        if number < 1 or covered[number - 1]:
+            return None
+        head = lines[number - 1]
+
+
+def _comment_above(lines: list[str], start: int, covered: list[bool], comments: _Comments) -> int:
     """The first line of the comment block just above line ``start`` (JSDoc ``/** */``, ``///``,
-    ``//``, ``#``; one blank line between them allowed), or ``start`` when there is none."""
+    ``//``, ``#`` as ``comments`` has them; one blank line between them allowed), or ``start`` when
+    there is none. A block is known by its start: a line of code ending with ``*/`` or a
+    continuation line starting with ``*`` is none."""
     first = start
     number = start - 1
     if number >= 1 and not lines[number - 1].strip() and not covered[number - 1]:
         number -= 1  # one blank line between a doc comment and its symbol
     while number >= 1 and not covered[number - 1]:
         line = lines[number - 1].strip()
-        if not line.startswith(_COMMENT_MARKS) and not line.endswith("*/"):
+        if line.startswith(comments.line):
+            first = number
+        elif comments.block and line.endswith("*/") and (opening := _block_start(lines, number, covered)):
+            first = number = opening
+        else:
             break
-        first = number
         number -= 1
     return first
 
@@ -121,9 +162,10 @@ def _symbol_chunk(
     end: int,
     covered: list[bool],
     left_out: list[tuple[int, int]],
+    comments: _Comments,
 ) -> Chunk:
     summary = symbol.signature + (f" — {symbol.doc}" if symbol.doc else "")
-    first = _comment_above(lines, symbol.start_line, covered)
+    first = _comment_above(lines, symbol.start_line, covered, comments)
     while end > symbol.start_line and end <= len(lines) and not lines[end - 1].strip():
         end -= 1  # a class's header ends with its last line, not the blank lines before a member
     body = _body(lines, first, end, left_out)
@@ -171,6 +213,7 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
     covered = [False] * len(lines)
     chunks: list[Chunk] = []
     symbols = tags.symbols if tags is not None else ()
+    comments = _comments_of(tags.language if tags is not None else "")
     for index, symbol in enumerate(symbols):
         if symbol.kind in _WHOLE:
             end = symbol.end_line
@@ -180,15 +223,15 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
                 None,
             )
             if inner:  # the first member's doc comment is the member's
-                inner = _comment_above(lines, inner, covered)
+                inner = _comment_above(lines, inner, covered, comments)
             limit = symbol.start_line + MAX_HEADER_LINES - 1
             end = min(symbol.end_line, limit, inner - 1 if inner and inner > symbol.start_line else limit)
         else:
             continue
         if any(covered[symbol.start_line - 1 : end]) and symbol.kind not in _WHOLE:
             continue
-        left_out = _nested(lines, symbols, index, covered) if symbol.kind in _WHOLE else []
-        chunk = _symbol_chunk(path, symbol, lines, end, covered, left_out)
+        left_out = _nested(lines, symbols, index, covered, comments) if symbol.kind in _WHOLE else []
+        chunk = _symbol_chunk(path, symbol, lines, end, covered, left_out, comments)
         chunks.append(chunk)
         for number in range(chunk.start_line, min(end, len(lines)) + 1):
             covered[number - 1] = True

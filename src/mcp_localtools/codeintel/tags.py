@@ -367,7 +367,7 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
     if used and scoped:
         wanted = {name for _, _, name, _ in used} | {written.partition(".")[0] for *_, written in used}
         local = Locals(scoped, source, wanted, own_names, requires=language in _REQUIRING)
-    seen: set[tuple[str, int, str, str]] = set()
+    seen: set[tuple[str, int, str, str, str]] = set()
     found: list[Reference] = []
     for node, kind, name, written in sorted(used, key=lambda item: item[0].start_byte):
         if local is not None:
@@ -375,11 +375,11 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
                 continue  # a local of the function it is in (types are another namespace)
             if written and local.binds(node, written.partition(".")[0]):
                 written = ""  # qualified by a local, not by an imported module
-        key = (name, node.start_point[0], kind, written)
+        scope = _scope_of(node.start_byte, spans, starts)
+        key = (name, node.start_point[0], kind, written, scope)  # a callback's use is its own
         if key in seen:
             continue
         seen.add(key)
-        scope = _scope_of(node.start_byte, spans, starts)
         found.append(Reference(name, kind, node.start_point[0] + 1, scope, written))
     lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
     imported = extract_imports(imports, source)

@@ -278,3 +278,48 @@ def test_a_comment_ending_the_outer_functions_first_line_is_the_outers() -> None
     outer, inner = chunks["outer"], chunks["outer.inner"]
     assert outer.text.startswith("function outer() {"), outer.text
     assert inner.start_line == 2, inner
+
+
+CODE_ABOVE = {
+    # a trailing block comment ends the line of code above a function
+    "trailing.js": ("const y = 2;\nconst x = f(); /* note */\nfunction g() {\n  return x;\n}\n", 3),
+    # ... over two lines, its start after code
+    "spread.js": ("const x = f(); /* a note\n   that goes on */\nfunction g() {\n  return x;\n}\n", 3),
+    # a multiplication continued on a line of its own
+    "product.js": ("const x = width\n  * height;\nfunction g() {\n  return x;\n}\n", 3),
+    "product.py": ("x = (width\n     * height)\ndef g():\n    return x\n", 3),
+    # a private field is no `#` comment in JavaScript
+    "counter.js": ("class Counter {\n  #x = 0;\n  g() {\n    return this.#x;\n  }\n}\n", 3),
+    # nor is C's preprocessor
+    "limit.c": ("#include <stdio.h>\n#define x = 10\nint g(void) {\n  return 1;\n}\n", 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CODE_ABOVE))
+def test_code_just_above_a_function_is_not_its_doc_comment(name: str) -> None:
+    # A comment block is known by its start (`/*`, `//`, `#` as the language has them) and its
+    # continuation, not by a line ending with `*/` or starting with `*`: such a line of code stays
+    # in the chunk it belongs to, and the function's chunk starts at its own first line.
+    text, line = CODE_ABOVE[name]
+    chunks = _chunks(name, text)
+    function = next(chunk for chunk in chunks.values() if chunk.symbol.endswith("g"))
+    assert function.start_line == line, function
+    assert function.text.splitlines()[0] == text.splitlines()[line - 1], function.text
+    assert "x = " not in function.text and "* height" not in function.text, function.text
+
+
+COMMENTS_ABOVE = {
+    "block.js": ("const x = 1;\n/* Parse the zebra. */\nfunction g() {\n  return x;\n}\n", 2),
+    "bare.js": ("const x = 1;\n/*\n  Parse the zebra.\n*/\nfunction g() {\n  return x;\n}\n", 2),
+    "jsdoc.ts": ("const x = 1;\n/**\n * Parse the zebra.\n */\n\nfunction g() {\n  return x;\n}\n", 2),
+    "lines.rs": ("const X: u8 = 1;\n/// Parse the zebra.\n/// Twice.\nfn g() -> u8 {\n    X\n}\n", 2),
+    "hash.py": ("x = 1\n# Parse the zebra.\n# Twice.\ndef g():\n    return x\n", 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMENTS_ABOVE))
+def test_a_comment_block_just_above_a_function_is_its_doc(name: str) -> None:
+    text, line = COMMENTS_ABOVE[name]
+    function = _chunks(name, text)["g"]
+    assert function.start_line == line and "zebra" in function.text, function
+    assert "x = 1" not in function.text and "X: u8" not in function.text, function.text
