@@ -34,7 +34,6 @@ __all__ = [
     "linear_stdio",
     "peak_rss_kib",
     "process_cpu",
-    "reaped_cpu",
     "server_command",
 ]
 
@@ -156,7 +155,7 @@ def process_cpu(pid: int) -> float:
     return time.clock_gettime_ns((~pid << 3) | 2) / 1e9
 
 
-def reaped_cpu(pid: int) -> float:
+def _reaped_cpu(pid: int) -> float:
     """CPU seconds of the children process ``pid`` has reaped (``/proc/PID/stat``, in ticks)."""
     with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
@@ -165,4 +164,4 @@ def reaped_cpu(pid: int) -> float:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process (``process_cpu``) and its reaped children."""
-    return process_cpu(pid) + reaped_cpu(pid)
+    return process_cpu(pid) + _reaped_cpu(pid)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from harness import Spawned, linear_stdio, process_cpu, reaped_cpu, server_command
+from harness import Spawned, cpu_seconds, linear_stdio, server_command
 from issue31 import PATTERN, TREES, before_src, make_tree
 from mcp import Client
 from reads import big_files
@@ -91,13 +91,6 @@ class Operation:
     cells: dict[str, Cell]
     load: float
     calls_per_run: dict[str, int] = field(default_factory=dict)
-
-
-def server_cpu(pid: int) -> float:
-    """CPU seconds of process ``pid`` so far: every thread's run time, live or ended, in ns (its
-    CPU-time clock, ``harness.process_cpu``), plus the children it reaped, such as rg (``stat``,
-    10 ms ticks; a child is reaped within the call that ran it)."""
-    return process_cpu(pid) + reaped_cpu(pid)
 
 
 def _children_cpu() -> float:
@@ -230,7 +223,7 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
             name: str, tool: str, args: dict[str, Any], prepare: Callable[[], None] | None = None
         ) -> Contender:
             client, pid = clients[name], procs[name].pid
-            return Contender(lambda: ok(client, tool, args), lambda: server_cpu(pid), prepare)
+            return Contender(lambda: ok(client, tool, args), lambda: cpu_seconds(pid), prepare)
 
         ours_like = [name for name in ("ours", "before") if name in clients]
         for name in ours_like:
@@ -250,7 +243,7 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
                     offset = result.structured_content.get("nextOffset")
                     counts[name] = counts.get(name, 0) + 1
 
-            return Contender(walk, lambda: server_cpu(pid))
+            return Contender(walk, lambda: cpu_seconds(pid))
 
         budget = os.environ.get("ISSUE38_BUDGET")
         window = {"length": int(budget) - 1000} if budget else {}
@@ -267,7 +260,7 @@ async def measure(options: argparse.Namespace) -> list[Operation]:  # noqa: C901
                     offset = result.structured_content.get("nextOffset")
                     counts["floor"] = counts.get("floor", 0) + 1
 
-            return Contender(walk, lambda: server_cpu(pid))
+            return Contender(walk, lambda: cpu_seconds(pid))
 
         counts: dict[str, int] = {}
         thread_cpu = time.thread_time
