@@ -68,6 +68,16 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
+async def callees_by_symbol(root: Path, name: str, text: str, query: str) -> dict[str, list[str]]:
+    """``semanticsearch``'s results for ``query`` over one file ``name`` (``text``) written in
+    ``root``: each result's callees by its symbol, through a real client and server."""
+    (root / name).write_text(text, encoding="utf-8")
+    async with connect(config_for(root)) as client:
+        result = await client.call_tool("semanticsearch", {"query": query})
+    assert result.structured_content is not None, text_of(result)
+    return {hit["symbol"]: hit["callees"] for hit in result.structured_content["results"]}
+
+
 def make_png(width: int = 4, height: int = 3, color: str = "red") -> bytes:
     from PIL import Image
 

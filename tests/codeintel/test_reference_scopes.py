@@ -9,7 +9,7 @@ import pytest
 
 from mcp_localtools.codeintel.languages import Grammars, language_of
 from mcp_localtools.codeintel.tags import Reference, extract
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import callees_by_symbol
 
 pytestmark = pytest.mark.anyio
 
@@ -54,11 +54,7 @@ def test_a_use_matched_by_two_patterns_is_one_reference() -> None:
 
 
 async def test_a_callbacks_callees_hold_the_call_its_outer_function_makes_too(tmp_path: Path) -> None:
-    (tmp_path / "listening.js").write_text(LISTENING, encoding="utf-8")
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "start listen on event again"})
-    assert result.structured_content is not None, text_of(result)
-    hits = {hit["symbol"]: hit["callees"] for hit in result.structured_content["results"]}
+    hits = await callees_by_symbol(tmp_path, "listening.js", LISTENING, "start listen on event again")
     assert hits["start.onEvent"] == ["listen"], hits
     assert hits["again"] == ["listen"], hits
     assert set(hits["start"]) == {"listen", "announce"}, hits

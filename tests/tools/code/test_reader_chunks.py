@@ -10,7 +10,7 @@ import pytest
 from mcp_localtools.codeintel.chunks import Chunk, chunks_of
 from mcp_localtools.codeintel.languages import Grammars, language_of
 from mcp_localtools.codeintel.tags import extract
-from tests.helpers import config_for, connect, text_of
+from tests.helpers import callees_by_symbol, config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -188,13 +188,9 @@ def test_a_functions_chunk_leaves_out_the_functions_nested_in_it() -> None:
 
 
 async def test_a_functions_callees_are_its_own_not_its_nested_functions(tmp_path: Path) -> None:
-    (tmp_path / "retry.py").write_text(RETRYING, encoding="utf-8")
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "try again when it raises"})
-    assert result.structured_content is not None, text_of(result)
-    hits = {hit["symbol"]: hit for hit in result.structured_content["results"]}
-    assert hits["retrying"]["callees"] == ["log_setup", "register"], hits["retrying"]
-    assert set(hits["retrying.decorate.again"]["callees"]) >= {"sleep", "backoff_delay"}
+    hits = await callees_by_symbol(tmp_path, "retry.py", RETRYING, "try again when it raises")
+    assert hits["retrying"] == ["log_setup", "register"], hits
+    assert set(hits["retrying.decorate.again"]) >= {"sleep", "backoff_delay"}
 
 
 SERVER = """\
@@ -210,11 +206,7 @@ function startServer(app) {
 async def test_a_call_on_a_named_callbacks_first_line_is_the_outer_functions(tmp_path: Path) -> None:
     # A named function expression passed as an argument starts on the line of the call that
     # receives it: that call is the outer function's, the callback's are only those inside it.
-    (tmp_path / "server.js").write_text(SERVER, encoding="utf-8")
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "start server listening tick"})
-    assert result.structured_content is not None, text_of(result)
-    hits = {hit["symbol"]: hit["callees"] for hit in result.structured_content["results"]}
+    hits = await callees_by_symbol(tmp_path, "server.js", SERVER, "start server listening tick")
     assert set(hits["startServer"]) >= {"configure", "listen", "setTimeout", "finish"}, hits
     assert not {"announce", "poll"} & set(hits["startServer"]), hits
     assert hits["startServer.onListening"] == ["announce"], hits
