@@ -3,7 +3,7 @@ their effect on real questions is measured by benchmarks/codesearch.py."""
 
 from __future__ import annotations
 
-from mcp_localtools.codeintel.rerank import NAME_FACTOR, name_factor, named, reranked
+from mcp_localtools.codeintel.rerank import NAME_FACTOR, name_factor, name_forms, named, reranked
 
 
 def test_a_query_spells_names_in_runs_of_two_to_four_words() -> None:
@@ -23,3 +23,10 @@ def test_a_symbol_whose_name_the_query_spells_weighs_more() -> None:
         (3, 0.030, "docs/CHANGELOG.md", "text", ""),
     ]
     assert [chunk for chunk, _ in reranked(candidates, "throttle time")] == [2, 1, 3]
+
+
+def test_the_names_a_query_may_spell_come_in_camel_snake_and_private_snake_form() -> None:
+    forms = name_forms("raise for status")
+    assert {"raiseforstatus", "raise_for_status", "_raise_for_status", "raisefor", "forstatus"} <= set(forms)
+    assert "for_" not in forms and "raise" not in forms  # runs of two words or more, four letters
+    assert name_forms("progressbar") == ["_progressbar", "progressbar"]

@@ -5,7 +5,9 @@ the test that mentions it, nor the declaration file (``.d.ts``, ``.pyi``) that o
 those are ranked below code (their fused score multiplied by ``PROSE_FACTOR``, ``TEST_FACTOR``
 or ``DECLARATION_FACTOR``), prose and tests unless the question asks for them (``docs``,
 ``readme``, ``changelog``, ``test``, ...). A symbol whose name the question spells in words
-(``debounce time``: ``debounceTime``) weighs ``NAME_FACTOR`` times more.
+(``debounce time``: ``debounceTime``) weighs ``NAME_FACTOR`` times more; ``name_forms`` gives the
+lower-cased names such a question may spell, which semanticsearch looks up among the index's
+definitions to widen its BM25 query with them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "TEST_FACTOR",
     "file_prior",
     "name_factor",
+    "name_forms",
     "named",
     "reranked",
     "wants",
@@ -81,6 +84,18 @@ def named(query: str) -> frozenset[str]:
     shortest = 1 if len(words) == 1 else 2  # one word of many names too much (help, text, file)
     runs = ("".join(words[i : i + n]) for n in range(shortest, 5) for i in range(len(words) - n + 1))
     return frozenset(run for run in runs if len(run) >= 4)
+
+
+def name_forms(query: str) -> list[str]:
+    """The lower-cased names (as ``symbols.folded`` holds them) a query may spell in words, in
+    both spellings of a compound: each run of two to four of its words (one for a one-word query)
+    joined as camelCase folds (``observe on`` -> ``observeon``), in snake case, and in snake case
+    with a leading underscore (``_redirect_headers``); at least four letters, sorted."""
+    words = re.findall(r"[a-z0-9]+", query.lower())
+    shortest = 1 if len(words) == 1 else 2
+    runs = [words[i : i + n] for n in range(shortest, 5) for i in range(len(words) - n + 1)]
+    forms = {form for run in runs for form in ("".join(run), "_".join(run), "_" + "_".join(run))}
+    return sorted(form for form in forms if len(form.strip("_").replace("_", "")) >= 4)
 
 
 def name_factor(symbol: str, spelled: frozenset[str]) -> float:

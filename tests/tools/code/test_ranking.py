@@ -86,3 +86,33 @@ async def test_the_code_ranks_above_its_declaration_file(tmp_path: Path) -> None
         result = await client.call_tool("semanticsearch", {"query": "required option"})
     assert result.structured_content is not None, text_of(result)
     assert result.structured_content["results"][0]["path"] == "lib/command.js", text_of(result)
+
+
+async def test_a_long_definition_the_query_names_in_words_ranks_above_short_ones_sharing_its_words(
+    tmp_path: Path,
+) -> None:
+    # observeOn's chunk is long (its doc talks of other things); the short ones are all about
+    # observables and schedulers. The query spells its name: "observe on" is observeOn.
+    doc = "\n".join(f" * Step {i}: keep the notification's order and its delay of {i} ms." for i in range(60))
+    (tmp_path / "observeOn.ts").write_text(
+        f"/**\n * Re-emits every notification of the source, later, in the order it came.\n{doc}\n */\n"
+        "export function observeOn(scheduler: SchedulerLike, delay = 0) {\n  return keepOrder(delay);\n}\n",
+        encoding="utf-8",
+    )
+    for number in range(40):  # more of them than the fusion's top ranks
+        (tmp_path / f"schedule{number}.ts").write_text(
+            f"/** Schedules observable {number} on the scheduler. */\n"
+            f"export function schedule{number}(observable: Observable, scheduler: SchedulerLike): Observable "
+            "{ return new Observable(observable, scheduler); }\n",
+            encoding="utf-8",
+        )
+    for number in range(20):  # other code: the words above are rare in the code base
+        (tmp_path / f"other{number}.ts").write_text(
+            f"/** Parses the header number {number}. */\nexport function parseHeader{number}(text: string) "
+            "{ return text.split(':'); }\n",
+            encoding="utf-8",
+        )
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": "observe on scheduler"})
+    assert result.structured_content is not None, text_of(result)
+    assert result.structured_content["results"][0]["symbol"] == "observeOn", text_of(result)

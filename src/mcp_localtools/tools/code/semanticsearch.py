@@ -1,7 +1,8 @@
 """semanticsearch: code by meaning, as LLMC's ``file_search``: symbols, not lines.
 
 Hybrid ranking over the index's chunks (a function, a method, a class header, or a window of
-other text): BM25 on the identifier-split, stemmed words (SQLite FTS5), and cosine similarity of
+other text): BM25 on the identifier-split, stemmed words (SQLite FTS5; the query's words widened
+with the names the code base defines that they spell: ``_spelled_names``), and cosine similarity of
 WordLlama embeddings, fused by reciprocal rank (``ranking.RRF_K``), the best ``RERANKED``
 re-scored by what their file is (``rerank``: code above docs, history and tests), an overloaded
 symbol one result. Each result is a symbol with its file, kind, line range, fused score, summary
@@ -24,7 +25,7 @@ from mcp_localtools.codeintel.imports import resolve_uses
 from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
-from mcp_localtools.codeintel.rerank import reranked
+from mcp_localtools.codeintel.rerank import name_forms, reranked
 from mcp_localtools.codeintel.store import Store, StoredChunk
 from mcp_localtools.codeintel.tags import Reference
 from mcp_localtools.errors import InvalidArguments, printable
@@ -88,6 +89,7 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
     """
     index = scope.index
     terms = list(dict.fromkeys(index.query_terms(query)))[:64]
+    terms += _spelled_names(index, query, terms)
     want = CANDIDATES if not scope.prefix else CANDIDATES * 4
     table = index.vectors()  # before the BM25 query holds the database
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25") as pool:
@@ -125,6 +127,21 @@ def _reranked(
         seen.add((row.path, row.symbol))
         ordered.append((chunk, score))
     return ordered, rows
+
+
+def _spelled_names(index: CodeIndex, query: str, terms: list[str]) -> list[str]:
+    """The index terms of the names the code base defines that ``query`` spells in words
+    (``observe on scheduler``: ``observeon`` for ``observeOn``; ``raise for status``:
+    ``raise_for_status``), not already among ``terms``: the query widened with the code base's own
+    names, so that a long definition named by the question is not outranked by short chunks that
+    only share its words. A name inside a longer one found (``unknownoption`` in
+    ``allowunknownoption``) is left out: the question spells the longer."""
+    found = sorted(index.store.defined(name_forms(query)), key=len, reverse=True)
+    kept: list[str] = []
+    for name in found:
+        if not any(name.replace("_", "") in longer.replace("_", "") for longer in kept):
+            kept.append(name)
+    return [term for name in kept if (term := name.strip("_")) not in terms]
 
 
 def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
