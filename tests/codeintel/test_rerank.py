@@ -30,3 +30,7 @@ def test_the_names_a_query_may_spell_come_in_camel_snake_and_private_snake_form(
     assert {"raiseforstatus", "raise_for_status", "_raise_for_status", "raisefor", "forstatus"} <= set(forms)
     assert "for_" not in forms and "raise" not in forms  # runs of two words or more, four letters
     assert name_forms("progressbar") == ["_progressbar", "progressbar"]
+
+
+def test_a_long_query_spells_at_most_as_many_names_as_an_old_sqlite_takes_parameters() -> None:
+    assert len(name_forms(" ".join(f"word{i}" for i in range(200)))) <= 999

@@ -37,6 +37,8 @@ TEST_FACTOR = 0.5
 NAME_FACTOR = 1.5
 """A symbol whose name the query spells in words weighs this many times more (tuned on
 benchmarks/codesearch)."""
+MAX_NAMED_WORDS = 64
+"""A query's words that ``name_forms`` spells names from (as semanticsearch's 64 BM25 terms)."""
 DECLARATION_FACTOR = 0.5
 """A declaration file's (``.d.ts``, ``.pyi``: signatures without the code) share of its fused score."""
 
@@ -90,8 +92,10 @@ def name_forms(query: str) -> list[str]:
     """The lower-cased names (as ``symbols.folded`` holds them) a query may spell in words, in
     both spellings of a compound: each run of two to four of its words (one for a one-word query)
     joined as camelCase folds (``observe on`` -> ``observeon``), in snake case, and in snake case
-    with a leading underscore (``_redirect_headers``); at least four letters, sorted."""
-    words = re.findall(r"[a-z0-9]+", query.lower())
+    with a leading underscore (``_redirect_headers``); at least four letters, sorted. Of the
+    first ``MAX_NAMED_WORDS`` words: at most 558 forms, under SQLite's oldest limit of 999
+    parameters a statement."""
+    words = re.findall(r"[a-z0-9]+", query.lower())[:MAX_NAMED_WORDS]
     shortest = 1 if len(words) == 1 else 2
     runs = [words[i : i + n] for n in range(shortest, 5) for i in range(len(words) - n + 1)]
     forms = {form for run in runs for form in ("".join(run), "_".join(run), "_" + "_".join(run))}
