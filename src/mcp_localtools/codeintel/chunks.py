@@ -31,10 +31,10 @@ MAX_HEADER_LINES = 30
 
 _LINE_COMMENTS: dict[str, tuple[str, ...]] = {
     "python": ("#",), "ruby": ("#",), "bash": ("#",), "php": ("//", "#"),
-    "rust": ("//", "#["),  # an attribute belongs to the item below it, as its doc comment does
 }  # fmt: skip
 """What starts a line comment, by language; the others' is ``//`` (C's ``#`` is the preprocessor's,
-JavaScript's a private name)."""
+JavaScript's a private name, Rust's ``#[...]`` an attribute: the first lines of its symbol,
+``tags.Symbol.start_line``)."""
 _NO_BLOCK_COMMENTS = frozenset({"python", "ruby", "bash"})
 """Languages without ``/* */`` comments."""
 

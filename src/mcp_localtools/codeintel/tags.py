@@ -46,6 +46,12 @@ _DECLARATOR_PARENTS = frozenset(
 _DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _JS_MEMBERS = frozenset({"assignment_expression", "call_expression", "method_definition", "pair"})
+_DECORATIONS = frozenset({"decorator", "attribute_item", "attribute_list", "annotation", "marker_annotation"})
+"""What a definition is decorated with, written before it: Python's and TypeScript's decorators,
+Rust's ``#[...]`` and C#'s ``[...]`` attributes, Java's annotations (inside its ``modifiers``)."""
+_DECORATED = frozenset({"decorated_definition", "export_statement"})
+"""Wrappers whose start is their definition's when it is decorated (``@d def f``, ``@d export
+class C``)."""
 _REQUIRING = frozenset({"javascript", "typescript", "tsx"})
 """Languages whose locals may take their value from an import call (``require``)."""
 # Which definition wins when two patterns capture the same node (Rust's methods are functions too).
@@ -61,7 +67,7 @@ class Symbol:
         kind: function, method, class, interface, module, enum, type, constant, field, macro,
             variable or impl.
         qualified_name: the names of the definitions around it and its own, joined by ``.``.
-        start_line: first line, 1-based.
+        start_line: first line, 1-based, its decorators, attributes or annotations included.
         end_line: last line, 1-based, inclusive.
         signature: the definition up to its body, white space collapsed, at most ``MAX_SIGNATURE``.
         doc: the first line of its docstring or of the comment just above it, or ``""``.
@@ -160,12 +166,40 @@ def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return body
 
 
+def _first_line(node: tree_sitter.Node) -> int:
+    """The 0-based row a definition starts on with its decorations: the wrapper it is decorated
+    in (Python's ``decorated_definition``, an ``export_statement`` that starts with decorators),
+    and the decorations just before it (a TypeScript method's, Rust's attributes)."""
+    first = node
+    while first.parent is not None and first.parent.type in _DECORATED:
+        first = first.parent
+    sibling = first.prev_named_sibling
+    while sibling is not None and sibling.type in _DECORATIONS:
+        first, sibling = sibling, sibling.prev_named_sibling
+    return min(first.start_point[0], node.start_point[0])
+
+
+def _signature_start(node: tree_sitter.Node) -> int:
+    """The byte a definition's signature starts at: its first child that is not a decoration
+    (Java's annotations are inside its ``modifiers``, C#'s attribute lists and TypeScript's class
+    decorators are its children), else its start."""
+    for child in node.children:
+        if child.type == "modifiers":
+            kept = [part for part in child.children if part.type not in _DECORATIONS]
+            if kept:
+                return int(kept[0].start_byte)
+        elif child.type not in _DECORATIONS and not child.type.endswith("comment"):
+            return int(child.start_byte)
+    return int(node.start_byte)
+
+
 def _signature(node: tree_sitter.Node, source: bytes) -> str:
     body = _body(node)
-    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    start = _signature_start(node)
+    end = body.start_byte if body is not None and body.start_byte > start else node.end_byte
     kept: list[str] = []
     depth = 0
-    for line in source[node.start_byte : end].decode("utf-8", "replace").splitlines():
+    for line in source[start:end].decode("utf-8", "replace").splitlines():
         kept.append(line)
         depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
         if depth <= 0:  # the first line, or as many as its open brackets need
@@ -207,8 +241,11 @@ def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
     comments: list[tree_sitter.Node] = []
     row = node.start_point[0]
     sibling = node.prev_named_sibling
-    while sibling is not None and sibling.type in _COMMENTS and sibling.end_point[0] >= row - 2:
-        comments.append(sibling)
+    while sibling is not None and sibling.end_point[0] >= row - 2:
+        if sibling.type in _COMMENTS:
+            comments.append(sibling)
+        elif sibling.type not in _DECORATIONS or comments:  # a doc comment above the decorations
+            break
         row = sibling.start_point[0]
         sibling = sibling.prev_named_sibling
     return _clean_comment("\n".join(_text(c, source) for c in reversed(comments)))
@@ -322,7 +359,7 @@ def _symbols(
                 name=definition.name,
                 kind=kind,
                 qualified_name=qualified,
-                start_line=node.start_point[0] + 1,
+                start_line=_first_line(node) + 1,
                 end_line=max(node.end_point[0] + (1 if node.end_point[1] else 0), node.start_point[0] + 1),
                 signature=_signature(node, source),
                 doc=_doc(node, source, language),

@@ -315,3 +315,51 @@ def test_a_comment_block_just_above_a_function_is_its_doc(name: str) -> None:
     function = _chunks(name, text)["g"]
     assert function.start_line == line and "zebra" in function.text, function
     assert "x = 1" not in function.text and "X: u8" not in function.text, function.text
+
+
+DECORATED = {
+    # (text, the symbol, its first line: the doc comment's, its signature)
+    "route.py": (
+        "import app\n\n# Shows the zebra's home page.\n@app.route(\n    '/',\n    methods=['GET'],\n)\n"
+        "def home():\n    return 1\n",
+        "home", 3, "def home():",
+    ),
+    "point.rs": (
+        "use x;\n\n/// A zebra's point.\n#[derive(\n    Debug,\n    Clone,\n)]\n"
+        "pub struct Point { x: i32 }\n",
+        "Point", 3, "pub struct Point",
+    ),
+    "attr.rs": (
+        "struct P;\nimpl P {\n    /// Makes a zebra.\n    #[inline]\n    fn make() -> u8 { 1 }\n}\n",
+        "P.make", 3, "fn make() -> u8",
+    ),
+    "widget.ts": (
+        "import x from 'y';\n\n/** The zebra widget. */\n@Component({\n  selector: 'w',\n})\n"
+        "export class Widget {\n  go() { return 1; }\n}\n",
+        "Widget", 3, "class Widget",
+    ),
+    "method.ts": (
+        "class Widget {\n  /** Clicks the zebra. */\n  @HostListener('click')\n  go() { return 1; }\n}\n",
+        "Widget.go", 2, "go()",
+    ),
+    "Hello.java": (
+        "class A {\n  /** Says the zebra's name. */\n  @Override\n"
+        "  public String toString() { return \"\"; }\n}\n",
+        "A.toString", 2, "public String toString()",
+    ),
+    "Api.cs": (
+        "class A {\n  /// Gets the zebra.\n  [HttpGet]\n  public int Get() { return 1; }\n}\n",
+        "A.Get", 2, "public int Get()",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(DECORATED))
+def test_a_decorated_symbols_chunk_holds_its_doc_comment_decorators_and_signature(name: str) -> None:
+    # Decorators, attributes and annotations (one line or many) belong to the definition below
+    # them, and so does the doc comment above them: the chunk starts there, the symbol's doc is
+    # that comment, its signature the declaration's line, not the decorator's.
+    text, symbol, first, signature = DECORATED[name]
+    chunk = _chunks(name, text)[symbol]
+    assert chunk.start_line == first and "zebra" in chunk.text, chunk
+    assert chunk.summary.startswith(signature) and "zebra" in chunk.summary, chunk.summary
