@@ -118,16 +118,21 @@ def _nested(
 
 
 def _block_start(lines: list[str], end: int, covered: list[bool]) -> int | None:
-    """The line where the block comment closing at the end of line ``end`` opens, or None when it
-    opens after code on its line (``x = f(); /* note */``: that line is code, not a comment)."""
+    """The line where the block comment closing at the end of line ``end`` opens (the nearest
+    line above starting with ``/*``), or None when it opens after code on its line (``x = f(); /*
+    note */``: that line is code, not a comment). A continuation line (starting with ``*``) is the
+    comment's text, whatever it holds (``text/*``, ``src/**/*.js``)."""
     head = lines[end - 1].rstrip()[:-2]  # before its closing */
     number = end
     while True:
-        opening = head.rfind("/*")
-        if opening >= 0:
-            return number if not head[:opening].strip() else None
-        if number < end and "*/" in head:
-            return None  # another comment's close: the one ending on ``end`` opened after code
+        text = head.strip()
+        if text.startswith("/*"):
+            return number
+        if not text.startswith("*"):
+            if "/*" in text:
+                return None  # it opens after code
+            if number < end and text.endswith("*/"):
+                return None  # another comment's close: the one ending on ``end`` opened after code
         number -= 1
         if number < 1 or covered[number - 1]:
             return None

@@ -306,6 +306,12 @@ COMMENTS_ABOVE = {
     "jsdoc.ts": ("const x = 1;\n/**\n * Parse the zebra.\n */\n\nfunction g() {\n  return x;\n}\n", 2),
     "lines.rs": ("const X: u8 = 1;\n/// Parse the zebra.\n/// Twice.\nfn g() -> u8 {\n    X\n}\n", 2),
     "hash.py": ("x = 1\n# Parse the zebra.\n# Twice.\ndef g():\n    return x\n", 2),
+    # a JSDoc whose text holds `/*` or `*/` (a MIME range, a glob)
+    "mime.js": (
+        "const x = 1;\n/**\n * Parse the zebra.\n *\n *     // Accept: text/*, application/json\n"
+        " *     g('src/**/*.js');\n */\n\nfunction g() {\n  return x;\n}\n",
+        2,
+    ),
 }
 
 
