@@ -138,7 +138,8 @@ def _text(node: tree_sitter.Node, source: bytes) -> str:
 
 def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
     """The node whose range a definition has: C's function declarator grows to its function
-    definition or declaration, a JavaScript declarator to its ``const``/``let``/``var``."""
+    definition or declaration, a JavaScript declarator to its ``const``/``let``/``var`` when it is
+    the statement's only one (``var a = 1, f = function () {}``: ``f``'s is its own)."""
     if node.type == "function_declarator":
         current = node
         while current.parent is not None and current.parent.type in _DECLARATOR_PARENTS:
@@ -149,6 +150,7 @@ def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
         node.type == "variable_declarator"
         and node.parent is not None
         and node.parent.type in _JS_DECLARATIONS
+        and sum(child.type == "variable_declarator" for child in node.parent.named_children) == 1
     ):
         return node.parent
     return node

@@ -369,3 +369,17 @@ def test_a_decorated_symbols_chunk_holds_its_doc_comment_decorators_and_signatur
     chunk = _chunks(name, text)[symbol]
     assert chunk.start_line == first and "zebra" in chunk.text, chunk
     assert chunk.summary.startswith(signature) and "zebra" in chunk.summary, chunk.summary
+
+
+@pytest.mark.parametrize("name", ["version.js", "version.ts"])
+def test_a_function_among_several_declarators_is_its_own_declarator(name: str) -> None:
+    # `var a = ..., zebra = function () {}`: one statement, two definitions; zebra's lines and
+    # signature are its own declarator's, not the statement's (whose first line is `a`'s).
+    text = 'var version = "3.7.1",\n  zebra = function (selector) {\n    return selector;\n  };\n'
+    language = language_of(name)
+    assert language is not None
+    grammar = Grammars().get(language)
+    assert grammar is not None
+    symbol = next(s for s in extract(grammar, text.encode()).symbols if s.name == "zebra")
+    assert (symbol.start_line, symbol.end_line) == (2, 4), symbol
+    assert symbol.signature.startswith("zebra = function (selector)"), symbol
