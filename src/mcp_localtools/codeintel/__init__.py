@@ -10,7 +10,9 @@ Its modules: ``languages`` (which tree-sitter grammar wheel reads which file; th
 references; a grammar's tags, imports and locals patterns compiled as one query, one walk of a
 file's tree), ``tags`` (a file's definitions with qualified names, JavaScript members by assignment,
 ``defineProperty`` and object literal qualified by their object, line ranges, signatures and doc
-lines, and its references with the symbol each sits in), ``imports`` (what a file imports, by
+lines, and its references with the symbol each sits in), ``declarations`` (what a definition's
+node says: its first line with its decorators, attributes or annotations, its signature, its doc
+line), ``imports`` (what a file imports, by
 ``queries/<language>.imports.scm``, Python and JavaScript/TypeScript; which file a use of a name
 resolves to through scope, imports, re-exports and a module it is qualified with, else a possible
 use), ``owners`` (whose member a definition is: a Go receiver, a C++ ``A::`` scope, a JavaScript

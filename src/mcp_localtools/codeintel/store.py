@@ -218,18 +218,6 @@ class Store:
             ).fetchall()
         return [StoredSymbol(row[0], Symbol(*row[1:])) for row in rows]
 
-    def defined(self, folded: Sequence[str]) -> set[str]:
-        """Those of ``folded`` (lower-cased names) that some symbol of the index is named."""
-        if not folded:
-            return set()
-        marks = ",".join("?" for _ in folded)
-        with self._lock:
-            rows = self._db.execute(
-                f"SELECT DISTINCT folded FROM symbols WHERE folded IN ({marks})",  # noqa: S608
-                list(folded),
-            ).fetchall()
-        return {str(row[0]) for row in rows}
-
     def outline(self, prefix: str, max_depth: int, limit: int) -> list[tuple[FileRecord, Symbol]]:
         """Symbols of the files under ``prefix`` (``""``: all) at most ``max_depth`` deep, by path
         then source order, at most ``limit``."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import tree_sitter
 
+from mcp_localtools.codeintel.declarations import doc_of, first_line, node_text, signature
 from mcp_localtools.codeintel.imports import Import, extract_imports, qualifier
 from mcp_localtools.codeintel.languages import Grammar
 from mcp_localtools.codeintel.owners import cpp_scope, go_receiver, js_owner
@@ -24,34 +25,16 @@ from mcp_localtools.codeintel.scopes import Locals
 
 __all__ = ["FileTags", "Reference", "Symbol", "extract"]
 
-MAX_SIGNATURE = 200
-"""Characters of a signature (white space collapsed); longer ones end with an ellipsis."""
-MAX_DOC = 160
-"""Characters of the first docstring or comment line."""
-
 CONTAINERS = frozenset({"class", "interface", "module", "enum", "impl", "struct", "namespace"})
 """Kinds whose functions are methods."""
 
 _REFERENCE_KINDS = {"send": "call", "implementation": "type", "interface": "type", "class": "type"}
-_COMMENTS = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
-_WRAPPERS = frozenset(
-    {
-        "export_statement", "decorated_definition", "template_declaration", "ambient_declaration",
-        "type_declaration", "const_declaration", "var_declaration", "expression_statement",
-    }
-)  # fmt: skip
 _DECLARATOR_PARENTS = frozenset(
     {"pointer_declarator", "reference_declarator", "function_declarator", "parenthesized_declarator"}
 )
 _DECLARATION_NODES = frozenset({"function_definition", "declaration", "field_declaration"})
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _JS_MEMBERS = frozenset({"assignment_expression", "call_expression", "method_definition", "pair"})
-_DECORATIONS = frozenset({"decorator", "attribute_item", "attribute_list", "annotation", "marker_annotation"})
-"""What a definition is decorated with, written before it: Python's and TypeScript's decorators,
-Rust's ``#[...]`` and C#'s ``[...]`` attributes, Java's annotations (inside its ``modifiers``)."""
-_DECORATED = frozenset({"decorated_definition", "export_statement"})
-"""Wrappers whose start is their definition's when it is decorated (``@d def f``, ``@d export
-class C``)."""
 _REQUIRING = frozenset({"javascript", "typescript", "tsx"})
 """Languages whose locals may take their value from an import call (``require``)."""
 # Which definition wins when two patterns capture the same node (Rust's methods are functions too).
@@ -132,10 +115,6 @@ class _Definition:
     kind: str
 
 
-def _text(node: tree_sitter.Node, source: bytes) -> str:
-    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
 def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
     """The node whose range a definition has: C's function declarator grows to its function
     definition or declaration, a JavaScript declarator to its ``const``/``let``/``var`` when it is
@@ -154,109 +133,6 @@ def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
     ):
         return node.parent
     return node
-
-
-def _body(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    body = node.child_by_field_name("body")
-    if body is None:
-        for child in node.named_children:  # JavaScript declarators: the function's body
-            if child.type == "variable_declarator":
-                return _body(child)
-        value = node.child_by_field_name("value")
-        if value is not None and value.type in ("arrow_function", "function_expression", "function"):
-            body = value.child_by_field_name("body")
-    return body
-
-
-def _first_line(node: tree_sitter.Node) -> int:
-    """The 0-based row a definition starts on with its decorations: the wrapper it is decorated
-    in (Python's ``decorated_definition``, an ``export_statement`` that starts with decorators),
-    and the decorations just before it (a TypeScript method's, Rust's attributes)."""
-    first = node
-    while first.parent is not None and first.parent.type in _DECORATED:
-        first = first.parent
-    sibling = first.prev_named_sibling
-    while sibling is not None and sibling.type in _DECORATIONS:
-        first, sibling = sibling, sibling.prev_named_sibling
-    return min(first.start_point[0], node.start_point[0])
-
-
-def _signature_start(node: tree_sitter.Node) -> int:
-    """The byte a definition's signature starts at: its first child that is not a decoration
-    (Java's annotations are inside its ``modifiers``, C#'s attribute lists and TypeScript's class
-    decorators are its children), else its start."""
-    for child in node.children:
-        if child.type == "modifiers":
-            kept = [part for part in child.children if part.type not in _DECORATIONS]
-            if kept:
-                return int(kept[0].start_byte)
-        elif child.type not in _DECORATIONS and not child.type.endswith("comment"):
-            return int(child.start_byte)
-    return int(node.start_byte)
-
-
-def _signature(node: tree_sitter.Node, source: bytes) -> str:
-    body = _body(node)
-    start = _signature_start(node)
-    end = body.start_byte if body is not None and body.start_byte > start else node.end_byte
-    kept: list[str] = []
-    depth = 0
-    for line in source[start:end].decode("utf-8", "replace").splitlines():
-        kept.append(line)
-        depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
-        if depth <= 0:  # the first line, or as many as its open brackets need
-            break
-    text = " ".join(" ".join(kept).split()).rstrip("{ ").rstrip()
-    return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
-
-
-def _clean_comment(text: str) -> str:
-    for raw in text.splitlines():
-        line = raw.strip()
-        for prefix in ("/**", "/*!", "/*", "///", "//!", "//", "#", "*"):
-            if line.startswith(prefix):
-                line = line[len(prefix) :]
-                break
-        line = line.removesuffix("*/").strip().lstrip("*").strip()
-        if line and set(line) - set("-=*#/"):
-            return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1] + "…"
-    return ""
-
-
-def _python_docstring(node: tree_sitter.Node, source: bytes) -> str:
-    body = node.child_by_field_name("body")
-    if body is None or not body.named_children:
-        return ""
-    first = body.named_children[0]
-    if first.type != "expression_statement" or not first.named_children:
-        return ""
-    string = first.named_children[0]
-    if string.type != "string":
-        return ""
-    text = _text(string, source).lstrip("rRbBuUfF")
-    return _clean_comment(text.strip("\"'"))
-
-
-def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
-    while node.parent is not None and node.parent.type in _WRAPPERS:
-        node = node.parent
-    comments: list[tree_sitter.Node] = []
-    row = node.start_point[0]
-    sibling = node.prev_named_sibling
-    while sibling is not None and sibling.end_point[0] >= row - 2:
-        if sibling.type in _COMMENTS:
-            comments.append(sibling)
-        elif sibling.type not in _DECORATIONS or comments:  # a doc comment above the decorations
-            break
-        row = sibling.start_point[0]
-        sibling = sibling.prev_named_sibling
-    return _clean_comment("\n".join(_text(c, source) for c in reversed(comments)))
-
-
-def _doc(node: tree_sitter.Node, source: bytes, language: str) -> str:
-    if language == "python":
-        return _python_docstring(node, source) or _leading_comment(node, source)
-    return _leading_comment(node, source)
 
 
 def _same_definition(outer: _Definition, inner: _Definition) -> bool:
@@ -319,7 +195,7 @@ def _collect(
                 key = (node.start_byte, node.end_byte)
                 known = definitions.get(key)
                 if known is None or _PRIORITY.get(kind, 0) > _PRIORITY.get(known.kind, 0):
-                    definitions[key] = _Definition(node, _text(name, source), name.start_byte, kind)
+                    definitions[key] = _Definition(node, node_text(name, source), name.start_byte, kind)
             elif kind_of == "reference" and kind:
                 references.append((name, _REFERENCE_KINDS.get(kind, kind)))
     return definitions, references
@@ -361,10 +237,10 @@ def _symbols(
                 name=definition.name,
                 kind=kind,
                 qualified_name=qualified,
-                start_line=_first_line(node) + 1,
+                start_line=first_line(node) + 1,
                 end_line=max(node.end_point[0] + (1 if node.end_point[1] else 0), node.start_point[0] + 1),
-                signature=_signature(node, source),
-                doc=_doc(node, source, language),
+                signature=signature(node, source),
+                doc=doc_of(node, source, language),
                 depth=len(stack),
             )
         )
@@ -399,7 +275,7 @@ def extract(grammar: Grammar, source: bytes, *, references: bool = True) -> File
     used: list[tuple[tree_sitter.Node, str, str, str]] = []  # node, kind, name, qualifier
     for node, kind in raw_references:
         if node.start_byte not in own_names:  # a definition's own name is no use of it
-            name = _text(node, source)
+            name = node_text(node, source)
             if name and len(name) <= 200:
                 used.append((node, kind, name, qualifier(node, source)))
     local = None

@@ -136,7 +136,12 @@ def _spelled_names(index: CodeIndex, query: str, terms: list[str]) -> list[str]:
     names, so that a long definition named by the question is not outranked by short chunks that
     only share its words. A name inside a longer one found (``unknownoption`` in
     ``allowunknownoption``) is left out: the question spells the longer."""
-    found = sorted(index.store.defined(name_forms(query)), key=len, reverse=True)
+    forms = name_forms(query)
+    if not forms:
+        return []
+    marks = ",".join("?" for _ in forms)
+    rows = index.store.select(f"SELECT DISTINCT folded FROM symbols WHERE folded IN ({marks})", forms)  # noqa: S608
+    found = sorted((str(folded) for (folded,) in rows), key=len, reverse=True)
     kept: list[str] = []
     for name in found:
         if not any(name.replace("_", "") in longer.replace("_", "") for longer in kept):
