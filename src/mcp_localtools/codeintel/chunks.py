@@ -97,7 +97,8 @@ def _nested(
     lines: list[str], symbols: tuple[Symbol, ...], index: int, covered: list[bool], comments: _Comments
 ) -> list[tuple[int, int]]:
     """The lines of the functions nested in ``symbols[index]`` that its chunk leaves out: each one's
-    doc comment (below the outer's first line) and body, its first line (its signature) kept; the
+    doc comment (below the outer's first line) and body, its decorators and first line (its
+    signature) kept; the
     outermost ones, in order. The outer's chunk leaves them uncovered: each nested chunk takes its
     own doc comment."""
     outer = symbols[index]
@@ -112,8 +113,8 @@ def _nested(
         first = max(_comment_above(lines, inner.start_line, covered, comments), outer.start_line + 1)
         if first < inner.start_line:
             out.append((first, inner.start_line - 1))
-        if inner.end_line > inner.start_line:
-            out.append((inner.start_line + 1, min(inner.end_line, outer.end_line)))
+        if inner.end_line > inner.declaration_line:
+            out.append((inner.declaration_line + 1, min(inner.end_line, outer.end_line)))
     return out
 
 
@@ -121,16 +122,20 @@ def _block_start(lines: list[str], end: int, covered: list[bool]) -> int | None:
     """The line where the block comment closing at the end of line ``end`` opens (the nearest
     line above starting with ``/*``), or None when it opens after code on its line (``x = f(); /*
     note */``: that line is code, not a comment). A continuation line (starting with ``*``) is the
-    comment's text, whatever it holds (``text/*``, ``src/**/*.js``)."""
+    comment's text, whatever it holds (``text/*``, ``src/**/*.js``), when every line from it up to
+    the opening is one too (``x = a`` above ``  * b; /* note */`` is code)."""
     head = lines[end - 1].rstrip()[:-2]  # before its closing */
     number = end
+    starred = False  # a continuation line passed: the lines above it up to the opening are too
     while True:
         text = head.strip()
         if text.startswith("/*"):
             return number
-        if not text.startswith("*"):
-            if "/*" in text:
-                return None  # it opens after code
+        if text.startswith("*"):
+            starred = True
+        elif text:
+            if starred or "/*" in text:
+                return None  # code (``* b; /* note */`` continued it), or it opens after code
             if number < end and text.endswith("*/"):
                 return None  # another comment's close: the one ending on ``end`` opened after code
         number -= 1
@@ -229,7 +234,7 @@ def chunks_of(path: str, text: str, tags: FileTags | None) -> list[Chunk]:
             )
             if inner:  # the first member's doc comment is the member's
                 inner = _comment_above(lines, inner, covered, comments)
-            limit = symbol.start_line + MAX_HEADER_LINES - 1
+            limit = symbol.declaration_line + MAX_HEADER_LINES - 1  # its decorators on top
             end = min(symbol.end_line, limit, inner - 1 if inner and inner > symbol.start_line else limit)
         else:
             continue

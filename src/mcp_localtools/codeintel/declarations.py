@@ -58,13 +58,16 @@ def body_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
 def first_line(node: tree_sitter.Node) -> int:
     """The 0-based row a definition starts on with its decorations: the wrapper it is decorated
     in (Python's ``decorated_definition``, an ``export_statement`` that starts with decorators),
-    and the decorations just before it (a TypeScript method's, Rust's attributes)."""
+    and the decorations just before it (a TypeScript method's, Rust's attributes), comments among
+    them included."""
     first = node
     while first.parent is not None and first.parent.type in _DECORATED:
         first = first.parent
     sibling = first.prev_named_sibling
-    while sibling is not None and sibling.type in _DECORATIONS:
-        first, sibling = sibling, sibling.prev_named_sibling
+    while sibling is not None and (sibling.type in _DECORATIONS or sibling.type in _COMMENTS):
+        if sibling.type in _DECORATIONS:  # past comments between them, not past those above them
+            first = sibling
+        sibling = sibling.prev_named_sibling
     return min(first.start_point[0], node.start_point[0])
 
 
@@ -130,21 +133,35 @@ def _python_docstring(node: tree_sitter.Node, source: bytes) -> str:
 
 
 def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
-    """The doc line of the comments just above a definition (its wrappers', past its
-    decorations; one blank line between allowed)."""
+    """The doc line of the comments just above a definition (its wrappers'; one blank line
+    between allowed): those above its decorations, else those among them."""
+    if node.type == "variable_declarator" and node.parent is not None and _first_declarator(node):
+        node = node.parent  # /** doc */ const h = ..., k = ...: the statement's comment is h's
     while node.parent is not None and node.parent.type in _WRAPPERS:
         node = node.parent
     comments: list[tree_sitter.Node] = []
+    between: list[tree_sitter.Node] = []  # the comments nearest it, below a decoration
     row = node.start_point[0]
     sibling = node.prev_named_sibling
     while sibling is not None and sibling.end_point[0] >= row - 2:
-        if sibling.type in _COMMENTS:
+        if sibling.type in _DECORATIONS:
+            between, comments = between or comments, []  # the doc is the comment above them all
+        elif sibling.type in _COMMENTS:
             comments.append(sibling)
-        elif sibling.type not in _DECORATIONS or comments:  # a doc comment above the decorations
+        else:
             break
         row = sibling.start_point[0]
         sibling = sibling.prev_named_sibling
-    return _clean_comment("\n".join(node_text(c, source) for c in reversed(comments)))
+    chosen = comments or between
+    return _clean_comment("\n".join(node_text(c, source) for c in reversed(chosen)))
+
+
+def _first_declarator(declarator: tree_sitter.Node) -> bool:
+    """Whether ``declarator`` comes first in its statement (no declarator before it)."""
+    sibling = declarator.prev_named_sibling
+    while sibling is not None and sibling.type == "comment":
+        sibling = sibling.prev_named_sibling
+    return sibling is None or sibling.type != "variable_declarator"
 
 
 def doc_of(node: tree_sitter.Node, source: bytes, language: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "DECLARATION_FACTOR",
@@ -22,6 +22,7 @@ __all__ = [
     "PROSE_FACTOR",
     "TEST_FACTOR",
     "file_prior",
+    "longest",
     "name_factor",
     "name_forms",
     "named",
@@ -90,16 +91,27 @@ def named(query: str) -> frozenset[str]:
 
 def name_forms(query: str) -> list[str]:
     """The lower-cased names (as ``symbols.folded`` holds them) a query may spell in words, in
-    both spellings of a compound: each run of two to four of its words (one for a one-word query)
-    joined as camelCase folds (``observe on`` -> ``observeon``), in snake case, and in snake case
+    both spellings of a compound: each run of two to four of its words joined as camelCase folds
+    (``observe on`` -> ``observeon``), in snake case, and in snake case
     with a leading underscore (``_redirect_headers``); at least four letters, sorted. Of the
     first ``MAX_NAMED_WORDS`` words: at most 558 forms, under SQLite's oldest limit of 999
     parameters a statement."""
     words = re.findall(r"[a-z0-9]+", query.lower())[:MAX_NAMED_WORDS]
-    shortest = 1 if len(words) == 1 else 2
-    runs = [words[i : i + n] for n in range(shortest, 5) for i in range(len(words) - n + 1)]
+    runs = [words[i : i + n] for n in range(2, 5) for i in range(len(words) - n + 1)]
     forms = {form for run in runs for form in ("".join(run), "_".join(run), "_" + "_".join(run))}
     return sorted(form for form in forms if len(form.strip("_").replace("_", "")) >= 4)
+
+
+def longest(names: Iterable[str]) -> list[str]:
+    """Those of ``names`` (lower case, snake or folded) not inside a longer one of them once their
+    underscores are left out (``unknownoption`` in ``allowunknownoption``: the query spells the
+    longer), longest first; ``get_user`` and ``getuser``, the same name in two spellings, both stay."""
+    kept: list[str] = []
+    for name in sorted(set(names), key=lambda name: (-len(name.replace("_", "")), name)):
+        bare = name.replace("_", "")
+        if not any(bare != other and bare in other for other in (k.replace("_", "") for k in kept)):
+            kept.append(name)
+    return kept
 
 
 def name_factor(symbol: str, spelled: frozenset[str]) -> float:

@@ -3,13 +3,14 @@ JavaScript members defined by assignment, defineProperty and object literals are
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from mcp_localtools.codeintel.chunks import Chunk, chunks_of
 from mcp_localtools.codeintel.languages import Grammars, language_of
-from mcp_localtools.codeintel.tags import extract
+from mcp_localtools.codeintel.tags import Symbol, extract
 from tests.helpers import callees_by_symbol, config_for, connect, text_of
 
 pytestmark = pytest.mark.anyio
@@ -383,3 +384,94 @@ def test_a_function_among_several_declarators_is_its_own_declarator(name: str) -
     symbol = next(s for s in extract(grammar, text.encode()).symbols if s.name == "zebra")
     assert (symbol.start_line, symbol.end_line) == (2, 4), symbol
     assert symbol.signature.startswith("zebra = function (selector)"), symbol
+
+
+def _symbols(name: str, text: str) -> dict[str, Symbol]:
+    language = language_of(name)
+    assert language is not None
+    grammar = Grammars().get(language)
+    assert grammar is not None
+    return {s.qualified_name: s for s in extract(grammar, text.encode()).symbols}
+
+
+def test_a_statement_of_thousands_of_declarators_is_read_in_linear_time() -> None:
+    # Each declarator's range asked whether it is its statement's only one by counting them all:
+    # 8,000 declarators took 22 s (0.3 s before that check).
+    text = "var " + ",".join(f"f{i}=function(a){{return a+{i}}}" for i in range(8000)) + ";\n"
+    began = time.perf_counter()
+    assert len(_symbols("many.js", text)) >= 8000
+    assert time.perf_counter() - began < 5
+
+
+def test_a_decorated_nested_functions_signature_stays_in_the_outer_functions_text() -> None:
+    text = (
+        "def outer(f):\n    x = 1\n    @decorator(\n        a=1,\n    )\n    def inner(*a):\n"
+        "        return zebra(*a)\n    return inner\n"
+    )
+    outer = _chunks("nested.py", text)["outer"]
+    assert "@decorator(" in outer.text and "def inner(*a):" in outer.text, outer.text
+    assert "zebra" not in outer.text, outer.text
+
+
+def test_a_class_header_counts_its_lines_from_its_declaration_not_its_decorator() -> None:
+    template = "\n".join(f"    <li>row {i}</li>" for i in range(35))
+    text = (
+        f"@Component({{\n  selector: 'list',\n  template: `\n{template}\n  `,\n}})\n"
+        "export class ListComponent {\n  items: string[] = [];\n  count = 0;\n\n  go() { return 1; }\n}\n"
+    )
+    header = _chunks("list.ts", text)["ListComponent"]
+    assert "export class ListComponent {" in header.text and "count = 0" in header.text, header
+
+
+COMMENTS_AMONG_DECORATIONS = {
+    # (text, symbol, first line, doc)
+    "between.rs": (
+        "use x;\n\n/// Point doc.\n#[derive(Debug)]\n// a note\n#[serde(rename = \"p\")]\n"
+        "pub struct Point;\n",
+        "Point", 3, "Point doc.",
+    ),
+    "after.rs": (
+        "use x;\n\n#[derive(Debug, Clone)]\n/// The zebra.\npub struct Zebra;\n",
+        "Zebra", 3, "The zebra.",
+    ),
+    "method.ts": (
+        "class W {\n  /** Go doc. */\n  @HostListener('click')\n  // between\n  @Other()\n"
+        "  go(e) { return e; }\n}\n",
+        "W.go", 2, "Go doc.",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(COMMENTS_AMONG_DECORATIONS))
+def test_a_comment_among_decorations_does_not_split_the_definition(name: str) -> None:
+    text, symbol, first, doc = COMMENTS_AMONG_DECORATIONS[name]
+    assert _symbols(name, text)[symbol].doc == doc
+    chunk = _chunks(name, text)[symbol]
+    assert chunk.start_line == first, chunk
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/** Doc of h. */\nconst h = () => c(), k = 1;\n",
+        "/** Doc of h. */\nvar h = function () { return 1; }, g = function () { return 2; };\n",
+    ],
+)
+def test_the_first_of_several_declarators_keeps_the_statements_doc_comment(text: str) -> None:
+    assert _symbols("doc.js", text)["h"].doc == "Doc of h."
+
+
+@pytest.mark.parametrize("name", ["scaled.c", "scaled.js"])
+def test_code_continued_on_a_line_starting_with_a_star_is_not_a_comments_text(name: str) -> None:
+    code = (
+        "int total = a\n    * b; /* scaled */\n"
+        if name.endswith(".c")
+        else "const total = a\n  * b; /* scaled */\n"
+    )
+    fn = "int f(void) { return 0; }\n" if name.endswith(".c") else "function f() { return 0; }\n"
+    text = "/* License: MIT */\n" + code + fn
+    assert _chunks(name, text)["f"].start_line == 4
+
+
+def test_a_function_expression_named_as_its_variable_is_one_definition() -> None:
+    assert sorted(_symbols("same.js", "var f = function f() { return 1; };\n")) == ["f"]

@@ -25,7 +25,7 @@ from mcp_localtools.codeintel.imports import resolve_uses
 from mcp_localtools.codeintel.index import CodeIndex
 from mcp_localtools.codeintel.indexes import CodeIndexes
 from mcp_localtools.codeintel.ranking import fuse
-from mcp_localtools.codeintel.rerank import name_forms, reranked
+from mcp_localtools.codeintel.rerank import longest, name_forms, reranked
 from mcp_localtools.codeintel.store import Store, StoredChunk
 from mcp_localtools.codeintel.tags import Reference
 from mcp_localtools.errors import InvalidArguments, printable
@@ -134,19 +134,15 @@ def _spelled_names(index: CodeIndex, query: str, terms: list[str]) -> list[str]:
     (``observe on scheduler``: ``observeon`` for ``observeOn``; ``raise for status``:
     ``raise_for_status``), not already among ``terms``: the query widened with the code base's own
     names, so that a long definition named by the question is not outranked by short chunks that
-    only share its words. A name inside a longer one found (``unknownoption`` in
-    ``allowunknownoption``) is left out: the question spells the longer."""
+    only share its words. A name inside a longer one found is left out (``rerank.longest``)."""
     forms = name_forms(query)
     if not forms:
         return []
     marks = ",".join("?" for _ in forms)
     rows = index.store.select(f"SELECT DISTINCT folded FROM symbols WHERE folded IN ({marks})", forms)  # noqa: S608
-    found = sorted((str(folded) for (folded,) in rows), key=len, reverse=True)
-    kept: list[str] = []
-    for name in found:
-        if not any(name.replace("_", "") in longer.replace("_", "") for longer in kept):
-            kept.append(name)
-    return [term for name in kept if (term := name.strip("_")) not in terms]
+    return [
+        term for name in longest(str(folded) for (folded,) in rows) if (term := name.strip("_")) not in terms
+    ]
 
 
 def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
