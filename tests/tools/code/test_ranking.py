@@ -4,6 +4,7 @@ code ranks above the changelog, the guide and the tests that talk about it, unle
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,15 +26,20 @@ FILES = {
 }
 
 
+async def _results(tmp_path: Path, query: str) -> tuple[list[dict[str, Any]], str]:
+    """semanticsearch's results for ``query`` over ``tmp_path``, and the text the model reads."""
+    async with connect(config_for(tmp_path)) as client:
+        result = await client.call_tool("semanticsearch", {"query": query})
+    assert not result.is_error and result.structured_content is not None, text_of(result)
+    return result.structured_content["results"], text_of(result)
+
+
 async def _top(tmp_path: Path, query: str) -> str:
     for name, text in FILES.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": query})
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return str(result.structured_content["results"][0]["path"])
+    results, _ = await _results(tmp_path, query)
+    return str(results[0]["path"])
 
 
 async def test_code_ranks_above_changelog_docs_and_tests(tmp_path: Path) -> None:
@@ -62,10 +68,8 @@ async def test_overloads_are_one_result(tmp_path: Path) -> None:
         "  return new Window(span, every);\n}\n",
         encoding="utf-8",
     )
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "split the source into time windows"})
-    assert result.structured_content is not None, text_of(result)
-    assert [hit["symbol"] for hit in result.structured_content["results"]].count("windowTime") == 1
+    results, _ = await _results(tmp_path, "split the source into time windows")
+    assert [hit["symbol"] for hit in results].count("windowTime") == 1
 
 
 async def test_the_code_ranks_above_its_declaration_file(tmp_path: Path) -> None:
@@ -82,10 +86,8 @@ async def test_the_code_ranks_above_its_declaration_file(tmp_path: Path) -> None
         "    return this._optionEx({ mandatory: true }, flags, description);\n  }\n}\n",
         encoding="utf-8",
     )
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "required option"})
-    assert result.structured_content is not None, text_of(result)
-    assert result.structured_content["results"][0]["path"] == "lib/command.js", text_of(result)
+    results, text = await _results(tmp_path, "required option")
+    assert results[0]["path"] == "lib/command.js", text
 
 
 async def test_a_long_definition_the_query_names_in_words_ranks_above_short_ones_sharing_its_words(
@@ -112,7 +114,5 @@ async def test_a_long_definition_the_query_names_in_words_ranks_above_short_ones
             "{ return text.split(':'); }\n",
             encoding="utf-8",
         )
-    async with connect(config_for(tmp_path)) as client:
-        result = await client.call_tool("semanticsearch", {"query": "observe on scheduler"})
-    assert result.structured_content is not None, text_of(result)
-    assert result.structured_content["results"][0]["symbol"] == "observeOn", text_of(result)
+    results, text = await _results(tmp_path, "observe on scheduler")
+    assert results[0]["symbol"] == "observeOn", text
