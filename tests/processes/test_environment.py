@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -12,6 +13,7 @@ from mcp_localtools import compat
 from mcp_localtools.processes.environment import (
     BEGIN_MARKER,
     END_MARKER,
+    PROBE_STOP_GRACE_SECONDS,
     CommandEnvironment,
     filter_env,
     parse_probe,
@@ -93,8 +95,9 @@ def environment(host: dict[str, str], tmp_path: Path, **options: object) -> Comm
         host,
         base_env=options.get("base_env", []),  # type: ignore[arg-type]
         default_shell=str(options.get("default_shell", "auto")),
-        runner=ProcessRunner(),
+        runner=ProcessRunner(pidfds=bool(options.get("pidfds", True))),
         cwd=tmp_path,
+        bootstrap_seconds=float(options.get("bootstrap_seconds", 10)),  # type: ignore[arg-type]
     )
 
 
@@ -194,3 +197,97 @@ async def test_what_a_finished_probe_leaves_running_is_stopped_with_sigterm(tmp_
     env = environment({"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, tmp_path)
     assert (await env.defaults()).problem is None
     assert log.read_text(encoding="utf-8") == "stopped-cleanly\n"
+
+
+CLEANUP_SECONDS = 1.5
+"""How long the fake rehash's cleanup takes once it is told to stop: a ``rm -f`` on a loaded machine
+(CI runs many servers at once) can take longer than the runner's grace of half a second."""
+
+
+def rehash_profile(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A login profile that runs a fake ``pyenv rehash``: it takes a lock file with noclobber (a
+    second one would wait for it), holds it, and removes it in its EXIT trap, which takes
+    ``CLEANUP_SECONDS``. Returns the environment the server gets (HOME, SHELL, PATH) and the lock."""
+    home = tmp_path / "home"
+    home.mkdir()
+    lock = home / ".pyenv-shim"
+    (home / "rehash").write_text(
+        f"set -o noclobber\n: > {lock} || exit 1\nset +o noclobber\n"
+        f"trap 'trap \"\" HUP; sleep {CLEANUP_SECONDS}; rm -f {lock}' EXIT\n"
+        "sleep 30\n",
+        encoding="utf-8",
+    )
+    (home / ".bash_profile").write_text(f"bash {home / 'rehash'}\n", encoding="utf-8")
+    return {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}, lock
+
+
+def probe_processes(home: str) -> list[int]:
+    """Pids of live processes whose environment has ``HOME=home``: the probe's shell and what it ran."""
+    wanted = f"HOME={home}\0".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if wanted in b"\0" + handle.read():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def wait_for(condition: Callable[[], object], seconds: float) -> None:
+    with anyio.fail_after(seconds):
+        while not condition():
+            await anyio.sleep(0.02)
+
+
+@pytest.mark.skipif(not compat.HAS_PROCFS, reason="a POSIX login shell, processes read from /proc")
+@pytest.mark.parametrize("pidfds", [True, False], ids=["pidfd", "asyncio"])
+async def test_a_probe_cancelled_mid_profile_gets_its_cleanup(tmp_path: Path, pidfds: bool) -> None:
+    # pyenv's rehash holds $PYENV_ROOT/shims/.pyenv-shim and removes it in an EXIT trap; a probe
+    # SIGTERMed and SIGKILLed before that trap is done (0.25 and 0.5 s after its hang-up) leaves
+    # the lock, and every later login shell of the user waits 60 s for it. The server stopping (or
+    # the connection that started the probe ending) cancels the probe: the hung-up shell is given
+    # PROBE_STOP_GRACE_SECONDS to end by itself, and the cancellation ends when it has.
+    host, lock = rehash_profile(tmp_path)
+    env = environment(host, tmp_path, pidfds=pidfds)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(env.defaults)
+        await wait_for(lock.exists, 10)
+        tasks.cancel_scope.cancel()
+    assert not lock.exists(), "the profile's cleanup was cut short"
+    await wait_for(lambda: not probe_processes(host["HOME"]), 10)
+
+
+@pytest.mark.skipif(not compat.HAS_PROCFS, reason="a POSIX login shell, processes read from /proc")
+@pytest.mark.parametrize("pidfds", [True, False], ids=["pidfd", "asyncio"])
+async def test_a_probe_that_times_out_mid_profile_gets_its_cleanup(tmp_path: Path, pidfds: bool) -> None:
+    host, lock = rehash_profile(tmp_path)
+    env = environment(host, tmp_path, bootstrap_seconds=2, pidfds=pidfds)
+    defaults = await env.defaults()
+    assert defaults.problem is not None and "took longer than 2 s" in defaults.problem
+    assert not lock.exists(), "the profile's cleanup was cut short"
+    await wait_for(lambda: not probe_processes(host["HOME"]), 10)
+
+
+@pytest.mark.skipif(not compat.HAS_PROCFS, reason="a POSIX login shell, processes read from /proc")
+async def test_a_probe_whose_profile_ignores_the_hang_up_is_still_stopped_in_bounded_time(
+    tmp_path: Path,
+) -> None:
+    # The grace is for the shell's own end; one that ignores the hang-up gets SIGTERM and SIGKILL
+    # after it, and what its profile left running too.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text("trap '' HUP TERM\nsleep 60\n", encoding="utf-8")
+    host = {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}
+    env = environment(host, tmp_path, bootstrap_seconds=1)
+    began = anyio.current_time()
+    defaults = await env.defaults()
+    assert defaults.problem is not None and "took longer than 1 s" in defaults.problem
+    assert anyio.current_time() - began < 1 + PROBE_STOP_GRACE_SECONDS + 5
+    await wait_for(lambda: not probe_processes(str(home)), 10)

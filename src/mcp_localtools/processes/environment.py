@@ -33,6 +33,7 @@ from mcp_localtools.processes.shells import Shell, auto_candidates, first_found
 __all__ = [
     "BEGIN_MARKER",
     "END_MARKER",
+    "PROBE_STOP_GRACE_SECONDS",
     "UNIX_ALLOWLIST",
     "UNIX_PREFIXES",
     "WINDOWS_ALLOWLIST",
@@ -50,6 +51,12 @@ logger = logging.getLogger(__name__)
 BEGIN_MARKER = "__EXECTOOL_ENV_BEGIN__"
 END_MARKER = "__EXECTOOL_ENV_END__"
 BOOTSTRAP_SECONDS = 10.0
+PROBE_STOP_GRACE_SECONDS = 5.0
+"""How long a probe stopped mid-profile (its timeout, or the server or the connection that started
+it closing) is given after its hang-up to end by itself before SIGTERM and SIGKILL
+(``RunRequest.stop_grace_seconds``): its profile's EXIT traps run to their end (``pyenv rehash``
+removes its lock in one; cut short, the lock makes every later login shell of the user wait 60 s),
+on a loaded machine too, where a quarter of a second was not always enough."""
 _PROBE_OUTPUT_BYTES = 1024 * 1024
 
 _SHARED = """GOBIN GOPATH GOROOT JAVA_HOME PNPM_HOME BUN_INSTALL CARGO_HOME RUSTUP_HOME VIRTUAL_ENV
@@ -167,6 +174,7 @@ class CommandEnvironment:
         default_shell: ``[exec] default_shell``; the bootstrap probes it when it is not ``auto``.
         runner: runs the probe (so it is bounded and leaves nothing behind).
         cwd: where the probe runs.
+        bootstrap_seconds: how long the probe may take (seconds).
     """
 
     def __init__(
@@ -177,19 +185,21 @@ class CommandEnvironment:
         default_shell: str,
         runner: ProcessRunner,
         cwd: Path,
+        bootstrap_seconds: float = BOOTSTRAP_SECONDS,
     ) -> None:
         self._host_env = dict(host_env)
         self._extra = frozenset(base_env)
         self._default_shell = default_shell
         self._runner = runner
         self._cwd = cwd
+        self._bootstrap_seconds = bootstrap_seconds
         self._windows = compat.IS_WINDOWS
         self._host_filtered = filter_env(self._host_env, self._extra, windows=self._windows)
         self._defaults: BootstrapDefaults | None = None
         self._lock = anyio.Lock()
 
     async def defaults(self) -> BootstrapDefaults:
-        """The bootstrap result: computed on first use (at most ``BOOTSTRAP_SECONDS``), then cached
+        """The bootstrap result: computed on first use (at most ``bootstrap_seconds``), then cached
         (and returned without taking the lock: every command asks for it)."""
         if self._defaults is not None:
             return self._defaults
@@ -228,13 +238,16 @@ class CommandEnvironment:
             cwd=self._cwd,
             env=self._host_env,
             stdin=None,
-            timeout=BOOTSTRAP_SECONDS,
+            timeout=self._bootstrap_seconds,
             max_output_bytes=_PROBE_OUTPUT_BYTES,
             stop_signal=compat.SIGHUP,  # a hang-up ends an interactive login shell (not SIGTERM)
+            stop_grace_seconds=PROBE_STOP_GRACE_SECONDS,
         )
         outcome = await self._runner.run(request)
         if outcome.timed_out:
-            return BootstrapDefaults(shell, problem=f"{shell.path} took longer than {BOOTSTRAP_SECONDS:g} s")
+            return BootstrapDefaults(
+                shell, problem=f"{shell.path} took longer than {self._bootstrap_seconds:g} s"
+            )
         try:
             found = parse_probe(outcome.stdout.text)
         except ValueError as exc:

@@ -10,7 +10,8 @@
   (progress notifications) in arrival order, with a turn for other tasks every 256 KiB;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
   that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
-  0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first);
+  0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first, and
+  its leader is given ``stop_grace_seconds`` to end by itself: a profile's EXIT traps);
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -129,7 +130,7 @@ class ProcessRunner:
             return spawn_failure(request, exc, started, cwd_exists=cwd_exists)
         tree.started(process.pid)
         out, err = HeadTail(request.max_output_bytes), HeadTail(request.max_output_bytes)
-        run = _Run(process, token, tree, since, request.stop_signal)
+        run = _Run(process, token, tree, since, request.stop_signal, request.stop_grace_seconds)
         overflow = Overflow(request.max_output_bytes * OUTPUT_STOP_FACTOR)
         try:
             timed_out = await self._supervise(run, request, out, err, on_output, overflow)
@@ -205,15 +206,18 @@ class ProcessRunner:
         """TERM, then KILL after the grace period, the run's group and every stray process;
         returns when none is left (at once when there is nothing to stop). A run whose leader
         still runs and whose ``stop_signal`` is not SIGTERM (SIGHUP for a login shell) gets that
-        first, its group only, as a terminal's hang-up; what is left half a grace period later
-        gets SIGTERM. Leftovers of a leader that exited always get SIGTERM (an agent a profile
-        started reloads on SIGHUP, but cleans up and exits on SIGTERM)."""
+        first, its group only, as a terminal's hang-up; that group is given the run's
+        ``stop_grace`` to end by itself (its EXIT traps), and what is left half a grace period
+        later gets SIGTERM. Leftovers of a leader that exited always get SIGTERM (an agent a
+        profile started reloads on SIGHUP, but cleans up and exits on SIGTERM)."""
         members = await run.members()
         if run.process.returncode is None or members:
             grace = self.grace_seconds
             if run.process.returncode is None and run.stop_signal != signal.SIGTERM:
                 run.signal([], run.stop_signal)
                 grace /= 2
+                if run.stop_grace is not None:
+                    await self._hung_up(run, run.stop_grace)
                 if await self._gone(run, grace):
                     return
                 members = await run.members()
@@ -232,6 +236,16 @@ class ProcessRunner:
             logger.error("processes of pid %d survived SIGKILL: %s", run.process.pid, members)
 
     @staticmethod
+    async def _hung_up(run: _Run, seconds: float) -> None:
+        """Wait at most ``seconds`` for the processes a hang-up reached (the leader and its
+        process group: a profile's ``pyenv rehash`` removing its lock in an EXIT trap) to end;
+        those that left the group (an agent in a session of its own) are not waited for."""
+        group = run.process.pid
+        with anyio.move_on_after(seconds):
+            while run.process.returncode is None or any(m.pgid == group for m in await run.members()):
+                await anyio.sleep(_POLL_SECONDS)
+
+    @staticmethod
     async def _gone(run: _Run, seconds: float) -> bool:
         """Whether the run's leader has exited and none of its processes is left, polled every
         ``_POLL_SECONDS`` for at most ``seconds``."""
@@ -245,14 +259,24 @@ class ProcessRunner:
 
 class _Run:
     """One running command: its process, marker, the tree it is looked up in, the clock tick
-    (``ProcessTree.clock``) before it started, and the signal that asks it to stop."""
+    (``ProcessTree.clock``) before it started, the signal that asks it to stop and how long its
+    leader is given to end after it (``RunRequest.stop_grace_seconds``)."""
 
-    def __init__(self, process: Process, token: str, tree: ProcessTree, since: int, stop_signal: int) -> None:
+    def __init__(
+        self,
+        process: Process,
+        token: str,
+        tree: ProcessTree,
+        since: int,
+        stop_signal: int,
+        stop_grace: float | None,
+    ) -> None:
         self.process = process
         self.token = token
         self.tree = tree
         self.since = since
         self.stop_signal = stop_signal
+        self.stop_grace = stop_grace
 
     async def members(self) -> list[ProcessInfo]:
         """The run's live processes (exited orphans are reaped on the way)."""
