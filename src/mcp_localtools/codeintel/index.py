@@ -24,7 +24,7 @@ from typing import Any
 from mcp_localtools.codeintel import analysis
 from mcp_localtools.codeintel import stale as staleness
 from mcp_localtools.codeintel.analysis import Analysis, AnalysisPool, analyse, usable_cores
-from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
+from mcp_localtools.codeintel.languages import LANGUAGES, TEXT_EXTENSIONS, Grammars, language_of
 from mcp_localtools.codeintel.mapped import MappedVectors, load_vectors
 from mcp_localtools.codeintel.pipeline import Updated, update_in_workers
 from mcp_localtools.codeintel.ranking import Graph
@@ -321,11 +321,17 @@ class CodeIndex:
         return self.store.counts()[0] > 0
 
     def warm(self) -> None:
-        """Load the vectors and build the graph now (after the first build), so that the first
-        semanticsearch, findsymbol and repomap do not wait for them."""
+        """Load the vectors, build the graph and rank its files now (after the first build), and
+        load the grammars of the index's languages (a build's workers parsed in their own
+        processes), so that the first semanticsearch, findsymbol and repomap, and the first file
+        indexed again, do not wait for them."""
         try:
             self.vectors()
-            self.graph()
+            self.file_ranks()  # the graph, and findsymbol's ranks of its files
+            present = self.store.languages()
+            for info in LANGUAGES:
+                if info.name in present:
+                    self._grammars.get(info)
         except Exception:
             logger.exception("warming the code index of %s failed", self.directory)
 

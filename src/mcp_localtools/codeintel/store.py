@@ -93,13 +93,16 @@ class Store:
                 raise
             self._db.commit()
 
-    def files(self) -> dict[str, FileRecord]:
-        """Every indexed file by path."""
+    def stamps(self) -> dict[str, tuple[int, int]]:
+        """Every indexed file's size and mtime (ns) by path (what a rescan compares)."""
         with self._lock:
-            rows = self._db.execute(
-                "SELECT path, size, mtime_ns, sha256, language, lines FROM files"
-            ).fetchall()
-        return {row[0]: _record(row) for row in rows}
+            rows = self._db.execute("SELECT path, size, mtime_ns FROM files").fetchall()
+        return {path: (size, mtime_ns) for path, size, mtime_ns in rows}
+
+    def languages(self) -> set[str]:
+        """The languages of the indexed files (``text`` for those no grammar reads)."""
+        with self._lock:
+            return {row[0] for row in self._db.execute("SELECT DISTINCT language FROM files")}
 
     def file(self, path: str) -> FileRecord | None:
         """The indexed file at ``path``, or None."""
