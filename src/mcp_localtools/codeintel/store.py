@@ -336,14 +336,37 @@ class Store:
             out[row[0]].append(Reference(*row[1:]))
         return out
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A connection reading one committed state of the database: for a database on disk one
+        of its own (a long read, such as ``graph_rows``, then holds neither this store's lock nor
+        the GIL while SQLite works, and answers go on meanwhile), else this store's, under its lock.
+
+        Raises:
+            sqlite3.Error: the database cannot be opened or read.
+        """
+        if self.path is None:
+            with self._lock:
+                yield self._db
+            return
+        # mode=rw: a database deleted meanwhile is an error, not made again empty
+        db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True, timeout=30)
+        try:
+            db.execute("PRAGMA query_only = 1")
+            db.execute("BEGIN")  # the reads see one state of the database
+            yield db
+        finally:
+            db.close()
+
     def graph_rows(self) -> tuple[list[str], list[tuple[int, str]], list[tuple[int, str, int]]]:
         """What the repository map ranks: the files (a file's node is its position), each
-        definition as (node, name), each file's uses of a name as (node, name, count)."""
-        with self._lock:
-            rows = self._db.execute("SELECT id, path FROM files ORDER BY id").fetchall()
+        definition as (node, name), each file's uses of a name as (node, name, count); read
+        through ``_snapshot`` (0.15-0.25 s on Django)."""
+        with self._snapshot() as db:
+            rows = db.execute("SELECT id, path FROM files ORDER BY id").fetchall()
             node = {file_id: index for index, (file_id, _) in enumerate(rows)}
-            defined = self._db.execute("SELECT DISTINCT file_id, name FROM symbols").fetchall()
-            used = self._db.execute(
+            defined = db.execute("SELECT DISTINCT file_id, name FROM symbols").fetchall()
+            used = db.execute(
                 "SELECT file_id, name, count(*) FROM refs GROUP BY name, file_id"  # along refs_name
             ).fetchall()
         return (
