@@ -24,7 +24,7 @@ from typing import Any
 from mcp_localtools.codeintel import analysis
 from mcp_localtools.codeintel import stale as staleness
 from mcp_localtools.codeintel.analysis import Analysis, AnalysisPool, analyse, usable_cores
-from mcp_localtools.codeintel.languages import TEXT_EXTENSIONS, Grammars, language_of
+from mcp_localtools.codeintel.languages import LANGUAGES, TEXT_EXTENSIONS, Grammars, language_of
 from mcp_localtools.codeintel.mapped import MappedVectors, load_vectors
 from mcp_localtools.codeintel.pipeline import Updated, update_in_workers
 from mcp_localtools.codeintel.ranking import Graph
@@ -321,44 +321,57 @@ class CodeIndex:
         return self.store.counts()[0] > 0
 
     def warm(self) -> None:
-        """Load the vectors and build the graph now (after the first build), so that the first
-        semanticsearch, findsymbol and repomap do not wait for them."""
+        """Load the vectors, build the graph and rank its files now (after the first build), and
+        load the grammars of the index's languages (a build's workers parsed in their own
+        processes), so that the first semanticsearch, findsymbol and repomap, and the first file
+        indexed again, do not wait for them."""
         try:
             self.vectors()
-            self.graph()
+            self.file_ranks()  # the graph, and findsymbol's ranks of its files
+            present = self.store.languages()
+            for info in LANGUAGES:
+                if info.name in present:
+                    self._grammars.get(info)
         except Exception:
             logger.exception("warming the code index of %s failed", self.directory)
 
     def graph(self) -> Graph:
-        """The definition/reference graph. Built on first use; after the index changed, the last
-        one is returned while a new one is built in the background (ranks one change old are as
-        good for ordering, and a rebuild costs seconds on a large repository)."""
+        """The definition/reference graph. Built on first use, and again only when what it ranks
+        changed (``Store.graph_generation``: files added or removed, definitions or uses changed;
+        not a file indexed again with the same ones). Then the last one is returned while a new
+        one and its file ranks are built in the background (ranks one change old are as good
+        for ordering, and a rebuild costs seconds on a large repository)."""
         with self._lock:
-            generation = self.store.generation()
+            generation = self.store.graph_generation()
             cached = self._graph
             if cached is not None and cached[0] != generation and not self._rebuilding:
                 self._rebuilding = True
-                threading.Thread(target=self._rebuild_graph, name="code graph", daemon=True).start()
+                threading.Thread(
+                    target=self._rebuild_graph, args=(True,), name="code graph", daemon=True
+                ).start()
         if cached is not None:
             return cached[1]
         return self._rebuild_graph()
 
-    def _rebuild_graph(self) -> Graph:
+    def _rebuild_graph(self, ranked: bool = False) -> Graph:
+        """The graph built for the current graph generation (unless one is already), and with
+        ``ranked`` its file ranks (``file_ranks``) before it replaces the last one."""
         with self._graph_lock:  # one build at a time; a caller that waited takes the fresh one
-            generation = self.store.generation()
+            generation = self.store.graph_generation()
             with self._lock:
                 cached = self._graph
             if cached is not None and cached[0] == generation:
                 return cached[1]
             try:
                 graph = Graph(*self.store.graph_rows())
+                ranks = graph.file_ranks() if ranked else None
             finally:
                 with self._lock:
                     self._rebuilding = False
             with self._lock:
                 if self._graph is None or self._graph[0] < generation:
                     self._graph = (generation, graph)
-                    self._file_ranks = None
+                    self._file_ranks = None if ranks is None else (ranks, graph)
                     self._maps.clear()
             return graph
 

@@ -31,20 +31,17 @@ class Indexed(Protocol):
 def stale(index: Indexed, listing: Iterable[str]) -> tuple[list[str], list[str]]:
     """``(changed or new files, files gone)`` of ``listing`` (relative paths) against the index,
     by size and mtime."""
-    known = index.store.files()
+    known = index.store.stamps()
     wanted = sorted(rel for rel in set(listing) if index.readable(rel))[: index.settings.max_files]
     changed = []
     base = os.fspath(index.directory) + os.sep
     for rel in wanted:
-        record = known.pop(rel, None)
+        stamp = known.pop(rel, None)
         try:
             info = os.stat(base + rel, follow_symlinks=False)
         except OSError:
             continue
-        if record is None or (record.identity.size, record.identity.mtime_ns) != (
-            info.st_size,
-            info.st_mtime_ns,
-        ):
+        if stamp != (info.st_size, info.st_mtime_ns):
             changed.append(rel)
     return changed, sorted(known)
 

@@ -89,8 +89,10 @@ def _definitions(scope: Scope, args: FindSymbolArgs) -> tuple[list[StoredSymbol]
         marks = ",".join("?" * len(names)) or "NULL"
         found = store.symbols_where(f"s.name IN ({marks})", names, limit)
     else:
-        column = "s.qualified" if "." in name else "s.name"
-        found = store.symbols_where(f"{column} = ?", [name], limit)
+        if "." in name:
+            found = store.symbols_where("s.qualified = ?", [name], limit)
+        else:  # the folded name is indexed (``symbols_folded``): no scan of every symbol
+            found = store.symbols_where("s.folded = ? AND s.name = ?", [name.lower(), name], limit)
         if not found:
             folded = "lower(s.qualified)" if "." in name else "s.folded"
             found = store.symbols_where(f"{folded} = ?", [name.lower()], limit)
