@@ -25,13 +25,15 @@ secondary indexes made after a first build's rows; a file SQLite cannot read, or
 its header says, discarded and built again), ``store`` (the SQLite database of one indexed
 directory: files with size, mtime and SHA-256, symbols, references, chunks with float16 WordLlama
 vectors, an FTS5 table for BM25; its rows as Python values in ``records``; a build marks it complete
-only after its last commit), ``vectors`` (WordLlama loaded offline from its wheel; the in-memory
+only after its last commit; the code tools' lookups of symbols and uses in ``lookups``),
+``vectors`` (WordLlama loaded offline from its wheel; the in-memory
 vector table), ``mapped`` (the vectors memory-mapped, float32, from a file beside the database, the
 newer ones in memory), ``ranking`` (PageRank over the definition/reference graph as Aider ranks its
 repository map; reciprocal rank fusion), ``rerank`` (the fused candidates re-scored: documentation,
 history and test files below code unless the query asks for them, declaration files (``.d.ts``,
 ``.pyi``) below the code they declare, a symbol whose name the query spells in words above),
-``index`` (one directory's index, reading it again through the ``PathPolicy``), ``stale`` (which of
+``index`` (one directory's index, reading it again through the ``PathPolicy``; its ``[index]``
+settings in ``settings``), ``stale`` (which of
 its files are stale; a directory a tool changed stands for the files under it), ``analysis`` (a
 file's tags, chunks, terms and embedded words, in this process or, for a large update, in worker
 processes on every core), ``pipeline`` (such an update: reading, analysing, embedding and writing

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mcp_localtools.codeintel.analysis import Analysis
 from mcp_localtools.codeintel.tags import Symbol
 
-__all__ = ["Entry", "FileIdentity", "FileRecord", "StoredChunk", "StoredSymbol"]
+__all__ = ["Entry", "FileIdentity", "FileRecord", "StoredChunk", "StoredSymbol", "file_record"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +56,8 @@ class StoredChunk:
     start_line: int
     end_line: int
     summary: str
+
+
+def file_record(row: Sequence[Any]) -> FileRecord:
+    """A file's record from a row's first six columns (path, size, mtime, hash, language, lines)."""
+    return FileRecord(row[0], FileIdentity(row[1], row[2], row[3]), row[4], row[5])
