@@ -63,6 +63,8 @@ BROAD_EXCEPTS: dict[str, str] = {
     "mcp_localtools.sandbox.command:CommandSandbox._choose": "a failed probe refuses commands",
     "mcp_localtools.changes:ChangeFeed.notify": "a failed listener must not fail the call",
     "mcp_localtools.codeintel.indexes:CodeIndexes._rescan": "a failed build is kept for the answer",
+    "mcp_localtools.codeintel.index:CodeIndex._rebuild_in_background": "a graph rebuilt in its own thread: "
+    "a failure is logged and the last graph kept",
     "mcp_localtools.codeintel.index:CodeIndex.warm": "warming is an optimisation: a failure is logged",
     "mcp_localtools.codeintel.idle:IdleRelease._run": "the idle thread outlives a failed release (logged)",
     "mcp_localtools.parsers.worker:_why_no_text": "damaged content: the extractor said all it could",

@@ -221,3 +221,28 @@ async def test_a_first_build_makes_the_tables_indexes_after_its_rows(tmp_path: P
     async with _server(root, cache) as client:
         assert (await _found(client, "function_149"))[0] == ["m149.py"]
     assert _table_indexes(database) >= _TABLE_INDEXES
+
+
+@pytest.mark.parametrize("damage", ["deleted", "replaced"])
+async def test_the_graph_is_read_again_after_the_database_went_away_under_the_server(
+    tmp_path: Path, damage: str
+) -> None:
+    # The reference graph is read on a connection of its own; the store's connection keeps the
+    # old file open. With the cache deleted (a user clearing ~/.cache) or the file replaced, the
+    # graph built after an idle release must still come from the index, not fail every answer.
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    _project(root, 3)
+    server = build_server(config_for(root, index={"idle_seconds": 1}), environ={"XDG_CACHE_HOME": str(cache)})
+    async with Client(server, raise_exceptions=True) as client:
+        assert (await _found(client, "function_2"))[0] == ["m002.py"]
+        database = _database(cache)
+        if damage == "deleted":
+            for path in database.parent.iterdir():
+                path.unlink()
+        else:
+            (database.parent / "other").write_bytes(b"this is not a database\n" * 1000)
+            os.replace(database.parent / "other", database)
+        await anyio.sleep(2.5)  # the idle release drops the graph
+        for tool, arguments in (("findsymbol", {"name": "function_2"}), ("repomap", {})):
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error and "m002.py" in text_of(result), text_of(result)

@@ -321,9 +321,7 @@ class CodeIndex:
             cached = self._graph
             if cached is not None and cached[0] != generation and not self._rebuilding:
                 self._rebuilding = True
-                threading.Thread(
-                    target=self._rebuild_graph, args=(True,), name="code graph", daemon=True
-                ).start()
+                threading.Thread(target=self._rebuild_in_background, name="code graph", daemon=True).start()
         if cached is not None:
             return cached[1]
         return self._rebuild_graph()
@@ -331,24 +329,30 @@ class CodeIndex:
     def _rebuild_graph(self, ranked: bool = False) -> Graph:
         """The graph built for the current graph generation (unless one is already), and with
         ``ranked`` its file ranks (``file_ranks``) before it replaces the last one."""
-        with self._graph_lock:  # one build at a time; a caller that waited takes the fresh one
-            generation = self.store.graph_generation()
-            with self._lock:
-                cached = self._graph
-            if cached is not None and cached[0] == generation:
-                return cached[1]
-            try:
+        try:
+            with self._graph_lock:  # one build at a time; a caller that waited takes the fresh one
+                generation = self.store.graph_generation()
+                with self._lock:
+                    cached = self._graph
+                if cached is not None and cached[0] == generation:
+                    return cached[1]
                 graph = Graph(*self.store.graph_rows())
                 ranks = graph.file_ranks() if ranked else None
-            finally:
-                with self._lock:
-                    self._rebuilding = False
-            with self._lock:
-                if self._graph is None or self._graph[0] < generation:
-                    self._graph = (generation, graph)
+                with self._lock:  # builds are one at a time: this one read the latest generation
+                    self._graph = (generation, graph)  # (a database made again counts from 0)
                     self._file_ranks = None if ranks is None else (ranks, graph)
                     self._maps.clear()
-            return graph
+                return graph
+        finally:
+            with self._lock:
+                self._rebuilding = False
+
+    def _rebuild_in_background(self) -> None:
+        """``_rebuild_graph`` in its thread: a failure is logged (the last graph stays)."""
+        try:
+            self._rebuild_graph(True)
+        except Exception:
+            logger.exception("rebuilding the code graph of %s failed", self.directory)
 
     def file_ranks(self) -> dict[str, float]:
         """Each file's PageRank in the reference graph (see ``graph``)."""

@@ -13,6 +13,7 @@ Every method is thread-safe (one connection behind a lock).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -53,6 +54,7 @@ class Store(Lookups):
         self.path = path
         self._db = connect(path)
         self._lock = threading.RLock()
+        self._opened = self._file_identity()
 
     def complete(self) -> bool:
         """Whether a build ran to its end (``mark_complete``) since the database was made."""
@@ -257,22 +259,52 @@ class Store(Lookups):
         """A connection reading one committed state of the database: for a database on disk one
         of its own (a long read, such as ``graph_rows``, then holds neither this store's lock nor
         the GIL while SQLite works, and answers go on meanwhile), else this store's, under its lock.
+        This store's is used too when the file at ``path`` cannot be opened or is not this
+        store's database any more (deleted, or replaced: this store's connection still reads the
+        file it opened, by its ``build`` id).
 
         Raises:
-            sqlite3.Error: the database cannot be opened or read.
+            sqlite3.Error: the database cannot be read.
         """
-        if self.path is None:
+        db = self._own_snapshot()
+        if db is None:
             with self._lock:
                 yield self._db
             return
-        # mode=rw: a database deleted meanwhile is an error, not made again empty
-        db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True, timeout=30)
         try:
-            db.execute("PRAGMA query_only = 1")
-            db.execute("BEGIN")  # the reads see one state of the database
             yield db
         finally:
             db.close()
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        """The database file's (device, inode), or None (in memory, or no such file)."""
+        try:
+            info = os.stat(self.path) if self.path is not None else None
+        except OSError:
+            return None
+        return None if info is None else (info.st_dev, info.st_ino)
+
+    def _own_snapshot(self) -> sqlite3.Connection | None:
+        """A read-only connection of its own to this store's database, in a read transaction, or
+        None (in memory; the file gone, replaced, unreadable or another database). A file that is
+        no longer the one this store opened is not opened at all: a connection to it would share
+        the write-ahead log's files, by name, with this store's, whose view it could spoil."""
+        if self.path is None or self._opened is None or self._file_identity() != self._opened:
+            return None
+        build = self.build()
+        db = None
+        try:  # mode=rw: a database deleted meanwhile is an error, not made again empty
+            db = sqlite3.connect(self.path.resolve().as_uri() + "?mode=rw", uri=True, timeout=30)
+            db.execute("PRAGMA query_only = 1")
+            db.execute("BEGIN")  # the reads see one state of the database
+            row = db.execute("SELECT value FROM meta WHERE key = 'build'").fetchone()
+            if row is not None and str(row[0]) == build:
+                return db
+        except sqlite3.Error:
+            pass
+        if db is not None:
+            db.close()
+        return None
 
     def graph_rows(self) -> tuple[list[str], list[tuple[int, str]], list[tuple[int, str, int]]]:
         """What the repository map ranks: the files (a file's node is its position), each

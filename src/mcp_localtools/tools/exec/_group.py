@@ -30,7 +30,11 @@ from mcp_localtools.policy.commandrules import KILL_GRACE_SECONDS, MAX_STDIN_BYT
 from mcp_localtools.policy.execution import ExecutionPolicy
 from mcp_localtools.policy.paths import PathPolicy, ResolvedPath
 from mcp_localtools.policy.scanner import Dialect
-from mcp_localtools.processes.environment import BOOTSTRAP_SECONDS, CommandEnvironment
+from mcp_localtools.processes.environment import (
+    BOOTSTRAP_SECONDS,
+    PROBE_STOP_GRACE_SECONDS,
+    CommandEnvironment,
+)
 from mcp_localtools.processes.runner import OutputFn, ProcessRunner, RunOutcome, RunRequest
 from mcp_localtools.processes.sessions import SessionStore
 from mcp_localtools.processes.shells import FoundShells
@@ -162,8 +166,11 @@ class ExecGroup:
 
     def call_timeout(self, runs: int) -> float:
         """Registry timeout of a call that may run ``runs`` commands at the longest timeout
-        (the registry's timeout must not stop a call the policy allows)."""
-        return runs * (self.policy.max_timeout_seconds + _PER_RUN_OVERHEAD_SECONDS) + BOOTSTRAP_SECONDS + 30
+        (the registry's timeout must not stop a call the policy allows), and the login-shell
+        probe's bound and its stop's grace twice (a probe whose connection ended is stopped, and
+        the call's starts another)."""
+        probe = 2 * (BOOTSTRAP_SECONDS + PROBE_STOP_GRACE_SECONDS)
+        return runs * (self.policy.max_timeout_seconds + _PER_RUN_OVERHEAD_SECONDS) + probe + 30
 
     def work_dir(self, path: str | Path | None, *, field: str = "workDir") -> ResolvedPath:
         """Resolve a working directory (the base directory when None): inside the roots and an
