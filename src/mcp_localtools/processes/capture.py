@@ -67,10 +67,10 @@ class RunRequest:
         stop_signal: sent first to the run's group while its leader runs, half a grace period
             before SIGTERM (``compat.SIGHUP`` for a login shell: an interactive shell ignores
             SIGTERM and ends on a hang-up, passing it on to its jobs).
-        stop_grace_seconds: None, or how long a leader sent ``stop_signal`` is given to end by
-            itself before what is left gets SIGTERM (the login-shell probe: its profile's EXIT
-            traps, such as the one removing pyenv's rehash lock, run to their end); the stop
-            returns as soon as it has ended. None: half the runner's grace period.
+        stop_grace_seconds: None, or how long the process group sent ``stop_signal`` is given
+            to end by itself before what is left gets SIGTERM (the login-shell probe: its
+            profile's EXIT traps, such as the one removing pyenv's rehash lock, run to their end);
+            the stop goes on as soon as the group has ended. None: half the runner's grace period.
     """
 
     argv: Sequence[str]

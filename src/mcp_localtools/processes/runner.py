@@ -11,7 +11,7 @@
 * on timeout (exit code 124) or cancellation the process group and every process of the run
   that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
   0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first, and
-  its leader is given ``stop_grace_seconds`` to end by itself: a profile's EXIT traps);
+  that group is given ``stop_grace_seconds`` to end by itself: a profile's EXIT traps);
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -260,7 +260,7 @@ class ProcessRunner:
 class _Run:
     """One running command: its process, marker, the tree it is looked up in, the clock tick
     (``ProcessTree.clock``) before it started, the signal that asks it to stop and how long its
-    leader is given to end after it (``RunRequest.stop_grace_seconds``)."""
+    process group is given to end after it (``RunRequest.stop_grace_seconds``)."""
 
     def __init__(
         self,
