@@ -21,6 +21,7 @@ from mcp_localtools.processes.environment import (
 )
 from mcp_localtools.processes.runner import ProcessRunner
 from mcp_localtools.processes.shells import Shell
+from tests.helpers import live_processes
 
 pytestmark = pytest.mark.anyio
 
@@ -225,18 +226,13 @@ def probe_processes(home: str) -> list[int]:
     """Pids of live processes whose environment has ``HOME=home``: the probe's shell and what it ran."""
     wanted = f"HOME={home}\0".encode()
     found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for process in live_processes():
         try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                if handle.read().rpartition(b")")[2].split()[0] == b"Z":
-                    continue
-            with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                if wanted in b"\0" + handle.read():
-                    found.append(int(entry.name))
+            environ = Path(f"/proc/{process.pid}/environ").read_bytes()
         except OSError:
             continue
+        if wanted in b"\0" + environ:
+            found.append(process.pid)
     return found
 
 

@@ -54,8 +54,10 @@ class Symbol:
         line: the line its declaration itself starts on, after those (0 for a symbol read back
             from the index, which keeps ``start_line`` only): ``declaration_line``.
         end_line: last line, 1-based, inclusive.
-        signature: the definition up to its body, white space collapsed, at most ``MAX_SIGNATURE``.
-        doc: the first line of its docstring or of the comment just above it, or ``""``.
+        signature: the definition up to its body, white space collapsed, at most
+            ``declarations.MAX_SIGNATURE``.
+        doc: the first line of its docstring or of the comment just above it (above its
+            decorations), or ``""``.
         depth: how many definitions enclose it (0: top level).
     """
 
