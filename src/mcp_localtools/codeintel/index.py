@@ -31,7 +31,7 @@ from mcp_localtools.codeintel.ranking import Graph
 from mcp_localtools.codeintel.settings import IndexSettings
 from mcp_localtools.codeintel.store import FileIdentity, FileRecord, Store
 from mcp_localtools.codeintel.tokens import Tokenizer
-from mcp_localtools.codeintel.vectors import Embedder, VectorTable, chunk_vectors
+from mcp_localtools.codeintel.vectors import Embedder, VectorTable, chunk_vectors, query_vector
 from mcp_localtools.errors import ToolError
 from mcp_localtools.files.read import read_regular_file
 from mcp_localtools.policy.paths import PathPolicy
@@ -397,8 +397,12 @@ class CodeIndex:
         return self._embedder.available()
 
     def embed_query(self, text: str) -> Any:
-        """A query's normalised embedding, or None without a model."""
+        """A query's normalised embedding (``vectors.query_vector``: its words weighted by their
+        rarity in the index), or None without a model."""
+        words = self._tokenizer.words(text)
+        terms = [self._tokenizer.terms(word) for word in words]
+        found, total = self.store.frequencies(terms) if terms else ({}, 0)
         try:
-            return self._embedder.embed([self._tokenizer.words(text)])[0]
+            return query_vector(self._embedder, words, [found.get(term, 0) for term in terms], total)
         except RuntimeError:
             return None
