@@ -17,7 +17,7 @@ __all__ = ["SCHEMA", "connect", "create_indexes", "drop_indexes"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "mcp-localtools code index 22; wordllama l2_supercat_256; snowball english"
+SCHEMA = "mcp-localtools code index 23; wordllama l2_supercat_256; snowball english"
 """Written into every database; a database with another value is rebuilt."""
 
 _TABLES = """

@@ -10,6 +10,7 @@ tree-sitter nodes and the source bytes.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +33,13 @@ _WRAPPERS = frozenset(
 _DECORATIONS = frozenset({"decorator", "attribute_item", "attribute_list", "annotation", "marker_annotation"})
 """What a definition is decorated with, written before it: Python's and TypeScript's decorators,
 Rust's ``#[...]`` and C#'s ``[...]`` attributes, Java's annotations (inside its ``modifiers``)."""
+_MARKUP = re.compile(
+    r"</?(?:summary|remarks|returns|value|para|p|br|b|i|em|strong|tt|code|c|ul|ol|li|example)\b[^<>]*>"
+    r"|<(?:see|seealso|paramref|typeparamref)\s+\w+=\"([^\"]*)\"\s*/>"
+    r"|\{@(?:code|link|linkplain|literal|value)\s+([^{}]*)\}"
+)
+"""A doc comment's markup, left out of its doc line: C#'s XML documentation tags (a ``<see
+cref="X"/>`` reads as ``X``) and Javadoc's HTML and inline tags (``{@code x}`` reads as ``x``)."""
 _DECORATED = frozenset({"decorated_definition", "export_statement"})
 """Wrappers whose start is their definition's when it is decorated (``@d def f``, ``@d export
 class C``)."""
@@ -105,7 +113,7 @@ def signature(node: tree_sitter.Node, source: bytes) -> str:
 
 def _clean_comment(text: str) -> str:
     """The first line of a comment's or docstring's text that says something, without its
-    comment markers, at most ``MAX_DOC`` characters; ``""`` for none."""
+    comment markers and markup (``_MARKUP``), at most ``MAX_DOC`` characters; ``""`` for none."""
     for raw in text.splitlines():
         line = raw.strip()
         for prefix in ("/**", "/*!", "/*", "///", "//!", "//", "#", "*"):
@@ -113,6 +121,7 @@ def _clean_comment(text: str) -> str:
                 line = line[len(prefix) :]
                 break
         line = line.removesuffix("*/").strip().lstrip("*").strip()
+        line = " ".join(_MARKUP.sub(lambda m: m[1] or m[2] or "", line).split())
         if line and set(line) - set("-=*#/"):
             return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1] + "…"
     return ""

@@ -475,3 +475,35 @@ def test_code_continued_on_a_line_starting_with_a_star_is_not_a_comments_text(na
 
 def test_a_function_expression_named_as_its_variable_is_one_definition() -> None:
     assert sorted(_symbols("same.js", "var f = function f() { return 1; };\n")) == ["f"]
+
+
+DOC_MARKUP = {
+    # (text, the symbol, its doc): C#'s XML doc comments and Javadoc's HTML and inline tags
+    "Order.cs": (
+        "namespace Shop\n{\n    /// <summary>\n    /// Totals the zebra's order.\n    /// </summary>\n"
+        "    /// <param name=\"x\">The amount.</param>\n    public class Order\n    {\n    }\n}\n",
+        "Shop.Order", "Totals the zebra's order.",
+    ),
+    "Inline.cs": (
+        "class A {\n  /// <summary>Gets the <see cref=\"Zebra\"/> of a <c>herd</c>.</summary>\n"
+        "  public int Get() { return 1; }\n}\n",
+        "A.Get", "Gets the Zebra of a herd.",
+    ),
+    "Total.java": (
+        "class A {\n  /**\n   * <p>Returns the {@code zebra} total.\n   * @param x the amount\n   */\n"
+        "  int total(int x) { return x; }\n}\n",
+        "A.total", "Returns the zebra total.",
+    ),
+    "generic.ts": (
+        "/** Returns a List<Zebra> of a herd. */\nexport function herd(): number {\n  return 1;\n}\n",
+        "herd", "Returns a List<Zebra> of a herd.",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(DOC_MARKUP))
+def test_a_doc_comments_markup_is_left_out_of_its_doc(name: str) -> None:
+    # The doc line is what the comment says: a C# summary written on the lines between
+    # <summary> and </summary> (the usual layout) was the doc "<summary>".
+    text, symbol, doc = DOC_MARKUP[name]
+    assert _symbols(name, text)[symbol].doc == doc
