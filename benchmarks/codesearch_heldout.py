@@ -1,9 +1,10 @@
 """Held-out code search: do the ranking's gains carry over to code the project has not seen?
 
-The questions (``codesearch_heldout.json``) were written against httpx 0.27.2 and koa 2.15.3,
-each answer read in the pinned archive before any run, and are never used to tune anything. The
-same measure as the codesearch section's quality table (MRR@10 and recall@10 of
-``semanticsearch`` against ripgrep on the question's words), per question type and language.
+The questions (``codesearch_heldout.json``) were written against httpx 0.27.2 and koa 2.15.3, and
+later against mobx 6.13.5's TypeScript sources, each answer read in the pinned archive before any
+search or run on it, and are never used to tune anything. The same measure as the codesearch
+section's quality table (MRR@10 and recall@10 of ``semanticsearch`` against ripgrep on the
+question's words), per question type and language.
 Run: ``python benchmarks/codesearch_heldout.py [--work DIR]``; a source tree given with
 ``PYTHONPATH=OTHER/src`` measures another version (its ``semanticsearch.search`` and
 ``open_scope`` as today's).
@@ -32,6 +33,10 @@ HELD_OUT = (
     Archive(
         "koa-2.15.3.tgz", "npm", "koa@2.15.3",
         "23b9a334640c93f61306e1941dc87b6001b0273230482fb9138243de870727f1", "koa-2.15.3", "lib",
+    ),
+    Archive(
+        "mobx-6.13.5.tgz", "npm", "mobx@6.13.5",
+        "b85a7f765065c081724a7c49e91f59950151607b2f1c5a77c8ec4231f7129a1b", "mobx-6.13.5", "src",
     ),
 )  # fmt: skip
 
