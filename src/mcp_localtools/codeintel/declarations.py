@@ -10,6 +10,7 @@ tree-sitter nodes and the source bytes.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import TYPE_CHECKING
 
@@ -33,16 +34,36 @@ _WRAPPERS = frozenset(
 _DECORATIONS = frozenset({"decorator", "attribute_item", "attribute_list", "annotation", "marker_annotation"})
 """What a definition is decorated with, written before it: Python's and TypeScript's decorators,
 Rust's ``#[...]`` and C#'s ``[...]`` attributes, Java's annotations (inside its ``modifiers``)."""
-_MARKUP = re.compile(
-    r"</?(?:summary|remarks|returns|value|para|p|br|b|i|em|strong|tt|code|c|ul|ol|li|example)\b[^<>]*>"
-    r"|<(?:see|seealso|paramref|typeparamref)\s+\w+=\"([^\"]*)\"\s*/>"
-    r"|\{@(?:code|link|linkplain|literal|value)\s+([^{}]*)\}"
-)
-"""A doc comment's markup, left out of its doc line: C#'s XML documentation tags (a ``<see
-cref="X"/>`` reads as ``X``) and Javadoc's HTML and inline tags (``{@code x}`` reads as ``x``)."""
 _DECORATED = frozenset({"decorated_definition", "export_statement"})
 """Wrappers whose start is their definition's when it is decorated (``@d def f``, ``@d export
 class C``)."""
+_MARKED_UP = frozenset({"csharp", "java", "javascript", "typescript", "tsx"})
+"""Languages whose doc comments hold markup (``_MARKUP``)."""
+_MARKUP = re.compile(
+    r"<(/?)(summary|remarks|returns|value|para|p|br|b|i|u|em|strong|tt|code|c|pre|ul|ol|li|dl|dt|dd"
+    r"|h[1-6]|example|inheritdoc|a|see|seealso|paramref|typeparamref)"
+    r"((?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)\s*(/?)>"
+    r"|\{@(?:code|link|linkplain|linkcode|literal|value|return|summary)\s([^{}]*)\}"
+    r"|\{@inheritDoc\}"
+)
+"""A doc comment's markup: C#'s XML documentation tags, Javadoc's HTML and inline tags, JSDoc's and
+TSDoc's inline tags. A tag is its name then only attributes (``a<b and c>d``, ``<b-table>`` are
+not tags); nothing in it can match two ways, and lines are cut before it runs (linear time)."""
+_NAMING = frozenset({"see", "seealso", "paramref", "typeparamref"})
+"""Tags that stand for a name: ``<see cref="X"/>`` reads as ``X``."""
+_INLINE = frozenset({"b", "i", "u", "em", "strong", "tt", "code", "c", "a"})
+"""Tags within a line's words (``a <c>herd</c>.``); the others part words (``a.<br>B``)."""
+_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
+def _unmarked(match: re.Match[str]) -> str:
+    """What a piece of markup reads as: the name a ``<see cref="X"/>`` stands for, an inline tag's
+    text (``{@code x}``: ``x``), nothing for a tag within words, else a space."""
+    if match[5] is not None:
+        return match[5].strip()
+    if match[2] in _NAMING and match[4] and (value := _VALUE.search(match[3] or "")):
+        return value[1] if value[1] is not None else value[2]
+    return "" if match[2] in _INLINE else " "
 
 
 def node_text(node: tree_sitter.Node, source: bytes) -> str:
@@ -111,17 +132,22 @@ def signature(node: tree_sitter.Node, source: bytes) -> str:
     return text if len(text) <= MAX_SIGNATURE else text[: MAX_SIGNATURE - 1] + "…"
 
 
-def _clean_comment(text: str) -> str:
+def _clean_comment(text: str, language: str) -> str:
     """The first line of a comment's or docstring's text that says something, without its
-    comment markers and markup (``_MARKUP``), at most ``MAX_DOC`` characters; ``""`` for none."""
+    comment markers and, in ``_MARKED_UP`` languages, its markup (``_MARKUP``; C# and Java's
+    character references decoded), at most ``MAX_DOC`` characters; ``""`` for none."""
+    marked_up = language in _MARKED_UP
     for raw in text.splitlines():
-        line = raw.strip()
+        line = raw.strip()[: 4 * MAX_DOC]  # what markup can take from a doc line, bounded
         for prefix in ("/**", "/*!", "/*", "///", "//!", "//", "#", "*"):
             if line.startswith(prefix):
                 line = line[len(prefix) :]
                 break
         line = line.removesuffix("*/").strip().lstrip("*").strip()
-        line = " ".join(_MARKUP.sub(lambda m: m[1] or m[2] or "", line).split())
+        if marked_up:
+            line = " ".join(_MARKUP.sub(_unmarked, line).split())
+            if "&" in line and language in ("csharp", "java"):
+                line = html.unescape(line)
         if line and set(line) - set("-=*#/"):
             return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1] + "…"
     return ""
@@ -138,10 +164,10 @@ def _python_docstring(node: tree_sitter.Node, source: bytes) -> str:
     if string.type != "string":
         return ""
     text = node_text(string, source).lstrip("rRbBuUfF")
-    return _clean_comment(text.strip("\"'"))
+    return _clean_comment(text.strip("\"'"), "python")
 
 
-def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
+def _leading_comment(node: tree_sitter.Node, source: bytes, language: str) -> str:
     """The doc line of the comments just above a definition (its wrappers'; one blank line
     between allowed): those above its decorations, else those among them."""
     if node.type == "variable_declarator" and node.parent is not None and _first_declarator(node):
@@ -162,7 +188,7 @@ def _leading_comment(node: tree_sitter.Node, source: bytes) -> str:
         row = sibling.start_point[0]
         sibling = sibling.prev_named_sibling
     chosen = comments or between
-    return _clean_comment("\n".join(node_text(c, source) for c in reversed(chosen)))
+    return _clean_comment("\n".join(node_text(c, source) for c in reversed(chosen)), language)
 
 
 def _first_declarator(declarator: tree_sitter.Node) -> bool:
@@ -176,5 +202,5 @@ def _first_declarator(declarator: tree_sitter.Node) -> bool:
 def doc_of(node: tree_sitter.Node, source: bytes, language: str) -> str:
     """A definition's doc line: Python's docstring, else the comment above it; ``""`` for none."""
     if language == "python":
-        return _python_docstring(node, source) or _leading_comment(node, source)
-    return _leading_comment(node, source)
+        return _python_docstring(node, source) or _leading_comment(node, source, language)
+    return _leading_comment(node, source, language)
