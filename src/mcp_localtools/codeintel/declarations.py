@@ -48,7 +48,8 @@ _MARKUP = re.compile(
 )
 """A doc comment's markup: C#'s XML documentation tags, Javadoc's HTML and inline tags, JSDoc's and
 TSDoc's inline tags. A tag is its name then only attributes (``a<b and c>d``, ``<b-table>`` are
-not tags); nothing in it can match two ways, and lines are cut before it runs (linear time)."""
+not tags). Its separators are single characters where a run could split two ways (``{@code x}``),
+and a line is cut to ``4 * MAX_DOC`` characters before it runs, which bounds its work."""
 _NAMING = frozenset({"see", "seealso", "paramref", "typeparamref"})
 """Tags that stand for a name: ``<see cref="X"/>`` reads as ``X``."""
 _INLINE = frozenset({"b", "i", "u", "em", "strong", "tt", "code", "c", "a"})
