@@ -15,7 +15,7 @@ import logging
 import os
 import posixpath
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -396,12 +396,16 @@ class CodeIndex:
         """Whether queries are embedded (WordLlama loaded)."""
         return self._embedder.available()
 
-    def embed_query(self, text: str) -> Any:
+    def embed_query(self, text: str, counts: tuple[Mapping[str, int], int] | None = None) -> Any:
         """A query's normalised embedding (``vectors.query_vector``: its words weighted by their
-        rarity in the index), or None without a model."""
+        rarity in the index); None without a model or without words. ``counts``: what
+        ``Store.frequencies`` gives for its words' terms (``query_terms`` holds them), when the
+        caller has it; else looked up."""
         words = self._tokenizer.words(text)
+        if not words or not self._embedder.available():
+            return None
         terms = [self._tokenizer.terms(word) for word in words]
-        found, total = self.store.frequencies(terms) if terms else ({}, 0)
+        found, total = counts if counts is not None else self.store.frequencies(terms)
         try:
             return query_vector(self._embedder, words, [found.get(term, 0) for term in terms], total)
         except RuntimeError:

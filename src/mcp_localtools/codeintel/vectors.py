@@ -38,7 +38,8 @@ DIMENSIONS = 256
 BODY_WEIGHT = 0.7
 """A chunk's body in its vector, against 1 for its name and doc (tuned on benchmarks/codesearch)."""
 IDF_FLOOR = 0.5
-"""The least weight of a query's word in ``query_vector`` (a word in most chunks)."""
+"""The least weight of a query's word in ``query_vector``: that of a word in more than about 60 %
+of the chunks (e^-0.5), and of every word while nothing is indexed."""
 MAX_TOKENS = 512
 """Tokens of a text that are pooled (the head of a chunk)."""
 MAX_WORDS = 300_000
@@ -183,16 +184,20 @@ def query_vector(embedder: Embedder, words: Sequence[str], frequencies: Sequence
     """A query's normalised embedding (float32, shape (256,); zeros for no ``words``): the mean
     of its ``words``' own normalised embeddings, word i weighted by its inverse document
     frequency ``ln((total + 1) / (frequencies[i] + 1))``, at least ``IDF_FLOOR`` (``frequencies[i]``:
-    the chunks holding its index term; ``total``: all chunks). A mean of the query's tokens let a
-    rare word split into four tokens (``obfuscate``) weigh four times one word, and the words the
-    code base uses everywhere as much as those that tell its chunks apart (own question set:
-    paraphrases MRR@10 0.366 -> 0.403; chunks embedded by words too measured no better).
+    how many chunks hold word i's index term, its stem; ``total``: how many chunks there are).
+    A mean of the query's tokens let a rare word split into four tokens (``obfuscate``) weigh four
+    times one word, and the words the code base uses everywhere as much as those that tell its
+    chunks apart (own question set: paraphrases MRR@10 0.366 -> 0.403; chunks embedded by words
+    too measured no better).
 
     Raises:
         RuntimeError: the model could not be loaded.
+        ValueError: ``frequencies`` is not one count per word.
     """
     import numpy as np
 
+    if len(frequencies) != len(words):
+        raise ValueError(f"{len(frequencies)} frequencies for {len(words)} words")
     if not words:
         return np.zeros(DIMENSIONS, dtype=np.float32)
     weights = np.array(

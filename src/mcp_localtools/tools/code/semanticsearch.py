@@ -88,13 +88,15 @@ def search(scope: Scope, query: str, limit: int) -> list[tuple[StoredChunk, floa
     them, not their sum.
     """
     index = scope.index
-    terms = list(dict.fromkeys(index.query_terms(query)))[:64]
+    every = index.query_terms(query)  # the embedded words' terms are among them
+    terms = list(dict.fromkeys(every))[:64]
     terms += _spelled_names(index, query, terms)
+    counts = index.store.frequencies(list(dict.fromkeys([*terms, *every])))  # once, for both
     want = CANDIDATES if not scope.prefix else CANDIDATES * 4
     table = index.vectors()  # before the BM25 query holds the database
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25") as pool:
-        lexical = pool.submit(_lexical, index, terms, want) if terms else None
-        vector = index.embed_query(query)
+        lexical = pool.submit(_lexical, index, terms, want, counts) if terms else None
+        vector = index.embed_query(query, counts)
         semantic = index.nearest(vector, want, table) if vector is not None else None
         rankings = [[chunk for chunk, _ in lexical.result()]] if lexical is not None else []
     weights = [1.0] * len(rankings)
@@ -145,11 +147,13 @@ def _spelled_names(index: CodeIndex, query: str, terms: list[str]) -> list[str]:
     ]
 
 
-def _lexical(index: CodeIndex, terms: list[str], want: int) -> list[tuple[int, float]]:
-    """BM25's best ``want`` chunks for ``terms``. A term in more than a fifth of all chunks adds
-    little to BM25 and costs a scan of all of them (FTS5 scores every matching row): left out
-    while rarer terms remain."""
-    frequency, total = index.store.frequencies(terms)
+def _lexical(
+    index: CodeIndex, terms: list[str], want: int, counts: tuple[dict[str, int], int]
+) -> list[tuple[int, float]]:
+    """BM25's best ``want`` chunks for ``terms``, whose ``counts`` are ``Store.frequencies``'. A
+    term in more than a fifth of all chunks adds little to BM25 and costs a scan of all of them
+    (FTS5 scores every matching row): left out while rarer terms remain."""
+    frequency, total = counts
     rare = [term for term in terms if frequency.get(term, 0) <= max(total // 5, 50)]
     return index.store.lexical(" OR ".join(f'"{term}"' for term in (rare or terms)), want)
 
