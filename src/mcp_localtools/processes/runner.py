@@ -9,9 +9,10 @@
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
   (progress notifications) in arrival order, with a turn for other tasks every 256 KiB;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
-  that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
-  0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first, and
-  that group is given ``stop_grace_seconds`` to end by itself: a profile's EXIT traps);
+  that escaped it (``proctree``) get SIGTERM, are waited for (the leader; the rest polled every
+  50 ms), and get SIGKILL after 0.5 s (a request's ``stop_signal``, SIGHUP for a login shell,
+  goes to its group first, and that group is given ``stop_grace_seconds`` to end by itself: a
+  profile's EXIT traps);
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -242,18 +243,20 @@ class ProcessRunner:
         those that left the group (an agent in a session of its own) are not waited for."""
         group = run.process.pid
         with anyio.move_on_after(seconds):
-            while run.process.returncode is None or any(m.pgid == group for m in await run.members()):
+            await run.process.wait()
+            while any(m.pgid == group for m in await run.members()):
                 await anyio.sleep(_POLL_SECONDS)
 
     @staticmethod
     async def _gone(run: _Run, seconds: float) -> bool:
-        """Whether the run's leader has exited and none of its processes is left, polled every
-        ``_POLL_SECONDS`` for at most ``seconds``."""
+        """Whether the run's leader has exited and none of its processes is left, within at
+        most ``seconds``: the leader's exit is awaited, what is left is polled every
+        ``_POLL_SECONDS`` (so a run that ends at once is not held for a poll period)."""
         with anyio.move_on_after(seconds):
-            while True:
+            await run.process.wait()
+            while await run.members():
                 await anyio.sleep(_POLL_SECONDS)
-                if run.process.returncode is not None and not await run.members():
-                    return True
+            return True
         return False
 
 
