@@ -30,6 +30,7 @@ import logging
 import secrets
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -61,6 +62,7 @@ __all__ = ["OUTPUT_STOP_FACTOR", "OutputFn", "ProcessRunner", "RunOutcome", "Run
 logger = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.05
+_FIRST_POLL_SECONDS = 0.005
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0
 
@@ -244,20 +246,32 @@ class ProcessRunner:
         group = run.process.pid
         with anyio.move_on_after(seconds):
             await run.process.wait()
+            polls = _polls()
             while any(m.pgid == group for m in await run.members()):
-                await anyio.sleep(_POLL_SECONDS)
+                await anyio.sleep(next(polls))
 
     @staticmethod
     async def _gone(run: _Run, seconds: float) -> bool:
         """Whether the run's leader has exited and none of its processes is left, within at
-        most ``seconds``: the leader's exit is awaited, what is left is polled every
-        ``_POLL_SECONDS`` (so a run that ends at once is not held for a poll period)."""
+        most ``seconds``: the leader's exit is awaited, what is left is polled (``_polls``), so a
+        run that ends at once is not held for a poll period."""
         with anyio.move_on_after(seconds):
             await run.process.wait()
+            polls = _polls()
             while await run.members():
-                await anyio.sleep(_POLL_SECONDS)
+                await anyio.sleep(next(polls))
             return True
         return False
+
+
+def _polls() -> Iterator[float]:
+    """Poll periods for what is left of a stopped run: 5 ms, doubling up to ``_POLL_SECONDS``
+    (a child that ends a moment after its shell is seen then; one that lingers costs a look at
+    ``/proc`` every 50 ms)."""
+    period = _FIRST_POLL_SECONDS
+    while True:
+        yield period
+        period = min(period * 2, _POLL_SECONDS)
 
 
 class _Run:
