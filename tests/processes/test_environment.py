@@ -99,6 +99,9 @@ def environment(host: dict[str, str], tmp_path: Path, **options: object) -> Comm
         runner=ProcessRunner(pidfds=bool(options.get("pidfds", True))),
         cwd=tmp_path,
         bootstrap_seconds=float(options.get("bootstrap_seconds", 10)),  # type: ignore[arg-type]
+        probe_stop_grace_seconds=float(
+            options.get("probe_stop_grace_seconds", PROBE_STOP_GRACE_SECONDS)  # type: ignore[arg-type]
+        ),
     )
 
 
@@ -276,14 +279,16 @@ async def test_a_probe_whose_profile_ignores_the_hang_up_is_still_stopped_in_bou
     tmp_path: Path,
 ) -> None:
     # The grace is for the shell's own end; one that ignores the hang-up gets SIGTERM and SIGKILL
-    # after it, and what its profile left running too.
+    # after it, and what its profile left running too. A grace of 1 s, not the default's 5: the
+    # bound below is the same sum with either, and the test waits it out whole.
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bash_profile").write_text("trap '' HUP TERM\nsleep 60\n", encoding="utf-8")
     host = {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}
-    env = environment(host, tmp_path, bootstrap_seconds=1)
+    grace = 1.0
+    env = environment(host, tmp_path, bootstrap_seconds=1, probe_stop_grace_seconds=grace)
     began = anyio.current_time()
     defaults = await env.defaults()
     assert defaults.problem is not None and "took longer than 1 s" in defaults.problem
-    assert anyio.current_time() - began < 1 + PROBE_STOP_GRACE_SECONDS + 5
+    assert anyio.current_time() - began < 1 + grace + 5
     await wait_for(lambda: not probe_processes(str(home)), 10)
