@@ -239,6 +239,17 @@ def probe_processes(home: str) -> list[int]:
     return found
 
 
+def holds_lock(host: dict[str, str], lock: Path) -> bool:
+    """Whether the fake rehash of ``rehash_profile`` holds its lock with its EXIT trap set: its
+    ``sleep 30`` runs. A hang-up before that could find the trap not yet set, or reach the forked
+    ``sleep`` before its exec, where bash's own handler takes it and the exec forgets it: that
+    ``sleep`` then outlived the hang-up, and the stop waited out its whole grace for it."""
+    if not lock.exists():
+        return False
+    ours = set(probe_processes(host["HOME"]))
+    return any(process.name == "sleep" and process.pid in ours for process in live_processes())
+
+
 async def wait_for(condition: Callable[[], object], seconds: float) -> None:
     with anyio.fail_after(seconds):
         while not condition():
@@ -257,7 +268,7 @@ async def test_a_probe_cancelled_mid_profile_gets_its_cleanup(tmp_path: Path, pi
     env = environment(host, tmp_path, pidfds=pidfds)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(env.defaults)
-        await wait_for(lock.exists, 10)
+        await wait_for(lambda: holds_lock(host, lock), 10)
         tasks.cancel_scope.cancel()
     assert not lock.exists(), "the profile's cleanup was cut short"
     await wait_for(lambda: not probe_processes(host["HOME"]), 10)
