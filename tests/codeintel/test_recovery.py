@@ -20,6 +20,8 @@ from mcp_localtools.errors import ConfigError
 from mcp_localtools.policy.paths import PathPolicy
 from mcp_localtools.search import default_engine
 from mcp_localtools.server import build_server
+from mcp_localtools.server.adapter import RegistryServer
+from mcp_localtools.tools.code._group import code_indexes
 from tests.helpers import config_for, text_of
 
 pytestmark = pytest.mark.anyio
@@ -223,6 +225,17 @@ async def test_a_first_build_makes_the_tables_indexes_after_its_rows(tmp_path: P
     assert _table_indexes(database) >= _TABLE_INDEXES
 
 
+async def _released(server: RegistryServer, root: Path) -> None:
+    """Return once the idle release has dropped what the index of ``root`` held in memory (its
+    vectors and graph); fail after 10 s."""
+    workspace = server.routes.default.workspace
+    assert workspace is not None
+    index = code_indexes(workspace).index_for(root.resolve())
+    with anyio.fail_after(10):
+        while index.holds_memory():
+            await anyio.sleep(0.05)
+
+
 @pytest.mark.parametrize("damage", ["deleted", "replaced"])
 async def test_the_graph_is_read_again_after_the_database_went_away_under_the_server(
     tmp_path: Path, damage: str
@@ -242,7 +255,7 @@ async def test_the_graph_is_read_again_after_the_database_went_away_under_the_se
         else:
             (database.parent / "other").write_bytes(b"this is not a database\n" * 1000)
             os.replace(database.parent / "other", database)
-        await anyio.sleep(2.5)  # the idle release drops the graph
+        await _released(server, root)  # the idle release drops the graph
         for tool, arguments in (("findsymbol", {"name": "function_2"}), ("repomap", {})):
             result = await client.call_tool(tool, arguments)
             assert not result.is_error and "m002.py" in text_of(result), text_of(result)

@@ -99,6 +99,9 @@ def environment(host: dict[str, str], tmp_path: Path, **options: object) -> Comm
         runner=ProcessRunner(pidfds=bool(options.get("pidfds", True))),
         cwd=tmp_path,
         bootstrap_seconds=float(options.get("bootstrap_seconds", 10)),  # type: ignore[arg-type]
+        probe_stop_grace_seconds=float(
+            options.get("probe_stop_grace_seconds", PROBE_STOP_GRACE_SECONDS)  # type: ignore[arg-type]
+        ),
     )
 
 
@@ -236,6 +239,17 @@ def probe_processes(home: str) -> list[int]:
     return found
 
 
+def holds_lock(host: dict[str, str], lock: Path) -> bool:
+    """Whether the fake rehash of ``rehash_profile`` holds its lock with its EXIT trap set: its
+    ``sleep 30`` runs. A hang-up before that could find the trap not yet set, or reach the forked
+    ``sleep`` before its exec, where bash's own handler takes it and the exec forgets it: that
+    ``sleep`` then outlived the hang-up, and the stop waited out its whole grace for it."""
+    if not lock.exists():
+        return False
+    ours = set(probe_processes(host["HOME"]))
+    return any(process.name == "sleep" and process.pid in ours for process in live_processes())
+
+
 async def wait_for(condition: Callable[[], object], seconds: float) -> None:
     with anyio.fail_after(seconds):
         while not condition():
@@ -254,7 +268,7 @@ async def test_a_probe_cancelled_mid_profile_gets_its_cleanup(tmp_path: Path, pi
     env = environment(host, tmp_path, pidfds=pidfds)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(env.defaults)
-        await wait_for(lock.exists, 10)
+        await wait_for(lambda: holds_lock(host, lock), 10)
         tasks.cancel_scope.cancel()
     assert not lock.exists(), "the profile's cleanup was cut short"
     await wait_for(lambda: not probe_processes(host["HOME"]), 10)
@@ -276,14 +290,16 @@ async def test_a_probe_whose_profile_ignores_the_hang_up_is_still_stopped_in_bou
     tmp_path: Path,
 ) -> None:
     # The grace is for the shell's own end; one that ignores the hang-up gets SIGTERM and SIGKILL
-    # after it, and what its profile left running too.
+    # after it, and what its profile left running too. A grace of 1 s, not the default's 5: the
+    # bound below is the same sum with either, and the test waits it out whole.
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bash_profile").write_text("trap '' HUP TERM\nsleep 60\n", encoding="utf-8")
     host = {"HOME": str(home), "SHELL": "/bin/bash", "PATH": os.defpath}
-    env = environment(host, tmp_path, bootstrap_seconds=1)
+    grace = 1.0
+    env = environment(host, tmp_path, bootstrap_seconds=1, probe_stop_grace_seconds=grace)
     began = anyio.current_time()
     defaults = await env.defaults()
     assert defaults.problem is not None and "took longer than 1 s" in defaults.problem
-    assert anyio.current_time() - began < 1 + PROBE_STOP_GRACE_SECONDS + 5
+    assert anyio.current_time() - began < 1 + grace + 5
     await wait_for(lambda: not probe_processes(str(home)), 10)

@@ -30,7 +30,7 @@ def services() -> Iterator[tuple[int, int]]:
     servers = [socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo) for _ in range(2)]
     for server in servers:
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield servers[0].server_address[1], servers[1].server_address[1]
     for server in servers:
         server.shutdown()

@@ -252,7 +252,7 @@ def package_index(tmp_path: Path) -> Iterator[str]:
     )
     handler = lambda *args: _Index(*args, directory=str(files))  # noqa: E731
     server = socketserver.ThreadingTCPServer(("127.0.0.2", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.2:{server.server_address[1]}/simple/"

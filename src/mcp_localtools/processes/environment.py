@@ -175,6 +175,8 @@ class CommandEnvironment:
         runner: runs the probe (so it is bounded and leaves nothing behind).
         cwd: where the probe runs.
         bootstrap_seconds: how long the probe may take (seconds).
+        probe_stop_grace_seconds: how long a probe stopped mid-profile is given after its hang-up
+            to end by itself (``PROBE_STOP_GRACE_SECONDS``, which says why it is long).
     """
 
     def __init__(
@@ -186,6 +188,7 @@ class CommandEnvironment:
         runner: ProcessRunner,
         cwd: Path,
         bootstrap_seconds: float = BOOTSTRAP_SECONDS,
+        probe_stop_grace_seconds: float = PROBE_STOP_GRACE_SECONDS,
     ) -> None:
         self._host_env = dict(host_env)
         self._extra = frozenset(base_env)
@@ -193,6 +196,7 @@ class CommandEnvironment:
         self._runner = runner
         self._cwd = cwd
         self._bootstrap_seconds = bootstrap_seconds
+        self._probe_stop_grace_seconds = probe_stop_grace_seconds
         self._windows = compat.IS_WINDOWS
         self._host_filtered = filter_env(self._host_env, self._extra, windows=self._windows)
         self._defaults: BootstrapDefaults | None = None
@@ -241,7 +245,7 @@ class CommandEnvironment:
             timeout=self._bootstrap_seconds,
             max_output_bytes=_PROBE_OUTPUT_BYTES,
             stop_signal=compat.SIGHUP,  # a hang-up ends an interactive login shell (not SIGTERM)
-            stop_grace_seconds=PROBE_STOP_GRACE_SECONDS,
+            stop_grace_seconds=self._probe_stop_grace_seconds,
         )
         outcome = await self._runner.run(request)
         if outcome.timed_out:

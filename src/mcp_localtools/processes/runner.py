@@ -9,9 +9,10 @@
 * stdout and stderr are read as they come into ``HeadTail`` buffers and handed to ``on_output``
   (progress notifications) in arrival order, with a turn for other tasks every 256 KiB;
 * on timeout (exit code 124) or cancellation the process group and every process of the run
-  that escaped it (``proctree``) get SIGTERM, are polled every 50 ms, and get SIGKILL after
-  0.5 s (a request's ``stop_signal``, SIGHUP for a login shell, goes to its group first, and
-  that group is given ``stop_grace_seconds`` to end by itself: a profile's EXIT traps);
+  that escaped it (``proctree``) get SIGTERM, are waited for (the leader; the rest polled every
+  50 ms), and get SIGKILL after 0.5 s (a request's ``stop_signal``, SIGHUP for a login shell,
+  goes to its group first, and that group is given ``stop_grace_seconds`` to end by itself: a
+  profile's EXIT traps);
 * after a normal exit, processes the command left behind are stopped the same way, so no
   process of a finished run stays alive;
 * the pipes are then drained for at most ``drain_seconds``: a process that escaped every check
@@ -29,6 +30,7 @@ import logging
 import secrets
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -60,6 +62,7 @@ __all__ = ["OUTPUT_STOP_FACTOR", "OutputFn", "ProcessRunner", "RunOutcome", "Run
 logger = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.05
+_FIRST_POLL_SECONDS = 0.005
 _DRAIN_SECONDS = 0.5
 _KILL_WAIT_SECONDS = 5.0
 
@@ -242,19 +245,33 @@ class ProcessRunner:
         those that left the group (an agent in a session of its own) are not waited for."""
         group = run.process.pid
         with anyio.move_on_after(seconds):
-            while run.process.returncode is None or any(m.pgid == group for m in await run.members()):
-                await anyio.sleep(_POLL_SECONDS)
+            await run.process.wait()
+            polls = _polls()
+            while any(m.pgid == group for m in await run.members()):
+                await anyio.sleep(next(polls))
 
     @staticmethod
     async def _gone(run: _Run, seconds: float) -> bool:
-        """Whether the run's leader has exited and none of its processes is left, polled every
-        ``_POLL_SECONDS`` for at most ``seconds``."""
+        """Whether the run's leader has exited and none of its processes is left, within at
+        most ``seconds``: the leader's exit is awaited, what is left is polled (``_polls``), so a
+        run that ends at once is not held for a poll period."""
         with anyio.move_on_after(seconds):
-            while True:
-                await anyio.sleep(_POLL_SECONDS)
-                if run.process.returncode is not None and not await run.members():
-                    return True
+            await run.process.wait()
+            polls = _polls()
+            while await run.members():
+                await anyio.sleep(next(polls))
+            return True
         return False
+
+
+def _polls() -> Iterator[float]:
+    """Poll periods for what is left of a stopped run: 5 ms, doubling up to ``_POLL_SECONDS``
+    (a child that ends a moment after its shell is seen then; one that lingers costs a look at
+    ``/proc`` every 50 ms)."""
+    period = _FIRST_POLL_SECONDS
+    while True:
+        yield period
+        period = min(period * 2, _POLL_SECONDS)
 
 
 class _Run:

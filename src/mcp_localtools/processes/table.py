@@ -21,6 +21,7 @@ started is stopped when the session ends (``end_session``), when it has been idl
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 import signal
@@ -213,6 +214,13 @@ class ProcessTable:
 
     @staticmethod
     def _group_alive(pgid: int) -> bool:
+        """Whether a process of group ``pgid`` is left; ask once its leader is collected. Members
+        that exited after they were re-parented to the server (a child subreaper:
+        ``harden_server_process``) are collected first: their zombies are of the group until
+        then, and a stop waited out its whole SIGKILL wait for them."""
+        with contextlib.suppress(OSError):  # ChildProcessError: no such child (left); Windows
+            while compat.waitpid_nohang(-pgid)[0] > 0:
+                pass
         try:
             compat.killpg(pgid, 0)
         except (ProcessLookupError, PermissionError):

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp_localtools import compat
 from mcp_localtools.server import build_server
 from tests.helpers import INITIALIZE, INITIALIZED, config_for, installed_command
-from tests.processes.test_environment import probe_processes, rehash_profile, wait_for
+from tests.processes.test_environment import holds_lock, probe_processes, rehash_profile, wait_for
 from tests.support.env import child_env
 
 pytestmark = [
@@ -37,7 +37,7 @@ async def test_a_connection_that_ends_mid_probe_lets_the_profile_clean_up(
     async with Client(server, mode="legacy") as staying:
         async with Client(server, mode="legacy") as leaving:
             await leaving.list_tools()  # the connection's warm-up starts the probe
-            await wait_for(lock.exists, 10)
+            await wait_for(lambda: holds_lock(host, lock), 10)
         await wait_for(lambda: not lock.exists(), 10)  # the connection's tasks end in the background
         await wait_for(lambda: not probe_processes(host["HOME"]), 10)
         assert (await staying.list_tools()).tools  # the server still serves the other connection
@@ -66,7 +66,7 @@ def test_a_server_that_exits_mid_probe_lets_the_profile_clean_up_first(tmp_path:
         while json.loads(server.stdout.readline()).get("id") != 2:
             pass
         deadline = time.monotonic() + 10
-        while not lock.exists():  # the connection's warm-up runs the probe
+        while not holds_lock(host, lock):  # the connection's warm-up runs the probe
             assert time.monotonic() < deadline, "the probe never took the lock"
             time.sleep(0.02)
         server.stdin.close()

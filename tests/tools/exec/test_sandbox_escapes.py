@@ -271,17 +271,22 @@ async def test_with_the_network_off_a_command_cannot_reach_a_host_service_on_a_u
         server.bind(path)
         os.chmod(place, 0o755)
         os.chmod(path, 0o777)
-        server.listen(1)
+        server.listen(2)
         server.settimeout(15)
         got: list[bytes] = []
+        done = b"the-test-is-done"
 
-        def accept() -> None:
-            try:
-                conn, _ = server.accept()
-                got.append(conn.recv(100))
-                conn.close()
-            except OSError:
-                pass
+        def accept() -> None:  # every connection, until the test's own last one
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                with conn:
+                    data = conn.recv(100)
+                if data == done:
+                    return
+                got.append(data)
 
         thread = threading.Thread(target=accept, daemon=True)
         thread.start()
@@ -291,8 +296,13 @@ async def test_with_the_network_off_a_command_cannot_reach_a_host_service_on_a_u
                 'python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);'
                 f" s.sendall(b'hello-from-sandbox')\" {path}",
             )
+        # The listener takes connections in the order they came: one the command made is taken
+        # before this one, which ends the thread (rather than its 15 s timeout).
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as last:
+            last.connect(path)
+            last.sendall(done)
+        thread.join(15)
         server.close()
-        thread.join(5)
     finally:
         shutil.rmtree(place, ignore_errors=True)
     assert got == [], f"the host listener heard the sandbox: {got}"
