@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -53,12 +54,15 @@ async def run_commands(client: Client, *commands: str, **arguments: Any) -> dict
 async def exec_client(
     root: Path, *, environ: dict[str, str] | None = None, **sections: dict[str, Any]
 ) -> AsyncIterator[Client]:
-    """A client of a server rooted in ``root`` whose exec tools see ``environ`` (default: ours)."""
-    server = build_server(
-        config_for(root, **sections), environ=dict(os.environ) if environ is None else environ
-    )
-    async with Client(server, raise_exceptions=True) as client:
-        yield client
+    """A client of a server rooted in ``root`` whose exec tools see ``environ`` (default: ours
+    with ``HOME`` an empty directory of the test's own: a login shell's probe then never runs the
+    real profile, whose ``pyenv rehash``, cut short by a client's close, left its lock in the real
+    home and held every later login shell on this machine for 60 s)."""
+    with tempfile.TemporaryDirectory(prefix="exec-home-") as home:
+        env = {**os.environ, "HOME": home} if environ is None else environ
+        server = build_server(config_for(root, **sections), environ=env)
+        async with Client(server, raise_exceptions=True) as client:
+            yield client
 
 
 @pytest.fixture

@@ -142,7 +142,8 @@ async def test_the_toolchains_run_pip_git_and_pytest_on_a_project_in_the_root(
 ) -> None:
     root = layout["root"]
     (root / "test_small.py").write_text("def test_one():\n    assert 1 + 1 == 2\n", encoding="utf-8")
-    async with exec_client(root) as client:
+    # The user's own toolchains: this machine's HOME (pyenv's Python with pytest lives there)
+    async with exec_client(root, environ=dict(os.environ)) as client:
         data = await run(
             client,
             "python3 -m pip --version",
